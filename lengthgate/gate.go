@@ -1,0 +1,261 @@
+package lengthgate
+
+import "fmt"
+
+// Float is the set of floating-point types the generic functions accept.
+// (golang.org/x/exp/Float, restated so this package imports no
+// module beyond the standard library.)
+type Float interface{ ~float32 | ~float64 }
+
+// Boundary says what the gate of Eq. 8 does to a positive advantage of an
+// output whose length L equals the target exactly, a case the paper's two
+// cases do not cover.
+type Boundary int
+
+const (
+	// GateAtTarget, the default (zero value), reads Eq. 8's first case
+	// literally: a positive advantage survives only when L < L_target, so an
+	// output with L == L_target has its positive advantage set to 0.
+	GateAtTarget Boundary = iota
+	// KeepAtTarget keeps the positive advantage of an output with
+	// L == L_target; only L > L_target is gated.
+	KeepAtTarget
+)
+
+// String returns the constant's name, or "Boundary(v)" for an undefined value.
+func (b Boundary) String() string {
+	switch b {
+	case GateAtTarget:
+		return "GateAtTarget"
+	case KeepAtTarget:
+		return "KeepAtTarget"
+	}
+	return fmt.Sprintf("Boundary(%d)", int(b))
+}
+
+// Gate is the asymmetric length gate of the paper's Eq. 8. For an output of
+// length L (generated tokens) with advantage A,
+//
+//	A_mod = A   if A < 0, or A > 0 and L < L_target
+//	A_mod = 0   if A > 0 and L > L_target
+//
+// with the choices the paper leaves open made explicit:
+//
+//   - L == L_target follows Boundary: gated under GateAtTarget (the default,
+//     the first case read literally), kept under KeepAtTarget.
+//   - A == 0 (either sign of zero) passes unchanged.
+//   - L_target is Target. The paper does not disclose it; its maximum output
+//     length is 4096 tokens per trace. Target == 0 is the zero-value gate,
+//     which changes nothing; Target < 0 is an error.
+//
+// The gate is applied to advantages AFTER the baselines were computed, never
+// to rewards, so a gated output does not move anyone's baseline: zeroing a
+// reward would shift the mean of its set (and the set baseline), and so the
+// advantages of every other output that shares that mean. See the package
+// documentation for a worked example and for where the gate sits relative to
+// DAPO's overlong controls. Search and aggregation may use different gates;
+// see [Gates].
+type Gate struct {
+	// Target is L_target in tokens. 0 disables the gate.
+	Target int
+	// Boundary decides the case L == Target.
+	Boundary Boundary
+}
+
+// Validate reports whether g is a valid gate: Target >= 0 (0 disables it) and
+// Boundary is GateAtTarget or KeepAtTarget.
+func (g Gate) Validate() error {
+	if g.Target < 0 {
+		return fmt.Errorf("lengthgate: Target = %d < 0 (0 disables the gate)", g.Target)
+	}
+	if g.Boundary != GateAtTarget && g.Boundary != KeepAtTarget {
+		return fmt.Errorf("lengthgate: Boundary = %d is neither GateAtTarget nor KeepAtTarget", int(g.Boundary))
+	}
+	return nil
+}
+
+// Enabled reports whether g changes anything, that is whether Target > 0.
+func (g Gate) Enabled() bool { return g.Target > 0 }
+
+// KeepsPositive reports whether a positive advantage of an output of the given
+// length survives the gate: always when the gate is disabled; otherwise when
+// length < Target, or length == Target under KeepAtTarget. It does not
+// validate g or length.
+func (g Gate) KeepsPositive(length int) bool {
+	switch {
+	case g.Target == 0 || length < g.Target:
+		return true
+	case length == g.Target:
+		return g.Boundary == KeepAtTarget
+	default:
+		return false
+	}
+}
+
+// Report says what one application of a gate did, for logging. Reports of
+// several problems accumulate with [Report.Add].
+type Report struct {
+	// Outputs is the number of advantages examined.
+	Outputs int
+	// Positive is how many of them were > 0 before the gate.
+	Positive int
+	// AtTarget is how many positive advantages had L == Target exactly: the
+	// outputs on which the Boundary rule decided (0 when the gate is
+	// disabled).
+	AtTarget int
+	// Gated is how many positive advantages were set to 0.
+	Gated int
+	// MassRemoved is the sum, in index order, of the positive advantages set
+	// to 0 (>= 0; summed in float64 for float32 input too).
+	MassRemoved float64
+}
+
+// Add accumulates o into r, field by field.
+func (r *Report) Add(o Report) {
+	r.Outputs += o.Outputs
+	r.Positive += o.Positive
+	r.AtTarget += o.AtTarget
+	r.Gated += o.Gated
+	r.MassRemoved += o.MassRemoved
+}
+
+// GatedFraction returns Gated/Positive, the fraction of positive advantages
+// the gate removed, or 0 when there were none.
+func (r Report) GatedFraction() float64 {
+	if r.Positive == 0 {
+		return 0
+	}
+	return float64(r.Gated) / float64(r.Positive)
+}
+
+// Apply gates adv in place: adv[i] is the advantage of an output of length
+// lengths[i] tokens. It validates g and every input first and, on error,
+// leaves adv untouched. Errors: an invalid gate, len(adv) != len(lengths), a
+// negative length, a NaN or infinite advantage (the error names the position
+// and the value). A disabled gate (Target 0) validates the same way and
+// changes nothing, so switching the gate on or off never changes which inputs
+// are accepted.
+func (g Gate) Apply(adv []float64, lengths []int) (Report, error) {
+	return ApplyGate(g, adv, adv, lengths)
+}
+
+// ApplyTo is the dst-first form of [Gate.Apply]: it writes the gated
+// advantages to dst and leaves adv unchanged (dst may be adv itself but must
+// not otherwise overlap it). On error dst is untouched. It panics if
+// len(dst) != len(adv), a programmer error.
+func (g Gate) ApplyTo(dst, adv []float64, lengths []int) (Report, error) {
+	return ApplyGate(g, dst, adv, lengths)
+}
+
+// ApplyGate is [Gate.ApplyTo] for any floating-point type, such as the
+// float32 advantages of a mixed-precision trainer. It panics if
+// len(dst) != len(adv).
+func ApplyGate[F Float](g Gate, dst, adv []F, lengths []int) (Report, error) {
+	if len(dst) != len(adv) {
+		panic(fmt.Sprintf("lengthgate: len(dst) = %d != len(adv) = %d", len(dst), len(adv)))
+	}
+	if err := g.Validate(); err != nil {
+		return Report{}, err
+	}
+	if err := checkValues("adv", adv, "lengths", lengths); err != nil {
+		return Report{}, err
+	}
+	return gate(g, dst, adv, lengths), nil
+}
+
+// gate applies a valid g to checked inputs with len(dst) == len(adv) ==
+// len(lengths).
+func gate[F Float](g Gate, dst, adv []F, lengths []int) Report {
+	r := Report{Outputs: len(adv)}
+	lengths = lengths[:len(adv)]
+	dst = dst[:len(adv)]
+	for i, a := range adv {
+		if a > 0 {
+			r.Positive++
+			l := lengths[i]
+			if g.Target > 0 && l == g.Target {
+				r.AtTarget++
+			}
+			if !g.KeepsPositive(l) {
+				r.Gated++
+				r.MassRemoved += float64(a)
+				dst[i] = 0
+				continue
+			}
+		}
+		dst[i] = a
+	}
+	return r
+}
+
+// checkValues checks that values and lengths (named vname and lname in
+// errors) have equal lengths, every length is >= 0 and every value finite.
+func checkValues[F Float](vname string, values []F, lname string, lengths []int) error {
+	if len(values) != len(lengths) {
+		return fmt.Errorf("lengthgate: len(%s) = %d != len(%s) = %d", vname, len(values), lname, len(lengths))
+	}
+	lengths = lengths[:len(values)]
+	for i, v := range values {
+		if l := lengths[i]; l < 0 {
+			return fmt.Errorf("lengthgate: %s[%d] = %d < 0", lname, i, l)
+		}
+		if v-v != 0 { // NaN or ±Inf
+			return fmt.Errorf("lengthgate: %s[%d] = %v is not finite", vname, i, v)
+		}
+	}
+	return nil
+}
+
+// Gates holds one gate per role. The paper gates both the search and the
+// aggregation advantages but does not say whether they share L_target; a
+// zero-value Gates does nothing.
+type Gates struct {
+	Search      Gate // gate for search traces' advantages A_search
+	Aggregation Gate // gate for aggregation outputs' advantages A_agg
+}
+
+// Shared returns Gates that use g for both roles.
+func Shared(g Gate) Gates { return Gates{Search: g, Aggregation: g} }
+
+// Validate reports whether both gates are valid; the error names the role.
+func (gs Gates) Validate() error {
+	if err := gs.Search.Validate(); err != nil {
+		return fmt.Errorf("search gate: %w", err)
+	}
+	if err := gs.Aggregation.Validate(); err != nil {
+		return fmt.Errorf("aggregation gate: %w", err)
+	}
+	return nil
+}
+
+// GatesReport holds one [Report] per role.
+type GatesReport struct {
+	Search, Aggregation Report
+}
+
+// Add accumulates o into r, role by role.
+func (r *GatesReport) Add(o GatesReport) {
+	r.Search.Add(o.Search)
+	r.Aggregation.Add(o.Aggregation)
+}
+
+// Apply gates both roles' advantages in place: searchAdv[i] belongs to a
+// search trace of length searchLengths[i], aggAdv[j] to an aggregation output
+// of length aggLengths[j]. Everything (both gates, all four slices) is
+// validated before anything is written, so on error neither slice is
+// changed. Errors are those of [Gate.Apply], naming the role's argument.
+func (gs Gates) Apply(searchAdv []float64, searchLengths []int, aggAdv []float64, aggLengths []int) (GatesReport, error) {
+	if err := gs.Validate(); err != nil {
+		return GatesReport{}, err
+	}
+	if err := checkValues("searchAdv", searchAdv, "searchLengths", searchLengths); err != nil {
+		return GatesReport{}, err
+	}
+	if err := checkValues("aggAdv", aggAdv, "aggLengths", aggLengths); err != nil {
+		return GatesReport{}, err
+	}
+	return GatesReport{
+		Search:      gate(gs.Search, searchAdv, searchAdv, searchLengths),
+		Aggregation: gate(gs.Aggregation, aggAdv, aggAdv, aggLengths),
+	}, nil
+}
