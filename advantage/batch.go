@@ -1,0 +1,408 @@
+package advantage
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"golang.org/x/exp/constraints"
+)
+
+// MaxAbsReward is the largest reward magnitude accepted. A reward r with
+// |r| > MaxAbsReward is rejected as bad input, like a NaN: with |r| bounded
+// by 1e30 no mean, deviation, variance or advantage can overflow, either in
+// the float64 arithmetic used inside or when a result is stored as float32,
+// so every output is finite. SPIRAL's rewards lie in [0, 1].
+const MaxAbsReward = 1e30
+
+// MaxTraces is the largest number of traces (N1) accepted for one problem.
+// It bounds the memory a caller's sizes can make this package allocate.
+const MaxTraces = 1 << 20
+
+// Batch describes the inputs of [ComputeBatch] for many problems, laid out
+// flat: problem after problem and, inside a problem, set after set. Sets are
+// numbered across the whole batch (global set s), and so are rewards; trace
+// indices inside Members are local to their problem.
+//
+// For P problems the lengths must satisfy
+//
+//	len(Sets) == len(Traces) == P
+//	len(SetSizes) == len(RewardCounts) == sum(Sets)
+//	len(Members) == sum(SetSizes)
+//	len(Rewards) == sum(RewardCounts)
+//
+// The paper's batch (256 problems, N1 = 8, K = 4 sets of n = 4, N2 = 4) has
+// len(Traces) = 256, len(SetSizes) = 1024, len(Members) = 4096 and
+// len(Rewards) = 4096; [NewUniformBatch] builds that layout.
+type Batch[F constraints.Float] struct {
+	// Traces[p] is the number of search traces N1 of problem p; they are
+	// numbered 0..Traces[p]-1 in Members. Traces that are in no set are
+	// allowed and get zero search credit.
+	Traces []int
+	// Sets[p] is the number of sampled sets K of problem p, at least 1.
+	Sets []int
+	// SetSizes[s] is the number of members n of global set s, at least 1.
+	SetSizes []int
+	// Members holds the trace indices of every set, concatenated in set
+	// order: global set s is Members[sum(SetSizes[:s]) : sum(SetSizes[:s+1])].
+	Members []int
+	// RewardCounts[s] is the number of aggregation rewards N2 of global set
+	// s, at least 1. Counts may differ between sets (ragged N2, for example
+	// when a failed generation was dropped); each set's score uses its own.
+	RewardCounts []int
+	// Rewards holds the aggregation rewards of every set, concatenated in set
+	// order, in the same layout as Members.
+	Rewards []F
+}
+
+// BatchCredit receives the results of [ComputeBatch], in the order of the
+// Batch that produced them. Use [NewBatchCredit] to allocate one, and reuse
+// it for later batches of the same shape: ComputeBatch then allocates
+// nothing.
+type BatchCredit[F constraints.Float] struct {
+	// SetScores[s] is f_s, the mean of global set s's rewards.
+	SetScores []F
+	// SetAdvantages[s] is A_set = f_s - fbar, fbar the mean of f over the
+	// sets of the same problem.
+	SetAdvantages []F
+	// Search[t] is A_search of trace t, traces numbered across the batch
+	// (problem p's traces start at sum(Traces[:p])). 0 for a trace in no set.
+	Search []F
+	// Appearances[t] is the number of sets of its problem that hold trace t.
+	Appearances []int
+	// Aggregation is A_agg = r - f_s for every reward, in the layout of
+	// Batch.Rewards.
+	Aggregation []F
+}
+
+// NewBatchCredit returns a BatchCredit with slices of the lengths
+// [ComputeBatch] needs for in: sum(Traces) for Search and Appearances,
+// len(SetSizes) for SetScores and SetAdvantages, len(Rewards) for
+// Aggregation. It validates in as ComputeBatch does and returns the same
+// error if in is not valid.
+func NewBatchCredit[F constraints.Float](in Batch[F]) (BatchCredit[F], error) {
+	traces, err := in.validate()
+	if err != nil {
+		return BatchCredit[F]{}, err
+	}
+	return makeBatchCredit[F](traces, len(in.SetSizes), len(in.Rewards)), nil
+}
+
+func makeBatchCredit[F constraints.Float](traces, sets, rewards int) BatchCredit[F] {
+	return BatchCredit[F]{
+		SetScores:     make([]F, sets),
+		SetAdvantages: make([]F, sets),
+		Search:        make([]F, traces),
+		Appearances:   make([]int, traces),
+		Aggregation:   make([]F, rewards),
+	}
+}
+
+// NewUniformBatch returns the layout of a batch of problems that all have
+// the same shape: traces search traces, sets sampled sets of setSize members
+// each, and rewards aggregation rewards per set. Traces, Sets, SetSizes and
+// RewardCounts are filled in; Members and Rewards have the right lengths and
+// are zero, for the caller to fill. NewUniformBatch[float64](256, 8, 4, 4, 4)
+// is the paper's batch.
+//
+// It returns an error if an argument is less than 1, if setSize > traces, if
+// traces > [MaxTraces], or if the batch would have more than 1<<31 members
+// or rewards.
+func NewUniformBatch[F constraints.Float](problems, traces, sets, setSize, rewards int) (Batch[F], error) {
+	for _, a := range []struct {
+		name string
+		v    int
+	}{{"problems", problems}, {"traces", traces}, {"sets", sets}, {"setSize", setSize}, {"rewards", rewards}} {
+		if a.v < 1 {
+			return Batch[F]{}, fmt.Errorf("advantage: %s = %d, want >= 1", a.name, a.v)
+		}
+	}
+	if setSize > traces {
+		return Batch[F]{}, fmt.Errorf("advantage: setSize = %d > traces = %d", setSize, traces)
+	}
+	if traces > MaxTraces {
+		return Batch[F]{}, fmt.Errorf("advantage: traces = %d > MaxTraces = %d", traces, MaxTraces)
+	}
+	const limit = 1 << 31
+	nSets := problems * sets
+	if problems > limit/sets || nSets > limit/setSize || nSets > limit/rewards {
+		return Batch[F]{}, fmt.Errorf("advantage: %d problems of %d sets of %d members and %d rewards: more than %d entries",
+			problems, sets, setSize, rewards, limit)
+	}
+	return Batch[F]{
+		Traces:       filled(problems, traces),
+		Sets:         filled(problems, sets),
+		SetSizes:     filled(nSets, setSize),
+		Members:      make([]int, nSets*setSize),
+		RewardCounts: filled(nSets, rewards),
+		Rewards:      make([]F, nSets*rewards),
+	}, nil
+}
+
+func filled(n, v int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}
+
+// ComputeBatch computes SPIRAL's three credit signals (SPIRAL.md section 2)
+// for every problem of in and writes them to dst, in input order. For each
+// problem, with sets G_1..G_K and rewards r_ij of set i:
+//
+//	f_i          = (1/N2_i) sum_j r_ij             dst.SetScores
+//	fbar         = (1/K) sum_i f_i
+//	A_set(G_i)   = f_i - fbar                      dst.SetAdvantages
+//	A_search(y)  = (1/|G(y)|) sum_{G_i ∋ y} A_set(G_i), 0 if G(y) is empty
+//	                                               dst.Search
+//	|G(y)|                                         dst.Appearances
+//	A_agg(i, j)  = r_ij - f_i                      dst.Aggregation
+//
+// Rewards are converted to float64, every sum is taken in float64, and
+// results are rounded to F only when stored. The arithmetic is done on
+// deviations from the problem's mean reward (a two-pass scheme), so a
+// common offset in the rewards, however large, costs no accuracy in the
+// advantages. A set whose rewards are all equal gets aggregation advantages
+// that are exactly 0; a problem whose rewards are all equal gets exactly 0
+// everywhere; a trace that is in every set of its problem gets exactly 0.
+// Work is O(K*n + sum_i N2_i + N1) per problem, plus O(K^2) cheap
+// comparisons to reject identical sets.
+//
+// ComputeBatch validates all of in before it writes anything, and on error
+// leaves dst untouched. Errors, each naming the problem, set and position:
+// a length of in inconsistent with the others (see [Batch]); a problem with
+// fewer than 1 or more than [MaxTraces] traces, or no sets; an empty set; a
+// member out of range [0, Traces[p]); a trace repeated inside a set; two
+// identical sets in one problem; a set with no rewards; a reward that is NaN,
+// infinite or larger in magnitude than [MaxAbsReward].
+//
+// Two sets are identical when they hold the same trace indices in the same
+// order: sets are compared as presented, so {0, 1, 2, 3} and {1, 0, 2, 3}
+// are different sets (as ordered tuples are). A caller that samples
+// unordered sets and wants such repeats rejected should present every set
+// sorted.
+//
+// ComputeBatch allocates nothing. It panics if dst is nil or if, once in is
+// known to be valid, a slice of dst does not have the length
+// [NewBatchCredit] gives it: that is a programmer's error.
+func ComputeBatch[F constraints.Float](dst *BatchCredit[F], in Batch[F]) error {
+	traces, err := in.validate()
+	if err != nil {
+		return err
+	}
+	dst.mustFit(traces, len(in.SetSizes), len(in.Rewards))
+	computeValid(dst, in)
+	return nil
+}
+
+func (c *BatchCredit[F]) mustFit(traces, sets, rewards int) {
+	mustLen("SetScores", len(c.SetScores), sets)
+	mustLen("SetAdvantages", len(c.SetAdvantages), sets)
+	mustLen("Search", len(c.Search), traces)
+	mustLen("Appearances", len(c.Appearances), traces)
+	mustLen("Aggregation", len(c.Aggregation), rewards)
+}
+
+func mustLen(name string, got, want int) {
+	if got != want {
+		panic(fmt.Sprintf("advantage: len(dst.%s) = %d, want %d", name, got, want))
+	}
+}
+
+// validate checks every length and value of in, and returns the total
+// number of traces.
+func (in Batch[F]) validate() (traces int, err error) {
+	if len(in.Sets) != len(in.Traces) {
+		return 0, fmt.Errorf("advantage: len(Sets) = %d, want len(Traces) = %d", len(in.Sets), len(in.Traces))
+	}
+	if len(in.RewardCounts) != len(in.SetSizes) {
+		return 0, fmt.Errorf("advantage: len(RewardCounts) = %d, want len(SetSizes) = %d", len(in.RewardCounts), len(in.SetSizes))
+	}
+	s, m, r := 0, 0, 0 // offsets of the current set, member and reward
+	for p, nt := range in.Traces {
+		if nt < 1 || nt > MaxTraces {
+			return 0, fmt.Errorf("advantage: problem %d: traces = %d, want 1 <= traces <= %d", p, nt, MaxTraces)
+		}
+		k := in.Sets[p]
+		if k < 1 {
+			return 0, fmt.Errorf("advantage: problem %d: sets = %d, want >= 1", p, k)
+		}
+		if k > len(in.SetSizes)-s {
+			return 0, fmt.Errorf("advantage: problem %d: sets = %d, but len(SetSizes) = %d leaves %d",
+				p, k, len(in.SetSizes), len(in.SetSizes)-s)
+		}
+		firstMember := m
+		for i := range k {
+			size, count := in.SetSizes[s+i], in.RewardCounts[s+i]
+			if size < 1 {
+				return 0, fmt.Errorf("advantage: problem %d, set %d: empty (size %d)", p, i, size)
+			}
+			if size > len(in.Members)-m {
+				return 0, fmt.Errorf("advantage: problem %d, set %d: size %d, but len(Members) = %d leaves %d",
+					p, i, size, len(in.Members), len(in.Members)-m)
+			}
+			g := in.Members[m : m+size]
+			for j, y := range g {
+				if y < 0 || y >= nt {
+					return 0, fmt.Errorf("advantage: problem %d, set %d, member %d = %d out of range [0, %d)", p, i, j, y, nt)
+				}
+				if j0 := slices.Index(g[:j], y); j0 >= 0 {
+					return 0, fmt.Errorf("advantage: problem %d, set %d: trace %d repeated (members %d and %d)", p, i, y, j0, j)
+				}
+			}
+			for i0, m0 := 0, firstMember; i0 < i; i0++ {
+				size0 := in.SetSizes[s+i0]
+				if slices.Equal(in.Members[m0:m0+size0], g) {
+					return 0, fmt.Errorf("advantage: problem %d: sets %d and %d are identical %v", p, i0, i, g)
+				}
+				m0 += size0
+			}
+			m += size
+			if count < 1 {
+				return 0, fmt.Errorf("advantage: problem %d, set %d: no rewards (count %d)", p, i, count)
+			}
+			if count > len(in.Rewards)-r {
+				return 0, fmt.Errorf("advantage: problem %d, set %d: %d rewards, but len(Rewards) = %d leaves %d",
+					p, i, count, len(in.Rewards), len(in.Rewards)-r)
+			}
+			for j, x := range in.Rewards[r : r+count] {
+				if err := checkReward(float64(x)); err != nil {
+					return 0, fmt.Errorf("advantage: problem %d, set %d, reward %d = %v: %w", p, i, j, x, err)
+				}
+			}
+			r += count
+		}
+		s += k
+		traces += nt
+	}
+	if s != len(in.SetSizes) {
+		return 0, fmt.Errorf("advantage: Sets sum to %d, want len(SetSizes) = %d", s, len(in.SetSizes))
+	}
+	if m != len(in.Members) {
+		return 0, fmt.Errorf("advantage: SetSizes sum to %d, want len(Members) = %d", m, len(in.Members))
+	}
+	if r != len(in.Rewards) {
+		return 0, fmt.Errorf("advantage: RewardCounts sum to %d, want len(Rewards) = %d", r, len(in.Rewards))
+	}
+	return traces, nil
+}
+
+// errNotFinite and errTooLarge are wrapped in the errors for bad rewards.
+var (
+	errNotFinite = fmt.Errorf("reward is not finite")
+	errTooLarge  = fmt.Errorf("reward magnitude exceeds MaxAbsReward = %g", MaxAbsReward)
+)
+
+func checkReward(x float64) error {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		return errNotFinite
+	case math.Abs(x) > MaxAbsReward:
+		return errTooLarge
+	}
+	return nil
+}
+
+// traceChunk is the number of traces whose search credit is accumulated in
+// one pass over a problem's sets; problems with more traces take several
+// passes. The accumulators live on the stack, so ComputeBatch allocates
+// nothing.
+const traceChunk = 64
+
+// computeValid computes the credit of a batch already validated into dst,
+// already checked to fit.
+func computeValid[F constraints.Float](dst *BatchCredit[F], in Batch[F]) {
+	var accs [traceChunk]meanAcc
+	t, s, m, r := 0, 0, 0, 0 // offsets of the current trace, set, member and reward
+	for p, nt := range in.Traces {
+		k := in.Sets[p]
+		sizes, counts := in.SetSizes[s:s+k], in.RewardCounts[s:s+k]
+		nm, nr := sum(sizes), sum(counts)
+		problem[F]{
+			traces:  nt,
+			sizes:   sizes,
+			members: in.Members[m : m+nm],
+			counts:  counts,
+			rewards: in.Rewards[r : r+nr],
+		}.credit(
+			dst.SetScores[s:s+k], dst.SetAdvantages[s:s+k],
+			dst.Search[t:t+nt], dst.Appearances[t:t+nt],
+			dst.Aggregation[r:r+nr], &accs)
+		t, s, m, r = t+nt, s+k, m+nm, r+nr
+	}
+}
+
+func sum(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
+
+// problem is one validated problem of a Batch, with its slices cut out.
+type problem[F constraints.Float] struct {
+	traces  int
+	sizes   []int
+	members []int
+	counts  []int
+	rewards []F
+}
+
+// credit writes one problem's credit to the given slices of a BatchCredit.
+//
+// Every quantity is computed on deviations d = r - pivot from the problem's
+// mean reward pivot: f'_i = mean_j d_ij, so f_i = pivot + f'_i,
+// A_set = f'_i - fbar', A_agg = d_ij - f'_i and
+// A_search(y) = mean_{i: y in G_i} f'_i - fbar', which is the definition's
+// mean of A_set rearranged. fbar' and each trace's mean are taken by
+// meanAcc over f' in set order, so a trace in every set gets exactly 0.
+func (pr problem[F]) credit(setScores, setAdv, search []F, appearances []int, agg []F, accs *[traceChunk]meanAcc) {
+	pivot := meanOf(pr.rewards)
+
+	var fbarAcc meanAcc
+	o := 0
+	for _, c := range pr.counts {
+		fbarAcc.add(meanDev(pr.rewards[o:o+c], pivot))
+		o += c
+	}
+	fbar := fbarAcc.mean()
+
+	o = 0
+	for i, c := range pr.counts {
+		rs := pr.rewards[o : o+c]
+		f := meanDev(rs, pivot)
+		setScores[i] = F(pivot + f)
+		setAdv[i] = F(f - fbar)
+		for j, x := range rs {
+			agg[o+j] = F((float64(x) - pivot) - f)
+		}
+		o += c
+	}
+
+	for lo := 0; lo < pr.traces; lo += traceChunk {
+		hi := min(lo+traceChunk, pr.traces)
+		acc := accs[:hi-lo]
+		clear(acc)
+		o, m := 0, 0
+		for i, c := range pr.counts {
+			f := meanDev(pr.rewards[o:o+c], pivot)
+			for _, y := range pr.members[m : m+pr.sizes[i]] {
+				if lo <= y && y < hi {
+					acc[y-lo].add(f)
+				}
+			}
+			o, m = o+c, m+pr.sizes[i]
+		}
+		for y := lo; y < hi; y++ {
+			a := &acc[y-lo]
+			appearances[y] = a.n
+			if a.n == 0 {
+				search[y] = 0
+			} else {
+				search[y] = F(a.mean() - fbar)
+			}
+		}
+	}
+}
