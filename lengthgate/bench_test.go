@@ -1,0 +1,120 @@
+package lengthgate
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// naiveGate is the baseline the benchmark compares against: the obvious way
+// to get "no partial update", gating into a freshly allocated scratch slice
+// in one validating pass and copying it out on success.
+func naiveGate(g Gate, dst, adv []float64, lengths []int) (Report, error) {
+	if err := g.Validate(); err != nil {
+		return Report{}, err
+	}
+	if len(adv) != len(lengths) {
+		return Report{}, fmt.Errorf("lengthgate: len(adv) = %d != len(lengths) = %d", len(adv), len(lengths))
+	}
+	out := make([]float64, len(adv))
+	r := Report{Outputs: len(adv)}
+	for i, a := range adv {
+		l := lengths[i]
+		if l < 0 {
+			return Report{}, fmt.Errorf("lengthgate: lengths[%d] = %d < 0", i, l)
+		}
+		if math.IsNaN(a) || math.IsInf(a, 0) {
+			return Report{}, fmt.Errorf("lengthgate: adv[%d] = %v is not finite", i, a)
+		}
+		out[i] = a
+		if a > 0 && g.Target > 0 {
+			if l == g.Target {
+				r.AtTarget++
+			}
+			if l > g.Target || (l == g.Target && g.Boundary == GateAtTarget) {
+				r.Gated++
+				r.MassRemoved += a
+				out[i] = 0
+			}
+		}
+		if a > 0 {
+			r.Positive++
+		}
+	}
+	copy(dst, out)
+	return r, nil
+}
+
+// batch is 256 problems x 24 outputs (the paper's batch: 8 search traces and
+// 16 aggregation outputs per problem), advantages in [-1, 1) and lengths
+// uniform in [100, 6000) tokens, a quarter of which exceed the target 4096.
+func batch() (adv [][]float64, lengths [][]int) {
+	rng := rand.New(rand.NewPCG(4, 4096))
+	for range 256 {
+		a := make([]float64, 24)
+		l := make([]int, 24)
+		for j := range a {
+			a[j] = 2*rng.Float64() - 1
+			l[j] = 100 + rng.IntN(5900)
+		}
+		adv, lengths = append(adv, a), append(lengths, l)
+	}
+	return adv, lengths
+}
+
+func TestNaiveGateAgrees(t *testing.T) {
+	adv, lengths := batch()
+	for _, g := range []Gate{{}, {Target: 4096}, {Target: 4096, Boundary: KeepAtTarget}, {Target: 1000}} {
+		for i := range adv {
+			want := make([]float64, 24)
+			got := make([]float64, 24)
+			rw, _ := naiveGate(g, want, adv[i], lengths[i])
+			rg, err := g.ApplyTo(got, adv[i], lengths[i])
+			if err != nil || rg != rw || !slices.Equal(got, want) {
+				t.Fatalf("%+v problem %d: %v %+v, naive %v %+v", g, i, got, rg, want, rw)
+			}
+		}
+	}
+}
+
+func BenchmarkGate256x24(b *testing.B) {
+	adv, lengths := batch()
+	g := Gate{Target: 4096}
+	dst := make([]float64, 24)
+	b.Run("ApplyTo", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for i := range adv {
+				if _, err := g.ApplyTo(dst, adv[i], lengths[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("Apply/in-place", func(b *testing.B) {
+		work := make([][]float64, len(adv))
+		for i := range adv {
+			work[i] = slices.Clone(adv[i])
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			for i := range work {
+				if _, err := g.Apply(work[i], lengths[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("naive", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for i := range adv {
+				if _, err := naiveGate(g, dst, adv[i], lengths[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
