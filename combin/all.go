@@ -1,0 +1,93 @@
+package combin
+
+import "iter"
+
+// All returns an iterator over every group of f in lexicographic order,
+// ranks 0, 1, ..., T-1: subsets as ascending sequences, tuples as sequences.
+//
+// The yielded slice is a buffer that All reuses: it is overwritten by the next
+// step, and the caller must not modify it. Copy it (slices.Clone) to keep it.
+// Each iteration allocates its buffers once (n ints, and for tuples N bools)
+// and nothing per step; a step takes O(1) amortized time for subsets and
+// O(n) for tuples. The zero Family yields nothing.
+func (f Family) All() iter.Seq[[]int] {
+	return func(yield func([]int) bool) {
+		if f.n == 0 {
+			return
+		}
+		if f.ordered {
+			f.allTuples(yield)
+		} else {
+			f.allSubsets(yield)
+		}
+	}
+}
+
+func (f Family) allSubsets(yield func([]int) bool) {
+	N, n := f.size, f.n
+	g := make([]int, n)
+	for i := range g {
+		g[i] = i
+	}
+	for {
+		if !yield(g) {
+			return
+		}
+		// The rightmost entry that can still grow: entry j is at its
+		// maximum when g[j] = N-n+j.
+		j := n - 1
+		for j >= 0 && g[j] == N-n+j {
+			j--
+		}
+		if j < 0 {
+			return
+		}
+		g[j]++
+		for l := j + 1; l < n; l++ {
+			g[l] = g[l-1] + 1
+		}
+	}
+}
+
+func (f Family) allTuples(yield func([]int) bool) {
+	N, n := f.size, f.n
+	g := make([]int, n)
+	used := make([]bool, N)
+	for i := range g {
+		g[i] = i
+		used[i] = true
+	}
+	for {
+		if !yield(g) {
+			return
+		}
+		// Free entries from the right until one can move up to a larger
+		// unused index; then fill the rest with the smallest unused indices
+		// in ascending order. Each scan skips at most n used indices.
+		i := n - 1
+		for ; i >= 0; i-- {
+			used[g[i]] = false
+			v := g[i] + 1
+			for v < N && used[v] {
+				v++
+			}
+			if v < N {
+				g[i] = v
+				used[v] = true
+				break
+			}
+		}
+		if i < 0 {
+			return
+		}
+		v := 0
+		for l := i + 1; l < n; l++ {
+			for used[v] {
+				v++
+			}
+			g[l] = v
+			used[v] = true
+			v++
+		}
+	}
+}

@@ -1,0 +1,220 @@
+package combin
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"math/bits"
+)
+
+// MaxN is the largest ground-set size N that Subsets and Tuples accept.
+const MaxN = 1 << 24
+
+// A Family is one family of groups of distinct indices drawn from the ground
+// set {0, ..., N-1}: either the C(N, n) unordered n-subsets (made by Subsets)
+// or the (N)_n = N!/(N-n)! ordered n-tuples of distinct indices (made by
+// Tuples). T denotes the number of groups in the family.
+//
+// A Family is a small comparable value: two families are == exactly when
+// they were made by the same constructor with the same N and n. The zero
+// Family is not a valid family: it has no groups, and its methods that
+// return an error report that it is invalid.
+//
+// A subset is written as its indices in ascending order; a tuple as its
+// indices in order. Families are ordered lexicographically: subsets as sorted
+// sequences, tuples as sequences. All, Rank and Unrank follow that order.
+type Family struct {
+	size    int    // N
+	n       int    // group size
+	ordered bool   // tuples rather than subsets
+	fits    bool   // T < 2^64
+	t64     uint64 // T, when fits
+	avoid64 uint64 // T_avoid, when fits
+}
+
+// Subsets returns the family of the C(N, n) unordered n-subsets of
+// {0, ..., N-1}. It returns an error unless 1 <= n <= N <= MaxN.
+func Subsets(N, n int) (Family, error) { return newFamily(N, n, false) }
+
+// Tuples returns the family of the (N)_n = N!/(N-n)! ordered n-tuples of
+// distinct indices from {0, ..., N-1}. It returns an error unless
+// 1 <= n <= N <= MaxN.
+func Tuples(N, n int) (Family, error) { return newFamily(N, n, true) }
+
+func newFamily(N, n int, ordered bool) (Family, error) {
+	switch {
+	case N < 1:
+		return Family{}, fmt.Errorf("combin: N = %d < 1", N)
+	case N > MaxN:
+		return Family{}, fmt.Errorf("combin: N = %d > MaxN = %d", N, MaxN)
+	case n < 1:
+		return Family{}, fmt.Errorf("combin: n = %d < 1", n)
+	case n > N:
+		return Family{}, fmt.Errorf("combin: n = %d > N = %d", n, N)
+	}
+	f := Family{size: N, n: n, ordered: ordered}
+	f.t64, f.fits = count64(N, n, ordered)
+	if f.fits {
+		f.avoid64, _ = count64(N-1, n, ordered) // T_avoid < T, so it fits
+	}
+	return f, nil
+}
+
+// N returns the size of the ground set {0, ..., N-1}.
+func (f Family) N() int { return f.size }
+
+// GroupSize returns n, the number of indices in each group.
+func (f Family) GroupSize() int { return f.n }
+
+// Ordered reports whether f is a family of ordered tuples (made by Tuples)
+// rather than unordered subsets (made by Subsets).
+func (f Family) Ordered() bool { return f.ordered }
+
+// String returns the expression that makes f, such as "Subsets(8, 4)" or
+// "Tuples(8, 4)"; the zero Family is "Family{}".
+func (f Family) String() string {
+	switch {
+	case f.n == 0:
+		return "Family{}"
+	case f.ordered:
+		return fmt.Sprintf("Tuples(%d, %d)", f.size, f.n)
+	default:
+		return fmt.Sprintf("Subsets(%d, %d)", f.size, f.n)
+	}
+}
+
+// Count returns T, the exact number of groups in f: C(N, n) for subsets and
+// (N)_n = N!/(N-n)! for tuples. It returns 0 for the zero Family. The result
+// is a new big.Int that the caller owns.
+func (f Family) Count() *big.Int {
+	if f.n == 0 {
+		return new(big.Int)
+	}
+	if f.fits {
+		return new(big.Int).SetUint64(f.t64)
+	}
+	return countBig(f.size, f.n, f.ordered)
+}
+
+// Count64 returns T, the number of groups in f, and true when T < 2^64;
+// otherwise it returns 0 and false. It costs nothing: the value is computed
+// once by Subsets or Tuples.
+func (f Family) Count64() (uint64, bool) {
+	if f.n == 0 {
+		return 0, true
+	}
+	return f.t64, f.fits
+}
+
+// Avoiding returns T_avoid, the exact number of groups in f that do not
+// contain one given index (by symmetry, the same for every index): the
+// groups drawn from the other N-1 indices, C(N-1, n) for subsets and
+// (N-1)_n for tuples. It is 0 when n = N. The result is a new big.Int that
+// the caller owns.
+//
+// The groups that do contain a given index number T - T_avoid, a fraction
+// n/N of the family.
+func (f Family) Avoiding() *big.Int {
+	if f.n == 0 {
+		return new(big.Int)
+	}
+	if f.fits {
+		return new(big.Int).SetUint64(f.avoid64)
+	}
+	return countBig(f.size-1, f.n, f.ordered)
+}
+
+// countBig returns C(N, n), or (N)_n when ordered, for 0 <= N, 1 <= n.
+func countBig(N, n int, ordered bool) *big.Int {
+	if n > N {
+		return new(big.Int)
+	}
+	if ordered {
+		return new(big.Int).MulRange(int64(N-n+1), int64(N))
+	}
+	return new(big.Int).Binomial(int64(N), int64(n))
+}
+
+// count64 returns C(N, n), or (N)_n when ordered, and whether it is below
+// 2^64, for 0 <= N and 0 <= n.
+func count64(N, n int, ordered bool) (uint64, bool) {
+	if n > N {
+		return 0, true
+	}
+	if ordered {
+		return falling64(uint64(N), uint64(n))
+	}
+	return binom64(uint64(N), uint64(n))
+}
+
+// binom64 returns C(m, k) and true, or 0 and false when C(m, k) >= 2^64.
+// It requires k <= m.
+func binom64(m, k uint64) (uint64, bool) {
+	k = min(k, m-k)
+	// After step i, c = C(m-k+i, i), which grows with i: once a step
+	// overflows, so does the result.
+	c := uint64(1)
+	for i := uint64(1); i <= k; i++ {
+		hi, lo := bits.Mul64(c, m-k+i)
+		if hi >= i {
+			return 0, false
+		}
+		c, _ = bits.Div64(hi, lo, i)
+	}
+	return c, true
+}
+
+// falling64 returns (m)_k = m (m-1) ... (m-k+1) and true, or 0 and false
+// when it is >= 2^64. It requires k <= m.
+func falling64(m, k uint64) (uint64, bool) {
+	p := uint64(1)
+	for i := uint64(0); i < k; i++ {
+		hi, lo := bits.Mul64(p, m-i)
+		if hi != 0 {
+			return 0, false
+		}
+		p = lo
+	}
+	return p, true
+}
+
+// mulDiv64 returns a*b/c for a result known to be exact and below 2^64.
+func mulDiv64(a, b, c uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	q, _ := bits.Div64(hi, lo, c)
+	return q
+}
+
+// logCount returns ln T, accurate to about 1e-13 relative; it is only used
+// where T >= 2^64 and a coarse value suffices.
+func (f Family) logCount() float64 {
+	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }
+	l := lg(f.size) - lg(f.size-f.n)
+	if !f.ordered {
+		l -= lg(f.n)
+	}
+	return l
+}
+
+// check returns an error for the zero Family.
+func (f Family) check() error {
+	if f.n == 0 {
+		return fmt.Errorf("combin: invalid zero Family; make one with Subsets or Tuples")
+	}
+	return nil
+}
+
+// checkK returns an error unless 0 <= K <= T.
+func (f Family) checkK(K int) error {
+	if err := f.check(); err != nil {
+		return err
+	}
+	if K < 0 {
+		return fmt.Errorf("combin: K = %d < 0", K)
+	}
+	if f.fits && uint64(K) > f.t64 {
+		return fmt.Errorf("combin: K = %d > T = %d, the number of groups in %v", K, f.t64, f)
+	}
+	// Otherwise T >= 2^64 > K.
+	return nil
+}

@@ -1,0 +1,329 @@
+package combin
+
+import (
+	"fmt"
+	"math/big"
+)
+
+// Rank returns the position of group g in the lexicographic order of f, in
+// [0, T): the number of groups of f that come before g.
+//
+// For subsets, g must list n distinct indices of [0, N) in ascending order;
+// for tuples, n distinct indices of [0, N) in any order. Rank returns an
+// error naming the offending entry otherwise.
+//
+// Rank takes O(N + n) arithmetic steps on numbers of T's size for subsets and
+// O(n²) steps for tuples; when T < 2^64 it uses machine words only (see
+// Rank64).
+func (f Family) Rank(g []int) (*big.Int, error) {
+	if err := f.checkGroup(g); err != nil {
+		return nil, err
+	}
+	if f.fits {
+		return new(big.Int).SetUint64(f.rank64(g)), nil
+	}
+	if f.ordered {
+		return f.rankTupleBig(g), nil
+	}
+	return f.rankSubsetBig(g), nil
+}
+
+// Rank64 is Rank for ranks below 2^64. It returns an error if g is not a
+// group of f, or if its rank is 2^64 or more (possible only when T does not
+// fit a uint64; see Count64). It does not allocate when T < 2^64.
+func (f Family) Rank64(g []int) (uint64, error) {
+	if err := f.checkGroup(g); err != nil {
+		return 0, err
+	}
+	if f.fits {
+		return f.rank64(g), nil
+	}
+	r, _ := f.Rank(g)
+	if !r.IsUint64() {
+		return 0, fmt.Errorf("combin: rank %v of %v in %v does not fit a uint64", r, g, f)
+	}
+	return r.Uint64(), nil
+}
+
+// Unrank returns the group at position r in the lexicographic order of f,
+// the inverse of Rank. It returns an error unless 0 <= r < T.
+func (f Family) Unrank(r *big.Int) ([]int, error) {
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, fmt.Errorf("combin: rank r is nil")
+	}
+	if r.Sign() < 0 || (f.fits && (!r.IsUint64() || r.Uint64() >= f.t64)) {
+		return nil, fmt.Errorf("combin: rank r = %v out of range [0, T = %v) for %v", r, f.Count(), f)
+	}
+	g := make([]int, f.n)
+	if r.IsUint64() {
+		// UnrankTo cannot fail here: r < T.
+		_ = f.UnrankTo(g, r.Uint64())
+		return g, nil
+	}
+	// Here T >= 2^64: check r < T.
+	if r.Cmp(f.Count()) >= 0 {
+		return nil, fmt.Errorf("combin: rank r = %v out of range [0, T = %v) for %v", r, f.Count(), f)
+	}
+	if f.ordered {
+		f.unrankTupleBig(g, r)
+	} else {
+		f.unrankSubsetBig(g, r)
+	}
+	return g, nil
+}
+
+// Unrank64 is Unrank for a uint64 rank. It returns an error unless r < T.
+func (f Family) Unrank64(r uint64) ([]int, error) {
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	g := make([]int, f.n)
+	if err := f.UnrankTo(g, r); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// UnrankTo writes the group at position r in the lexicographic order of f
+// into dst and returns nil, or returns an error unless r < T. It does not
+// allocate when T < 2^64 (see Count64).
+//
+// UnrankTo panics if len(dst) != n.
+func (f Family) UnrankTo(dst []int, r uint64) error {
+	if err := f.check(); err != nil {
+		return err
+	}
+	if len(dst) != f.n {
+		panic(fmt.Sprintf("combin: UnrankTo: len(dst) = %d, want n = %d", len(dst), f.n))
+	}
+	if !f.fits {
+		// T >= 2^64 > r.
+		rb := new(big.Int).SetUint64(r)
+		if f.ordered {
+			f.unrankTupleBig(dst, rb)
+		} else {
+			f.unrankSubsetBig(dst, rb)
+		}
+		return nil
+	}
+	if r >= f.t64 {
+		return fmt.Errorf("combin: rank r = %d out of range [0, T = %d) for %v", r, f.t64, f)
+	}
+	if f.ordered {
+		f.unrankTuple64(dst, r)
+	} else {
+		f.unrankSubset64(dst, r)
+	}
+	return nil
+}
+
+// checkGroup returns an error unless g is a group of f.
+func (f Family) checkGroup(g []int) error {
+	if err := f.check(); err != nil {
+		return err
+	}
+	if len(g) != f.n {
+		return fmt.Errorf("combin: group %v has length %d, want n = %d for %v", g, len(g), f.n, f)
+	}
+	for i, v := range g {
+		if v < 0 || v >= f.size {
+			return fmt.Errorf("combin: group[%d] = %d out of range [0, N = %d)", i, v, f.size)
+		}
+	}
+	if !f.ordered {
+		for i := 1; i < len(g); i++ {
+			if g[i] == g[i-1] {
+				return fmt.Errorf("combin: group[%d] = %d repeats group[%d]", i, g[i], i-1)
+			}
+			if g[i] < g[i-1] {
+				return fmt.Errorf("combin: group[%d] = %d < group[%d] = %d; a subset must be sorted ascending", i, g[i], i-1, g[i-1])
+			}
+		}
+		return nil
+	}
+	for i := 1; i < len(g); i++ {
+		for j := range i {
+			if g[i] == g[j] {
+				return fmt.Errorf("combin: group[%d] = %d repeats group[%d]", i, g[i], j)
+			}
+		}
+	}
+	return nil
+}
+
+// The rank of a subset c_0 < ... < c_{n-1} is
+//
+//	T - 1 - sum_i C(N-1-c_i, n-i),
+//
+// the lexicographic rank as the complement of the combinatorial number
+// system. The binomials are reached by walking (m, k) from (N-1, n) with the
+// exact ratios C(m-1, k) = C(m, k) (m-k)/m and C(m-1, k-1) = C(m, k) k/m, so
+// the walk takes at most N + n steps and every value stays below T.
+
+// rank64 returns the rank of a valid group g of f, for T < 2^64.
+func (f Family) rank64(g []int) uint64 {
+	N := uint64(f.size)
+	if f.ordered {
+		// Mixed radix: digit i is the number of unused indices below g[i],
+		// with radix N-i.
+		var r uint64
+		for i, v := range g {
+			less := v
+			for _, u := range g[:i] {
+				if u < v {
+					less--
+				}
+			}
+			r = r*(N-uint64(i)) + uint64(less)
+		}
+		return r
+	}
+	var sum uint64
+	c, m, k := f.avoid64, N-1, uint64(f.n) // c = C(m, k)
+	for i, v := range g {
+		mi := N - 1 - uint64(v)
+		if mi < k {
+			break // C(mi, k) = 0, and so is every later term
+		}
+		for ; m > mi; m-- {
+			c = mulDiv64(c, m-k, m)
+		}
+		sum += c
+		if i < len(g)-1 {
+			c = mulDiv64(c, k, m)
+			m--
+			k--
+		}
+	}
+	return f.t64 - 1 - sum
+}
+
+// unrankSubset64 writes the subset of rank r < T into dst, for T < 2^64.
+func (f Family) unrankSubset64(dst []int, r uint64) {
+	N := uint64(f.size)
+	x := f.t64 - 1 - r
+	c, m, k := f.avoid64, N-1, uint64(f.n) // c = C(m, k)
+	for i := range dst {
+		// Find the largest m with C(m, k) <= x.
+		for c > x {
+			c = mulDiv64(c, m-k, m)
+			m--
+		}
+		dst[i] = int(N - 1 - m)
+		x -= c
+		if i < len(dst)-1 {
+			c = mulDiv64(c, k, m) // m >= k-1 >= 1
+			m--
+			k--
+		}
+	}
+}
+
+// unrankTuple64 writes the tuple of rank r < T into dst, for T < 2^64.
+func (f Family) unrankTuple64(dst []int, r uint64) {
+	N := uint64(f.size)
+	for i := len(dst) - 1; i >= 0; i-- {
+		radix := N - uint64(i)
+		dst[i] = int(r % radix)
+		r /= radix
+	}
+	lehmerToTuple(dst)
+}
+
+// lehmerToTuple turns digits d_i (d_i = the number of indices below the i-th
+// entry that are not among the earlier entries) into the tuple, in place, in
+// O(n²) steps: going backwards, each later entry that is at or above entry i
+// among the remaining indices moves up by one.
+func lehmerToTuple(d []int) {
+	for i := len(d) - 2; i >= 0; i-- {
+		for j := i + 1; j < len(d); j++ {
+			if d[j] >= d[i] {
+				d[j]++
+			}
+		}
+	}
+}
+
+// rankSubsetBig is rank64 for subsets with big arithmetic.
+func (f Family) rankSubsetBig(g []int) *big.Int {
+	N := f.size
+	sum := new(big.Int)
+	c, m, k := f.Avoiding(), N-1, f.n
+	var t big.Int
+	for i, v := range g {
+		mi := N - 1 - v
+		if mi < k {
+			break
+		}
+		for ; m > mi; m-- {
+			c.Mul(c, t.SetInt64(int64(m-k)))
+			c.Quo(c, t.SetInt64(int64(m)))
+		}
+		sum.Add(sum, c)
+		if i < len(g)-1 {
+			c.Mul(c, t.SetInt64(int64(k)))
+			c.Quo(c, t.SetInt64(int64(m)))
+			m--
+			k--
+		}
+	}
+	r := f.Count()
+	r.Sub(r, sum)
+	return r.Sub(r, t.SetInt64(1))
+}
+
+// unrankSubsetBig is unrankSubset64 with big arithmetic.
+func (f Family) unrankSubsetBig(dst []int, r *big.Int) {
+	N := f.size
+	var t big.Int
+	x := f.Count()
+	x.Sub(x, r)
+	x.Sub(x, t.SetInt64(1))
+	c, m, k := f.Avoiding(), N-1, f.n
+	for i := range dst {
+		for c.Cmp(x) > 0 {
+			c.Mul(c, t.SetInt64(int64(m-k)))
+			c.Quo(c, t.SetInt64(int64(m)))
+			m--
+		}
+		dst[i] = N - 1 - m
+		x.Sub(x, c)
+		if i < len(dst)-1 {
+			c.Mul(c, t.SetInt64(int64(k)))
+			c.Quo(c, t.SetInt64(int64(m)))
+			m--
+			k--
+		}
+	}
+}
+
+// rankTupleBig is rank64 for tuples with big arithmetic.
+func (f Family) rankTupleBig(g []int) *big.Int {
+	r := new(big.Int)
+	var t big.Int
+	for i, v := range g {
+		less := v
+		for _, u := range g[:i] {
+			if u < v {
+				less--
+			}
+		}
+		r.Mul(r, t.SetInt64(int64(f.size-i)))
+		r.Add(r, t.SetInt64(int64(less)))
+	}
+	return r
+}
+
+// unrankTupleBig is unrankTuple64 with big arithmetic.
+func (f Family) unrankTupleBig(dst []int, r *big.Int) {
+	q := new(big.Int).Set(r)
+	var radix, digit big.Int
+	for i := len(dst) - 1; i >= 0; i-- {
+		q.QuoRem(q, radix.SetInt64(int64(f.size-i)), &digit)
+		dst[i] = int(digit.Int64())
+	}
+	lehmerToTuple(dst)
+}

@@ -1,0 +1,288 @@
+package combin
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// Sample draws K distinct groups of f uniformly at random: every K-subset of
+// the family is equally likely, and the K groups come in uniformly random
+// order (so every ordered sequence of K distinct groups is equally likely).
+// Subsets are sorted ascending; tuples are in the order their indices were
+// drawn. K = 0 gives no groups.
+//
+// Sample does not enumerate the family unless the family is small (see
+// Sampler for the method and its cost). The K groups share one backing array
+// of K*n ints. The same rnd state gives the same groups on every machine; the
+// result equals that of a new Sampler's SampleTo with the same rnd.
+//
+// Sample returns an error if rnd is nil, K < 0, K > T, or K*n ints cannot be
+// addressed.
+func (f Family) Sample(rnd *rand.Rand, K int) ([][]int, error) {
+	s, err := NewSampler(f, K)
+	if err != nil {
+		return nil, err
+	}
+	flat := make([]int, K*f.n)
+	if err := s.SampleTo(flat, rnd); err != nil {
+		return nil, err
+	}
+	groups := make([][]int, K)
+	for i := range groups {
+		groups[i] = flat[i*f.n : (i+1)*f.n : (i+1)*f.n]
+	}
+	return groups, nil
+}
+
+const (
+	// tableInts bounds the size, in ints, of a family that a Sampler lists
+	// in full even when K is small.
+	tableInts = 1 << 13
+	// smallGroup is the largest n drawn by the O(n²) method that needs no
+	// O(N) scratch.
+	smallGroup = 64
+	// linearDedup is the largest K whose duplicate groups are found by
+	// comparing with every earlier group rather than by a hash set.
+	linearDedup = 16
+)
+
+// A Sampler draws K distinct groups of a family uniformly at random, again
+// and again, into caller-owned memory and without allocating. Build one with
+// NewSampler for each (Family, K) and call SampleTo every step.
+//
+// A Sampler holds scratch memory: it is not safe for concurrent use. Use one
+// Sampler per goroutine.
+//
+// # Method
+//
+// When T < 2^64 and the family is small (T*n <= 8192 ints) or dense
+// (T <= 2K), the Sampler lists every group once at construction, and each
+// SampleTo is a partial Fisher-Yates shuffle of the group indices: K random
+// draws and K*n copied ints. Its memory is O(T*n), which is O(K*n) in the
+// dense case.
+//
+// Otherwise SampleTo draws groups independently and uniformly from the
+// family and rejects those equal to a group already drawn. Each accepted
+// group is uniform over the groups not yet drawn, so the K groups are a
+// uniformly random sequence of distinct groups. Since T > 2K here, fewer than
+// 2 groups are drawn per accepted group on average. One group takes n random
+// draws: the j-th index drawn is uniform over the N-j indices not yet in the
+// group (the j-th step of a partial Fisher-Yates shuffle of {0..N-1}), found
+// in O(n) steps among the sorted earlier indices when n <= 64, and by a
+// swap-and-restore shuffle of an O(N) scratch array when n > 64. Duplicate
+// groups are found by comparison with the earlier groups when K <= 16 and by
+// an O(K) hash set otherwise. Memory is O(n + K), plus O(N) when n > 64.
+//
+// Every random number comes from rnd.IntN, so a given rnd state gives the
+// same groups on every machine.
+type Sampler struct {
+	f Family
+	k int
+
+	// Dense method.
+	table []int // every group of f, flat, in lexicographic order
+	pick  []int // a permutation of [0, T): the identity between calls
+	swaps []int // the K swap partners of one call, to restore pick
+
+	// Rejection method.
+	sorted []int // the current group's indices, ascending (n <= smallGroup)
+	fy     []int // the identity permutation of [0, N) between draws (n > smallGroup)
+	fySwap []int // the n swap partners of one draw, to restore fy
+	slots  []int // open-addressing hash set of accepted groups, as index+1 (K > linearDedup)
+}
+
+// samplerMethod selects how a Sampler works; tests use it to force a method.
+type samplerMethod struct {
+	dense, fisherYates, hashed bool
+}
+
+// NewSampler returns a Sampler that draws K distinct groups of f per call.
+// It returns an error if K < 0, K > T, or K*n ints cannot be addressed.
+func NewSampler(f Family, K int) (*Sampler, error) {
+	if err := f.checkK(K); err != nil {
+		return nil, err
+	}
+	if K > math.MaxInt/2/f.n {
+		return nil, fmt.Errorf("combin: K = %d too large: K*n = %d*%d ints cannot be addressed", K, K, f.n)
+	}
+	m := samplerMethod{
+		dense:       f.fits && (f.t64 <= 2*uint64(K) || f.t64 <= uint64(tableInts/f.n)),
+		fisherYates: f.n > smallGroup,
+		hashed:      K > linearDedup,
+	}
+	return newSampler(f, K, m), nil
+}
+
+func newSampler(f Family, K int, m samplerMethod) *Sampler {
+	s := &Sampler{f: f, k: K}
+	if K == 0 {
+		return s
+	}
+	n := f.n
+	if m.dense {
+		T := int(f.t64)
+		s.table = make([]int, 0, T*n)
+		for g := range f.All() {
+			s.table = append(s.table, g...)
+		}
+		s.pick = make([]int, T)
+		for i := range s.pick {
+			s.pick[i] = i
+		}
+		s.swaps = make([]int, K)
+		return s
+	}
+	if m.fisherYates {
+		s.fy = make([]int, f.size)
+		for i := range s.fy {
+			s.fy[i] = i
+		}
+		s.fySwap = make([]int, n)
+	} else {
+		s.sorted = make([]int, 0, n)
+	}
+	if m.hashed {
+		size := 1
+		for size < 2*K {
+			size <<= 1
+		}
+		s.slots = make([]int, size)
+	}
+	return s
+}
+
+// Family returns the family s samples from.
+func (s *Sampler) Family() Family { return s.f }
+
+// K returns the number of groups s draws per call.
+func (s *Sampler) K() int { return s.k }
+
+// Len returns K*n, the length of the dst slice that SampleTo fills.
+func (s *Sampler) Len() int { return s.k * s.f.n }
+
+// SampleTo draws K distinct groups uniformly at random (see Family.Sample)
+// and writes them into dst, group i in dst[i*n : (i+1)*n]. It returns an
+// error, and leaves dst unchanged, if rnd is nil. It does not allocate.
+//
+// SampleTo panics if len(dst) != K*n.
+func (s *Sampler) SampleTo(dst []int, rnd *rand.Rand) error {
+	if len(dst) != s.Len() {
+		panic(fmt.Sprintf("combin: SampleTo: len(dst) = %d, want K*n = %d*%d", len(dst), s.k, s.f.n))
+	}
+	if rnd == nil {
+		return fmt.Errorf("combin: random generator rnd is nil")
+	}
+	if s.k == 0 {
+		return nil
+	}
+	if s.table != nil {
+		s.sampleDense(dst, rnd)
+		return nil
+	}
+	n := s.f.n
+	clear(s.slots)
+	for i := 0; i < s.k; {
+		g := dst[i*n : (i+1)*n]
+		s.drawGroup(g, rnd)
+		if !s.accept(dst, i) {
+			continue
+		}
+		i++
+	}
+	return nil
+}
+
+func (s *Sampler) sampleDense(dst []int, rnd *rand.Rand) {
+	n, T := s.f.n, len(s.pick)
+	for i := range s.k {
+		j := i + rnd.IntN(T-i)
+		s.pick[i], s.pick[j] = s.pick[j], s.pick[i]
+		s.swaps[i] = j
+		g := s.pick[i]
+		copy(dst[i*n:(i+1)*n], s.table[g*n:(g+1)*n])
+	}
+	for i := s.k - 1; i >= 0; i-- {
+		j := s.swaps[i]
+		s.pick[i], s.pick[j] = s.pick[j], s.pick[i]
+	}
+}
+
+// drawGroup writes a uniformly random group of the family into g.
+func (s *Sampler) drawGroup(g []int, rnd *rand.Rand) {
+	N, n := s.f.size, s.f.n
+	if s.fy != nil {
+		for j := range n {
+			t := j + rnd.IntN(N-j)
+			s.fy[j], s.fy[t] = s.fy[t], s.fy[j]
+			s.fySwap[j] = t
+			g[j] = s.fy[j]
+		}
+		for j := n - 1; j >= 0; j-- {
+			t := s.fySwap[j]
+			s.fy[j], s.fy[t] = s.fy[t], s.fy[j]
+		}
+		if !s.f.ordered {
+			slices.Sort(g)
+		}
+		return
+	}
+	sorted := s.sorted[:0]
+	for j := range n {
+		// The v-th smallest index not yet drawn: step past every drawn
+		// index at or below the candidate.
+		v := rnd.IntN(N - j)
+		p := 0
+		for p < len(sorted) && sorted[p] <= v {
+			v++
+			p++
+		}
+		sorted = sorted[:len(sorted)+1]
+		copy(sorted[p+1:], sorted[p:])
+		sorted[p] = v
+		if s.f.ordered {
+			g[j] = v
+		}
+	}
+	if !s.f.ordered {
+		copy(g, sorted)
+	}
+}
+
+// accept reports whether group i of dst differs from groups 0..i-1, and if
+// so records it.
+func (s *Sampler) accept(dst []int, i int) bool {
+	n := s.f.n
+	g := dst[i*n : (i+1)*n]
+	if s.slots == nil {
+		for j := range i {
+			if slices.Equal(dst[j*n:(j+1)*n], g) {
+				return false
+			}
+		}
+		return true
+	}
+	mask := len(s.slots) - 1
+	h := int(hashGroup(g)) & mask
+	for s.slots[h] != 0 {
+		j := s.slots[h] - 1
+		if slices.Equal(dst[j*n:(j+1)*n], g) {
+			return false
+		}
+		h = (h + 1) & mask
+	}
+	s.slots[h] = i + 1
+	return true
+}
+
+// hashGroup returns a 64-bit hash of g (a multiply-xorshift mix).
+func hashGroup(g []int) uint64 {
+	h := uint64(0x9e3779b97f4a7c15)
+	for _, v := range g {
+		h ^= uint64(v)
+		h *= 0xbf58476d1ce4e5b9
+		h ^= h >> 31
+	}
+	return h
+}
