@@ -72,7 +72,7 @@ func (f Family) MissProbFloat(K int) (float64, error) {
 	}
 	// T >= 2^64 > K, so i/T < 1/2 and 1 - i/T is well conditioned; T is
 	// only needed coarsely (it may even overflow a float64, giving 1/T = 0).
-	p := float64(f.n) / float64(f.size)       // (T - T_avoid)/T
+	p := float64(f.n) / float64(f.size)        // (T - T_avoid)/T
 	q := float64(f.size-f.n) / float64(f.size) // T_avoid/T
 	invT := math.Exp(-f.logCount())
 	for i := range K {
