@@ -12,7 +12,7 @@
 //	A_mod = 0   if A > 0 and L > L_target
 //
 // Overlong successes stop being reinforced; overlong failures are still
-// penalised. The paper leaves three things open, and this package makes each
+// penalised. The paper leaves the following open, and this package makes each
 // an explicit choice:
 //
 //   - L == L_target: covered by neither case. The default, [GateAtTarget],

@@ -3,7 +3,7 @@ package lengthgate
 import "fmt"
 
 // Float is the set of floating-point types the generic functions accept.
-// (golang.org/x/exp/Float, restated so this package imports no
+// (golang.org/x/exp/constraints.Float, restated so this package imports no
 // module beyond the standard library.)
 type Float interface{ ~float32 | ~float64 }
 
@@ -106,7 +106,8 @@ type Report struct {
 	// Gated is how many positive advantages were set to 0.
 	Gated int
 	// MassRemoved is the sum, in index order, of the positive advantages set
-	// to 0 (>= 0; summed in float64 for float32 input too).
+	// to 0 (>= 0; summed in float64 for float32 input too, so it overflows to
+	// +Inf only if the advantages themselves are near math.MaxFloat64).
 	MassRemoved float64
 }
 
@@ -173,7 +174,7 @@ func gate[F Float](g Gate, dst, adv []F, lengths []int) Report {
 		if a > 0 {
 			r.Positive++
 			l := lengths[i]
-			if g.Target > 0 && l == g.Target {
+			if g.Enabled() && l == g.Target {
 				r.AtTarget++
 			}
 			if !g.KeepsPositive(l) {

@@ -10,12 +10,12 @@ import (
 // is computed. With L_max = MaxLength, buffer = Buffer (DAPO's L_cache) and
 // factor = Factor, the penalty of an output of length L tokens is
 //
-//	R_length(L) = 0                                   if L <= L_max - buffer
-//	            = factor * ((L_max - buffer) - L) / buffer   if L_max - buffer < L <= L_max
-//	            = -factor                             if L > L_max
+//	R_length(L) = 0                                        if L <= L_max - buffer
+//	R_length(L) = factor * ((L_max - buffer) - L) / buffer  if L_max - buffer < L <= L_max
+//	R_length(L) = -factor                                  if L > L_max
 //
-// and it is ADDED to the output's reward. DAPO's paper states it with
-// factor 1; verl's DAPO reward manager multiplies by
+// and it is ADDED to the output's reward. With factor 1 this is DAPO's
+// formula exactly (its L_cache is buffer); verl's DAPO reward manager multiplies by
 // overlong_buffer.penalty_factor (1.0 in DAPO's recipe, with L_max = 20480 and
 // buffer = 4096) and computes min(-(L - (L_max - buffer)) / buffer * factor, 0).
 // This type evaluates that same expression, in the same order, in float64
