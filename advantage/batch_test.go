@@ -1,0 +1,171 @@
+package advantage
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
+)
+
+// toBatch lays problems out flat, converting rewards to F.
+func toBatch[F float32 | float64](specs []spec) Batch[F] {
+	var b Batch[F]
+	for _, s := range specs {
+		b.Traces = append(b.Traces, s.Traces)
+		b.Sets = append(b.Sets, len(s.Groups))
+		for i, g := range s.Groups {
+			b.SetSizes = append(b.SetSizes, len(g))
+			b.Members = append(b.Members, g...)
+			b.RewardCounts = append(b.RewardCounts, len(s.Rewards[i]))
+			for _, r := range s.Rewards[i] {
+				b.Rewards = append(b.Rewards, F(r))
+			}
+		}
+	}
+	return b
+}
+
+// TestBatchMatchesCompute: ComputeBatch on random batches gives, bitwise,
+// what Compute gives problem by problem, at the right offsets.
+func TestBatchMatchesCompute(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		specs := rapid.SliceOfN(rapid.Custom(drawSpec), 1, 6).Draw(t, "problems")
+		in := toBatch[float64](specs)
+		dst, err := NewBatchCredit(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ComputeBatch(&dst, in); err != nil {
+			t.Fatal(err)
+		}
+		var want BatchCredit[float64]
+		for _, s := range specs {
+			c := mustCompute(t, s)
+			want.SetScores = append(want.SetScores, c.SetScores...)
+			want.SetAdvantages = append(want.SetAdvantages, c.SetAdvantages...)
+			want.Search = append(want.Search, c.Search...)
+			want.Appearances = append(want.Appearances, c.Appearances...)
+			want.Aggregation = append(want.Aggregation, slices.Concat(c.Aggregation...)...)
+		}
+		if diff := cmp.Diff(want, dst); diff != "" {
+			t.Fatalf("ComputeBatch vs Compute per problem (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestBatchFloat32: float32 rewards give the float64 results rounded to
+// float32, bitwise: the arithmetic inside is float64 either way.
+func TestBatchFloat32(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		specs := rapid.SliceOfN(rapid.Custom(drawSpec), 1, 4).Draw(t, "problems")
+		for i := range specs {
+			specs[i].Rewards = mapRewards(specs[i].Rewards, func(r float64) float64 { return float64(float32(r)) })
+		}
+		in64, in32 := toBatch[float64](specs), toBatch[float32](specs)
+		d64, err := NewBatchCredit(in64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d32, err := NewBatchCredit(in32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ComputeBatch(&d64, in64); err != nil {
+			t.Fatal(err)
+		}
+		if err := ComputeBatch(&d32, in32); err != nil {
+			t.Fatal(err)
+		}
+		want := BatchCredit[float32]{
+			SetScores:     round32(d64.SetScores),
+			SetAdvantages: round32(d64.SetAdvantages),
+			Search:        round32(d64.Search),
+			Appearances:   d64.Appearances,
+			Aggregation:   round32(d64.Aggregation),
+		}
+		if diff := cmp.Diff(want, d32); diff != "" {
+			t.Fatalf("float32 vs float64 rounded (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func round32(xs []float64) []float32 {
+	out := make([]float32, len(xs))
+	for i, x := range xs {
+		out[i] = float32(x)
+	}
+	return out
+}
+
+// TestUniformBatch: the paper's layout, and a batch built from it agrees
+// with Compute.
+func TestUniformBatch(t *testing.T) {
+	b, err := NewUniformBatch[float64](256, 8, 4, 4, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []int{len(b.Traces), len(b.Sets), len(b.SetSizes), len(b.Members), len(b.RewardCounts), len(b.Rewards)}
+	if want := []int{256, 256, 1024, 4096, 1024, 4096}; !slices.Equal(got, want) {
+		t.Fatalf("lengths %v, want %v", got, want)
+	}
+	for _, xs := range [][]int{b.Traces, b.SetSizes, b.Sets, b.RewardCounts} {
+		if slices.Min(xs) != slices.Max(xs) {
+			t.Fatalf("non-uniform shape %v", xs)
+		}
+	}
+	if b.Traces[0] != 8 || b.Sets[0] != 4 || b.SetSizes[0] != 4 || b.RewardCounts[0] != 4 {
+		t.Fatalf("shape %d %d %d %d, want 8 4 4 4", b.Traces[0], b.Sets[0], b.SetSizes[0], b.RewardCounts[0])
+	}
+
+	for _, bad := range [][5]int{{0, 8, 4, 4, 4}, {1, 0, 4, 4, 4}, {1, 8, 0, 4, 4}, {1, 8, 4, 0, 4}, {1, 8, 4, 4, 0}, {1, 3, 4, 4, 4},
+		{1, MaxTraces + 1, 1, 1, 1}, {1 << 30, 8, 4, 4, 4}, {1 << 62, 8, 4, 4, 4}} {
+		if _, err := NewUniformBatch[float32](bad[0], bad[1], bad[2], bad[3], bad[4]); err == nil {
+			t.Errorf("NewUniformBatch%v: no error", bad)
+		}
+	}
+}
+
+// TestComputeBatchAllocs: with a reused dst, ComputeBatch allocates
+// nothing, for float64 and float32, including a problem with more traces
+// than one accumulation chunk.
+func TestComputeBatchAllocs(t *testing.T) {
+	specs := paperSpecs(16, 1)
+	specs = append(specs, spec{Traces: 3*traceChunk + 5, Groups: [][]int{{0, 150}, {3*traceChunk + 4, 64, 1}}, Rewards: [][]float64{{1, 0}, {0.5}}})
+	in64, in32 := toBatch[float64](specs), toBatch[float32](specs)
+	d64, err := NewBatchCredit(in64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d32, err := NewBatchCredit(in32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(20, func() { _ = ComputeBatch(&d64, in64) }); n != 0 {
+		t.Errorf("float64: %v allocations, want 0", n)
+	}
+	if n := testing.AllocsPerRun(20, func() { _ = ComputeBatch(&d32, in32) }); n != 0 {
+		t.Errorf("float32: %v allocations, want 0", n)
+	}
+}
+
+// TestManyTraces: a problem with more traces than one accumulation chunk
+// agrees with the reference.
+func TestManyTraces(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		traces := rapid.IntRange(traceChunk-2, 3*traceChunk+2).Draw(t, "traces")
+		var s spec
+		s.Traces = traces
+		for range rapid.IntRange(1, 6).Draw(t, "sets") {
+			g := rapid.SliceOfNDistinct(rapid.IntRange(0, traces-1), 1, 10, func(y int) int { return y }).Draw(t, "group")
+			if slices.ContainsFunc(s.Groups, func(h []int) bool { return slices.Equal(g, h) }) {
+				continue
+			}
+			s.Groups = append(s.Groups, g)
+			s.Rewards = append(s.Rewards, rapid.SliceOfN(rapid.Float64Range(0, 1), 1, 4).Draw(t, "rewards"))
+		}
+		if diff := cmp.Diff(reference(s), mustCompute(t, s), approx(1e-12)); diff != "" {
+			t.Fatalf("%d traces (-reference +got):\n%s", traces, diff)
+		}
+	})
+}

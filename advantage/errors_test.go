@@ -1,0 +1,173 @@
+package advantage
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestComputeErrors(t *testing.T) {
+	ok := [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}, {0, 2, 4, 6}}
+	okR := [][]float64{{1, 0}, {1, 1}, {0, 0}}
+	for _, tc := range []struct {
+		name    string
+		traces  int
+		groups  [][]int
+		rewards [][]float64
+		want    string
+	}{
+		{"no traces", 0, ok, okR, "problem 0: traces = 0, want 1 <= traces <= 1048576"},
+		{"negative traces", -3, ok, okR, "traces = -3"},
+		{"too many traces", MaxTraces + 1, ok, okR, "traces = 1048577"},
+		{"no sets", 8, nil, nil, "problem 0: sets = 0, want >= 1"},
+		{"rewards for fewer sets", 8, ok, okR[:2], "len(rewards) = 2, want len(groups) = 3"},
+		{"empty set", 8, [][]int{{0}, {}}, [][]float64{{1}, {1}}, "problem 0, set 1: empty"},
+		{"member too large", 8, [][]int{{0, 1}, {2, 3, 8}}, [][]float64{{1}, {1}}, "problem 0, set 1, member 2 = 8 out of range [0, 8)"},
+		{"negative member", 8, [][]int{{-1}}, [][]float64{{1}}, "problem 0, set 0, member 0 = -1 out of range [0, 8)"},
+		{"repeated member", 8, [][]int{{0, 3, 1, 3}}, [][]float64{{1}}, "problem 0, set 0: trace 3 repeated (members 1 and 3)"},
+		{"identical sets", 8, [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}, {0, 1, 2, 3}}, okR, "problem 0: sets 0 and 2 are identical [0 1 2 3]"},
+		{"no rewards", 8, ok, [][]float64{{1}, {}, {0}}, "problem 0, set 1: no rewards"},
+		{"NaN", 8, ok, [][]float64{{1}, {1}, {0, math.NaN()}}, "problem 0, set 2, reward 1 = NaN: reward is not finite"},
+		{"+Inf", 8, ok, [][]float64{{math.Inf(1)}, {1}, {0}}, "problem 0, set 0, reward 0 = +Inf"},
+		{"-Inf", 8, ok, [][]float64{{0}, {1, 1, math.Inf(-1)}, {0}}, "problem 0, set 1, reward 2 = -Inf"},
+		{"too large", 8, ok, [][]float64{{0}, {-1.5e30}, {0}}, "problem 0, set 1, reward 0 = -1.5e+30: reward magnitude exceeds MaxAbsReward = 1e+30"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Compute(tc.traces, tc.groups, tc.rewards)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "advantage: ") {
+				t.Errorf("Compute: error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestPermutedSetsAreDistinct: sets are compared as presented, so two
+// orderings of the same members are two different sets (ordered tuples).
+func TestPermutedSetsAreDistinct(t *testing.T) {
+	c, err := Compute(3, [][]int{{0, 1}, {1, 0}}, [][]float64{{1}, {0}})
+	if err != nil {
+		t.Fatalf("permuted sets: %v", err)
+	}
+	if diff := cmp.Diff([]float64{0, 0, 0}, c.Search); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestBatchErrors checks the errors for inconsistent layouts, and that a
+// bad value in a later problem names that problem and leaves dst untouched.
+func TestBatchErrors(t *testing.T) {
+	good := toBatch[float64](paperSpecs(3, 7))
+	for _, tc := range []struct {
+		name  string
+		spoil func(b *Batch[float64])
+		want  string
+	}{
+		{"Sets short", func(b *Batch[float64]) { b.Sets = b.Sets[:2] }, "len(Sets) = 2, want len(Traces) = 3"},
+		{"RewardCounts short", func(b *Batch[float64]) { b.RewardCounts = b.RewardCounts[:11] }, "len(RewardCounts) = 11, want len(SetSizes) = 12"},
+		{"Sets too many", func(b *Batch[float64]) { b.Sets[1] = 9 }, "problem 1: sets = 9, but len(SetSizes) = 12 leaves 8"},
+		{"Sets too few", func(b *Batch[float64]) { b.Sets[2] = 3 }, "Sets sum to 11, want len(SetSizes) = 12"},
+		{"SetSizes too large", func(b *Batch[float64]) { b.SetSizes[11] = 5 }, "problem 2, set 3: size 5, but len(Members) = 48 leaves 4"},
+		{"SetSizes too small", func(b *Batch[float64]) { b.Members = append(b.Members, 0) }, "SetSizes sum to 48, want len(Members) = 49"},
+		{"negative size", func(b *Batch[float64]) { b.SetSizes[5] = -1 }, "problem 1, set 1: empty (size -1)"},
+		{"RewardCounts too large", func(b *Batch[float64]) { b.RewardCounts[11] = 5 }, "problem 2, set 3: 5 rewards, but len(Rewards) = 48 leaves 4"},
+		{"RewardCounts too small", func(b *Batch[float64]) { b.Rewards = append(b.Rewards, 0) }, "RewardCounts sum to 48, want len(Rewards) = 49"},
+		{"negative count", func(b *Batch[float64]) { b.RewardCounts[9] = -2 }, "problem 2, set 1: no rewards (count -2)"},
+		{"traces", func(b *Batch[float64]) { b.Traces[2] = 0 }, "problem 2: traces = 0"},
+		{"member", func(b *Batch[float64]) { b.Traces[2] = 1 }, "problem 2, set 0, member"},
+		{"NaN late", func(b *Batch[float64]) { b.Rewards[47] = math.NaN() }, "problem 2, set 3, reward 3 = NaN"},
+		{"identical", func(b *Batch[float64]) { copy(b.Members[44:48], b.Members[32:36]) }, "problem 2: sets 0 and 3 are identical"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := Batch[float64]{
+				Traces:       slices.Clone(good.Traces),
+				Sets:         slices.Clone(good.Sets),
+				SetSizes:     slices.Clone(good.SetSizes),
+				Members:      slices.Clone(good.Members),
+				RewardCounts: slices.Clone(good.RewardCounts),
+				Rewards:      slices.Clone(good.Rewards),
+			}
+			tc.spoil(&bad)
+			dst, err := NewBatchCredit(good)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fill(dst, 7)
+			err = ComputeBatch(&dst, bad)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("ComputeBatch: error %v, want one containing %q", err, tc.want)
+			}
+			want, _ := NewBatchCredit(good)
+			fill(want, 7)
+			if diff := cmp.Diff(want, dst); diff != "" {
+				t.Errorf("dst written on error (-want +got):\n%s", diff)
+			}
+			if _, err := NewBatchCredit(bad); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("NewBatchCredit: error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func fill(c BatchCredit[float64], v float64) {
+	for _, xs := range [][]float64{c.SetScores, c.SetAdvantages, c.Search, c.Aggregation} {
+		for i := range xs {
+			xs[i] = v
+		}
+	}
+	for i := range c.Appearances {
+		c.Appearances[i] = int(v)
+	}
+}
+
+// TestBatchPanics: a dst slice of the wrong length is a programmer's error.
+func TestBatchPanics(t *testing.T) {
+	in := toBatch[float32](paperSpecs(2, 1))
+	for _, tc := range []struct {
+		field string
+		cut   func(c *BatchCredit[float32])
+	}{
+		{"SetScores", func(c *BatchCredit[float32]) { c.SetScores = c.SetScores[1:] }},
+		{"SetAdvantages", func(c *BatchCredit[float32]) { c.SetAdvantages = nil }},
+		{"Search", func(c *BatchCredit[float32]) { c.Search = append(c.Search, 0) }},
+		{"Appearances", func(c *BatchCredit[float32]) { c.Appearances = c.Appearances[:3] }},
+		{"Aggregation", func(c *BatchCredit[float32]) { c.Aggregation = c.Aggregation[:0] }},
+	} {
+		dst, err := NewBatchCredit(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.cut(&dst)
+		msg := panicMessage(func() { _ = ComputeBatch(&dst, in) })
+		if want := fmt.Sprintf("advantage: len(dst.%s) = ", tc.field); !strings.HasPrefix(msg, want) {
+			t.Errorf("%s: panic %q, want one starting %q", tc.field, msg, want)
+		}
+	}
+	if msg := panicMessage(func() { _ = ComputeBatch(nil, in) }); msg == "" {
+		t.Error("nil dst: no panic")
+	}
+	// A bad batch is an error, not a panic, even with a dst of the wrong size.
+	in.Rewards[0] = float32(math.Inf(1))
+	if msg := panicMessage(func() {
+		if err := ComputeBatch(&BatchCredit[float32]{}, in); err == nil {
+			t.Error("bad batch, empty dst: no error")
+		}
+	}); msg != "" {
+		t.Errorf("bad batch, empty dst: panic %q, want an error", msg)
+	}
+}
+
+// panicMessage runs f and returns the value it panicked with, formatted, or
+// "" if it did not panic.
+func panicMessage(f func()) (msg string) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg = fmt.Sprint(r)
+		}
+	}()
+	f()
+	return ""
+}
