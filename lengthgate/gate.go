@@ -64,12 +64,16 @@ type Gate struct {
 
 // Validate reports whether g is a valid gate: Target >= 0 (0 disables it) and
 // Boundary is GateAtTarget or KeepAtTarget.
-func (g Gate) Validate() error {
+func (g Gate) Validate() error { return g.validate("") }
+
+// validate is Validate with the gate's role (e.g. "search gate: ") in the
+// message.
+func (g Gate) validate(role string) error {
 	if g.Target < 0 {
-		return fmt.Errorf("lengthgate: Target = %d < 0 (0 disables the gate)", g.Target)
+		return fmt.Errorf("lengthgate: %sTarget = %d < 0 (0 disables the gate)", role, g.Target)
 	}
 	if g.Boundary != GateAtTarget && g.Boundary != KeepAtTarget {
-		return fmt.Errorf("lengthgate: Boundary = %d is neither GateAtTarget nor KeepAtTarget", int(g.Boundary))
+		return fmt.Errorf("lengthgate: %sBoundary = %d is neither GateAtTarget nor KeepAtTarget", role, int(g.Boundary))
 	}
 	return nil
 }
@@ -220,13 +224,10 @@ func Shared(g Gate) Gates { return Gates{Search: g, Aggregation: g} }
 
 // Validate reports whether both gates are valid; the error names the role.
 func (gs Gates) Validate() error {
-	if err := gs.Search.Validate(); err != nil {
-		return fmt.Errorf("search gate: %w", err)
+	if err := gs.Search.validate("search gate: "); err != nil {
+		return err
 	}
-	if err := gs.Aggregation.Validate(); err != nil {
-		return fmt.Errorf("aggregation gate: %w", err)
-	}
-	return nil
+	return gs.Aggregation.validate("aggregation gate: ")
 }
 
 // GatesReport holds one [Report] per role.
