@@ -1,0 +1,494 @@
+package estimator
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"spiral/advantage"
+	"spiral/combin"
+	"spiral/lengthgate"
+)
+
+// Presentation is the order in which a sampled set's candidates are shown to
+// the aggregator, that is the order of the arguments of the set objective f.
+// It matters only when f is order-sensitive.
+type Presentation int
+
+const (
+	// PresentIndexOrder shows a set's traces in the order the family gives
+	// them: ascending trace index for subsets, drawn order for tuples. This
+	// is what a trainer that samples sets and reads them in order does.
+	PresentIndexOrder Presentation = iota
+	// PresentShuffled shows each set's traces in a fresh uniformly random
+	// order, drawn independently for every set.
+	PresentShuffled
+	// PresentBySymbol sorts each set's traces by their content (ascending
+	// symbol; ties keep their order), the way sorting candidates by length
+	// would. The order depends on the traces themselves.
+	PresentBySymbol
+)
+
+// String returns the constant's name, or "Presentation(v)" for an undefined
+// value.
+func (p Presentation) String() string {
+	switch p {
+	case PresentIndexOrder:
+		return "PresentIndexOrder"
+	case PresentShuffled:
+		return "PresentShuffled"
+	case PresentBySymbol:
+		return "PresentBySymbol"
+	}
+	return fmt.Sprintf("Presentation(%d)", int(p))
+}
+
+// MaxMonteCarloRewards bounds K*N2, the number of aggregation rewards drawn in
+// one Monte Carlo replicate, so that a careless configuration gives an error
+// rather than an out-of-memory crash.
+const MaxMonteCarloRewards = 1 << 24
+
+// MonteCarloChunk is the number of replicates that share one random stream.
+// Replicates are cut into chunks of this size (the last may be shorter);
+// chunk c draws from rand.New(rand.NewPCG(seed, c)), and the chunks'
+// statistics are merged in chunk order. The result of [MonteCarlo.Run]
+// therefore depends on the seed and the replicate count, never on the
+// number of workers or on scheduling.
+const MonteCarloChunk = 1 << 13
+
+// MonteCarlo simulates the SPIRAL search estimator on a toy policy, one
+// replicate at a time. A replicate is one SPIRAL step on one problem:
+//
+//  1. draw N = Family.N() traces y_1..y_N independently from Policy (a trace
+//     is a symbol);
+//  2. draw K distinct groups uniformly from Family (a combin.Sampler);
+//  3. present each group's traces in the order set by Presentation and
+//     score the presented tuple with Objective: f_i = f(y_{G_i});
+//  4. if N2 > 0, draw N2 aggregation rewards r_ij ~ Bernoulli(f_i) for each
+//     group (noisy set scores); if N2 == 0, give each group the single exact
+//     reward f_i;
+//  5. compute the credit with advantage.ComputeBatch (the library's own
+//     code path), then, if Gate is enabled, gate the search advantages with
+//     lengthgate (a trace of symbol v has length Lengths[v]);
+//  6. record the V-vector g below and the search-advantage statistics of
+//     [MonteCarloResult].
+//
+// The estimator of one replicate is
+//
+//	g = sum_{i=1..N} A_search(y_i) * grad_theta log pi(y_i)
+//	  = sum_i A_search(y_i) * (e_{y_i} - p).
+//
+// By Proposition 3.1, E[g] = M * grad J with M = (N/n) q_K - 1 and
+// J = E[f(y_1..y_n)], for either family, whenever the presentation order does
+// not depend on the traces' content (PresentIndexOrder, PresentShuffled) and
+// the gate is off. Under PresentBySymbol a set is scored by the symmetric
+// objective f(sort(y)), so E[g] = M * grad J_sort with
+// J_sort = E[f(sort(y_1..y_n))] instead; see the package documentation. The
+// zero Gate does nothing; Lengths is then ignored.
+type MonteCarlo struct {
+	Family       combin.Family
+	K            int // sets per replicate, 1 <= K <= T
+	N2           int // aggregation rewards per set; 0 means exact set scores
+	Policy       *Categorical
+	Objective    *Table // V symbols, arity Family.GroupSize()
+	Presentation Presentation
+	Gate         lengthgate.Gate // applied to search advantages only
+	Lengths      []int           // length of each symbol's trace, when Gate is enabled
+	// Workers is the number of goroutines; 0 means runtime.GOMAXPROCS(0).
+	// It changes the speed of Run, never its result.
+	Workers int
+}
+
+// Estimate is a Monte Carlo estimate and its standard error.
+type Estimate struct {
+	Value  float64
+	StdErr float64
+}
+
+// MonteCarloResult holds the statistics of [MonteCarlo.Run] over its
+// replicates. Variances and covariances use the divisor R-1; a standard error
+// is sqrt(variance/R).
+type MonteCarloResult struct {
+	Replicates int // R
+	// Mean[v] estimates E[g_v]; StdErr[v] is its standard error.
+	Mean, StdErr []float64
+	// Variance[v] is the sample variance of g_v over replicates, and
+	// Covariance[u*V+v] the sample covariance of g_u and g_v (row-major V x V).
+	Variance, Covariance []float64
+	// SearchMean and SearchMeanSquare estimate E[A] and E[A^2] for the search
+	// advantage A = A_search(y_I) of one trace I chosen uniformly (after the
+	// gate, if any); SearchVariance estimates Var(A) = E[A^2] - E[A]^2, with
+	// a delta-method standard error. A trace in no set has A = 0, so the
+	// variance given that the trace has credit is
+	// SearchMeanSquare/(1-NoCredit) - (SearchMean/(1-NoCredit))^2.
+	SearchMean, SearchMeanSquare, SearchVariance Estimate
+	// NoCredit estimates the probability that a trace is in no sampled set,
+	// exactly Family.MissProb(K); its standard error is binomial-like but
+	// computed from the replicates (the traces of one replicate are
+	// dependent).
+	NoCredit Estimate
+}
+
+// Extra statistics recorded per replicate after the V components of g.
+const (
+	statSearchMean = iota
+	statSearchMeanSquare
+	statNoCredit
+	numExtraStats
+)
+
+// validate checks mc and returns the number of rewards per set in the
+// advantage batch (N2, or 1 for exact scores).
+func (mc *MonteCarlo) validate() (rewardsPerSet int, err error) {
+	f := mc.Family
+	if f.GroupSize() == 0 {
+		return 0, fmt.Errorf("estimator: Family is the zero Family, want one made by combin.Subsets or combin.Tuples")
+	}
+	if mc.Policy == nil {
+		return 0, fmt.Errorf("estimator: Policy is nil")
+	}
+	if mc.Objective == nil {
+		return 0, fmt.Errorf("estimator: Objective is nil")
+	}
+	if V := mc.Policy.Size(); mc.Objective.V() != V {
+		return 0, fmt.Errorf("estimator: Objective has V = %d symbols, Policy has V = %d", mc.Objective.V(), V)
+	}
+	if n := f.GroupSize(); mc.Objective.Arity() != n {
+		return 0, fmt.Errorf("estimator: Objective has arity %d, Family %v has group size n = %d", mc.Objective.Arity(), f, n)
+	}
+	if mc.K < 1 {
+		return 0, fmt.Errorf("estimator: K = %d, want >= 1", mc.K)
+	}
+	if mc.N2 < 0 {
+		return 0, fmt.Errorf("estimator: N2 = %d, want >= 0 (0 for exact set scores)", mc.N2)
+	}
+	rewardsPerSet = max(mc.N2, 1)
+	if mc.K > MaxMonteCarloRewards/rewardsPerSet {
+		return 0, fmt.Errorf("estimator: K*N2 = %d*%d exceeds MaxMonteCarloRewards = %d", mc.K, mc.N2, MaxMonteCarloRewards)
+	}
+	switch mc.Presentation {
+	case PresentIndexOrder, PresentShuffled, PresentBySymbol:
+	default:
+		return 0, fmt.Errorf("estimator: Presentation = %d is not a defined presentation", int(mc.Presentation))
+	}
+	if err := mc.Gate.Validate(); err != nil {
+		return 0, fmt.Errorf("estimator: Gate: %w", err)
+	}
+	if mc.Gate.Enabled() {
+		if len(mc.Lengths) != mc.Policy.Size() {
+			return 0, fmt.Errorf("estimator: len(Lengths) = %d, want V = %d (the Gate is enabled)", len(mc.Lengths), mc.Policy.Size())
+		}
+		for v, l := range mc.Lengths {
+			if l < 0 {
+				return 0, fmt.Errorf("estimator: Lengths[%d] = %d < 0", v, l)
+			}
+		}
+	}
+	if mc.Workers < 0 {
+		return 0, fmt.Errorf("estimator: Workers = %d, want >= 0 (0 for GOMAXPROCS)", mc.Workers)
+	}
+	// Errors the samplers and the advantage batch would report (K > T,
+	// N > advantage.MaxTraces) are caught by building one worker.
+	return rewardsPerSet, nil
+}
+
+// Run simulates R replicates with the given seed and returns their
+// statistics. The work is spread over Workers goroutines; the result depends
+// only on mc, R and seed (see [MonteCarloChunk]). Each replicate allocates
+// nothing; Run allocates O(V^2 * R/MonteCarloChunk) for the chunk statistics
+// plus per-worker scratch.
+//
+// Run returns an error if R < 2 or mc is not valid: a zero Family, a nil
+// Policy or Objective, an Objective whose V or arity does not match the
+// Policy or the Family, K < 1 or K > T, N2 < 0, K*N2 > MaxMonteCarloRewards,
+// N > advantage.MaxTraces, an undefined Presentation, an invalid Gate, an
+// enabled Gate without one non-negative length per symbol, or Workers < 0.
+func (mc MonteCarlo) Run(R int, seed uint64) (MonteCarloResult, error) {
+	if R < 2 {
+		return MonteCarloResult{}, fmt.Errorf("estimator: replicates R = %d, want >= 2", R)
+	}
+	mc.Lengths = append([]int(nil), mc.Lengths...) // the caller may change theirs
+	rewardsPerSet, err := mc.validate()
+	if err != nil {
+		return MonteCarloResult{}, err
+	}
+	chunks := (R + MonteCarloChunk - 1) / MonteCarloChunk
+	workers := mc.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, chunks)
+
+	ws := make([]*mcWorker, workers)
+	for i := range ws {
+		if ws[i], err = newMCWorker(&mc, rewardsPerSet); err != nil {
+			return MonteCarloResult{}, err
+		}
+	}
+	dim := mc.Policy.Size() + numExtraStats
+	stats := make([]moments, chunks)
+	errs := make([]error, chunks)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Go(func() {
+			for {
+				c := int(next.Add(1) - 1)
+				if c >= chunks {
+					return
+				}
+				reps := min(MonteCarloChunk, R-c*MonteCarloChunk)
+				stats[c] = newMoments(dim)
+				errs[c] = w.runChunk(&stats[c], reps, seed, uint64(c))
+			}
+		})
+	}
+	wg.Wait()
+
+	total := newMoments(dim)
+	for c := range stats {
+		if errs[c] != nil {
+			return MonteCarloResult{}, errs[c] // cannot happen for a validated mc
+		}
+		total.merge(&stats[c])
+	}
+	return total.result(mc.Policy.Size()), nil
+}
+
+// mcWorker holds the scratch memory of one goroutine of Run.
+type mcWorker struct {
+	mc      *MonteCarlo
+	pcg     *rand.PCG
+	rnd     *rand.Rand
+	sampler *combin.Sampler
+	batch   advantage.Batch[float64]       // one problem; Members are the groups
+	credit  advantage.BatchCredit[float64] // its credit
+	symbols []int                          // y_1..y_N
+	lengths []int                          // Lengths[y_i], when the gate is enabled
+	score   []float64                      // e_v - p
+	x       []float64                      // one replicate: g, then the extra statistics
+}
+
+func newMCWorker(mc *MonteCarlo, rewardsPerSet int) (*mcWorker, error) {
+	f := mc.Family
+	N, n, V := f.N(), f.GroupSize(), mc.Policy.Size()
+	sampler, err := combin.NewSampler(f, mc.K)
+	if err != nil {
+		return nil, fmt.Errorf("estimator: %w", err)
+	}
+	batch, err := advantage.NewUniformBatch[float64](1, N, mc.K, n, rewardsPerSet)
+	if err != nil {
+		return nil, fmt.Errorf("estimator: %w", err)
+	}
+	pcg := rand.NewPCG(0, 0)
+	w := &mcWorker{
+		mc:      mc,
+		pcg:     pcg,
+		rnd:     rand.New(pcg),
+		sampler: sampler,
+		batch:   batch,
+		credit: advantage.BatchCredit[float64]{
+			SetScores:     make([]float64, mc.K),
+			SetAdvantages: make([]float64, mc.K),
+			Search:        make([]float64, N),
+			Appearances:   make([]int, N),
+			Aggregation:   make([]float64, len(batch.Rewards)),
+		},
+		symbols: make([]int, N),
+		score:   make([]float64, V),
+		x:       make([]float64, V+numExtraStats),
+	}
+	if mc.Gate.Enabled() {
+		w.lengths = make([]int, N)
+	}
+	return w, nil
+}
+
+// runChunk adds reps replicates drawn from the stream (seed, stream) to m.
+func (w *mcWorker) runChunk(m *moments, reps int, seed, stream uint64) error {
+	w.pcg.Seed(seed, stream)
+	for range reps {
+		if err := w.replicate(); err != nil {
+			return err
+		}
+		m.add(w.x)
+	}
+	return nil
+}
+
+// replicate simulates one replicate and leaves its statistics in w.x.
+func (w *mcWorker) replicate() error {
+	mc, rnd := w.mc, w.rnd
+	for i := range w.symbols {
+		w.symbols[i] = mc.Policy.Sample(rnd)
+	}
+	groups := w.batch.Members
+	if err := w.sampler.SampleTo(groups, rnd); err != nil {
+		return err
+	}
+	n, V := mc.Family.GroupSize(), mc.Policy.Size()
+	rewardsPerSet := len(w.batch.Rewards) / mc.K
+	for k := range mc.K {
+		g := groups[k*n : (k+1)*n]
+		switch mc.Presentation {
+		case PresentShuffled:
+			for j := n - 1; j > 0; j-- {
+				t := rnd.IntN(j + 1)
+				g[j], g[t] = g[t], g[j]
+			}
+		case PresentBySymbol:
+			for j := 1; j < n; j++ { // insertion sort by symbol, stable
+				for t := j; t > 0 && w.symbols[g[t]] < w.symbols[g[t-1]]; t-- {
+					g[t], g[t-1] = g[t-1], g[t]
+				}
+			}
+		}
+		idx := 0
+		for _, y := range g {
+			idx = idx*V + w.symbols[y]
+		}
+		f := mc.Objective.FloatAt(idx)
+		r := w.batch.Rewards[k*rewardsPerSet : (k+1)*rewardsPerSet]
+		if mc.N2 == 0 {
+			r[0] = f
+			continue
+		}
+		for j := range r {
+			if rnd.Float64() < f {
+				r[j] = 1
+			} else {
+				r[j] = 0
+			}
+		}
+	}
+	if err := advantage.ComputeBatch(&w.credit, w.batch); err != nil {
+		return err
+	}
+	search := w.credit.Search
+	if w.lengths != nil {
+		for i, y := range w.symbols {
+			w.lengths[i] = mc.Lengths[y]
+		}
+		if _, err := mc.Gate.Apply(search, w.lengths); err != nil {
+			return err
+		}
+	}
+
+	g := w.x[:V]
+	clear(g)
+	var sum, sumSq float64
+	missed := 0
+	for i, y := range w.symbols {
+		a := search[i]
+		mc.Policy.ScoreTo(w.score, y)
+		for v, s := range w.score {
+			g[v] += a * s
+		}
+		sum += a
+		sumSq += a * a
+		if w.credit.Appearances[i] == 0 {
+			missed++
+		}
+	}
+	N := float64(len(w.symbols))
+	w.x[V+statSearchMean] = sum / N
+	w.x[V+statSearchMeanSquare] = sumSq / N
+	w.x[V+statNoCredit] = float64(missed) / N
+	return nil
+}
+
+// moments accumulates the count, mean vector and co-moment matrix
+// C[i*dim+j] = sum (x_i - mean_i)(x_j - mean_j) of dim-vectors, by Welford's
+// update, and merges accumulators by the pairwise formula of Chan, Golub and
+// LeVeque.
+type moments struct {
+	dim   int
+	n     int
+	mean  []float64
+	co    []float64
+	delta []float64 // scratch
+}
+
+func newMoments(dim int) moments {
+	return moments{dim: dim, mean: make([]float64, dim), co: make([]float64, dim*dim), delta: make([]float64, dim)}
+}
+
+func (m *moments) add(x []float64) {
+	m.n++
+	inv := 1 / float64(m.n)
+	for i, xi := range x {
+		m.delta[i] = xi - m.mean[i]
+		m.mean[i] += m.delta[i] * inv
+	}
+	for i, di := range m.delta {
+		row := m.co[i*m.dim : (i+1)*m.dim]
+		for j, xj := range x {
+			row[j] += di * (xj - m.mean[j])
+		}
+	}
+}
+
+// merge adds the observations of o to m.
+func (m *moments) merge(o *moments) {
+	if o.n == 0 {
+		return
+	}
+	n := m.n + o.n
+	a, b := float64(m.n)/float64(n), float64(o.n)/float64(n)
+	for i := range m.delta {
+		m.delta[i] = o.mean[i] - m.mean[i]
+	}
+	w := float64(m.n) * b // n_m n_o / n
+	for i, di := range m.delta {
+		for j, dj := range m.delta {
+			m.co[i*m.dim+j] += o.co[i*m.dim+j] + w*di*dj
+		}
+	}
+	for i := range m.mean {
+		m.mean[i] = a*m.mean[i] + b*o.mean[i]
+	}
+	m.n = n
+}
+
+// cov returns the sample covariance (divisor n-1) of components i and j.
+func (m *moments) cov(i, j int) float64 { return m.co[i*m.dim+j] / float64(m.n-1) }
+
+func (m *moments) estimate(i int) Estimate {
+	return Estimate{Value: m.mean[i], StdErr: math.Sqrt(m.cov(i, i) / float64(m.n))}
+}
+
+// result converts the statistics of n >= 2 replicates with V gradient
+// components into a MonteCarloResult.
+func (m *moments) result(V int) MonteCarloResult {
+	res := MonteCarloResult{
+		Replicates: m.n,
+		Mean:       append([]float64(nil), m.mean[:V]...),
+		StdErr:     make([]float64, V),
+		Variance:   make([]float64, V),
+		Covariance: make([]float64, V*V),
+	}
+	for u := range V {
+		for v := range V {
+			res.Covariance[u*V+v] = m.cov(u, v)
+		}
+		res.Variance[u] = m.cov(u, u)
+		res.StdErr[u] = math.Sqrt(res.Variance[u] / float64(m.n))
+	}
+	a, s := V+statSearchMean, V+statSearchMeanSquare
+	res.SearchMean = m.estimate(a)
+	res.SearchMeanSquare = m.estimate(s)
+	res.NoCredit = m.estimate(V + statNoCredit)
+	// Var(A) = E[A^2] - E[A]^2; by the delta method its estimator has
+	// variance (Var(w) - 4 mu Cov(w, u) + 4 mu^2 Var(u))/R for the replicate
+	// means u of A and w of A^2, mu = E[u].
+	mu := m.mean[a]
+	v := m.cov(s, s) - 4*mu*m.cov(s, a) + 4*mu*mu*m.cov(a, a)
+	res.SearchVariance = Estimate{
+		Value:  m.mean[s] - mu*mu,
+		StdErr: math.Sqrt(max(v, 0) / float64(m.n)),
+	}
+	return res
+}
