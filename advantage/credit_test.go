@@ -148,8 +148,10 @@ func TestRelabelling(t *testing.T) {
 	})
 }
 
-// TestExactZeros: a trace that is in every set gets exactly 0; a set whose
-// rewards are all equal gets aggregation advantages of exactly 0; a problem
+// TestExactZeros: a trace that is in every set gets exactly 0; sets that
+// all have the same rewards get set and search advantages of exactly 0; a
+// set whose rewards are all equal gets aggregation advantages of exactly 0;
+// a problem
 // whose rewards are all equal gets exactly 0 everywhere. The rewards are
 // real numbers such as 0.1, whose naive means are not exact.
 func TestExactZeros(t *testing.T) {
@@ -163,7 +165,23 @@ func TestExactZeros(t *testing.T) {
 				}
 			}
 		}
+		// Sometimes give every set the same rewards, so that every set
+		// score is the same and every set and search advantage must be
+		// exactly 0.
+		same := rapid.Bool().Draw(t, "same rewards in every set")
+		if same {
+			for i := range s.Rewards {
+				s.Rewards[i] = slices.Clone(s.Rewards[0])
+			}
+		}
 		c := mustCompute(t, s)
+		if same {
+			for _, xs := range [][]float64{c.SetAdvantages, c.Search} {
+				if slices.ContainsFunc(xs, func(a float64) bool { return a != 0 }) {
+					t.Fatalf("every set has rewards %v: A_set %v, A_search %v, want exactly 0", s.Rewards[0], c.SetAdvantages, c.Search)
+				}
+			}
+		}
 		for y := range s.Traces {
 			if c.Appearances[y] == len(s.Groups) && c.Search[y] != 0 {
 				t.Fatalf("trace %d is in all %d sets: A_search = %g, want exactly 0", y, len(s.Groups), c.Search[y])
