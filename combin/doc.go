@@ -35,8 +35,9 @@
 // and after it here.
 //
 // gonum's Binomial and NumPermutations compute in int without overflow
-// checks (Binomial(n, k) is wrong for some n >= 62 or so); this package's
-// counts are exact big.Int values, and its uint64 paths report overflow.
+// checks (Binomial(n, k) is wrong from n = 62, first at Binomial(62, 28),
+// though the value fits an int64); this package's counts are exact big.Int
+// values, and its uint64 paths report overflow.
 //
 // # Randomness and errors
 //
@@ -54,6 +55,7 @@
 // The tests check every count, rank and probability against math/big
 // formulas, full enumeration and gonum, run rapid property tests, and check
 // the sampler's uniformity with chi-square tests whose thresholds are chi-square
-// quantiles at a fixed seed. Setting SPIRAL_LONG=1 runs larger samples and more
-// rapid cases; -short runs smaller ones.
+// quantiles at a fixed seed. Setting SPIRAL_LONG=1 runs ten times larger
+// statistical samples, and -short five times smaller ones; rapid's
+// -rapid.checks flag sets the number of property cases (100 by default).
 package combin
