@@ -25,8 +25,8 @@ func checkCoverageArgs(problems []PassCount, kmax int) error {
 		return fmt.Errorf("estimator: coverage: kmax = %d < 1", kmax)
 	}
 	for i, p := range problems {
-		if err := checkPassAtKArgs(fmt.Sprintf("coverage: problem %d", i), p.N, p.C, kmax); err != nil {
-			return err
+		if msg := passAtKArgsProblem(p.N, p.C, kmax); msg != "" {
+			return fmt.Errorf("estimator: coverage: problem %d: %s", i, msg)
 		}
 	}
 	return nil

@@ -9,19 +9,29 @@ import (
 // n samples of which c are correct, and a width k with 1 <= k <= n. what
 // names the calling function in the error.
 func checkPassAtKArgs(what string, n, c, k int) error {
-	switch {
-	case n < 0:
-		return fmt.Errorf("estimator: %s: n = %d < 0 samples", what, n)
-	case c < 0:
-		return fmt.Errorf("estimator: %s: c = %d < 0 correct samples", what, c)
-	case c > n:
-		return fmt.Errorf("estimator: %s: c = %d > n = %d (more correct samples than samples)", what, c, n)
-	case k < 1:
-		return fmt.Errorf("estimator: %s: k = %d < 1", what, k)
-	case k > n:
-		return fmt.Errorf("estimator: %s: k = %d > n = %d: pass@k needs at least k samples", what, k, n)
+	if msg := passAtKArgsProblem(n, c, k); msg != "" {
+		return fmt.Errorf("estimator: %s: %s", what, msg)
 	}
 	return nil
+}
+
+// passAtKArgsProblem describes what is wrong with the pass@k arguments
+// (n, c, k), or returns "" if nothing is. It does not allocate when the
+// arguments are valid.
+func passAtKArgsProblem(n, c, k int) string {
+	switch {
+	case n < 0:
+		return fmt.Sprintf("n = %d < 0 samples", n)
+	case c < 0:
+		return fmt.Sprintf("c = %d < 0 correct samples", c)
+	case c > n:
+		return fmt.Sprintf("c = %d > n = %d (more correct samples than samples)", c, n)
+	case k < 1:
+		return fmt.Sprintf("k = %d < 1", k)
+	case k > n:
+		return fmt.Sprintf("k = %d > n = %d: pass@k needs at least k samples", k, n)
+	}
+	return ""
 }
 
 // PassAtK returns the unbiased estimator of pass@k, the probability that at
