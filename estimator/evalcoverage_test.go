@@ -225,7 +225,7 @@ func TestCoverageBootstrapNormalWidth(t *testing.T) {
 			sum2 += v * v
 		}
 		m := sum / float64(len(ps))
-		s := math.Sqrt((sum2/float64(len(ps))-m*m)/float64(len(ps)))
+		s := math.Sqrt((sum2/float64(len(ps)) - m*m) / float64(len(ps)))
 		width, centre := band.Hi[k-1]-band.Lo[k-1], (band.Hi[k-1]+band.Lo[k-1])/2
 		if d := math.Abs(width - 2*z*s); d > (5*0.067+0.05)*s {
 			t.Errorf("k = %d: width %v, normal approximation %v: off by %.3g s", k, width, 2*z*s, d/s)
