@@ -1,0 +1,415 @@
+package estimator
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"spiral/advantage"
+	"spiral/combin"
+)
+
+// drawRewards draws V reward probabilities k/denom.
+func drawRewards(t *rapid.T, V int, label string) []*big.Rat {
+	denom := rapid.IntRange(1, 6).Draw(t, label+"Denom")
+	ks := rapid.SliceOfN(rapid.IntRange(0, denom), V, V).Draw(t, label)
+	out := make([]*big.Rat, V)
+	for z, k := range ks {
+		out[z] = big.NewRat(int64(k), int64(denom))
+	}
+	return out
+}
+
+// TestAggregationCreditRapid: by exact enumeration of N2 outputs and their
+// Bernoulli rewards, the expected sum-reduced aggregation credit of one set
+// is (N2 - 1) grad E[r] with the within-set baseline and N2 grad E[r] leave
+// one out; the naive factor N2 fails for the within-set baseline.
+func TestAggregationCreditRapid(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		V2 := rapid.IntRange(2, 3).Draw(t, "V2")
+		b := Baseline(rapid.IntRange(0, 1).Draw(t, "baseline"))
+		minN2 := 1
+		if b == LeaveOneOut {
+			minN2 = 2
+		}
+		N2 := rapid.IntRange(minN2, 4).Draw(t, "N2")
+		agg := drawCategorical(t, V2, "agg")
+		reward := drawRewards(t, V2, "reward")
+		got, err := AggregationCredit(agg, reward, N2, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := RewardGradient(agg, reward)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := AggregationFactor(N2, b)
+		if want := scale(a, g); !ratsEqual(got, want) {
+			t.Fatalf("%v N2=%d: credit %s, want %s * grad E[r] = %s", b, N2, ratString(got), a.RatString(), ratString(want))
+		}
+		if naive := scale(big.NewRat(int64(N2), 1), g); b == WithinSet && !isZero(g) && ratsEqual(got, naive) {
+			t.Fatalf("within-set credit equals N2 * grad E[r] = %s", ratString(naive))
+		}
+	})
+}
+
+// TestAggregationCreditPaper pins the paper's N2 = 4 with a three-output
+// toy: the within-set credit is exactly 3 grad E[r], i.e. 3/4 of the
+// unbiased sum-reduced 4 grad E[r].
+func TestAggregationCreditPaper(t *testing.T) {
+	agg := must(NewCategorical(rats("1/2", "1/3", "1/6")))
+	reward := rats("1", "1/4", "0")
+	g, err := RewardGradient(agg, reward)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// grad E[r] = pi * (rho - E r): E r = 1/2 + 1/12 = 7/12.
+	if want := rats("5/24", "-1/9", "-7/72"); !ratsEqual(g, want) {
+		t.Fatalf("grad E[r] = %s, want %s", ratString(g), ratString(want))
+	}
+	for _, tc := range []struct {
+		b    Baseline
+		want []*big.Rat
+	}{
+		{WithinSet, rats("5/8", "-1/3", "-7/24")},
+		{LeaveOneOut, rats("5/6", "-4/9", "-7/18")},
+	} {
+		got, err := AggregationCredit(agg, reward, 4, tc.b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ratsEqual(got, tc.want) {
+			t.Errorf("%v: credit = %s, want %s", tc.b, ratString(got), ratString(tc.want))
+		}
+	}
+}
+
+func TestAggregationErrors(t *testing.T) {
+	agg := must(UniformCategorical(2))
+	for _, tc := range []struct {
+		N2     int
+		b      Baseline
+		reward []*big.Rat
+		want   string
+	}{
+		{0, WithinSet, rats("0", "1"), "N2 = 0"},
+		{1, LeaveOneOut, rats("0", "1"), "LeaveOneOut needs N2 >= 2"},
+		{2, Baseline(5), rats("0", "1"), "Baseline(5)"},
+		{2, WithinSet, rats("0"), "len(reward) = 1, want 2"},
+		{2, WithinSet, rats("0", "2"), "reward[1] = 2"},
+		{2, WithinSet, []*big.Rat{nil, big.NewRat(0, 1)}, "reward[0] is nil"},
+		{20, WithinSet, rats("0", "1"), "exceeds the limit"},
+	} {
+		_, err := AggregationCredit(agg, tc.reward, tc.N2, tc.b)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("AggregationCredit(N2=%d, %v) error = %v, want containing %q", tc.N2, tc.b, err, tc.want)
+		}
+	}
+}
+
+// TestRoleWeightsPaper pins the role weights at the paper's configuration
+// (subsets, N = 8, n = 4, K = 4, N2 = 4).
+func TestRoleWeightsPaper(t *testing.T) {
+	f := family(t, false, 8, 4)
+	for _, tc := range []struct {
+		b                 Baseline
+		r                 Reduction
+		search, aggregate string
+	}{
+		{WithinSet, SumReduction, "1365/1541", "12"},
+		{LeaveOneOut, SumReduction, "1365/1541", "16"},
+		{WithinSet, MeanPerRole, "1365/12328", "3/4"},
+		{LeaveOneOut, MeanPerRole, "1365/12328", "1"},
+		{WithinSet, MeanPooled, "455/12328", "1/2"},
+	} {
+		w, err := RoleWeights(f, 4, 4, tc.b, tc.r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Search.RatString() != tc.search || w.Aggregation.RatString() != tc.aggregate {
+			t.Errorf("%v %v: weights (%s, %s), want (%s, %s)", tc.b, tc.r, w.Search.RatString(), w.Aggregation.RatString(), tc.search, tc.aggregate)
+		}
+	}
+	w, _ := RoleWeights(f, 4, 4, WithinSet, SumReduction)
+	ratio := new(big.Rat).Quo(w.Aggregation, w.Search)
+	if ratio.RatString() != "6164/455" {
+		t.Errorf("aggregation/search = %s, want 6164/455 ~ 13.55", ratio.RatString())
+	}
+	ms, ma, err := w.Multipliers()
+	if err != nil || ms.RatString() != "1541/1365" || ma.RatString() != "1/12" {
+		t.Errorf("Multipliers = %v, %v, %v, want 1541/1365, 1/12", ms, ma, err)
+	}
+	s, a := w.Float64s()
+	if math.Abs(s-0.885788449059052) > 1e-15 || a != 12 {
+		t.Errorf("Float64s = %v, %v", s, a)
+	}
+	// The tuple family's search weight at the same sizes.
+	wt, _ := RoleWeights(family(t, true, 8, 4), 4, 4, WithinSet, SumReduction)
+	mt, _ := M(family(t, true, 8, 4), 4)
+	if wt.Search.Cmp(mt) != 0 || wt.Search.Cmp(w.Search) == 0 {
+		t.Errorf("tuple search weight %s, want M_tuples = %s (different from subsets' %s)", wt.Search.RatString(), mt.RatString(), w.Search.RatString())
+	}
+}
+
+func TestRoleWeightsErrors(t *testing.T) {
+	f := family(t, false, 8, 4)
+	if _, err := RoleWeights(f, 4, 4, WithinSet, Reduction(9)); err == nil || !strings.Contains(err.Error(), "Reduction(9)") {
+		t.Errorf("unknown reduction error = %v", err)
+	}
+	if _, err := RoleWeights(f, 0, 4, WithinSet, SumReduction); err == nil || !strings.Contains(err.Error(), "K = 0") {
+		t.Errorf("K = 0 error = %v", err)
+	}
+	if _, err := RoleWeights(f, 71, 4, WithinSet, SumReduction); err == nil || !strings.Contains(err.Error(), "K = 71") {
+		t.Errorf("K = 71 error = %v", err)
+	}
+	if _, err := RoleWeights(f, 4, 1, LeaveOneOut, SumReduction); err == nil {
+		t.Error("LeaveOneOut with N2 = 1: no error")
+	}
+	w, err := RoleWeights(f, 1, 4, WithinSet, SumReduction)
+	if err != nil || w.Search.Sign() != 0 {
+		t.Fatalf("K = 1: %v, %v, want search weight 0", w, err)
+	}
+	if _, _, err := w.Multipliers(); err == nil || !strings.Contains(err.Error(), "search weight is zero") {
+		t.Errorf("K = 1 Multipliers error = %v", err)
+	}
+	w, _ = RoleWeights(f, 4, 1, WithinSet, SumReduction)
+	if _, _, err := w.Multipliers(); err == nil || !strings.Contains(err.Error(), "aggregation weight is zero") {
+		t.Errorf("N2 = 1 Multipliers error = %v", err)
+	}
+	if _, _, err := (Roles{}).Multipliers(); err == nil {
+		t.Error("zero Roles: Multipliers gave no error")
+	}
+}
+
+// randomAggregator returns a tabular aggregator over V2 outputs with random
+// rational policies and reward probabilities.
+func randomAggregator(t *testing.T, rnd *rand.Rand, V, n, V2 int) *Aggregator {
+	t.Helper()
+	size := pow(V, n)
+	pol := make([]*Categorical, size)
+	rew := make([][]*big.Rat, size)
+	for ctx := range size {
+		ks := make([]int, V2)
+		sum := 0
+		for z := range ks {
+			ks[z] = 1 + rnd.IntN(4)
+			sum += ks[z]
+		}
+		p := make([]*big.Rat, V2)
+		rew[ctx] = make([]*big.Rat, V2)
+		for z, k := range ks {
+			p[z] = big.NewRat(int64(k), int64(sum))
+			rew[ctx][z] = big.NewRat(int64(rnd.IntN(5)), 4)
+		}
+		pol[ctx] = must(NewCategorical(p))
+	}
+	a, err := NewAggregator(V, n, pol, rew)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestJointExpectation brute-forces the whole SPIRAL update (traces,
+// selection, presentation, aggregation outputs and Bernoulli rewards) on tiny
+// configurations and checks, exactly:
+//   - search part = M * grad_theta J_p, and equals the noiseless engine's
+//     expectation (noisy set scores do not change the expectation);
+//   - aggregation part = K * a * grad_phi J_p with a = N2 - 1 (within the
+//     set) or N2 (leave one out).
+func TestJointExpectation(t *testing.T) {
+	type config struct {
+		ordered  bool
+		N, n, K  int
+		N2       int
+		p        Presentation
+		b        Baseline
+		longOnly bool
+	}
+	configs := []config{
+		{false, 3, 2, 2, 2, PresentIndexOrder, WithinSet, false},
+		{false, 3, 2, 2, 2, PresentBySymbol, WithinSet, false},
+		{false, 3, 2, 2, 2, PresentShuffled, LeaveOneOut, false},
+		{true, 3, 2, 2, 2, PresentIndexOrder, LeaveOneOut, false},
+		{false, 3, 2, 3, 1, PresentIndexOrder, WithinSet, false},
+		{false, 4, 2, 2, 2, PresentBySymbol, LeaveOneOut, true},
+		{false, 3, 2, 2, 3, PresentIndexOrder, WithinSet, true},
+		{true, 3, 2, 2, 2, PresentShuffled, WithinSet, true},
+	}
+	rnd := rand.New(rand.NewPCG(11, 13))
+	c := must(NewCategorical(rats("2/5", "3/5")))
+	for _, tc := range configs {
+		if tc.longOnly && testing.Short() {
+			continue
+		}
+		f := family(t, tc.ordered, tc.N, tc.n)
+		a := randomAggregator(t, rnd, 2, tc.n, 2)
+		got, err := JointExpectation(c, a, f, tc.K, tc.N2, tc.b, tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ := M(f, tc.K)
+		gs, _ := Gradient(c, a.Table(), tc.p)
+		if isZero(gs) {
+			t.Fatalf("%+v: grad_theta J is zero, the check would be vacuous", tc)
+		}
+		if want := scale(m, gs); !ratsEqual(got.Search, want) {
+			t.Errorf("%+v: search part %s, want M grad_theta J_p = %s", tc, ratString(got.Search), ratString(want))
+		}
+		noiseless, err := cachedWeights(t, f, tc.K).Expectation(c, a.Table(), tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ratsEqual(got.Search, noiseless) {
+			t.Errorf("%+v: noisy-score search part %s != exact-score %s", tc, ratString(got.Search), ratString(noiseless))
+		}
+		fa, _ := AggregationFactor(tc.N2, tc.b)
+		ga, _ := a.Gradient(c, tc.p)
+		if isZero(ga) && fa.Sign() != 0 {
+			t.Fatalf("%+v: grad_phi J is zero, the check would be vacuous", tc)
+		}
+		want := scale(new(big.Rat).Mul(fa, big.NewRat(int64(tc.K), 1)), ga)
+		if !ratsEqual(got.Aggregation, want) {
+			t.Errorf("%+v: aggregation part %s, want K*a*grad_phi J_p = %s", tc, ratString(got.Aggregation), ratString(want))
+		}
+	}
+}
+
+// TestJointSortedIsNotJ: under content-sorted presentation with an
+// order-sensitive aggregator, the whole update (both parts) follows J_sort,
+// not J: the search part differs from M grad_theta J.
+func TestJointSortedIsNotJ(t *testing.T) {
+	f := family(t, false, 3, 2)
+	c := must(NewCategorical(rats("2/5", "3/5")))
+	// The aggregator copies the first candidate (output z = symbol shown
+	// first) and is rewarded only for z = 1: f(y) = [y_1 = 1].
+	pol := make([]*Categorical, 4)
+	rew := make([][]*big.Rat, 4)
+	for ctx := range 4 {
+		first := ctx / 2
+		p := rats("1/10", "9/10")
+		if first == 0 {
+			p = rats("9/10", "1/10")
+		}
+		pol[ctx] = must(NewCategorical(p))
+		rew[ctx] = rats("0", "1")
+	}
+	a := must(NewAggregator(2, 2, pol, rew))
+	got, err := JointExpectation(c, a, f, 2, 2, WithinSet, PresentBySymbol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := M(f, 2)
+	g, _ := Gradient(c, a.Table(), PresentIndexOrder)
+	gs, _ := Gradient(c, a.Table(), PresentBySymbol)
+	if !ratsEqual(got.Search, scale(m, gs)) || ratsEqual(got.Search, scale(m, g)) {
+		t.Errorf("sorted search part %s; M grad J_sort = %s, M grad J = %s", ratString(got.Search), ratString(scale(m, gs)), ratString(scale(m, g)))
+	}
+}
+
+func TestJointExpectationErrors(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 1))
+	a := randomAggregator(t, rnd, 2, 2, 2)
+	c := must(UniformCategorical(2))
+	for _, tc := range []struct {
+		c    *Categorical
+		f    combin.Family
+		K    int
+		N2   int
+		b    Baseline
+		p    Presentation
+		want string
+	}{
+		{must(UniformCategorical(3)), family(t, false, 3, 2), 2, 2, WithinSet, PresentIndexOrder, "V = 3"},
+		{c, family(t, false, 3, 1), 2, 2, WithinSet, PresentIndexOrder, "n = 1"},
+		{c, family(t, false, 3, 2), 4, 2, WithinSet, PresentIndexOrder, "K = 4"},
+		{c, family(t, false, 3, 2), 2, 0, WithinSet, PresentIndexOrder, "N2 = 0"},
+		{c, family(t, false, 3, 2), 2, 2, WithinSet, Presentation(4), "Presentation(4)"},
+		{c, family(t, false, 8, 2), 4, 4, WithinSet, PresentIndexOrder, "leaves exceed"},
+	} {
+		_, err := JointExpectation(tc.c, a, tc.f, tc.K, tc.N2, tc.b, tc.p)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("JointExpectation error = %v, want containing %q", err, tc.want)
+		}
+	}
+	if _, err := NewAggregator(2, 2, make([]*Categorical, 3), make([][]*big.Rat, 4)); err == nil || !strings.Contains(err.Error(), "len(policy) = 3") {
+		t.Errorf("NewAggregator length error = %v", err)
+	}
+	pol := []*Categorical{c, c, must(UniformCategorical(3)), c}
+	rew := [][]*big.Rat{rats("0", "1"), rats("0", "1"), rats("0", "1", "0"), rats("0", "1")}
+	if _, err := NewAggregator(2, 2, pol, rew); err == nil || !strings.Contains(err.Error(), "policy[2] has 3 outputs") {
+		t.Errorf("NewAggregator size error = %v", err)
+	}
+	pol[2] = c
+	rew[2] = rats("0", "3")
+	if _, err := NewAggregator(2, 2, pol, rew); err == nil || !strings.Contains(err.Error(), "context 2") {
+		t.Errorf("NewAggregator reward error = %v", err)
+	}
+}
+
+// TestAdvantageCrossCheck: the engine's linear form of the search advantage,
+// A(i) = sum_H w_S(i, H) f_H (DesignWeights of a single selection gives
+// W = w_S), and its aggregation advantages agree with the library's
+// advantage.Compute on random selections and 0/1 rewards.
+func TestAdvantageCrossCheck(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(21, 22))
+	for _, f := range []combin.Family{family(t, false, 8, 4), family(t, true, 6, 3)} {
+		var groups [][]int
+		for g := range f.All() {
+			groups = append(groups, append([]int(nil), g...))
+		}
+		for trial := range 50 {
+			K := 2 + trial%4
+			sel := rnd.Perm(len(groups))[:K]
+			w, err := DesignWeights(f.N(), groups, func(yield func([]int, *big.Rat) bool) { yield(sel, big.NewRat(1, 1)) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			const N2 = 4
+			chosen := make([][]int, K)
+			rewards := make([][]float64, K)
+			ints := make([][]int, K)
+			fhat := make([]*big.Rat, K)
+			for k, h := range sel {
+				chosen[k] = groups[h]
+				ints[k] = make([]int, N2)
+				rewards[k] = make([]float64, N2)
+				sum := 0
+				for j := range N2 {
+					ints[k][j] = rnd.IntN(2)
+					rewards[k][j] = float64(ints[k][j])
+					sum += ints[k][j]
+				}
+				fhat[k] = big.NewRat(int64(sum), N2)
+			}
+			cr, err := advantage.Compute(f.N(), chosen, rewards)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range f.N() {
+				a := new(big.Rat)
+				for k, h := range sel {
+					a.Add(a, new(big.Rat).Mul(w.At(i, h), fhat[k]))
+				}
+				af, _ := a.Float64()
+				if math.Abs(af-cr.Search[i]) > 1e-12 {
+					t.Fatalf("%v selection %v: A_search(%d) engine %s, advantage.Compute %v", f, sel, i, a.RatString(), cr.Search[i])
+				}
+			}
+			adv := zeros(N2)
+			for k := range K {
+				aggAdvantages(adv, ints[k], WithinSet)
+				for j := range N2 {
+					af, _ := adv[j].Float64()
+					if math.Abs(af-cr.Aggregation[k][j]) > 1e-12 {
+						t.Fatalf("A_agg(%d, %d) engine %s, advantage.Compute %v", k, j, adv[j].RatString(), cr.Aggregation[k][j])
+					}
+				}
+			}
+		}
+	}
+}
