@@ -243,11 +243,20 @@ func (in Batch[F]) validate() (traces int, err error) {
 					p, i, size, len(in.Members), len(in.Members)-m)
 			}
 			g := in.Members[m : m+size]
+			var seen uint64 // bit y set: trace y < 64 is in g[:j]
 			for j, y := range g {
 				if y < 0 || y >= nt {
 					return 0, fmt.Errorf("advantage: problem %d, set %d, member %d = %d out of range [0, %d)", p, i, j, y, nt)
 				}
-				if j0 := slices.Index(g[:j], y); j0 >= 0 {
+				repeated := false
+				if y < 64 {
+					repeated = seen&(1<<y) != 0
+					seen |= 1 << y
+				} else {
+					repeated = slices.Contains(g[:j], y)
+				}
+				if repeated {
+					j0 := slices.Index(g[:j], y)
 					return 0, fmt.Errorf("advantage: problem %d, set %d: trace %d repeated (members %d and %d)", p, i, y, j0, j)
 				}
 			}
@@ -266,9 +275,11 @@ func (in Batch[F]) validate() (traces int, err error) {
 				return 0, fmt.Errorf("advantage: problem %d, set %d: %d rewards, but len(Rewards) = %d leaves %d",
 					p, i, count, len(in.Rewards), len(in.Rewards)-r)
 			}
-			for j, x := range in.Rewards[r : r+count] {
-				if err := checkReward(float64(x)); err != nil {
-					return 0, fmt.Errorf("advantage: problem %d, set %d, reward %d = %v: %w", p, i, j, x, err)
+			if !allRewardsValid(in.Rewards[r : r+count]) {
+				for j, x := range in.Rewards[r : r+count] {
+					if err := checkReward(float64(x)); err != nil {
+						return 0, fmt.Errorf("advantage: problem %d, set %d, reward %d = %v: %w", p, i, j, x, err)
+					}
 				}
 			}
 			r += count
@@ -294,6 +305,16 @@ var (
 	errTooLarge  = fmt.Errorf("reward magnitude exceeds MaxAbsReward = %g", MaxAbsReward)
 )
 
+// allRewardsValid reports whether every x is finite with |x| <= MaxAbsReward.
+func allRewardsValid[F constraints.Float](xs []F) bool {
+	m := 0.0
+	for _, x := range xs {
+		m = max(m, math.Abs(float64(x))) // NaN if any x is NaN
+	}
+	return m <= MaxAbsReward
+}
+
+// checkReward returns an error saying why x is not a valid reward, or nil.
 func checkReward(x float64) error {
 	switch {
 	case math.IsNaN(x) || math.IsInf(x, 0):
@@ -305,15 +326,19 @@ func checkReward(x float64) error {
 }
 
 // traceChunk is the number of traces whose search credit is accumulated in
-// one pass over a problem's sets; problems with more traces take several
-// passes. The accumulators live on the stack, so ComputeBatch allocates
-// nothing.
-const traceChunk = 64
+// one pass over a problem's sets, and setCache the number of sets whose
+// scores are kept between passes; larger problems take more passes or
+// recompute set scores. Both buffers live on the stack, so ComputeBatch
+// allocates nothing.
+const (
+	traceChunk = 64
+	setCache   = 64
+)
 
 // computeValid computes the credit of a batch already validated into dst,
 // already checked to fit.
 func computeValid[F constraints.Float](dst *BatchCredit[F], in Batch[F]) {
-	var accs [traceChunk]meanAcc
+	var sc scratch
 	t, s, m, r := 0, 0, 0, 0 // offsets of the current trace, set, member and reward
 	for p, nt := range in.Traces {
 		k := in.Sets[p]
@@ -328,9 +353,15 @@ func computeValid[F constraints.Float](dst *BatchCredit[F], in Batch[F]) {
 		}.credit(
 			dst.SetScores[s:s+k], dst.SetAdvantages[s:s+k],
 			dst.Search[t:t+nt], dst.Appearances[t:t+nt],
-			dst.Aggregation[r:r+nr], &accs)
+			dst.Aggregation[r:r+nr], &sc)
 		t, s, m, r = t+nt, s+k, m+nm, r+nr
 	}
+}
+
+// scratch is the stack memory of computeValid.
+type scratch struct {
+	dev [setCache]float64   // f'_i of the first setCache sets
+	sum [traceChunk]float64 // sum of f' over the sets holding each trace
 }
 
 func sum(xs []int) int {
@@ -356,15 +387,30 @@ type problem[F constraints.Float] struct {
 // mean reward pivot: f'_i = mean_j d_ij, so f_i = pivot + f'_i,
 // A_set = f'_i - fbar', A_agg = d_ij - f'_i and
 // A_search(y) = mean_{i: y in G_i} f'_i - fbar', which is the definition's
-// mean of A_set rearranged. fbar' and each trace's mean are taken by
-// meanAcc over f' in set order, so a trace in every set gets exactly 0.
-func (pr problem[F]) credit(setScores, setAdv, search []F, appearances []int, agg []F, accs *[traceChunk]meanAcc) {
+// mean of A_set rearranged. Two cases are set to exactly 0 because the
+// definition makes them exactly 0: every search advantage when all set
+// scores are equal (every A_set is 0), and the search advantage of a trace
+// in every set (the mean of all A_set, which sum to 0).
+func (pr problem[F]) credit(setScores, setAdv, search []F, appearances []int, agg []F, sc *scratch) {
+	k := len(pr.counts)
 	pivot := meanOf(pr.rewards)
+
+	// dev returns f'_i for set i, whose rewards are rs.
+	dev := func(i int, rs []F) float64 {
+		if i < setCache {
+			return sc.dev[i]
+		}
+		return meanDev(rs, pivot)
+	}
 
 	var fbarAcc meanAcc
 	o := 0
-	for _, c := range pr.counts {
-		fbarAcc.add(meanDev(pr.rewards[o:o+c], pivot))
+	for i, c := range pr.counts {
+		f := meanDev(pr.rewards[o:o+c], pivot)
+		if i < setCache {
+			sc.dev[i] = f
+		}
+		fbarAcc.add(f)
 		o += c
 	}
 	fbar := fbarAcc.mean()
@@ -372,7 +418,7 @@ func (pr problem[F]) credit(setScores, setAdv, search []F, appearances []int, ag
 	o = 0
 	for i, c := range pr.counts {
 		rs := pr.rewards[o : o+c]
-		f := meanDev(rs, pivot)
+		f := dev(i, rs)
 		setScores[i] = F(pivot + f)
 		setAdv[i] = F(f - fbar)
 		for j, x := range rs {
@@ -381,27 +427,28 @@ func (pr problem[F]) credit(setScores, setAdv, search []F, appearances []int, ag
 		o += c
 	}
 
+	clear(appearances)
 	for lo := 0; lo < pr.traces; lo += traceChunk {
 		hi := min(lo+traceChunk, pr.traces)
-		acc := accs[:hi-lo]
-		clear(acc)
+		sums := sc.sum[:hi-lo]
+		clear(sums)
 		o, m := 0, 0
 		for i, c := range pr.counts {
-			f := meanDev(pr.rewards[o:o+c], pivot)
+			f := dev(i, pr.rewards[o:o+c])
 			for _, y := range pr.members[m : m+pr.sizes[i]] {
 				if lo <= y && y < hi {
-					acc[y-lo].add(f)
+					sums[y-lo] += f
+					appearances[y]++
 				}
 			}
 			o, m = o+c, m+pr.sizes[i]
 		}
 		for y := lo; y < hi; y++ {
-			a := &acc[y-lo]
-			appearances[y] = a.n
-			if a.n == 0 {
+			switch n := appearances[y]; {
+			case n == 0 || n == k || !fbarAcc.mixed:
 				search[y] = 0
-			} else {
-				search[y] = F(a.mean() - fbar)
+			default:
+				search[y] = F(sums[y-lo]/float64(n) - fbar)
 			}
 		}
 	}

@@ -29,6 +29,7 @@ func TestComputeErrors(t *testing.T) {
 		{"member too large", 8, [][]int{{0, 1}, {2, 3, 8}}, [][]float64{{1}, {1}}, "problem 0, set 1, member 2 = 8 out of range [0, 8)"},
 		{"negative member", 8, [][]int{{-1}}, [][]float64{{1}}, "problem 0, set 0, member 0 = -1 out of range [0, 8)"},
 		{"repeated member", 8, [][]int{{0, 3, 1, 3}}, [][]float64{{1}}, "problem 0, set 0: trace 3 repeated (members 1 and 3)"},
+		{"repeated member above 64", 100, [][]int{{70, 3, 99, 70}}, [][]float64{{1}}, "problem 0, set 0: trace 70 repeated (members 0 and 3)"},
 		{"identical sets", 8, [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}, {0, 1, 2, 3}}, okR, "problem 0: sets 0 and 2 are identical [0 1 2 3]"},
 		{"no rewards", 8, ok, [][]float64{{1}, {}, {0}}, "problem 0, set 1: no rewards"},
 		{"NaN", 8, ok, [][]float64{{1}, {1}, {0, math.NaN()}}, "problem 0, set 2, reward 1 = NaN: reward is not finite"},

@@ -2,22 +2,52 @@ package advantage
 
 import "golang.org/x/exp/constraints"
 
-// meanAcc accumulates the mean of a sequence of float64 values.
-//
-// If every value added is equal to the first (compared with ==), mean returns
-// that first value exactly instead of sum/n, which can differ from it in the
-// last bit (three copies of 0.1 sum to 0.30000000000000004). Deviations from
-// such a mean are then exactly zero, so a set or group whose rewards are all
-// equal gets advantages that are exactly 0, not ±1 ulp.
-//
-// Two accumulators fed the same values in the same order return bitwise equal
-// means; the credit code relies on that to give exactly 0 to a trace that is
-// in every sampled set.
+// The means below are taken in float64, summing in order, with one rule
+// added: if every value equals the first (compared with ==), the mean is
+// that first value exactly instead of sum/n, which can differ from it in
+// the last bit (three copies of 0.1 sum to 0.30000000000000004).
+// Deviations from such a mean are exactly zero, so a set or group whose
+// rewards are all equal gets advantages that are exactly 0, not ±1 ulp.
+// meanOf, meanDev and meanAcc agree bitwise on the same values in the same
+// order.
+
+// meanOf returns the mean of xs, which must not be empty.
+func meanOf[F constraints.Float](xs []F) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += float64(x)
+	}
+	for _, x := range xs[1:] {
+		if x != xs[0] {
+			return s / float64(len(xs))
+		}
+	}
+	return float64(xs[0])
+}
+
+// meanDev returns the mean of the deviations x - pivot over xs, which must
+// not be empty.
+func meanDev[F constraints.Float](xs []F, pivot float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += float64(x) - pivot
+	}
+	d0 := float64(xs[0]) - pivot
+	for _, x := range xs[1:] {
+		if float64(x)-pivot != d0 {
+			return s / float64(len(xs))
+		}
+	}
+	return d0
+}
+
+// meanAcc accumulates a mean one value at a time, for values that are not
+// contiguous in memory.
 type meanAcc struct {
 	sum   float64
 	first float64
 	n     int
-	mixed bool
+	mixed bool // some value differs from first
 }
 
 func (a *meanAcc) add(x float64) {
@@ -37,22 +67,4 @@ func (a *meanAcc) mean() float64 {
 		return a.first
 	}
 	return a.sum / float64(a.n)
-}
-
-// meanOf returns the mean of xs, in float64, as meanAcc computes it.
-func meanOf[F constraints.Float](xs []F) float64 {
-	var a meanAcc
-	for _, x := range xs {
-		a.add(float64(x))
-	}
-	return a.mean()
-}
-
-// meanDev returns the mean of the deviations x - pivot, as meanAcc computes it.
-func meanDev[F constraints.Float](xs []F, pivot float64) float64 {
-	var a meanAcc
-	for _, x := range xs {
-		a.add(float64(x) - pivot)
-	}
-	return a.mean()
 }
