@@ -48,11 +48,11 @@ func evalPowersOfTwo(e int) []int {
 // efficiency for the closed-form method curve B(k) = 1 - exp(-lambda k),
 // lambda = -log(1-p_B), when k_B falls in the grid segment [k0, k1].
 //
-// In u = log k, g(u) = B(e^u) has g' = s e^-s and g” = s e^-s (1-s), with
-// s = lambda k. Linear interpolation on a segment of width h = log(k1/k0)
-// is within h^2/8 max|g”| of g, and the interpolant and g cross the target
+// In u = log k, g(u) = B(e^u) has first derivative g1 = s e^-s and second
+// derivative g2 = s e^-s (1-s), with s = lambda k. Linear interpolation on
+// a segment of width h = log(k1/k0) is within h^2/8 max|g2| of g, and the interpolant and g cross the target
 // in the same segment (they agree at the grid points and both increase),
-// so the interpolated log k_B is within (h^2/8 max|g”| + e)/min g' of the
+// so the interpolated log k_B is within (h^2/8 max|g2| + e)/min g1 of the
 // true one, e = 1e-15 covering the rounding of the curve values; the
 // efficiency is off by the factor exp of that, plus 1e-14 for the
 // arithmetic of the interpolation. On [s0, s1], s e^-s is unimodal with its
