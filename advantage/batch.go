@@ -387,12 +387,11 @@ type problem[F constraints.Float] struct {
 // mean reward pivot: f'_i = mean_j d_ij, so f_i = pivot + f'_i,
 // A_set = f'_i - fbar', A_agg = d_ij - f'_i and
 // A_search(y) = mean_{i: y in G_i} f'_i - fbar', which is the definition's
-// mean of A_set rearranged. Two cases are set to exactly 0 because the
-// definition makes them exactly 0: every search advantage when all set
-// scores are equal (every A_set is 0), and the search advantage of a trace
-// in every set (the mean of all A_set, which sum to 0).
+// mean of A_set rearranged. When all set scores are equal every A_set is 0,
+// and so is every search advantage, which is then set to exactly 0. A trace
+// in every set gets exactly 0 because its sum of f' is accumulated in the
+// same order as fbar's.
 func (pr problem[F]) credit(setScores, setAdv, search []F, appearances []int, agg []F, sc *scratch) {
-	k := len(pr.counts)
 	pivot := meanOf(pr.rewards)
 
 	// dev returns f'_i for set i, whose rewards are rs.
@@ -445,7 +444,7 @@ func (pr problem[F]) credit(setScores, setAdv, search []F, appearances []int, ag
 		}
 		for y := lo; y < hi; y++ {
 			switch n := appearances[y]; {
-			case n == 0 || n == k || !fbarAcc.mixed:
+			case n == 0 || !fbarAcc.mixed:
 				search[y] = 0
 			default:
 				search[y] = F(sums[y-lo]/float64(n) - fbar)

@@ -1,6 +1,8 @@
 package advantage
 
 import (
+	"math/bits"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -168,4 +170,36 @@ func TestManyTraces(t *testing.T) {
 			t.Fatalf("%d traces (-reference +got):\n%s", traces, diff)
 		}
 	})
+}
+
+// TestWholeFamily: all C(8, 4) = 70 sets of the paper's N1 = 8, n = 4, more
+// than the sets whose scores are cached, against the reference.
+func TestWholeFamily(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 0))
+	s := spec{Traces: 8}
+	for mask := range 1 << 8 {
+		if bits.OnesCount(uint(mask)) != 4 {
+			continue
+		}
+		var g []int
+		for y := range 8 {
+			if mask&(1<<y) != 0 {
+				g = append(g, y)
+			}
+		}
+		s.Groups = append(s.Groups, g)
+		s.Rewards = append(s.Rewards, []float64{rng.Float64(), rng.Float64(), float64(rng.IntN(2))})
+	}
+	if len(s.Groups) != 70 || len(s.Groups) <= setCache {
+		t.Fatalf("%d sets, want 70 > setCache = %d", len(s.Groups), setCache)
+	}
+	c := mustCompute(t, s)
+	if diff := cmp.Diff(reference(s), c, approx(1e-12)); diff != "" {
+		t.Fatalf("(-reference +got):\n%s", diff)
+	}
+	for y, n := range c.Appearances {
+		if n != 35 {
+			t.Errorf("trace %d in %d sets, want C(7, 3) = 35", y, n)
+		}
+	}
 }
