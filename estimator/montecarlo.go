@@ -66,7 +66,9 @@ const MonteCarloChunk = 1 << 13
 //     is a symbol);
 //  2. draw K distinct groups uniformly from Family (a combin.Sampler);
 //  3. present each group's traces in the order set by Presentation and
-//     score the presented tuple with Objective: f_i = f(y_{G_i});
+//     score the presented tuple with Objective: f_i = f(y_{G_i}) (the
+//     presentation orders f's arguments only: the credit below is computed
+//     on the groups as drawn);
 //  4. if N2 > 0, draw N2 aggregation rewards r_ij ~ Bernoulli(f_i) for each
 //     group (noisy set scores); if N2 == 0, give each group the single exact
 //     reward f_i;
@@ -267,6 +269,7 @@ type mcWorker struct {
 	batch   advantage.Batch[float64]       // one problem; Members are the groups
 	credit  advantage.BatchCredit[float64] // its credit
 	symbols []int                          // y_1..y_N
+	present []int                          // one group in presentation order
 	lengths []int                          // Lengths[y_i], when the gate is enabled
 	score   []float64                      // e_v - p
 	x       []float64                      // one replicate: g, then the extra statistics
@@ -298,6 +301,7 @@ func newMCWorker(mc *MonteCarlo, rewardsPerSet int) (*mcWorker, error) {
 			Aggregation:   make([]float64, len(batch.Rewards)),
 		},
 		symbols: make([]int, N),
+		present: make([]int, n),
 		score:   make([]float64, V),
 		x:       make([]float64, V+numExtraStats),
 	}
@@ -332,7 +336,12 @@ func (w *mcWorker) replicate() error {
 	n, V := mc.Family.GroupSize(), mc.Policy.Size()
 	rewardsPerSet := len(w.batch.Rewards) / mc.K
 	for k := range mc.K {
-		g := groups[k*n : (k+1)*n]
+		// The credit is computed on the groups as drawn; the presentation
+		// only orders the arguments of f, in a scratch copy (two tuples with
+		// the same members may be presented identically, yet they are
+		// distinct draws).
+		g := w.present
+		copy(g, groups[k*n:(k+1)*n])
 		switch mc.Presentation {
 		case PresentShuffled:
 			for j := n - 1; j > 0; j-- {

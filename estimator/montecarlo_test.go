@@ -6,7 +6,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"spiral/combin"
 	"spiral/lengthgate"
@@ -45,7 +48,8 @@ func naiveReplicate(tb testing.TB, mc *MonteCarlo, rnd *rand.Rand) (g, search []
 		tb.Fatal(err)
 	}
 	scores := make([]float64, mc.K)
-	for k, grp := range groups {
+	for k, drawn := range groups {
+		grp := slices.Clone(drawn)
 		switch mc.Presentation {
 		case PresentShuffled:
 			for j := n - 1; j > 0; j-- {
@@ -376,5 +380,202 @@ func TestMonteCarloPresentation(t *testing.T) {
 		if z <= 5 {
 			t.Errorf("%v: mean is within %.2f standard errors of M grad J, want the sorted objective to differ", p, z)
 		}
+	}
+}
+
+// TestMonteCarloMatchesNaive runs the allocation-free worker and
+// naiveReplicate (allocating calls and the definitions, written plainly) on
+// the same random streams: every replicate's g and search advantages agree,
+// for both families, every presentation, exact and noisy scores, and the
+// gate off and on under both boundary rules.
+func TestMonteCarloMatchesNaive(t *testing.T) {
+	pol := mcPolicy(t, "1/2", "1/3", "1/6")
+	tab, err := RandomTable(rand.New(rand.NewPCG(8, 8)), 3, 3, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gates := []lengthgate.Gate{{}, {Target: 10}, {Target: 10, Boundary: lengthgate.KeepAtTarget}}
+	reps := 300
+	if testing.Short() {
+		reps = 50
+	}
+	for _, ordered := range []bool{false, true} {
+		for _, p := range []Presentation{PresentIndexOrder, PresentShuffled, PresentBySymbol} {
+			for _, N2 := range []int{0, 3} {
+				for gi, gate := range gates {
+					mc := MonteCarlo{Family: mcFamily(t, 6, 3, ordered), K: 5, N2: N2, Policy: pol, Objective: tab,
+						Presentation: p, Gate: gate, Lengths: []int{5, 10, 20}}
+					if _, err := mc.validate(); err != nil {
+						t.Fatal(err)
+					}
+					w, err := newMCWorker(&mc, max(N2, 1))
+					if err != nil {
+						t.Fatal(err)
+					}
+					seed := uint64(gi)
+					w.pcg.Seed(seed, 1)
+					rnd := rand.New(rand.NewPCG(seed, 1))
+					for r := range reps {
+						if err := w.replicate(); err != nil {
+							t.Fatal(err)
+						}
+						g, search := naiveReplicate(t, &mc, rnd)
+						for v := range g {
+							if math.Abs(g[v]-w.x[v]) > 1e-12 {
+								t.Fatalf("%v %v N2=%d gate %+v replicate %d: g = %v, naive %v", mc.Family, p, N2, gate, r, w.x[:len(g)], g)
+							}
+						}
+						for i := range search {
+							if math.Abs(search[i]-w.credit.Search[i]) > 1e-12 {
+								t.Fatalf("%v %v N2=%d gate %+v replicate %d: search = %v, naive %v", mc.Family, p, N2, gate, r, w.credit.Search, search)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMonteCarloDeterministic checks that Run's result depends on the seed
+// and R only, not on the number of workers, and that its chunked, merged
+// statistics equal a plain two-pass computation over the same replicates
+// (chunk c drawn from rand.NewPCG(seed, c)), including the delta-method
+// standard error of SearchVariance, recomputed as the standard error of the
+// mean of the linearised statistic w - 2 E[u] u.
+func TestMonteCarloDeterministic(t *testing.T) {
+	mc := paperMonteCarlo(t)
+	mc.Gate, mc.Lengths = lengthgate.Gate{Target: 2}, []int{1, 3} // symbol 1 is overlong
+	R := 2*MonteCarloChunk + 1234
+	const seed = 99
+	var first MonteCarloResult
+	for i, workers := range []int{1, 2, 3, 0} {
+		mc.Workers = workers
+		res := mcRun(t, mc, R, seed)
+		if i == 0 {
+			first = res
+			continue
+		}
+		if !cmp.Equal(res, first) {
+			t.Fatalf("Workers = %d gives a different result:\n%s", workers, cmp.Diff(first, res))
+		}
+	}
+	if res := mcRun(t, mc, R, seed+1); cmp.Equal(res, first) {
+		t.Fatalf("seeds %d and %d give the same result", seed, seed+1)
+	}
+
+	// Plain two-pass statistics over the same replicates.
+	w, err := newMCWorker(&mc, mc.N2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var xs [][]float64
+	for c := 0; c*MonteCarloChunk < R; c++ {
+		w.pcg.Seed(seed, uint64(c))
+		for range min(MonteCarloChunk, R-c*MonteCarloChunk) {
+			if err := w.replicate(); err != nil {
+				t.Fatal(err)
+			}
+			xs = append(xs, slices.Clone(w.x))
+		}
+	}
+	V := mc.Policy.Size()
+	mean := func(col func(x []float64) float64) float64 {
+		s := 0.0
+		for _, x := range xs {
+			s += col(x)
+		}
+		return s / float64(len(xs))
+	}
+	cov := func(a, b func(x []float64) float64) float64 {
+		ma, mb := mean(a), mean(b)
+		s := 0.0
+		for _, x := range xs {
+			s += (a(x) - ma) * (b(x) - mb)
+		}
+		return s / float64(len(xs)-1)
+	}
+	col := func(i int) func(x []float64) float64 { return func(x []float64) float64 { return x[i] } }
+	approx := func(name string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 1e-9*math.Max(1e-3, math.Abs(want)) {
+			t.Errorf("%s = %.15g, two-pass %.15g", name, got, want)
+		}
+	}
+	for u := range V {
+		approx("Mean", first.Mean[u], mean(col(u)))
+		approx("StdErr", first.StdErr[u], math.Sqrt(cov(col(u), col(u))/float64(R)))
+		for v := range V {
+			approx("Covariance", first.Covariance[u*V+v], cov(col(u), col(v)))
+		}
+	}
+	a, s, z := col(V+statSearchMean), col(V+statSearchMeanSquare), col(V+statNoCredit)
+	approx("SearchMean", first.SearchMean.Value, mean(a))
+	approx("SearchMeanSquare", first.SearchMeanSquare.Value, mean(s))
+	approx("NoCredit", first.NoCredit.Value, mean(z))
+	approx("NoCredit.StdErr", first.NoCredit.StdErr, math.Sqrt(cov(z, z)/float64(R)))
+	mu := mean(a)
+	approx("SearchVariance", first.SearchVariance.Value, mean(s)-mu*mu)
+	lin := func(x []float64) float64 { return s(x) - 2*mu*a(x) }
+	approx("SearchVariance.StdErr", first.SearchVariance.StdErr, math.Sqrt(cov(lin, lin)/float64(R)))
+}
+
+// TestMonteCarloKOne: with one set per replicate every advantage is exactly
+// 0 (M = 0), and a trace misses the set with probability exactly (N-n)/N.
+func TestMonteCarloKOne(t *testing.T) {
+	mc := paperMonteCarlo(t)
+	mc.K = 1
+	res := mcRun(t, mc, 1000, 1)
+	want := MonteCarloResult{
+		Replicates: 1000,
+		Mean:       []float64{0, 0}, StdErr: []float64{0, 0},
+		Variance: []float64{0, 0}, Covariance: []float64{0, 0, 0, 0},
+		NoCredit: Estimate{Value: 0.5},
+	}
+	if !cmp.Equal(res, want) {
+		t.Errorf("K = 1:\n%s", cmp.Diff(want, res))
+	}
+}
+
+func TestMonteCarloErrors(t *testing.T) {
+	good := paperMonteCarlo(t)
+	pol3 := mcPolicy(t, "1/3", "1/3", "1/3")
+	tab3, err := CoverTable(2, 3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		edit func(mc *MonteCarlo)
+		R    int
+		want string
+	}{
+		{func(mc *MonteCarlo) {}, 1, "R = 1"},
+		{func(mc *MonteCarlo) { mc.Family = combin.Family{} }, 10, "zero Family"},
+		{func(mc *MonteCarlo) { mc.Policy = nil }, 10, "Policy is nil"},
+		{func(mc *MonteCarlo) { mc.Objective = nil }, 10, "Objective is nil"},
+		{func(mc *MonteCarlo) { mc.Policy = pol3 }, 10, "Objective has V = 2 symbols, Policy has V = 3"},
+		{func(mc *MonteCarlo) { mc.Objective = tab3 }, 10, "arity 3, Family Subsets(8, 4) has group size n = 4"},
+		{func(mc *MonteCarlo) { mc.K = 0 }, 10, "K = 0"},
+		{func(mc *MonteCarlo) { mc.K = 71 }, 10, "K = 71"},
+		{func(mc *MonteCarlo) { mc.N2 = -1 }, 10, "N2 = -1"},
+		{func(mc *MonteCarlo) { mc.N2 = MaxMonteCarloRewards }, 10, "exceeds MaxMonteCarloRewards"},
+		{func(mc *MonteCarlo) { mc.Presentation = 7 }, 10, "Presentation = 7"},
+		{func(mc *MonteCarlo) { mc.Gate = lengthgate.Gate{Target: -1} }, 10, "Target = -1"},
+		{func(mc *MonteCarlo) { mc.Gate = lengthgate.Gate{Target: 5} }, 10, "len(Lengths) = 0, want V = 2"},
+		{func(mc *MonteCarlo) { mc.Gate, mc.Lengths = lengthgate.Gate{Target: 5}, []int{3, -4} }, 10, "Lengths[1] = -4"},
+		{func(mc *MonteCarlo) { mc.Workers = -2 }, 10, "Workers = -2"},
+	} {
+		mc := good
+		tc.edit(&mc)
+		_, err := mc.Run(tc.R, 1)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error = %v, want one containing %q", err, tc.want)
+		}
+	}
+	// N beyond what the advantage package accepts: an error, not a panic.
+	huge := good
+	huge.Family = mcFamily(t, 1<<21, 4, false)
+	if _, err := huge.Run(10, 1); err == nil || !strings.Contains(err.Error(), "MaxTraces") {
+		t.Errorf("N = 2^21: error = %v, want one naming MaxTraces", err)
 	}
 }
