@@ -2,6 +2,7 @@ package advantage
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 
@@ -53,6 +54,43 @@ type Batch[F constraints.Float] struct {
 	// Rewards holds the aggregation rewards of every set, concatenated in set
 	// order, in the same layout as Members.
 	Rewards []F
+}
+
+// Span locates one problem in a [Batch] and in its [BatchCredit]: the
+// problem's traces are Search[Trace : Trace+Traces] (and the same range of
+// Appearances), its sets SetSizes[Set : Set+Sets] (and the same range of
+// RewardCounts, SetScores and SetAdvantages), its members
+// Members[Member : Member+Members] and its rewards Rewards[Reward :
+// Reward+Rewards] (and the same range of Aggregation).
+type Span struct {
+	Trace, Traces   int
+	Set, Sets       int
+	Member, Members int
+	Reward, Rewards int
+}
+
+// Spans returns the Span of each problem of b, in order, with its index.
+// On a batch that [ComputeBatch] would reject it stops at the first problem
+// whose slices run past the end of b's.
+func (b Batch[F]) Spans() iter.Seq2[int, Span] {
+	return func(yield func(int, Span) bool) {
+		var sp Span
+		for p := range min(len(b.Traces), len(b.Sets)) {
+			sp.Trace += sp.Traces
+			sp.Set += sp.Sets
+			sp.Member += sp.Members
+			sp.Reward += sp.Rewards
+			sp.Traces, sp.Sets = b.Traces[p], b.Sets[p]
+			if sp.Sets < 0 || sp.Sets > len(b.SetSizes)-sp.Set || sp.Sets > len(b.RewardCounts)-sp.Set {
+				return
+			}
+			sp.Members = sum(b.SetSizes[sp.Set : sp.Set+sp.Sets])
+			sp.Rewards = sum(b.RewardCounts[sp.Set : sp.Set+sp.Sets])
+			if !yield(p, sp) {
+				return
+			}
+		}
+	}
 }
 
 // BatchCredit receives the results of [ComputeBatch], in the order of the
@@ -339,22 +377,18 @@ const (
 // already checked to fit.
 func computeValid[F constraints.Float](dst *BatchCredit[F], in Batch[F]) {
 	var sc scratch
-	t, s, m, r := 0, 0, 0, 0 // offsets of the current trace, set, member and reward
-	for p, nt := range in.Traces {
-		k := in.Sets[p]
-		sizes, counts := in.SetSizes[s:s+k], in.RewardCounts[s:s+k]
-		nm, nr := sum(sizes), sum(counts)
+	for _, sp := range in.Spans() {
+		t, s, r := sp.Trace, sp.Set, sp.Reward
 		problem[F]{
-			traces:  nt,
-			sizes:   sizes,
-			members: in.Members[m : m+nm],
-			counts:  counts,
-			rewards: in.Rewards[r : r+nr],
+			traces:  sp.Traces,
+			sizes:   in.SetSizes[s : s+sp.Sets],
+			members: in.Members[sp.Member : sp.Member+sp.Members],
+			counts:  in.RewardCounts[s : s+sp.Sets],
+			rewards: in.Rewards[r : r+sp.Rewards],
 		}.credit(
-			dst.SetScores[s:s+k], dst.SetAdvantages[s:s+k],
-			dst.Search[t:t+nt], dst.Appearances[t:t+nt],
-			dst.Aggregation[r:r+nr], &sc)
-		t, s, m, r = t+nt, s+k, m+nm, r+nr
+			dst.SetScores[s:s+sp.Sets], dst.SetAdvantages[s:s+sp.Sets],
+			dst.Search[t:t+sp.Traces], dst.Appearances[t:t+sp.Traces],
+			dst.Aggregation[r:r+sp.Rewards], &sc)
 	}
 }
 

@@ -203,3 +203,48 @@ func TestWholeFamily(t *testing.T) {
 		}
 	}
 }
+
+// TestSpans: each problem's Span cuts out exactly its own slices.
+func TestSpans(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		specs := rapid.SliceOfN(rapid.Custom(drawSpec), 0, 5).Draw(t, "problems")
+		in := toBatch[float64](specs)
+		n := 0
+		for p, sp := range in.Spans() {
+			if p != n {
+				t.Fatalf("problem %d yielded as %d", n, p)
+			}
+			s := specs[p]
+			if got := toBatch[float64]([]spec{s}); !slices.Equal(got.Members, in.Members[sp.Member:sp.Member+sp.Members]) ||
+				!slices.Equal(got.Rewards, in.Rewards[sp.Reward:sp.Reward+sp.Rewards]) ||
+				!slices.Equal(got.SetSizes, in.SetSizes[sp.Set:sp.Set+sp.Sets]) ||
+				!slices.Equal(got.RewardCounts, in.RewardCounts[sp.Set:sp.Set+sp.Sets]) ||
+				sp.Traces != s.Traces {
+				t.Fatalf("problem %d: span %+v does not cut out %+v", p, sp, s)
+			}
+			before := toBatch[float64](specs[:p])
+			if sp.Trace != sum(before.Traces) || sp.Set != len(before.SetSizes) ||
+				sp.Member != len(before.Members) || sp.Reward != len(before.Rewards) {
+				t.Fatalf("problem %d: span %+v does not start after problems 0..%d", p, sp, p-1)
+			}
+			n++
+		}
+		if n != len(specs) {
+			t.Fatalf("%d spans, want %d", n, len(specs))
+		}
+	})
+
+	// A batch whose Sets run past SetSizes stops early; breaking stops.
+	in := toBatch[float64](paperSpecs(3, 1))
+	in.Sets[1] = 100
+	n := 0
+	for range in.Spans() {
+		n++
+	}
+	if n != 1 {
+		t.Errorf("spans of a bad batch: %d, want 1", n)
+	}
+	for range toBatch[float64](paperSpecs(3, 1)).Spans() {
+		break
+	}
+}
