@@ -1,0 +1,504 @@
+package estimator
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+)
+
+// TieRule says how a majority vote chooses among answers tied for the most
+// votes. The zero value is not a rule: the choice must be explicit, since
+// harnesses differ (Python's Counter.most_common, for one, keeps the first
+// seen).
+type TieRule int
+
+const (
+	// TieFirstSeen picks, among the tied answers, the one that occurs
+	// first in the list of answers.
+	TieFirstSeen TieRule = iota + 1
+	// TieSmallest picks the smallest tied answer (cmp.Compare for
+	// [MajorityVote], the caller's compare function for
+	// [MajorityVoteFunc]).
+	TieSmallest
+	// TieRandom picks one of the tied answers uniformly at random, from an
+	// injected *rand.Rand. Its exact expectation ([ExpectedMajority])
+	// splits a tie evenly among the tied answers and needs no random
+	// numbers.
+	TieRandom
+)
+
+// String returns the name of the rule, such as "first seen".
+func (r TieRule) String() string {
+	switch r {
+	case TieFirstSeen:
+		return "first seen"
+	case TieSmallest:
+		return "smallest"
+	case TieRandom:
+		return "random"
+	}
+	return fmt.Sprintf("TieRule(%d)", int(r))
+}
+
+// checkTieRule validates a tie rule and the compare function it may need.
+func checkTieRule[T any](what string, rule TieRule, compare func(a, b T) int) error {
+	switch rule {
+	case TieFirstSeen, TieRandom:
+		return nil
+	case TieSmallest:
+		if compare == nil {
+			return fmt.Errorf("estimator: %s: tie rule %v needs a compare function, got nil", what, rule)
+		}
+		return nil
+	}
+	return fmt.Errorf("estimator: %s: unknown tie rule %v", what, rule)
+}
+
+// tallyAnswers groups answers by value (==), distinct values in order of
+// first occurrence: values[a] is the a-th distinct answer, counts[a] how
+// often it occurs, and class[i] the index a of answers[i].
+func tallyAnswers[T comparable](answers []T) (values []T, counts, class []int) {
+	index := make(map[T]int)
+	class = make([]int, len(answers))
+	for i, x := range answers {
+		a, ok := index[x]
+		if !ok {
+			a = len(values)
+			index[x] = a
+			values = append(values, x)
+			counts = append(counts, 0)
+		}
+		counts[a]++
+		class[i] = a
+	}
+	return values, counts, class
+}
+
+// MajorityVote returns the most frequent of the answers (maj@k for
+// k = len(answers)), ties broken by rule, answers compared with == and
+// ordered by [cmp.Compare] for [TieSmallest]. It is [MajorityVoteFunc] with
+// cmp.Compare; see there for the rules and errors.
+func MajorityVote[T cmp.Ordered](answers []T, rule TieRule, rnd *rand.Rand) (T, error) {
+	return MajorityVoteFunc(answers, rule, cmp.Compare[T], rnd)
+}
+
+// MajorityVoteFunc returns the most frequent of the answers, the final
+// answer of a majority vote over k = len(answers) samples; maj@k scores 1
+// when it equals the correct answer. Answers are equal when == says so (a
+// float NaN is never equal to itself, so each NaN is an answer of its own).
+// Among answers tied for the most votes it picks, by rule:
+//
+//   - [TieFirstSeen]: the tied answer that occurs first in answers;
+//   - [TieSmallest]: the tied answer that is smallest under compare (among
+//     tied answers that compare equal, the first seen);
+//   - [TieRandom]: a tied answer chosen uniformly with rnd.IntN, the tied
+//     answers taken in order of first occurrence, so the same rnd state
+//     gives the same answer.
+//
+// compare is used only by TieSmallest and rnd only by TieRandom; either may
+// be nil otherwise. It returns an error naming the value for empty answers,
+// an unknown rule, a nil compare with TieSmallest, or a nil rnd with
+// TieRandom.
+func MajorityVoteFunc[T comparable](answers []T, rule TieRule, compare func(a, b T) int, rnd *rand.Rand) (T, error) {
+	var zero T
+	if err := checkTieRule("majority vote", rule, compare); err != nil {
+		return zero, err
+	}
+	if rule == TieRandom && rnd == nil {
+		return zero, fmt.Errorf("estimator: majority vote: tie rule %v with a nil *rand.Rand", rule)
+	}
+	if len(answers) == 0 {
+		return zero, fmt.Errorf("estimator: majority vote: no answers")
+	}
+	values, counts, _ := tallyAnswers(answers)
+	most := 0
+	for _, c := range counts {
+		most = max(most, c)
+	}
+	var tied []int // distinct answers with the most votes, first seen first
+	for a, c := range counts {
+		if c == most {
+			tied = append(tied, a)
+		}
+	}
+	switch rule {
+	case TieSmallest:
+		best := tied[0]
+		for _, a := range tied[1:] {
+			if compare(values[a], values[best]) < 0 {
+				best = a
+			}
+		}
+		return values[best], nil
+	case TieRandom:
+		return values[tied[rnd.IntN(len(tied))]], nil
+	}
+	return values[tied[0]], nil
+}
+
+// ExpectedMajority returns the exact expected maj@k over all size-k
+// subsets of the answers: see [ExpectedMajorityFunc], which it calls with
+// cmp.Compare.
+func ExpectedMajority[T cmp.Ordered](answers []T, correct T, k int, rule TieRule) (float64, error) {
+	return ExpectedMajorityFunc(answers, correct, k, rule, cmp.Compare[T])
+}
+
+// ExpectedMajorityFunc returns the unbiased estimator of maj@k, the
+// probability that a majority vote over k independent samples gives the
+// correct answer, from n = len(answers) >= k samples: the average, over all
+// C(n, k) size-k subsets of the answers taken in their original order, of
+// the indicator that [MajorityVoteFunc] on the subset returns correct. For
+// [TieRandom] a tie among t answers that include the correct one counts
+// 1/t, the exact expectation of the random pick, and no random numbers are
+// used; [TieFirstSeen] uses the subset's own order, so the order of answers
+// matters for it and for no other rule.
+//
+// The average over subsets is the analogue of [PassAtK]'s estimator, and is
+// unbiased for the same reason: every size-k subset of n independent
+// samples is itself a sample of k independent answers, in sample order.
+// Resampling k answers with replacement from the n, as some harnesses do,
+// is biased: its draws repeat samples, so its k-answer votes are not votes
+// over k independent samples (for k = n it does not even return the vote
+// over all n), and its expectation is not maj@k.
+//
+// The sum over subsets is computed exactly in floating point, without
+// sampling and without visiting the C(n, k) subsets. A subset is described
+// by how many answers it takes from each distinct answer a: the
+// composition (m_a), with sum_a m_a = k and prod_a C(n_a, m_a) subsets for
+// n_a copies of a, so the composition is multivariate hypergeometric. The
+// correct answer, with m copies in the subset, wins when every other answer
+// has at most m copies (fewer than m for answers smaller than it under
+// TieSmallest) and the tie rule picks it among those with exactly m: 1/t
+// for TieRandom, and for TieFirstSeen the probability that its first
+// chosen copy precedes the first chosen copy of every tied answer, which
+// given its first chosen position is a product of independent
+// hypergeometric factors. The sum over compositions is organised as a
+// dynamic program over the distinct answers, one hypergeometric transition
+// per answer, so nothing overflows and the cost is polynomial: about
+// D k^3 operations for TieSmallest, D k^3 log k for TieRandom (which also
+// counts the tied answers) and n_c D k^3 for TieFirstSeen, with D the
+// number of distinct answers and n_c the copies of the correct answer.
+// Computed probabilities agree with exact rational arithmetic to about
+// 1e-13.
+//
+// The result is 0 when correct is not among the answers. answers and
+// correct are compared with ==, so compare (used only by TieSmallest, and
+// nil otherwise) must order distinct answers strictly.
+//
+// It returns an error naming the value for k < 1, k > n, an unknown rule, a
+// nil compare with TieSmallest, or (TieSmallest) a compare that reports an
+// answer different from correct as equal to it.
+func ExpectedMajorityFunc[T comparable](answers []T, correct T, k int, rule TieRule, compare func(a, b T) int) (float64, error) {
+	if err := checkTieRule("expected maj@k", rule, compare); err != nil {
+		return 0, err
+	}
+	n := len(answers)
+	if k < 1 {
+		return 0, fmt.Errorf("estimator: expected maj@k: k = %d < 1", k)
+	}
+	if k > n {
+		return 0, fmt.Errorf("estimator: expected maj@k: k = %d > n = %d answers", k, n)
+	}
+	values, counts, class := tallyAnswers(answers)
+	ci := -1
+	for a, v := range values {
+		if v == correct {
+			ci = a
+			break
+		}
+	}
+	var smaller []bool
+	if rule == TieSmallest {
+		smaller = make([]bool, len(values))
+		for a, v := range values {
+			if a == ci {
+				continue
+			}
+			s := compare(v, correct)
+			if s == 0 {
+				return 0, fmt.Errorf("estimator: expected maj@k: compare reports answer %v equal to the correct answer %v", v, correct)
+			}
+			smaller[a] = s < 0
+		}
+	}
+	if ci < 0 {
+		return 0, nil
+	}
+	dp := newMajorityDP(n, k, rule, ci, counts, class, smaller)
+	return dp.expectation(), nil
+}
+
+// majHypergeomPMF returns, for a population of R items of which c are
+// marked and a uniformly random r-subset of them, the probabilities
+// pmf[x-lo] that the subset holds x marked items, for x = lo..lo+len-1 with
+// lo = max(0, r-(R-c)) and upper end min(c, r). The probabilities are
+// built from the mode outwards by the ratio of successive terms and then
+// normalised to sum 1, so the terms that matter are accurate to a few ulps
+// and nothing overflows for any R.
+func majHypergeomPMF(R, c, r int) (pmf []float64, lo int) {
+	lo, hi := max(0, r-(R-c)), min(c, r)
+	pmf = make([]float64, hi-lo+1)
+	mode := (r + 1) * (c + 1) / (R + 2)
+	mode = min(max(mode, lo), hi)
+	pmf[mode-lo] = 1
+	sum := 1.0
+	for x := mode; x < hi; x++ { // P(x+1)/P(x)
+		num := float64(c-x) * float64(r-x)
+		den := float64(x+1) * float64(R-c-r+x+1)
+		pmf[x+1-lo] = pmf[x-lo] * (num / den)
+		sum += pmf[x+1-lo]
+	}
+	for x := mode; x > lo; x-- { // P(x-1)/P(x)
+		num := float64(x) * float64(R-c-r+x)
+		den := float64(c-x+1) * float64(r-x+1)
+		pmf[x-1-lo] = pmf[x-lo] * (num / den)
+		sum += pmf[x-1-lo]
+	}
+	for i := range pmf {
+		pmf[i] /= sum
+	}
+	return pmf, lo
+}
+
+// majBinomialRatios writes dst[g] = C(g, m) / C(N, m) for g = 0..N
+// (len(dst) = N+1, 0 <= m <= N): the probability that a uniformly random
+// m-subset of N ordered items lies within the last g of them.
+func majBinomialRatios(dst []float64, N, m int) {
+	dst[N] = 1
+	for g := N; g > 0; g-- {
+		if g <= m {
+			// C(g', m) = 0 for g' < m.
+			for i := range g {
+				dst[i] = 0
+			}
+			return
+		}
+		dst[g-1] = dst[g] * (float64(g-m) / float64(g))
+	}
+}
+
+// majClass is one distinct answer other than the correct one, in the
+// dynamic program of ExpectedMajorityFunc.
+type majClass struct {
+	count   int  // copies among the n answers
+	smaller bool // TieSmallest: the answer is smaller than the correct one
+	// pmf[r] is the distribution of this answer's copies in the subset
+	// when r picks remain for this answer and those after it, starting at
+	// pmfLo[r] copies.
+	pmf   [][]float64
+	pmfLo []int
+	// after[j] (TieFirstSeen) is the number of this answer's copies that
+	// come after the j-th copy of the correct answer.
+	after []int
+}
+
+// majorityDP is the exact expected maj@k for one answer list; see
+// ExpectedMajorityFunc.
+type majorityDP struct {
+	n, k   int
+	rule   TieRule
+	nc     int        // copies of the correct answer
+	others []majClass // the other distinct answers, first seen first
+	pm     []float64  // pm[m-pmLo]: P(the subset holds m correct copies)
+	pmLo   int
+}
+
+func newMajorityDP(n, k int, rule TieRule, ci int, counts, class []int, smaller []bool) *majorityDP {
+	d := &majorityDP{n: n, k: k, rule: rule, nc: counts[ci]}
+	d.pm, d.pmLo = majHypergeomPMF(n, d.nc, k)
+	R := n - d.nc // population of the answers not yet processed
+	index := make([]int, len(counts))
+	for a, c := range counts {
+		index[a] = -1
+		if a == ci {
+			continue
+		}
+		index[a] = len(d.others)
+		cl := majClass{count: c}
+		if smaller != nil {
+			cl.smaller = smaller[a]
+		}
+		rmax := min(k-1, R)
+		cl.pmf = make([][]float64, rmax+1)
+		cl.pmfLo = make([]int, rmax+1)
+		for r := range rmax + 1 {
+			cl.pmf[r], cl.pmfLo[r] = majHypergeomPMF(R, c, r)
+		}
+		R -= c
+		d.others = append(d.others, cl)
+	}
+	if rule == TieFirstSeen {
+		// after[j] for every other answer, by one backward scan keeping
+		// the number of copies of each answer seen so far.
+		suffix := make([]int, len(counts))
+		for i := range d.others {
+			d.others[i].after = make([]int, d.nc)
+		}
+		j := d.nc
+		for i := n - 1; i >= 0; i-- {
+			a := class[i]
+			if a != ci {
+				suffix[a]++
+				continue
+			}
+			j--
+			for b, o := range index {
+				if o >= 0 {
+					d.others[o].after[j] = suffix[b]
+				}
+			}
+		}
+	}
+	return d
+}
+
+// expectation sums, over the number m of correct copies in the subset,
+// P(m) times the probability that the correct answer wins given m.
+func (d *majorityDP) expectation() float64 {
+	total := 0.0
+	for i, p := range d.pm {
+		m := d.pmLo + i
+		if m == 0 || p == 0 {
+			continue
+		}
+		var win float64
+		switch d.rule {
+		case TieSmallest:
+			win = d.winSmallest(m)
+		case TieRandom:
+			win = d.winRandom(m)
+		case TieFirstSeen:
+			win = d.winFirstSeen(m)
+		}
+		total += p * win
+	}
+	return min(total, 1)
+}
+
+// limit returns the most copies other answer cl may have in the subset
+// without beating the correct answer with m copies outright (TieSmallest:
+// without winning the tie either).
+func (d *majorityDP) limit(cl *majClass, m int) int {
+	if d.rule == TieSmallest && cl.smaller {
+		return m - 1
+	}
+	return m
+}
+
+// sweep runs the dynamic program over the other answers for a correct
+// answer with m copies: v[r] is the probability mass with r picks still to
+// be made, starting from all mass at r = k-m, and each answer takes x of
+// them with its hypergeometric probability, x capped by limit; x = m
+// (a tie) is further weighted by top(i) for the i-th other answer, when
+// top is not nil. It returns the mass with no picks left: the probability
+// that no other answer beats the correct one, weighted by the tie factors.
+func (d *majorityDP) sweep(v, w []float64, m int, top func(i int) float64) float64 {
+	clear(v)
+	v[d.k-m] = 1
+	for i := range d.others {
+		cl := &d.others[i]
+		most := d.limit(cl, m)
+		tie := 1.0
+		if top != nil && most == m {
+			tie = top(i)
+		}
+		clear(w)
+		for r := range min(len(v), len(cl.pmf)) {
+			mass := v[r]
+			if mass == 0 {
+				continue
+			}
+			lo, pmf := cl.pmfLo[r], cl.pmf[r]
+			for x := lo; x < lo+len(pmf) && x <= most; x++ {
+				f := mass * pmf[x-lo]
+				if x == m {
+					f *= tie
+				}
+				w[r-x] += f
+			}
+		}
+		v, w = w, v
+	}
+	return v[0]
+}
+
+// winSmallest is P(correct wins | m copies) under TieSmallest: no other
+// answer has more than m copies, and none smaller than it has m.
+func (d *majorityDP) winSmallest(m int) float64 {
+	v, w := make([]float64, d.k-m+1), make([]float64, d.k-m+1)
+	return d.sweep(v, w, m, nil)
+}
+
+// winRandom is P(correct wins | m copies) under TieRandom: the expectation
+// of 1/t over the subsets where no other answer has more than m copies,
+// with t the number of answers (the correct one included) with exactly m.
+func (d *majorityDP) winRandom(m int) float64 {
+	rlen := d.k - m + 1
+	tmax := min(len(d.others), (d.k-m)/m) // other answers that can tie
+	v := make([]float64, (tmax+1)*rlen)   // v[t*rlen+r]
+	w := make([]float64, (tmax+1)*rlen)
+	v[d.k-m] = 1
+	for i := range d.others {
+		cl := &d.others[i]
+		clear(w)
+		for t := range tmax + 1 {
+			for r := range min(rlen, len(cl.pmf)) {
+				mass := v[t*rlen+r]
+				if mass == 0 {
+					continue
+				}
+				lo, pmf := cl.pmfLo[r], cl.pmf[r]
+				for x := lo; x < lo+len(pmf) && x <= m; x++ {
+					if x == m {
+						// t < tmax here: a tie needs m of the remaining picks.
+						w[(t+1)*rlen+r-x] += mass * pmf[x-lo]
+					} else {
+						w[t*rlen+r-x] += mass * pmf[x-lo]
+					}
+				}
+			}
+		}
+		v, w = w, v
+	}
+	win := 0.0
+	for t := range tmax + 1 {
+		win += v[t*rlen] / float64(t+1)
+	}
+	return win
+}
+
+// winFirstSeen is P(correct wins | m copies) under TieFirstSeen. Given that
+// the correct answer's first chosen copy is its j-th copy (probability
+// C(n_c-1-j, m-1)/C(n_c, m)), an other answer with exactly m chosen copies
+// loses the tie exactly when all m lie after that position, probability
+// C(g, m)/C(n_a, m) for the g of its copies that come after; the answers'
+// choices are independent given their counts, so this is one sweep per j.
+func (d *majorityDP) winFirstSeen(m int) float64 {
+	v, w := make([]float64, d.k-m+1), make([]float64, d.k-m+1)
+	// first[g] = C(g, m-1)/C(n_c-1, m-1); the j-th copy is first with
+	// probability (m/n_c) * first[n_c-1-j].
+	first := make([]float64, d.nc)
+	majBinomialRatios(first, d.nc-1, m-1)
+	// ratio[i][g] = C(g, m)/C(n_a, m) for other answers that can tie.
+	ratio := make([][]float64, len(d.others))
+	for i, cl := range d.others {
+		if cl.count >= m {
+			ratio[i] = make([]float64, cl.count+1)
+			majBinomialRatios(ratio[i], cl.count, m)
+		}
+	}
+	win := 0.0
+	for j := range d.nc - m + 1 {
+		pj := float64(m) / float64(d.nc) * first[d.nc-1-j]
+		if pj == 0 {
+			continue
+		}
+		win += pj * d.sweep(v, w, m, func(i int) float64 {
+			if ratio[i] == nil {
+				return 0 // cannot have m copies
+			}
+			return ratio[i][d.others[i].after[j]]
+		})
+	}
+	return win
+}
