@@ -86,6 +86,9 @@ func (b Batch[F]) Spans() iter.Seq2[int, Span] {
 			}
 			sp.Members = sum(b.SetSizes[sp.Set : sp.Set+sp.Sets])
 			sp.Rewards = sum(b.RewardCounts[sp.Set : sp.Set+sp.Sets])
+			if sp.Members < 0 || sp.Members > len(b.Members)-sp.Member || sp.Rewards < 0 || sp.Rewards > len(b.Rewards)-sp.Reward {
+				return
+			}
 			if !yield(p, sp) {
 				return
 			}
@@ -104,7 +107,8 @@ type BatchCredit[F constraints.Float] struct {
 	// sets of the same problem.
 	SetAdvantages []F
 	// Search[t] is A_search of trace t, traces numbered across the batch
-	// (problem p's traces start at sum(Traces[:p])). 0 for a trace in no set.
+	// (problem p's traces start at sum(Traces[:p]); see [Batch.Spans]).
+	// 0 for a trace in no set.
 	Search []F
 	// Appearances[t] is the number of sets of its problem that hold trace t.
 	Appearances []int
@@ -123,17 +127,13 @@ func NewBatchCredit[F constraints.Float](in Batch[F]) (BatchCredit[F], error) {
 	if err != nil {
 		return BatchCredit[F]{}, err
 	}
-	return makeBatchCredit[F](traces, len(in.SetSizes), len(in.Rewards)), nil
-}
-
-func makeBatchCredit[F constraints.Float](traces, sets, rewards int) BatchCredit[F] {
 	return BatchCredit[F]{
-		SetScores:     make([]F, sets),
-		SetAdvantages: make([]F, sets),
+		SetScores:     make([]F, len(in.SetSizes)),
+		SetAdvantages: make([]F, len(in.SetSizes)),
 		Search:        make([]F, traces),
 		Appearances:   make([]int, traces),
-		Aggregation:   make([]F, rewards),
-	}
+		Aggregation:   make([]F, len(in.Rewards)),
+	}, nil
 }
 
 // NewUniformBatch returns the layout of a batch of problems that all have
@@ -144,8 +144,8 @@ func makeBatchCredit[F constraints.Float](traces, sets, rewards int) BatchCredit
 // is the paper's batch.
 //
 // It returns an error if an argument is less than 1, if setSize > traces, if
-// traces > [MaxTraces], or if the batch would have more than 1<<31 members
-// or rewards.
+// traces > [MaxTraces], or if the batch would have more than 1<<31 traces,
+// members or rewards.
 func NewUniformBatch[F constraints.Float](problems, traces, sets, setSize, rewards int) (Batch[F], error) {
 	for _, a := range []struct {
 		name string
@@ -163,9 +163,9 @@ func NewUniformBatch[F constraints.Float](problems, traces, sets, setSize, rewar
 	}
 	const limit = 1 << 31
 	nSets := problems * sets
-	if problems > limit/sets || nSets > limit/setSize || nSets > limit/rewards {
-		return Batch[F]{}, fmt.Errorf("advantage: %d problems of %d sets of %d members and %d rewards: more than %d entries",
-			problems, sets, setSize, rewards, limit)
+	if problems > limit/traces || problems > limit/sets || nSets > limit/setSize || nSets > limit/rewards {
+		return Batch[F]{}, fmt.Errorf("advantage: %d problems of %d traces and %d sets of %d members and %d rewards: more than %d entries",
+			problems, traces, sets, setSize, rewards, limit)
 	}
 	return Batch[F]{
 		Traces:       filled(problems, traces),
@@ -201,9 +201,11 @@ func filled(n, v int) []int {
 // results are rounded to F only when stored. The arithmetic is done on
 // deviations from the problem's mean reward (a two-pass scheme), so a
 // common offset in the rewards, however large, costs no accuracy in the
-// advantages. A set whose rewards are all equal gets aggregation advantages
-// that are exactly 0; a problem whose rewards are all equal gets exactly 0
-// everywhere; a trace that is in every set of its problem gets exactly 0.
+// advantages. Advantages that are 0 by definition are exactly 0, not a
+// rounding residue: the aggregation advantages of a set whose rewards are
+// all equal; every set and search advantage of a problem whose set scores
+// all come out equal (as when every set has the same rewards); the search
+// advantage of a trace that is in every set of its problem.
 // Work is O(K*n + sum_i N2_i + N1) per problem, plus O(K^2) cheap
 // comparisons to reject identical sets.
 //

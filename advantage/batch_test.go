@@ -121,7 +121,7 @@ func TestUniformBatch(t *testing.T) {
 	}
 
 	for _, bad := range [][5]int{{0, 8, 4, 4, 4}, {1, 0, 4, 4, 4}, {1, 8, 0, 4, 4}, {1, 8, 4, 0, 4}, {1, 8, 4, 4, 0}, {1, 3, 4, 4, 4},
-		{1, MaxTraces + 1, 1, 1, 1}, {1 << 30, 8, 4, 4, 4}, {1 << 62, 8, 4, 4, 4}} {
+		{1, MaxTraces + 1, 1, 1, 1}, {1 << 12, MaxTraces, 1, 1, 1}, {1 << 30, 8, 4, 4, 4}, {1 << 62, 8, 4, 4, 4}} {
 		if _, err := NewUniformBatch[float32](bad[0], bad[1], bad[2], bad[3], bad[4]); err == nil {
 			t.Errorf("NewUniformBatch%v: no error", bad)
 		}

@@ -22,8 +22,10 @@
 // [Compute] takes one problem in nested slices and returns a [Credit].
 // [ComputeBatch] takes many problems laid out flat in a [Batch] (the paper's
 // step is 256 problems) and writes into a caller-owned [BatchCredit]; it
-// allocates nothing, and works on float32 as well as float64 rewards. Compute
-// is ComputeBatch on a batch of one.
+// allocates nothing, and works on float32 as well as float64 rewards;
+// [Batch.Spans] locates each problem's inputs and results, and
+// [NewUniformBatch] builds the layout of a batch whose problems share one
+// shape. Compute is ComputeBatch on a batch of one.
 //
 // # Group baselines
 //

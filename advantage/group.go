@@ -87,8 +87,8 @@ type GroupReport[ID comparable] struct {
 // len(ids) != len(rewards), if opt.Epsilon is negative or not finite, or if
 // a reward is NaN, infinite or larger in magnitude than [MaxAbsReward] (the
 // error names its row and group). It panics if len(dst) != len(rewards), a
-// programmer's error. It allocates O(number of groups) scratch, and a map
-// from id to group.
+// programmer's error. It allocates a map from id to group number, the
+// group number of each row, and O(1) statistics per group.
 func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []ID, opt GroupOptions) (GroupReport[ID], error) {
 	if len(ids) != len(rewards) {
 		return GroupReport[ID]{}, fmt.Errorf("advantage: len(ids) = %d, want len(rewards) = %d", len(ids), len(rewards))
