@@ -1,0 +1,106 @@
+package spiral
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestBudgetPaper(t *testing.T) {
+	// Section 4, Table 1: 8*4096 + 4*4*4096 = 98,304 = 12*8192.
+	s, err := Paper().Budget(PaperLimits(300))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := PaperGRPO().Budget(300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Generated() != 98304 || g.Generated() != 98304 {
+		t.Errorf("Generated: SPIRAL %d, GRPO %d; want 98304 for both", s.Generated(), g.Generated())
+	}
+	// Hand-derived from the formulas, prompt 300 tokens, candidates 4*4096.
+	wantS := Budget{
+		SearchCalls:          8,
+		AggregationCalls:     16,
+		SearchGenerated:      8 * 4096,
+		AggregationGenerated: 16 * 4096,
+		SearchPrefill:        8 * 300,
+		AggregationPrefill:   16 * (300 + 4*4096), // 266,944
+		CachedPrefill:        300 + 4*(300+4*4096),
+	}
+	if s != wantS {
+		t.Errorf("SPIRAL budget = %+v, want %+v", s, wantS)
+	}
+	if s.AggregationPrefill != 266944 || s.Prefill() != 269344 || s.Calls() != 24 {
+		t.Errorf("AggregationPrefill, Prefill, Calls = %d, %d, %d; want 266944, 269344, 24", s.AggregationPrefill, s.Prefill(), s.Calls())
+	}
+	wantG := Budget{SearchCalls: 12, SearchGenerated: 98304, SearchPrefill: 3600, CachedPrefill: 300}
+	if g != wantG {
+		t.Errorf("GRPO budget = %+v, want %+v", g, wantG)
+	}
+}
+
+func TestBudgetErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"bad config", func() error { _, err := (Config{}).Budget(PaperLimits(0)); return err }(), "SearchTraces (N1) = 0"},
+		{"negative prompt", func() error { _, err := Paper().Budget(Limits{Prompt: -1, Search: 1, Aggregation: 1}); return err }(), "Limits.Prompt = -1 < 0"},
+		{"zero search", func() error { _, err := Paper().Budget(Limits{Aggregation: 1}); return err }(), "Limits.Search = 0 < 1"},
+		{"zero aggregation", func() error { _, err := Paper().Budget(Limits{Search: 1}); return err }(), "Limits.Aggregation = 0 < 1"},
+		{"overflow", func() error { _, err := Paper().Budget(Limits{Search: math.MaxInt64 / 4, Aggregation: 1}); return err }(), "overflows int64"},
+		{"prefill overflow", func() error {
+			_, err := Paper().Budget(Limits{Prompt: math.MaxInt64 / 16, Search: 1, Aggregation: 1})
+			return err
+		}(), "overflows int64"},
+		{"bad GRPO", func() error { _, err := (GRPO{Group: 0, MaxLength: -3}).Budget(0); return err }(), "GRPO.MaxLength = -3 < 1"},
+		{"GRPO prompt", func() error { _, err := PaperGRPO().Budget(-5); return err }(), "prompt = -5 < 0"},
+		{"GRPO overflow", func() error { _, err := (GRPO{Group: 3, MaxLength: math.MaxInt64 / 2}).Budget(0); return err }(), "overflows int64"},
+	}
+	for _, tt := range tests {
+		if tt.err == nil || !strings.Contains(tt.err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want it to contain %q", tt.name, tt.err, tt.want)
+		}
+	}
+	// Every bad GRPO field is named at once.
+	err := (GRPO{}).Validate()
+	if err == nil || !strings.Contains(err.Error(), "GRPO.Group (G) = 0 < 1") || !strings.Contains(err.Error(), "GRPO.MaxLength = 0 < 1") {
+		t.Errorf("GRPO{}.Validate() = %v, want both fields named", err)
+	}
+}
+
+func TestBudgetRSA(t *testing.T) {
+	// P = 8, n = 4, T = 10, prompt 300, search 4096, aggregation 2048:
+	// step 1 reads search traces, steps 2..10 read aggregation outputs.
+	b, err := PaperRSA().Budget(Limits{Prompt: 300, Search: 4096, Aggregation: 2048})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Budget{
+		SearchCalls:          8,
+		AggregationCalls:     80,
+		SearchGenerated:      8 * 4096,
+		AggregationGenerated: 80 * 2048,
+		SearchPrefill:        8 * 300,
+		AggregationPrefill:   8*(300+4*4096) + 9*8*(300+4*2048),
+		CachedPrefill:        300 + 8*(300+4*4096) + 9*8*(300+4*2048),
+	}
+	if b != want {
+		t.Errorf("RSA budget = %+v, want %+v", b, want)
+	}
+	zero := PaperRSA()
+	zero.Steps = 0
+	b, err = zero.Budget(PaperLimits(300))
+	if err != nil || b != (Budget{SearchCalls: 8, SearchGenerated: 8 * 4096, SearchPrefill: 2400, CachedPrefill: 300}) {
+		t.Errorf("T = 0: %+v, %v", b, err)
+	}
+	if _, err := (RSA{Population: 8, SetSize: 4, Steps: 1 << 40}).Budget(PaperLimits(0)); err == nil {
+		t.Error("T = 2^40: nil error")
+	}
+	if _, err := PaperRSA().Budget(Limits{Search: math.MaxInt64 / 2, Aggregation: 1}); err == nil || !strings.Contains(err.Error(), "overflows") {
+		t.Errorf("overflow: %v", err)
+	}
+}

@@ -1,0 +1,201 @@
+package spiral
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
+	"pgregory.net/rapid"
+)
+
+func TestRSAValidate(t *testing.T) {
+	tests := []struct {
+		r    RSA
+		want []string
+	}{
+		{RSA{}, []string{"Population (P) = 0 < 1", "SetSize (n) = 0 < 1"}},
+		{RSA{Population: 4, SetSize: 5, Steps: -1}, []string{"SetSize (n) = 5 > Population (P) = 4", "Steps (T) = -1 < 0"}},
+		{RSA{Population: 4, SetSize: 4, Steps: 1, Sets: DistinctSets}, []string{"DistinctSets needs Population (P) = 4 <= C(P, n) = C(4, 4) = 1"}},
+		{RSA{Population: 5, SetSize: 4, Steps: 1, Sets: DistinctSets}, []string{"C(5, 4) = 5"}}, // 5 <= 5: valid, see below
+		{RSA{Population: 8, SetSize: 4, Steps: 1, Sets: 3, Order: 4}, []string{"Sets = 3", "Order = 4"}},
+		{RSA{Population: 8, SetSize: 4, Steps: MaxSize}, []string{"exceed MaxSize"}},
+	}
+	for _, tt := range tests {
+		err := tt.r.Validate()
+		if tt.r.Population == 5 {
+			if err != nil {
+				t.Errorf("%+v: Validate() = %v, want nil (P = C(P, n))", tt.r, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%+v: Validate() = nil", tt.r)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%+v: Validate() = %q, want %q in it", tt.r, err, w)
+			}
+		}
+	}
+	if _, err := PaperRSA().Schedule(nil); err == nil {
+		t.Error("Schedule(nil): nil error")
+	}
+	if _, err := (RSA{}).Schedule(rand.New(rand.NewPCG(1, 2))); err == nil {
+		t.Error("RSA{}.Schedule: nil error")
+	}
+}
+
+// checkSchedule checks that s is a valid schedule of r: T steps of P sets,
+// each of n distinct indices in [0, P), ascending under IndexOrder, and the
+// sets of a step distinct under DistinctSets.
+func checkSchedule(t interface{ Fatalf(string, ...any) }, r RSA, s [][][]int) {
+	if len(s) != r.Steps {
+		t.Fatalf("%d steps, want %d", len(s), r.Steps)
+	}
+	for st, step := range s {
+		if len(step) != r.Population {
+			t.Fatalf("step %d: %d sets, want P = %d", st, len(step), r.Population)
+		}
+		seen := map[string]bool{}
+		for i, set := range step {
+			if len(set) != r.SetSize {
+				t.Fatalf("step %d set %d = %v: want n = %d indices", st, i, set, r.SetSize)
+			}
+			sorted := slices.Sorted(slices.Values(set))
+			for j, x := range sorted {
+				if x < 0 || x >= r.Population || (j > 0 && sorted[j-1] == x) {
+					t.Fatalf("step %d set %d = %v: not n distinct indices in [0, %d)", st, i, set, r.Population)
+				}
+			}
+			if r.Order == IndexOrder && !slices.Equal(sorted, set) {
+				t.Fatalf("step %d set %d = %v: not ascending under IndexOrder", st, i, set)
+			}
+			key := fmt.Sprint(sorted)
+			if r.Sets == DistinctSets && seen[key] {
+				t.Fatalf("step %d: set %d = %v repeats an earlier set under DistinctSets", st, i, set)
+			}
+			seen[key] = true
+		}
+	}
+}
+
+func TestRSAScheduleProperties(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		p := rapid.IntRange(1, 12).Draw(rt, "P")
+		n := rapid.IntRange(1, p).Draw(rt, "n")
+		r := RSA{
+			Population: p,
+			SetSize:    n,
+			Steps:      rapid.IntRange(0, 6).Draw(rt, "T"),
+			Sets:       SetRule(rapid.IntRange(0, 1).Draw(rt, "rule")),
+			Order:      Order(rapid.IntRange(0, 1).Draw(rt, "order")),
+		}
+		seed := rapid.Uint64().Draw(rt, "seed")
+		s, err := r.Schedule(rand.New(rand.NewPCG(seed, 7)))
+		if r.Validate() != nil {
+			if err == nil {
+				rt.Fatalf("%+v is invalid but Schedule returned no error", r)
+			}
+			return
+		}
+		if err != nil {
+			rt.Fatalf("Schedule: %v", err)
+		}
+		checkSchedule(rt, r, s)
+		again, _ := r.Schedule(rand.New(rand.NewPCG(seed, 7)))
+		if !slices.EqualFunc(s, again, func(a, b [][]int) bool { return slices.EqualFunc(a, b, slices.Equal) }) {
+			rt.Fatalf("same seed, different schedules")
+		}
+	})
+}
+
+// TestRSARepeatRate checks the rule that tells the modes apart: at P = 8,
+// n = 4, a step of IndependentSets repeats some subset with probability
+// 1 - (70)_8/70^8 (the birthday problem over 70 subsets), DistinctSets never.
+func TestRSARepeatRate(t *testing.T) {
+	want := 1.0
+	for i := range 8 {
+		want *= float64(70-i) / 70
+	}
+	want = 1 - want // 0.33973
+	const steps = 4000
+	r := RSA{Population: 8, SetSize: 4, Steps: steps}
+	for _, rule := range []SetRule{IndependentSets, DistinctSets} {
+		r.Sets = rule
+		s, err := r.Schedule(rand.New(rand.NewPCG(11, 12)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		repeats := 0
+		for _, step := range s {
+			seen := map[[4]int]bool{}
+			dup := false
+			for _, set := range step {
+				k := [4]int(set)
+				dup = dup || seen[k]
+				seen[k] = true
+			}
+			if dup {
+				repeats++
+			}
+		}
+		got := float64(repeats) / steps
+		if rule == DistinctSets {
+			if repeats != 0 {
+				t.Errorf("DistinctSets: %d steps with a repeated subset", repeats)
+			}
+			continue
+		}
+		se := math.Sqrt(want * (1 - want) / steps)
+		if math.Abs(got-want) > 5*se {
+			t.Errorf("IndependentSets: repeat rate %.4f, want %.4f ± 5*%.4f", got, want, se)
+		}
+	}
+}
+
+// TestRSAUniform checks, by a chi-square test at a fixed seed, that member
+// 0's subset is uniform over the 70 subsets under both rules, and that
+// Shuffled puts the smallest index of a set at each of the 4 positions
+// uniformly. Thresholds are the chi-square quantiles at 1 - 1e-6.
+func TestRSAUniform(t *testing.T) {
+	const steps = 7000
+	for _, rule := range []SetRule{IndependentSets, DistinctSets} {
+		r := RSA{Population: 8, SetSize: 4, Steps: steps, Sets: rule, Order: Shuffled}
+		s, err := r.Schedule(rand.New(rand.NewPCG(3, uint64(rule))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		subsets := map[[4]int]float64{}
+		var pos [4]float64
+		for _, step := range s {
+			set := step[0]
+			subsets[[4]int(slices.Sorted(slices.Values(set)))]++
+			pos[slices.Index(set, slices.Min(set))]++
+		}
+		if len(subsets) != 70 {
+			t.Errorf("%v: %d distinct subsets seen for member 0, want 70", rule, len(subsets))
+		}
+		chi := 0.0
+		for _, c := range subsets {
+			e := float64(steps) / 70
+			chi += (c - e) * (c - e) / e
+		}
+		chi += float64(70-len(subsets)) * float64(steps) / 70
+		if lim := (distuv.ChiSquared{K: 69}).Quantile(1 - 1e-6); chi > lim {
+			t.Errorf("%v: subsets chi-square %.1f > %.1f", rule, chi, lim)
+		}
+		chi = 0
+		for _, c := range pos {
+			e := float64(steps) / 4
+			chi += (c - e) * (c - e) / e
+		}
+		if lim := (distuv.ChiSquared{K: 3}).Quantile(1 - 1e-6); chi > lim {
+			t.Errorf("%v: position of the minimum chi-square %.1f > %.1f (counts %v)", rule, chi, lim, pos)
+		}
+	}
+}
