@@ -15,79 +15,91 @@ func (f Family) All() iter.Seq[[]int] {
 		if f.n == 0 {
 			return
 		}
-		if f.ordered {
-			f.allTuples(yield)
-		} else {
-			f.allSubsets(yield)
+		e := f.newEnumerator()
+		for ok := true; ok; ok = e.next() {
+			if !yield(e.g) {
+				return
+			}
 		}
 	}
 }
 
-func (f Family) allSubsets(yield func([]int) bool) {
-	N, n := f.size, f.n
-	g := make([]int, n)
-	for i := range g {
-		g[i] = i
-	}
-	for {
-		if !yield(g) {
-			return
-		}
-		// The rightmost entry that can still grow: entry j is at its
-		// maximum when g[j] = N-n+j.
-		j := n - 1
-		for j >= 0 && g[j] == N-n+j {
-			j--
-		}
-		if j < 0 {
-			return
-		}
-		g[j]++
-		for l := j + 1; l < n; l++ {
-			g[l] = g[l-1] + 1
-		}
-	}
+// enumerator walks the groups of a family in lexicographic order.
+type enumerator struct {
+	f    Family
+	g    []int  // the current group, initially the first
+	used []bool // for tuples: used[v] reports whether v is in g
 }
 
-func (f Family) allTuples(yield func([]int) bool) {
-	N, n := f.size, f.n
-	g := make([]int, n)
-	used := make([]bool, N)
-	for i := range g {
-		g[i] = i
-		used[i] = true
+func (f Family) newEnumerator() *enumerator {
+	e := &enumerator{f: f, g: make([]int, f.n)}
+	for i := range e.g {
+		e.g[i] = i
 	}
-	for {
-		if !yield(g) {
-			return
+	if f.ordered {
+		e.used = make([]bool, f.size)
+		for i := range f.n {
+			e.used[i] = true
 		}
-		// Free entries from the right until one can move up to a larger
-		// unused index; then fill the rest with the smallest unused indices
-		// in ascending order. Each scan skips at most n used indices.
-		i := n - 1
-		for ; i >= 0; i-- {
-			used[g[i]] = false
-			v := g[i] + 1
-			for v < N && used[v] {
-				v++
-			}
-			if v < N {
-				g[i] = v
-				used[v] = true
-				break
-			}
-		}
-		if i < 0 {
-			return
-		}
-		v := 0
-		for l := i + 1; l < n; l++ {
-			for used[v] {
-				v++
-			}
-			g[l] = v
-			used[v] = true
+	}
+	return e
+}
+
+// next moves g to the next group and reports whether there was one.
+func (e *enumerator) next() bool {
+	if e.f.ordered {
+		return e.nextTuple()
+	}
+	return e.nextSubset()
+}
+
+func (e *enumerator) nextSubset() bool {
+	N, n, g := e.f.size, e.f.n, e.g
+	// The rightmost entry that can still grow: entry j is at its maximum
+	// when g[j] = N-n+j.
+	j := n - 1
+	for j >= 0 && g[j] == N-n+j {
+		j--
+	}
+	if j < 0 {
+		return false
+	}
+	g[j]++
+	for l := j + 1; l < n; l++ {
+		g[l] = g[l-1] + 1
+	}
+	return true
+}
+
+func (e *enumerator) nextTuple() bool {
+	N, n, g, used := e.f.size, e.f.n, e.g, e.used
+	// Free entries from the right until one can move up to a larger unused
+	// index; then fill the rest with the smallest unused indices in
+	// ascending order. Each scan skips at most n used indices.
+	i := n - 1
+	for ; i >= 0; i-- {
+		used[g[i]] = false
+		v := g[i] + 1
+		for v < N && used[v] {
 			v++
 		}
+		if v < N {
+			g[i] = v
+			used[v] = true
+			break
+		}
 	}
+	if i < 0 {
+		return false
+	}
+	v := 0
+	for l := i + 1; l < n; l++ {
+		for used[v] {
+			v++
+		}
+		g[l] = v
+		used[v] = true
+		v++
+	}
+	return true
 }

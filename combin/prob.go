@@ -45,6 +45,9 @@ func (f Family) MissProbFloat(K int) (float64, error) {
 	if err := f.checkK(K); err != nil {
 		return 0, err
 	}
+	if K == 0 {
+		return 1, nil
+	}
 	var sum, comp float64 // Neumaier: the total is sum + comp
 	add := func(x float64) {
 		t := sum + x
@@ -69,6 +72,9 @@ func (f Family) MissProbFloat(K int) (float64, error) {
 			}
 		}
 		return math.Exp(sum + comp), nil
+	}
+	if f.n == f.size {
+		return 0, nil // T_avoid = 0 < K
 	}
 	// T >= 2^64 > K, so i/T < 1/2 and 1 - i/T is well conditioned; T is
 	// only needed coarsely (it may even overflow a float64, giving 1/T = 0).

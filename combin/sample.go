@@ -123,9 +123,11 @@ func newSampler(f Family, K int, m samplerMethod) *Sampler {
 	n := f.n
 	if m.dense {
 		T := int(f.t64)
-		s.table = make([]int, 0, T*n)
-		for g := range f.All() {
-			s.table = append(s.table, g...)
+		s.table = make([]int, T*n)
+		e := f.newEnumerator()
+		for i := range T {
+			copy(s.table[i*n:(i+1)*n], e.g)
+			e.next()
 		}
 		s.pick = make([]int, T)
 		for i := range s.pick {
