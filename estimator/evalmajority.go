@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 )
 
 // TieRule says how a majority vote chooses among answers tied for the most
@@ -159,7 +160,11 @@ func ExpectedMajority[T cmp.Ordered](answers []T, correct T, k int, rule TieRule
 // Resampling k answers with replacement from the n, as some harnesses do,
 // is biased: its draws repeat samples, so its k-answer votes are not votes
 // over k independent samples (for k = n it does not even return the vote
-// over all n), and its expectation is not maj@k.
+// over all n), and its expectation is not maj@k. For example, with answers
+// drawn with probabilities 1/2 (correct), 1/3 and 1/6, maj@3 under
+// TieRandom is 5/9, which the subset average from n = 4 samples has as
+// its expectation, while three draws with replacement from the same four
+// samples have expectation 25/48.
 //
 // The sum over subsets is computed exactly in floating point, without
 // sampling and without visiting the C(n, k) subsets. A subset is described
@@ -174,12 +179,18 @@ func ExpectedMajority[T cmp.Ordered](answers []T, correct T, k int, rule TieRule
 // given its first chosen position is a product of independent
 // hypergeometric factors. The sum over compositions is organised as a
 // dynamic program over the distinct answers, one hypergeometric transition
-// per answer, so nothing overflows and the cost is polynomial: about
-// D k^3 operations for TieSmallest, D k^3 log k for TieRandom (which also
-// counts the tied answers) and n_c D k^3 for TieFirstSeen, with D the
-// number of distinct answers and n_c the copies of the correct answer.
-// Computed probabilities agree with exact rational arithmetic to about
-// 1e-13.
+// per answer, with every quantity a probability, so nothing overflows for
+// any n. The cost is polynomial: of the order of k^2 n steps for
+// TieSmallest, k^2 n log k for TieRandom (which also counts the tied
+// answers) and n_c k^2 n for TieFirstSeen (n_c copies of the correct
+// answer), and much less with few distinct answers; for n = 256 it takes
+// milliseconds (see BENCHMARKS.md). Results agree with exact rational
+// arithmetic to 1e-13 in the tests.
+//
+// For answers that are independent samples, the order of the answers
+// within a subset is exchangeable, so TieFirstSeen and TieRandom have the
+// same expectation over samples; for one given list of answers they
+// differ.
 //
 // The result is 0 when correct is not among the answers. answers and
 // correct are compared with ==, so compare (used only by TieSmallest, and
@@ -295,26 +306,31 @@ type majClass struct {
 // majorityDP is the exact expected maj@k for one answer list; see
 // ExpectedMajorityFunc.
 type majorityDP struct {
-	n, k   int
-	rule   TieRule
-	nc     int        // copies of the correct answer
-	others []majClass // the other distinct answers, first seen first
-	pm     []float64  // pm[m-pmLo]: P(the subset holds m correct copies)
+	k    int
+	rule TieRule
+	nc   int // copies of the correct answer
+	// others are the other distinct answers in the order the program
+	// takes them: by increasing count (first seen first among equal
+	// counts), so that the answers that cannot reach m copies come first.
+	others []majClass
+	pm     []float64 // pm[m-pmLo]: P(the subset holds m correct copies)
 	pmLo   int
 }
 
 func newMajorityDP(n, k int, rule TieRule, ci int, counts, class []int, smaller []bool) *majorityDP {
-	d := &majorityDP{n: n, k: k, rule: rule, nc: counts[ci]}
+	d := &majorityDP{k: k, rule: rule, nc: counts[ci]}
 	d.pm, d.pmLo = majHypergeomPMF(n, d.nc, k)
-	R := n - d.nc // population of the answers not yet processed
-	index := make([]int, len(counts))
-	for a, c := range counts {
-		index[a] = -1
-		if a == ci {
-			continue
+	order := make([]int, 0, len(counts)-1) // distinct answers other than ci
+	for a := range counts {
+		if a != ci {
+			order = append(order, a)
 		}
-		index[a] = len(d.others)
-		cl := majClass{count: c}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(counts[a], counts[b]) })
+	R := n - d.nc // population of the answers not yet taken
+	d.others = make([]majClass, len(order))
+	for i, a := range order {
+		cl := majClass{count: counts[a]}
 		if smaller != nil {
 			cl.smaller = smaller[a]
 		}
@@ -322,10 +338,10 @@ func newMajorityDP(n, k int, rule TieRule, ci int, counts, class []int, smaller 
 		cl.pmf = make([][]float64, rmax+1)
 		cl.pmfLo = make([]int, rmax+1)
 		for r := range rmax + 1 {
-			cl.pmf[r], cl.pmfLo[r] = majHypergeomPMF(R, c, r)
+			cl.pmf[r], cl.pmfLo[r] = majHypergeomPMF(R, cl.count, r)
 		}
-		R -= c
-		d.others = append(d.others, cl)
+		R -= cl.count
+		d.others[i] = cl
 	}
 	if rule == TieFirstSeen {
 		// after[j] for every other answer, by one backward scan keeping
@@ -335,17 +351,14 @@ func newMajorityDP(n, k int, rule TieRule, ci int, counts, class []int, smaller 
 			d.others[i].after = make([]int, d.nc)
 		}
 		j := d.nc
-		for i := n - 1; i >= 0; i-- {
-			a := class[i]
-			if a != ci {
+		for p := n - 1; p >= 0; p-- {
+			if a := class[p]; a != ci {
 				suffix[a]++
 				continue
 			}
 			j--
-			for b, o := range index {
-				if o >= 0 {
-					d.others[o].after[j] = suffix[b]
-				}
+			for i, a := range order {
+				d.others[i].after[j] = suffix[a]
 			}
 		}
 	}
@@ -375,63 +388,59 @@ func (d *majorityDP) expectation() float64 {
 	return min(total, 1)
 }
 
-// limit returns the most copies other answer cl may have in the subset
-// without beating the correct answer with m copies outright (TieSmallest:
-// without winning the tie either).
-func (d *majorityDP) limit(cl *majClass, m int) int {
-	if d.rule == TieSmallest && cl.smaller {
-		return m - 1
+// step takes other answer i into the dynamic program for a correct answer
+// with m copies: src[r] is the probability mass with r picks still to be
+// made, and answer i takes x of them with its hypergeometric probability,
+// x at most most (m, or m-1 when a tie at m would lose outright); mass
+// with x = m (a tie) is further weighted by tie. The result goes to dst.
+func (d *majorityDP) step(dst, src []float64, i, most, m int, tie float64) {
+	cl := &d.others[i]
+	clear(dst)
+	for r := range min(len(src), len(cl.pmf)) {
+		mass := src[r]
+		if mass == 0 {
+			continue
+		}
+		lo, pmf := cl.pmfLo[r], cl.pmf[r]
+		for x := lo; x < lo+len(pmf) && x <= most; x++ {
+			f := mass * pmf[x-lo]
+			if x == m {
+				f *= tie
+			}
+			dst[r-x] += f
+		}
 	}
-	return m
 }
 
-// sweep runs the dynamic program over the other answers for a correct
-// answer with m copies: v[r] is the probability mass with r picks still to
-// be made, starting from all mass at r = k-m, and each answer takes x of
-// them with its hypergeometric probability, x capped by limit; x = m
-// (a tie) is further weighted by top(i) for the i-th other answer, when
-// top is not nil. It returns the mass with no picks left: the probability
-// that no other answer beats the correct one, weighted by the tie factors.
-func (d *majorityDP) sweep(v, w []float64, m int, top func(i int) float64) float64 {
-	clear(v)
+// start returns two buffers for a sweep with a correct answer with m
+// copies, the first holding all the mass at k-m picks to make.
+func (d *majorityDP) start(m int) (v, w []float64) {
+	v, w = make([]float64, d.k-m+1), make([]float64, d.k-m+1)
 	v[d.k-m] = 1
-	for i := range d.others {
-		cl := &d.others[i]
-		most := d.limit(cl, m)
-		tie := 1.0
-		if top != nil && most == m {
-			tie = top(i)
+	return v, w
+}
+
+// winSmallest is P(correct wins | m copies) under TieSmallest: no other
+// answer has more than m copies, and none smaller than it has m. It is the
+// mass left with no picks to make after every other answer has taken its
+// share under those caps.
+func (d *majorityDP) winSmallest(m int) float64 {
+	v, w := d.start(m)
+	for i, cl := range d.others {
+		most := m
+		if cl.smaller {
+			most = m - 1
 		}
-		clear(w)
-		for r := range min(len(v), len(cl.pmf)) {
-			mass := v[r]
-			if mass == 0 {
-				continue
-			}
-			lo, pmf := cl.pmfLo[r], cl.pmf[r]
-			for x := lo; x < lo+len(pmf) && x <= most; x++ {
-				f := mass * pmf[x-lo]
-				if x == m {
-					f *= tie
-				}
-				w[r-x] += f
-			}
-		}
+		d.step(w, v, i, most, m, 1)
 		v, w = w, v
 	}
 	return v[0]
 }
 
-// winSmallest is P(correct wins | m copies) under TieSmallest: no other
-// answer has more than m copies, and none smaller than it has m.
-func (d *majorityDP) winSmallest(m int) float64 {
-	v, w := make([]float64, d.k-m+1), make([]float64, d.k-m+1)
-	return d.sweep(v, w, m, nil)
-}
-
 // winRandom is P(correct wins | m copies) under TieRandom: the expectation
 // of 1/t over the subsets where no other answer has more than m copies,
 // with t the number of answers (the correct one included) with exactly m.
+// The program also tracks the number of other answers tied so far.
 func (d *majorityDP) winRandom(m int) float64 {
 	rlen := d.k - m + 1
 	tmax := min(len(d.others), (d.k-m)/m) // other answers that can tie
@@ -450,7 +459,7 @@ func (d *majorityDP) winRandom(m int) float64 {
 				lo, pmf := cl.pmfLo[r], cl.pmf[r]
 				for x := lo; x < lo+len(pmf) && x <= m; x++ {
 					if x == m {
-						// t < tmax here: a tie needs m of the remaining picks.
+						// t < tmax here: t+1 ties take (t+2)m <= k picks.
 						w[(t+1)*rlen+r-x] += mass * pmf[x-lo]
 					} else {
 						w[t*rlen+r-x] += mass * pmf[x-lo]
@@ -473,32 +482,43 @@ func (d *majorityDP) winRandom(m int) float64 {
 // loses the tie exactly when all m lie after that position, probability
 // C(g, m)/C(n_a, m) for the g of its copies that come after; the answers'
 // choices are independent given their counts, so this is one sweep per j.
+// The answers with fewer than m copies come first in the order and do not
+// depend on j, so their part of the sweep is shared.
 func (d *majorityDP) winFirstSeen(m int) float64 {
-	v, w := make([]float64, d.k-m+1), make([]float64, d.k-m+1)
+	base, w := d.start(m)
+	split := len(d.others) // first answer with at least m copies
+	for i, cl := range d.others {
+		if cl.count >= m {
+			split = i
+			break
+		}
+		d.step(w, base, i, m, m, 1)
+		base, w = w, base
+	}
 	// first[g] = C(g, m-1)/C(n_c-1, m-1); the j-th copy is first with
 	// probability (m/n_c) * first[n_c-1-j].
 	first := make([]float64, d.nc)
 	majBinomialRatios(first, d.nc-1, m-1)
-	// ratio[i][g] = C(g, m)/C(n_a, m) for other answers that can tie.
-	ratio := make([][]float64, len(d.others))
-	for i, cl := range d.others {
-		if cl.count >= m {
-			ratio[i] = make([]float64, cl.count+1)
-			majBinomialRatios(ratio[i], cl.count, m)
-		}
+	// ratio[i-split][g] = C(g, m)/C(n_a, m) for the answers that can tie.
+	ratio := make([][]float64, len(d.others)-split)
+	for i := range ratio {
+		cl := &d.others[split+i]
+		ratio[i] = make([]float64, cl.count+1)
+		majBinomialRatios(ratio[i], cl.count, m)
 	}
+	v := make([]float64, len(base))
 	win := 0.0
 	for j := range d.nc - m + 1 {
 		pj := float64(m) / float64(d.nc) * first[d.nc-1-j]
 		if pj == 0 {
 			continue
 		}
-		win += pj * d.sweep(v, w, m, func(i int) float64 {
-			if ratio[i] == nil {
-				return 0 // cannot have m copies
-			}
-			return ratio[i][d.others[i].after[j]]
-		})
+		copy(v, base)
+		for i := split; i < len(d.others); i++ {
+			d.step(w, v, i, m, m, ratio[i-split][d.others[i].after[j]])
+			v, w = w, v
+		}
+		win += pj * v[0]
 	}
 	return win
 }
