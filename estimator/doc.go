@@ -143,7 +143,7 @@
 // TestRoleWeightsPaper and [ExampleRoleWeights].
 //
 // Finite K. The probability that a trace gets no credit is 1 - q_K, exactly
-// [combin.Family.MissProb]; at N = 8, n = 4 it falls from 0.2464 (K = 2) to
+// [spiral/combin.Family.MissProb]; at N = 8, n = 4 it falls from 0.2464 (K = 2) to
 // 0.0571 (K = 4), 0.0025 (K = 8) and 1.6e-6 (K = 16) for subsets, and is
 // slightly higher for tuples (0.2499, 0.0623, 0.0038, 1.4e-5), because two
 // tuples can hold the same traces; M rises towards N/n - 1 = 1 (0.5072,

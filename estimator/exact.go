@@ -159,7 +159,7 @@ func (w *Weights) At(i, h int) *big.Rat {
 }
 
 // maxSelections bounds the number of K-subsets SelectionWeights enumerates
-// (about a second of work per 10^7 selections at N = 8, K = 4).
+// (about half a second of work per 10^7 selections at N = 8, K = 4).
 const maxSelections = 1 << 25
 
 // SelectionWeights returns W for K distinct groups drawn uniformly without

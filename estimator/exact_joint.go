@@ -215,18 +215,17 @@ func JointExpectation(c *Categorical, a *Aggregator, f combin.Family, K, N2 int,
 	selProb := new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Binomial(int64(T), int64(K)))
 	y := make([]int, N)
 	outcomes, _ := tableSize(V, N)
-	sel := make([]int, K)
+	j.y, j.sel, j.groups = y, make([]int, K), groups
+	set := make([][]setOutcome, K)
 	for range outcomes {
 		py := new(big.Rat).Set(selProb)
 		for _, s := range y {
 			py.Mul(py, c.p[s])
 		}
-		for s, pr := range UniformSelections(T, K) {
-			_ = pr
-			copy(sel, s)
-			set := make([][]setOutcome, K)
+		for s := range UniformSelections(T, K) {
+			copy(j.sel, s)
 			clear(j.count)
-			for k, h := range sel {
+			for k, h := range j.sel {
 				ctx := 0
 				for _, i := range groups[h] {
 					ctx = ctx*V + y[i]
@@ -234,7 +233,6 @@ func JointExpectation(c *Categorical, a *Aggregator, f combin.Family, K, N2 int,
 				}
 				set[k] = j.setOutcomes(ctx)
 			}
-			j.y, j.sel, j.groups = y, sel, groups
 			j.rec(set, 0, py, zeros(dimPhi))
 		}
 		for k := N - 1; k >= 0; k-- {
