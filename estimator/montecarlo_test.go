@@ -255,16 +255,48 @@ func mcRun(tb testing.TB, mc MonteCarlo, R int, seed uint64) MonteCarloResult {
 	return res
 }
 
+// checkProposition runs mc and requires every component of the mean to be
+// within 5 standard errors of M * grad J (M of mc.Family and mc.K). If
+// wrong is a valid family, it also requires the M' of wrong (at the same K)
+// to fail that check, after showing that M grad J and M' grad J are at least
+// 10 standard errors apart, so that the failure is not luck.
+func checkProposition(t *testing.T, name string, mc MonteCarlo, R int, seed uint64, wrong combin.Family) {
+	t.Helper()
+	res := mcRun(t, mc, R, seed)
+	grad := mcGradient(t, mc.Policy, mc.Objective, mc.Presentation)
+	m := mcM(t, mc.Family, mc.K)
+	want := scaled(m, grad)
+	z := zScore(res, want)
+	t.Logf("%s: R = %d, mean %.6f ± %.6f, M grad J = %.6f (M = %.6f): %.2f SE", name, R, res.Mean, res.StdErr, want, m, z)
+	if z > 5 {
+		t.Errorf("%s: mean %v is %.2f standard errors from M grad J = %v, want <= 5", name, res.Mean, z, want)
+	}
+	if wrong.GroupSize() == 0 {
+		return
+	}
+	mWrong := mcM(t, wrong, mc.K)
+	wrongWant := scaled(mWrong, grad)
+	sep := separation(res, want, wrongWant)
+	if sep < 10 {
+		t.Fatalf("%s: M grad J and the wrong M' grad J are only %.2f standard errors apart with R = %d, want >= 10", name, sep, R)
+	}
+	zw := zScore(res, wrongWant)
+	t.Logf("%s: wrong M' = %.6f (q_K of %v): candidates %.1f SE apart; mean is %.2f SE from M' grad J", name, mWrong, wrong, sep, zw)
+	if zw <= 5 {
+		t.Errorf("%s: mean %v is within %.2f standard errors of the WRONG M' grad J = %v", name, res.Mean, zw, wrongWant)
+	}
+}
+
 // TestMonteCarloPaperNoisy is Proposition 3.1 by simulation at the paper's
 // configuration (Subsets(8, 4), K = 4) with noisy set scores (N2 = 4
 // Bernoulli rewards per set): every component of the mean is within 5
-// standard errors of M * grad J. With the same replicates, a deliberately
-// wrong M' (the tuple family's, (N/n) q_K - 1 with q_K of Tuples(8, 4)) must
-// fail the check; the test first shows that M grad J and M' grad J are at
-// least 10 standard errors apart, so the failure is not luck.
+// standard errors of M * grad J. Without -short, a deliberately wrong M'
+// (the tuple family's: (N/n) q_K - 1 with q_K of Tuples(8, 4), 1.2% smaller)
+// must fail the same check on the same replicates; that takes about 1.2e6
+// replicates for a 10-standard-error separation, so -short shows the wrong M
+// failing on a smaller configuration instead (TestMonteCarloWrongM).
 func TestMonteCarloPaperNoisy(t *testing.T) {
 	sub := mcFamily(t, 8, 4, false)
-	mSub, mTup := mcM(t, sub, 4), mcM(t, mcFamily(t, 8, 4, true), 4)
 	symmetric, err := SymmetricRandomTable(rand.New(rand.NewPCG(5, 5)), 2, 4, 8)
 	if err != nil {
 		t.Fatal(err)
@@ -273,55 +305,34 @@ func TestMonteCarloPaperNoisy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type config struct {
-		name      string
-		policy    *Categorical
-		table     *Table
-		R         int
-		wrongMToo bool
+	// sd(g_0) ~ 0.213 and |grad J_0| = 0.1875, so 2e6 replicates put M grad J
+	// and M' grad J ~13 standard errors apart.
+	wrong := mcFamily(t, 8, 4, true)
+	R := mcReplicates(300_000, 2_000_000, 100_000_000)
+	if testing.Short() {
+		wrong = combin.Family{}
 	}
-	configs := []config{{
-		name:   "symmetric random table, p = (1/2, 1/2)",
-		policy: mcPolicy(t, "1/2", "1/2"), table: symmetric,
-		// sd(g_0) ~ 0.213 and |grad J_0| = 0.1875, so 1.5e6 replicates put
-		// the two candidates ~11 standard errors apart.
-		R:         mcReplicates(1_500_000, 3_000_000, 100_000_000),
-		wrongMToo: true,
-	}}
-	if !testing.Short() {
-		configs = append(configs,
-			config{name: "random (order-sensitive) table, p = (1/3, 2/3)", policy: mcPolicy(t, "1/3", "2/3"), table: random,
-				R: mcReplicates(0, 500_000, 20_000_000)},
-			config{name: "find table, p = (3/4, 1/4)", policy: mcPolicy(t, "3/4", "1/4"), table: findTable(t, 2, 4),
-				R: mcReplicates(0, 500_000, 20_000_000)},
-		)
+	checkProposition(t, "symmetric random table, p = (1/2, 1/2)",
+		MonteCarlo{Family: sub, K: 4, N2: 4, Policy: mcPolicy(t, "1/2", "1/2"), Objective: symmetric}, R, 100, wrong)
+	if testing.Short() {
+		return
 	}
-	for i, c := range configs {
-		mc := MonteCarlo{Family: sub, K: 4, N2: 4, Policy: c.policy, Objective: c.table}
-		res := mcRun(t, mc, c.R, uint64(100+i))
-		grad := mcGradient(t, c.policy, c.table, PresentIndexOrder)
-		want := scaled(mSub, grad)
-		z := zScore(res, want)
-		t.Logf("%s: R = %d, mean %.6f ± %.6f, M grad J = %.6f (M = %.6f): %.2f SE",
-			c.name, c.R, res.Mean, res.StdErr, want, mSub, z)
-		if z > 5 {
-			t.Errorf("%s: mean %v is %.2f standard errors from M grad J = %v, want <= 5", c.name, res.Mean, z, want)
-		}
-		if !c.wrongMToo {
-			continue
-		}
-		wrong := scaled(mTup, grad)
-		sep := separation(res, want, wrong)
-		if sep < 10 {
-			t.Fatalf("%s: M grad J and the wrong M' grad J are only %.2f standard errors apart with R = %d, want >= 10",
-				c.name, sep, c.R)
-		}
-		zw := zScore(res, wrong)
-		t.Logf("wrong M' = %.6f (tuples' q_K): candidates %.1f SE apart; mean is %.2f SE from M' grad J", mTup, sep, zw)
-		if zw <= 5 {
-			t.Errorf("%s: mean %v is within %.2f standard errors of the WRONG M' grad J = %v", c.name, res.Mean, zw, wrong)
-		}
-	}
+	R = mcReplicates(0, 500_000, 20_000_000)
+	checkProposition(t, "random (order-sensitive) table, p = (1/3, 2/3)",
+		MonteCarlo{Family: sub, K: 4, N2: 4, Policy: mcPolicy(t, "1/3", "2/3"), Objective: random}, R, 101, combin.Family{})
+	checkProposition(t, "find table, p = (3/4, 1/4)",
+		MonteCarlo{Family: sub, K: 4, N2: 4, Policy: mcPolicy(t, "3/4", "1/4"), Objective: findTable(t, 2, 4)}, R, 102, combin.Family{})
+}
+
+// TestMonteCarloWrongM shows, quickly, that the Monte Carlo check rejects a
+// wrong M: on Subsets(4, 3) with K = 2 (M = 1/3) the tuple family's
+// M' = 6/23 is 22% smaller, so 40,000 replicates separate them by about 20
+// standard errors; the mean is within 5 of M grad J and more than 5 from
+// M' grad J.
+func TestMonteCarloWrongM(t *testing.T) {
+	checkProposition(t, "Subsets(4, 3), K = 2, find table, p = (3/4, 1/4)",
+		MonteCarlo{Family: mcFamily(t, 4, 3, false), K: 2, N2: 4, Policy: mcPolicy(t, "3/4", "1/4"), Objective: findTable(t, 2, 3)},
+		40_000, 110, mcFamily(t, 4, 3, true))
 }
 
 // TestMonteCarloTuples is Proposition 3.1 by simulation for the tuple family
@@ -335,7 +346,7 @@ func TestMonteCarloTuples(t *testing.T) {
 		t.Fatal(err)
 	}
 	pol := mcPolicy(t, "1/3", "2/3")
-	R := mcReplicates(100_000, 500_000, 20_000_000)
+	R := mcReplicates(50_000, 500_000, 20_000_000)
 	res := mcRun(t, MonteCarlo{Family: tup, K: 4, N2: 4, Policy: pol, Objective: tab}, R, 7)
 	want := scaled(mcM(t, tup, 4), mcGradient(t, pol, tab, PresentIndexOrder))
 	if z := zScore(res, want); z > 5 {
@@ -360,7 +371,7 @@ func TestMonteCarloPresentation(t *testing.T) {
 	m := mcM(t, sub, 4)
 	want := scaled(m, mcGradient(t, pol, tab, PresentIndexOrder))
 	wantSort := scaled(m, mcGradient(t, pol, tab, PresentBySymbol))
-	R := mcReplicates(100_000, 400_000, 20_000_000)
+	R := mcReplicates(50_000, 400_000, 20_000_000)
 	for i, p := range []Presentation{PresentIndexOrder, PresentShuffled, PresentBySymbol} {
 		res := mcRun(t, MonteCarlo{Family: sub, K: 4, N2: 4, Policy: pol, Objective: tab, Presentation: p}, R, uint64(20+i))
 		z, zSort := zScore(res, want), zScore(res, wantSort)
@@ -725,7 +736,7 @@ func TestMonteCarloBruteForce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	R := mcReplicates(100_000, 400_000, 10_000_000)
+	R := mcReplicates(30_000, 200_000, 10_000_000)
 	gate := lengthgate.Gate{Target: 2} // symbol 1 (length 3) is overlong
 	seed := uint64(40)
 	for _, fam := range []combin.Family{mcFamily(t, 5, 2, false), mcFamily(t, 4, 2, true)} {
@@ -766,6 +777,104 @@ func TestMonteCarloBruteForce(t *testing.T) {
 					check("NoCredit", res.NoCredit, exact.noCredit)
 				}
 			}
+		}
+	}
+}
+
+// TestMonteCarloFiniteK measures, at N = 8, n = 4 (subsets) with noisy
+// scores (N2 = 4) on the "find" toy (p = (3/4, 1/4)), for K = 2..16: the
+// probability that a trace gets no credit (exact: MissProbFloat; the
+// simulation must agree within 5 standard errors), the variance of one
+// trace's search advantage, and the variance of g.
+func TestMonteCarloFiniteK(t *testing.T) {
+	sub := mcFamily(t, 8, 4, false)
+	pol := mcPolicy(t, "3/4", "1/4")
+	tab := findTable(t, 2, 4)
+	grad := mcGradient(t, pol, tab, PresentIndexOrder)
+	R := mcReplicates(10_000, 40_000, 10_000_000)
+	t.Logf("K  P(no credit) exact  MC  |  Var(A)  |  Var(A | credit)  |  M  |  Var(g_0)  |  |E g_0|/sd(g_0)")
+	for K := 2; K <= 16; K++ {
+		res := mcRun(t, MonteCarlo{Family: sub, K: K, N2: 4, Policy: pol, Objective: tab}, R, uint64(1000+K))
+		miss, err := sub.MissProbFloat(K)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The standard error estimated from the replicates is reliable when
+		// many misses are expected; otherwise use the bound sqrt(miss/R),
+		// valid because the per-replicate no-credit fraction z lies in
+		// [0, 1], so Var(z) <= E[z^2] <= E[z] = miss.
+		se := res.NoCredit.StdErr
+		if float64(R)*8*miss < 1000 {
+			se = math.Sqrt(miss / float64(R))
+		}
+		if d := math.Abs(res.NoCredit.Value - miss); d > 5*se {
+			t.Errorf("K = %d: no-credit frequency %.6g is %.1f standard errors (%.3g) from the exact %.6g",
+				K, res.NoCredit.Value, d/se, se, miss)
+		}
+		m := mcM(t, sub, K)
+		q := 1 - miss
+		condVar := res.SearchMeanSquare.Value/q - math.Pow(res.SearchMean.Value/q, 2)
+		t.Logf("%2d  %.6f  %.6f±%.6f  |  %.6f±%.6f  |  %.6f  |  %.4f  |  %.6f  |  %.3f",
+			K, miss, res.NoCredit.Value, res.NoCredit.StdErr, res.SearchVariance.Value, res.SearchVariance.StdErr,
+			condVar, m, res.Variance[0], math.Abs(m*grad[0])/math.Sqrt(res.Variance[0]))
+	}
+}
+
+// TestMonteCarloGateBias is the length gate's bias at the paper's
+// configuration (Subsets(8, 4), K = 4, N2 = 4) on a toy where length
+// correlates with the trace: symbol 0 is a wrong trace of 2000 tokens,
+// symbol 1 a correct one of 3000 and symbol 2 a correct one of 6000, with
+// p = (1/2, 1/4, 1/4), the "find" aggregator, and L_target = 4096. Without
+// the gate the two correct symbols get the same expected push (M grad J has
+// equal components 1 and 2); the gate removes the long correct trace's
+// positive credit and keeps its negative credit, so E[g_2] falls below
+// M grad J_2 (by more than 10 standard errors, pinned), the bias the gate
+// adds.
+func TestMonteCarloGateBias(t *testing.T) {
+	sub := mcFamily(t, 8, 4, false)
+	pol := mcPolicy(t, "1/2", "1/4", "1/4")
+	tab := findTable(t, 3, 4)
+	want := scaled(mcM(t, sub, 4), mcGradient(t, pol, tab, PresentIndexOrder))
+	R := mcReplicates(50_000, 300_000, 100_000_000)
+	mc := MonteCarlo{Family: sub, K: 4, N2: 4, Policy: pol, Objective: tab,
+		Gate: lengthgate.Gate{Target: 4096}, Lengths: []int{2000, 3000, 6000}}
+	res := mcRun(t, mc, R, 77)
+	bias := make([]float64, len(want))
+	for v := range want {
+		bias[v] = res.Mean[v] - want[v]
+	}
+	t.Logf("R = %d: gated E[g] = %.5f ± %.5f; M grad J = %.5f; bias = %.5f", R, res.Mean, res.StdErr, want, bias)
+	if z := -bias[2] / res.StdErr[2]; z < 10 {
+		t.Errorf("bias on the long correct symbol = %.5f ± %.5f (%.1f standard errors below 0), want > 10", bias[2], res.StdErr[2], z)
+	}
+	ungated := mc
+	ungated.Gate = lengthgate.Gate{}
+	res0 := mcRun(t, ungated, R, 77)
+	if z := zScore(res0, want); z > 5 {
+		t.Errorf("ungated: mean %v is %.2f standard errors from M grad J = %v", res0.Mean, z, want)
+	}
+	t.Logf("ungated E[g] = %.5f ± %.5f; Var(A) gated %.5f ± %.5f, ungated %.5f ± %.5f; E[A] gated %.5f ± %.5f",
+		res0.Mean, res0.StdErr, res.SearchVariance.Value, res.SearchVariance.StdErr,
+		res0.SearchVariance.Value, res0.SearchVariance.StdErr, res.SearchMean.Value, res.SearchMean.StdErr)
+}
+
+// TestMonteCarloNoisyScores: a set score that is the mean of N2 Bernoulli
+// rewards instead of f itself leaves E[g] = M grad J (within 5 standard
+// errors for N2 = 1, 4 and 16, and with exact scores, N2 = 0) and only adds
+// variance, which the test logs.
+func TestMonteCarloNoisyScores(t *testing.T) {
+	sub := mcFamily(t, 8, 4, false)
+	pol := mcPolicy(t, "3/4", "1/4")
+	tab := findTable(t, 2, 4)
+	want := scaled(mcM(t, sub, 4), mcGradient(t, pol, tab, PresentIndexOrder))
+	R := mcReplicates(20_000, 200_000, 20_000_000)
+	for _, N2 := range []int{0, 1, 4, 16} {
+		res := mcRun(t, MonteCarlo{Family: sub, K: 4, N2: N2, Policy: pol, Objective: tab}, R, uint64(300+N2))
+		z := zScore(res, want)
+		t.Logf("N2 = %2d: mean %.5f ± %.5f (%.2f SE from M grad J = %.5f), Var(g_0) = %.5f, Var(A) = %.5f ± %.5f",
+			N2, res.Mean, res.StdErr, z, want, res.Variance[0], res.SearchVariance.Value, res.SearchVariance.StdErr)
+		if z > 5 {
+			t.Errorf("N2 = %d: mean %v is %.2f standard errors from M grad J = %v, want <= 5", N2, res.Mean, z, want)
 		}
 	}
 }
