@@ -245,7 +245,7 @@ type Roles struct {
 // with a = AggregationFactor(N2, b) (N2 - 1 within the set, N2 leave one
 // out). At the paper's configuration (subsets, N = 8, n = 4, K = 4, N2 = 4,
 // WithinSet, SumReduction) they are 1365/1541 ~ 0.886 and 12: the
-// aggregation part is weighted 18492/1365 ~ 13.5 times more than the search
+// aggregation part is weighted 6164/455 ~ 13.55 times more than the search
 // part. The search weight is the same for noisy set scores (means of N2
 // rewards) as for exact ones. Errors are those of M and AggregationFactor, or
 // an unknown reduction.
