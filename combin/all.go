@@ -8,8 +8,9 @@ import "iter"
 // The yielded slice is a buffer that All reuses: it is overwritten by the next
 // step, and the caller must not modify it. Copy it (slices.Clone) to keep it.
 // Each iteration allocates its buffers once (n ints, and for tuples N bools)
-// and nothing per step; a step takes O(1) amortized time for subsets and
-// O(n) for tuples. The zero Family yields nothing.
+// and nothing per step. A step takes O(n) time for subsets and O(n²) for
+// tuples at worst, and a few operations on average. The zero Family yields
+// nothing.
 func (f Family) All() iter.Seq[[]int] {
 	return func(yield func([]int) bool) {
 		if f.n == 0 {

@@ -185,8 +185,9 @@ func mulDiv64(a, b, c uint64) uint64 {
 	return q
 }
 
-// logCount returns ln T, accurate to about 1e-13 relative; it is only used
-// where T >= 2^64 and a coarse value suffices.
+// logCount returns ln T from math.Lgamma, with an absolute error below about
+// 1e-7 for N <= MaxN; it is only used where T >= 2^64 and a coarse value
+// suffices.
 func (f Family) logCount() float64 {
 	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }
 	l := lg(f.size) - lg(f.size-f.n)

@@ -3,6 +3,7 @@ package combin
 import (
 	"fmt"
 	"math/big"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -161,7 +162,7 @@ func TestZeroFamily(t *testing.T) {
 	_, errs["Unrank"] = f.Unrank(big.NewInt(0))
 	_, errs["Unrank64"] = f.Unrank64(0)
 	errs["UnrankTo"] = f.UnrankTo(nil, 0)
-	_, errs["Sample"] = f.Sample(nil, 0)
+	_, errs["Sample"] = f.Sample(rand.New(rand.NewPCG(1, 1)), 0)
 	_, errs["NewSampler"] = NewSampler(f, 0)
 	_, errs["MissProb"] = f.MissProb(0)
 	_, errs["MissProbFloat"] = f.MissProbFloat(0)

@@ -1,6 +1,7 @@
 package combin
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -21,6 +22,9 @@ import (
 // Sample returns an error if rnd is nil, K < 0, K > T, or K*n ints cannot be
 // addressed.
 func (f Family) Sample(rnd *rand.Rand, K int) ([][]int, error) {
+	if rnd == nil {
+		return nil, errNilRand
+	}
 	s, err := NewSampler(f, K)
 	if err != nil {
 		return nil, err
@@ -35,6 +39,8 @@ func (f Family) Sample(rnd *rand.Rand, K int) ([][]int, error) {
 	}
 	return groups, nil
 }
+
+var errNilRand = errors.New("combin: random generator rnd is nil")
 
 const (
 	// tableInts bounds the size, in ints, of a family that a Sampler lists
@@ -174,7 +180,7 @@ func (s *Sampler) SampleTo(dst []int, rnd *rand.Rand) error {
 		panic(fmt.Sprintf("combin: SampleTo: len(dst) = %d, want K*n = %d*%d", len(dst), s.k, s.f.n))
 	}
 	if rnd == nil {
-		return fmt.Errorf("combin: random generator rnd is nil")
+		return errNilRand
 	}
 	if s.k == 0 {
 		return nil
