@@ -1,0 +1,403 @@
+package spiral
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"pgregory.net/rapid"
+
+	"spiral/lengthgate"
+)
+
+// reference computes one problem's credit straight from SPIRAL.md sections 2
+// and 3, written plainly and independently of the package: it returns the
+// gated search and aggregation advantages, the set scores and advantages,
+// and the appearances. Values within 1e-9 of 0 are taken as 0 before gating
+// (the rewards the tests draw make every non-zero advantage far larger).
+func reference(c Config, groups [][]int, rewards [][]float64, sl []int, al [][]int) (search []float64, agg [][]float64, f, aSet []float64, app []int) {
+	k := len(groups)
+	f = make([]float64, k)
+	fbar := 0.0
+	for i, rs := range rewards {
+		for _, r := range rs {
+			f[i] += r
+		}
+		f[i] /= float64(len(rs))
+		fbar += f[i]
+	}
+	fbar /= float64(k)
+	aSet = make([]float64, k)
+	for i := range f {
+		aSet[i] = f[i] - fbar
+	}
+	search = make([]float64, c.SearchTraces)
+	app = make([]int, c.SearchTraces)
+	for y := range search {
+		for i, g := range groups {
+			if slices.Contains(g, y) {
+				search[y] += aSet[i]
+				app[y]++
+			}
+		}
+		if app[y] > 0 {
+			search[y] /= float64(app[y])
+		}
+	}
+	gate := func(g lengthgate.Gate, a float64, l int) float64 {
+		if math.Abs(a) < 1e-9 {
+			return 0
+		}
+		if a > 0 && g.Target > 0 && (l > g.Target || l == g.Target && g.Boundary == lengthgate.GateAtTarget) {
+			return 0
+		}
+		return a
+	}
+	for y := range search {
+		l := 0
+		if sl != nil {
+			l = sl[y]
+		}
+		search[y] = gate(c.Gates.Search, search[y], l)
+	}
+	agg = make([][]float64, k)
+	for i, rs := range rewards {
+		agg[i] = make([]float64, len(rs))
+		for j, r := range rs {
+			l := 0
+			if al != nil {
+				l = al[i][j]
+			}
+			agg[i][j] = gate(c.Gates.Aggregation, r-f[i], l)
+		}
+	}
+	return search, agg, f, aSet, app
+}
+
+// randomBatch draws a batch of problems for c with rewards on a coarse grid
+// and lengths around the gates' targets.
+func randomBatch(t *rapid.T, c Config) Batch {
+	problems := rapid.IntRange(0, 6).Draw(t, "problems")
+	pl, err := c.NewPlanner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := Batch{Groups: make([]int, problems*c.PlanSize())}
+	if err := pl.PlanTo(in.Groups, rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 0))); err != nil {
+		t.Fatal(err)
+	}
+	grid := []float64{0, 0.25, 0.5, 1}
+	if rapid.Bool().Draw(t, "binary") {
+		grid = []float64{0, 1}
+	}
+	in.Rewards = make([]float64, problems*c.AggregationOutputs())
+	for i := range in.Rewards {
+		in.Rewards[i] = grid[rapid.IntRange(0, len(grid)-1).Draw(t, "r")]
+	}
+	lengths := func(n int, name string) []int {
+		ls := make([]int, n)
+		for i := range ls {
+			ls[i] = rapid.IntRange(0, 14).Draw(t, name)
+		}
+		return ls
+	}
+	if c.Gates.Search.Enabled() || rapid.Bool().Draw(t, "searchLengths") {
+		in.SearchLengths = lengths(problems*c.SearchTraces, "sl")
+	}
+	if c.Gates.Aggregation.Enabled() || rapid.Bool().Draw(t, "aggLengths") {
+		in.AggregationLengths = lengths(problems*c.AggregationOutputs(), "al")
+	}
+	return in
+}
+
+// problemOf cuts problem q out of a batch in the one-problem form.
+func problemOf(c Config, in Batch, q int) (Plan, [][]float64, Lengths) {
+	k, n, n2, n1 := c.Sets, c.SetSize, c.AggregationsPerSet, c.SearchTraces
+	p := Plan{Groups: make([][]int, k)}
+	rewards := make([][]float64, k)
+	var l Lengths
+	if in.SearchLengths != nil {
+		l.Search = in.SearchLengths[q*n1 : (q+1)*n1]
+	}
+	if in.AggregationLengths != nil {
+		l.Aggregation = make([][]int, k)
+	}
+	for i := range k {
+		p.Groups[i] = in.Groups[(q*k+i)*n : (q*k+i+1)*n]
+		rewards[i] = in.Rewards[(q*k+i)*n2 : (q*k+i+1)*n2]
+		if l.Aggregation != nil {
+			l.Aggregation[i] = in.AggregationLengths[(q*k+i)*n2 : (q*k+i+1)*n2]
+		}
+	}
+	return p, rewards, l
+}
+
+// TestBatchEqualsOneProblem checks, on random configurations and batches,
+// that CreditBatch gives for every problem exactly what Credit gives for it
+// alone, and that both agree with the plain reference.
+func TestBatchEqualsOneProblem(t *testing.T) {
+	approx := cmpopts.EquateApprox(0, 1e-9)
+	var dst BatchCredit // reused across cases, so growing and shrinking is exercised
+	rapid.Check(t, func(t *rapid.T) {
+		c := randomConfig(t)
+		in := randomBatch(t, c)
+		if err := c.CreditBatch(&dst, in); err != nil {
+			t.Fatal(err)
+		}
+		k, n1, n2 := c.Sets, c.SearchTraces, c.AggregationsPerSet
+		problems := len(in.Groups) / c.PlanSize()
+		if dst.Problems != problems || len(dst.NoSignal) != problems || len(dst.Aggregation.Advantages) != problems*k*n2 {
+			t.Fatalf("dst holds %d problems, %d NoSignal, %d aggregation advantages; want %d problems", dst.Problems, len(dst.NoSignal), len(dst.Aggregation.Advantages), problems)
+		}
+		var total lengthgate.GatesReport
+		noSignal := 0
+		for q := range problems {
+			p, rewards, l := problemOf(c, in, q)
+			one, err := c.Credit(p, rewards, l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			agg := make([][]float64, k)
+			for i := range agg {
+				agg[i] = dst.Aggregation.Advantages[(q*k+i)*n2 : (q*k+i+1)*n2]
+			}
+			fromBatch := Credit{
+				SetScores:     dst.SetScores[q*k : (q+1)*k],
+				SetAdvantages: dst.SetAdvantages[q*k : (q+1)*k],
+				Search: SearchCredit{
+					Advantages:  dst.Search.Advantages[q*n1 : (q+1)*n1],
+					Appearances: dst.Search.Appearances[q*n1 : (q+1)*n1],
+					InNoSet:     dst.Search.InNoSet[q],
+					Gate:        dst.Search.Gate[q],
+					NoSignal:    dst.Search.NoSignal[q],
+				},
+				Aggregation: AggregationCredit{Advantages: agg, Gate: dst.Aggregation.Gate[q], NoSignal: dst.Aggregation.NoSignal[q]},
+				NoSignal:    dst.NoSignal[q],
+			}
+			if diff := cmp.Diff(one, fromBatch); diff != "" {
+				t.Fatalf("problem %d: Credit (-) and CreditBatch (+) differ:\n%s", q, diff)
+			}
+			search, refAgg, f, aSet, app := reference(c, p.Groups, rewards, l.Search, l.Aggregation)
+			if !cmp.Equal(search, one.Search.Advantages, approx) || !cmp.Equal(refAgg, one.Aggregation.Advantages, approx) ||
+				!cmp.Equal(f, one.SetScores, approx) || !cmp.Equal(aSet, one.SetAdvantages, approx) || !cmp.Equal(app, one.Search.Appearances) {
+				t.Fatalf("problem %d: Credit %+v differs from the reference: search %v, agg %v, f %v, A_set %v, appearances %v",
+					q, one, search, refAgg, f, aSet, app)
+			}
+			if want := countZero(app); one.Search.InNoSet != want {
+				t.Fatalf("problem %d: InNoSet = %d, want %d", q, one.Search.InNoSet, want)
+			}
+			refSignal := !allNear0(search) || slices.ContainsFunc(refAgg, func(a []float64) bool { return !allNear0(a) })
+			if refSignal && one.NoSignal {
+				t.Fatalf("problem %d: NoSignal = %v but the reference has a non-zero advantage", q, one.NoSignal)
+			}
+			total.Search.Add(one.Search.Gate)
+			total.Aggregation.Add(one.Aggregation.Gate)
+			if one.NoSignal {
+				noSignal++
+			}
+		}
+		if got := dst.GateTotals(); got != total {
+			t.Fatalf("GateTotals = %+v, want %+v", got, total)
+		}
+		if got := dst.NoSignalCount(); got != noSignal {
+			t.Fatalf("NoSignalCount = %d, want %d", got, noSignal)
+		}
+	})
+}
+
+func countZero(xs []int) int {
+	m := 0
+	for _, x := range xs {
+		if x == 0 {
+			m++
+		}
+	}
+	return m
+}
+
+func allNear0(xs []float64) bool {
+	return !slices.ContainsFunc(xs, func(x float64) bool { return math.Abs(x) >= 1e-9 })
+}
+
+// TestNoSignalIgnoresGates checks Credit.NoSignal's documented invariance:
+// switching the gates on changes no role's NoSignal, since the gates only
+// zero positive advantages and each role has a negative one when it has any.
+func TestNoSignalIgnoresGates(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := randomConfig(t)
+		in := randomBatch(t, c)
+		open := c
+		open.Gates = lengthgate.Gates{}
+		var gated, ungated BatchCredit
+		if err := c.CreditBatch(&gated, in); err != nil {
+			t.Fatal(err)
+		}
+		if err := open.CreditBatch(&ungated, in); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(gated.Search.NoSignal, ungated.Search.NoSignal) || !slices.Equal(gated.Aggregation.NoSignal, ungated.Aggregation.NoSignal) {
+			t.Fatalf("gates changed NoSignal: search %v vs %v, aggregation %v vs %v",
+				gated.Search.NoSignal, ungated.Search.NoSignal, gated.Aggregation.NoSignal, ungated.Aggregation.NoSignal)
+		}
+	})
+}
+
+// paperBatch returns a batch of problems at c (the paper's shape by default)
+// with random binary rewards and lengths up to 5000.
+func paperBatch(c Config, problems int, seed uint64) Batch {
+	rnd := rand.New(rand.NewPCG(seed, 3))
+	pl, err := c.NewPlanner()
+	if err != nil {
+		panic(err)
+	}
+	in := Batch{
+		Groups:             make([]int, problems*c.PlanSize()),
+		Rewards:            make([]float64, problems*c.AggregationOutputs()),
+		SearchLengths:      make([]int, problems*c.SearchTraces),
+		AggregationLengths: make([]int, problems*c.AggregationOutputs()),
+	}
+	if err := pl.PlanTo(in.Groups, rnd); err != nil {
+		panic(err)
+	}
+	for i := range in.Rewards {
+		in.Rewards[i] = float64(rnd.IntN(2))
+		in.AggregationLengths[i] = rnd.IntN(5000)
+	}
+	for i := range in.SearchLengths {
+		in.SearchLengths[i] = rnd.IntN(5000)
+	}
+	return in
+}
+
+func TestCreditBatchErrorsLeaveDstUntouched(t *testing.T) {
+	c := Paper()
+	c.Gates = lengthgate.Shared(lengthgate.Gate{Target: 4096})
+	good := paperBatch(c, 3, 1)
+	var dst BatchCredit
+	if err := c.CreditBatch(&dst, good); err != nil {
+		t.Fatal(err)
+	}
+	snapshot := cloneCredit(&dst)
+	with := func(f func(*Batch)) Batch {
+		b := Batch{
+			Groups:             slices.Clone(good.Groups),
+			Rewards:            slices.Clone(good.Rewards),
+			SearchLengths:      slices.Clone(good.SearchLengths),
+			AggregationLengths: slices.Clone(good.AggregationLengths),
+		}
+		f(&b)
+		return b
+	}
+	tests := []struct {
+		c    Config
+		in   Batch
+		want string
+	}{
+		{Config{}, good, "SearchTraces (N1) = 0"},
+		{c, with(func(b *Batch) { b.Groups = b.Groups[:40] }), "len(Batch.Groups) = 40 is not a multiple of K*n = 4*4"},
+		// Five problems' groups make a larger batch: the rewards no longer fit.
+		{c, with(func(b *Batch) { b.Groups = append(b.Groups, b.Groups[:32]...) }), "len(Batch.Rewards) = 48, want P*K*N2 = 5*4*4 = 80 for 5 problems"},
+		{c, with(func(b *Batch) { b.SearchLengths = nil }), "Batch.SearchLengths is nil, but its gate is enabled (Target = 4096)"},
+		{c, with(func(b *Batch) { b.AggregationLengths = b.AggregationLengths[1:] }), "len(Batch.AggregationLengths) = 47, want P*K*N2 = 48"},
+		{c, with(func(b *Batch) { b.Groups[2*16+5] = 8 }), "Batch.Groups: problem 2: groups[1][1] = 8 out of range"},
+		{c, with(func(b *Batch) { copy(b.Groups[16+12:16+16], b.Groups[16:16+4]) }), "Batch.Groups: problem 1: groups[0] = "},
+		{c, with(func(b *Batch) { b.Rewards[1*16+2*4+3] = math.Inf(-1) }), "Batch.Rewards[27] (problem 1, set 2, output 3) = -Inf: reward is not finite"},
+		{c, with(func(b *Batch) { b.SearchLengths[2*8+6] = -1 }), "Batch.SearchLengths[22] (problem 2, trace 6) = -1 < 0"},
+		{c, with(func(b *Batch) { b.AggregationLengths[2*16+3*4+1] = -7 }), "Batch.AggregationLengths[45] (problem 2, set 3, output 1) = -7 < 0"},
+	}
+	for _, tt := range tests {
+		err := tt.c.CreditBatch(&dst, tt.in)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("CreditBatch: error %v, want %q", err, tt.want)
+		}
+		if diff := cmp.Diff(snapshot, cloneCredit(&dst), cmpopts.IgnoreUnexported(BatchCredit{})); diff != "" {
+			t.Errorf("CreditBatch with error %q changed dst:\n%s", tt.want, diff)
+		}
+	}
+	// A batch of 0 problems is valid and empty.
+	if err := Paper().CreditBatch(&dst, Batch{}); err != nil || dst.Problems != 0 || len(dst.NoSignal) != 0 {
+		t.Errorf("empty batch: %v, %d problems", err, dst.Problems)
+	}
+}
+
+// cloneCredit copies the exported fields of b.
+func cloneCredit(b *BatchCredit) BatchCredit {
+	return BatchCredit{
+		Problems:      b.Problems,
+		SetScores:     slices.Clone(b.SetScores),
+		SetAdvantages: slices.Clone(b.SetAdvantages),
+		Search: BatchSearchCredit{
+			Advantages:  slices.Clone(b.Search.Advantages),
+			Appearances: slices.Clone(b.Search.Appearances),
+			InNoSet:     slices.Clone(b.Search.InNoSet),
+			Gate:        slices.Clone(b.Search.Gate),
+			NoSignal:    slices.Clone(b.Search.NoSignal),
+		},
+		Aggregation: BatchAggregationCredit{
+			Advantages: slices.Clone(b.Aggregation.Advantages),
+			Gate:       slices.Clone(b.Aggregation.Gate),
+			NoSignal:   slices.Clone(b.Aggregation.NoSignal),
+		},
+		NoSignal: slices.Clone(b.NoSignal),
+	}
+}
+
+func TestCreditBatchAllocs(t *testing.T) {
+	for _, c := range []Config{Paper(), func() Config {
+		c := Paper()
+		c.Order = Shuffled
+		c.Gates = lengthgate.Shared(lengthgate.Gate{Target: 4096})
+		return c
+	}(), {SearchTraces: 8, SetSize: 4, Sets: 40, AggregationsPerSet: 2, Order: Shuffled}} {
+		in := paperBatch(c, 256, 2)
+		var dst BatchCredit
+		if err := c.CreditBatch(&dst, in); err != nil { // grows dst
+			t.Fatal(err)
+		}
+		if a := testing.AllocsPerRun(10, func() { _ = c.CreditBatch(&dst, in) }); a != 0 {
+			t.Errorf("%+v: CreditBatch with a reused dst allocates %v times, want 0", c, a)
+		}
+		if a := testing.AllocsPerRun(10, func() { _ = c.Validate() }); a != 0 {
+			t.Errorf("Validate allocates %v times on a valid config, want 0", a)
+		}
+	}
+}
+
+// TestCreditBatchConcurrent runs CreditBatch on different batches from
+// several goroutines at once (run with -race to check for shared state) and
+// compares with sequential results.
+func TestCreditBatchConcurrent(t *testing.T) {
+	c := Paper()
+	c.Gates = lengthgate.Shared(lengthgate.Gate{Target: 4096})
+	const workers = 4
+	var want [workers]BatchCredit
+	var ins [workers]Batch
+	for w := range workers {
+		ins[w] = paperBatch(c, 64, uint64(w))
+		if err := c.CreditBatch(&want[w], ins[w]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got [workers]BatchCredit
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for range 20 {
+				if err := c.CreditBatch(&got[w], ins[w]); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for w := range workers {
+		if diff := cmp.Diff(cloneCredit(&want[w]), cloneCredit(&got[w]), cmpopts.IgnoreUnexported(BatchCredit{})); diff != "" {
+			t.Errorf("worker %d: concurrent result differs:\n%s", w, diff)
+		}
+	}
+}

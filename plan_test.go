@@ -1,0 +1,350 @@
+package spiral
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"gonum.org/v1/gonum/stat/distuv"
+	"pgregory.net/rapid"
+
+	"spiral/lengthgate"
+)
+
+// TestPlanGolden pins the plans that seed (2026, 1) gives. They were recorded
+// once from this code and must never change: they pin the cross-machine
+// determinism of math/rand/v2's PCG and of every draw made from it (combin's
+// Sampler, then the Fisher-Yates shuffles of Shuffled). Computing a plan
+// twice in one run could not catch a change of algorithm, machine or Go
+// release; this expectation does. If it fails, plans recorded by earlier
+// runs (and conformance vectors) are no longer reproducible.
+func TestPlanGolden(t *testing.T) {
+	shuffled := Paper()
+	shuffled.Order = Shuffled
+	tuples := Paper()
+	tuples.Family = Tuples
+	tests := []struct {
+		c    Config
+		want [][]int
+	}{
+		{Paper(), [][]int{{0, 4, 5, 7}, {0, 1, 6, 7}, {2, 4, 5, 6}, {0, 1, 5, 7}}},
+		// The same subsets as Paper(): the shuffles are drawn after them.
+		{shuffled, [][]int{{7, 5, 4, 0}, {1, 0, 6, 7}, {6, 5, 2, 4}, {5, 0, 7, 1}}},
+		{tuples, [][]int{{3, 6, 1, 2}, {1, 5, 2, 6}, {6, 7, 4, 5}, {1, 3, 2, 4}}},
+		// A family too large to list: combin's rejection method.
+		{Config{SearchTraces: 1024, SetSize: 16, Sets: 3, AggregationsPerSet: 1}, [][]int{
+			{112, 166, 177, 205, 328, 360, 392, 441, 547, 556, 583, 796, 810, 828, 892, 899},
+			{63, 105, 109, 208, 216, 239, 283, 411, 453, 594, 634, 852, 869, 929, 945, 972},
+			{48, 109, 255, 275, 308, 443, 530, 654, 713, 718, 783, 954, 980, 1001, 1009, 1017},
+		}},
+	}
+	for _, tt := range tests {
+		p, err := tt.c.Plan(rand.New(rand.NewPCG(2026, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, p.Groups); diff != "" {
+			t.Errorf("%+v: plan for seed (2026, 1) changed (-want +got):\n%s", tt.c, diff)
+		}
+	}
+	s, err := PaperRSA().Schedule(rand.New(rand.NewPCG(2026, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]int{{0, 4, 5, 7}, {0, 1, 6, 7}, {2, 4, 5, 6}, {0, 1, 4, 7}, {2, 4, 5, 6}, {0, 2, 6, 7}, {2, 3, 4, 6}, {0, 2, 5, 6}}
+	if diff := cmp.Diff(want, s[0]); diff != "" {
+		t.Errorf("RSA schedule step 0 for seed (2026, 1) changed (-want +got):\n%s", diff)
+	}
+}
+
+// randomConfig draws a small valid Config: every family, order and gate.
+func randomConfig(t *rapid.T) Config {
+	n1 := rapid.IntRange(1, 9).Draw(t, "N1")
+	n := rapid.IntRange(1, n1).Draw(t, "n")
+	c := Config{SearchTraces: n1, SetSize: n, Family: Family(rapid.IntRange(0, 1).Draw(t, "family"))}
+	if c.Family == Subsets {
+		c.Order = Order(rapid.IntRange(0, 1).Draw(t, "order"))
+	}
+	size, _ := c.family()
+	t64, _ := size.Count64()
+	c.Sets = rapid.IntRange(1, int(min(t64, 24))).Draw(t, "K")
+	c.AggregationsPerSet = rapid.IntRange(1, 5).Draw(t, "N2")
+	c.Gates.Search.Target = rapid.IntRange(0, 12).Draw(t, "searchTarget")
+	c.Gates.Search.Boundary = lengthgate.Boundary(rapid.IntRange(0, 1).Draw(t, "searchBoundary"))
+	c.Gates.Aggregation.Target = rapid.IntRange(0, 12).Draw(t, "aggTarget")
+	c.Gates.Aggregation.Boundary = lengthgate.Boundary(rapid.IntRange(0, 1).Draw(t, "aggBoundary"))
+	if err := c.Validate(); err != nil {
+		t.Fatalf("randomConfig drew an invalid config: %v", err)
+	}
+	return c
+}
+
+func TestPlanProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := randomConfig(t)
+		seed := rapid.Uint64().Draw(t, "seed")
+		p, err := c.Plan(rand.New(rand.NewPCG(seed, 0)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.CheckPlan(p); err != nil {
+			t.Fatalf("a drawn plan does not fit its config: %v", err)
+		}
+		// JSON round trip.
+		data, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Plan
+		if err := json.Unmarshal(data, &back); err != nil {
+			t.Fatal(err)
+		}
+		if !cmp.Equal(p, back) || c.CheckPlan(back) != nil {
+			t.Fatalf("JSON round trip: %s gave %v", data, back)
+		}
+		// Same seed, same plan; the Planner and PlanTo draw the same.
+		pl, err := c.NewPlanner()
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := pl.Plan(rand.New(rand.NewPCG(seed, 0)))
+		if err != nil || !cmp.Equal(p, again) {
+			t.Fatalf("Planner.Plan with the same seed: %v, %v; want %v", again, err, p)
+		}
+		problems := rapid.IntRange(0, 4).Draw(t, "problems")
+		flat := make([]int, problems*c.PlanSize())
+		r1, r2 := rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 1))
+		if err := pl.PlanTo(flat, r1); err != nil {
+			t.Fatal(err)
+		}
+		var seq []int
+		for range problems {
+			one, err := c.Plan(r2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seq = one.AppendFlat(seq)
+		}
+		if !slices.Equal(flat, seq) && !(len(flat) == 0 && len(seq) == 0) {
+			t.Fatalf("PlanTo = %v, successive Plans = %v", flat, seq)
+		}
+	})
+}
+
+// TestCheckPlanRejects plants one defect in a valid plan and checks that
+// CheckPlan names it, for both ways of finding repeated groups (pairwise for
+// K <= 16, by sorting above).
+func TestCheckPlanRejects(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := randomConfig(t)
+		p, err := c.Plan(rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 0)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, n := c.Sets, c.SetSize
+		i := rapid.IntRange(0, k-1).Draw(t, "group")
+		g := p.Groups[i]
+		var want string
+		switch defect := rapid.IntRange(0, 3).Draw(t, "defect"); {
+		case defect == 0:
+			g[rapid.IntRange(0, n-1).Draw(t, "pos")] = c.SearchTraces + rapid.IntRange(0, 3).Draw(t, "over")
+			want = "out of range"
+		case defect == 1 && n >= 2:
+			j := rapid.IntRange(1, n-1).Draw(t, "pos")
+			g[j] = g[j-1]
+			want = "repeats"
+		case defect == 2 && k >= 2:
+			i0 := (i + 1 + rapid.IntRange(0, k-2).Draw(t, "other")) % k
+			copy(g, p.Groups[i0])
+			if c.Order == Shuffled || c.Family == Tuples && n >= 2 && rapid.Bool().Draw(t, "reverse") {
+				slices.Reverse(g)
+			}
+			want = "are the same"
+			if c.Family == Tuples && n >= 2 && !slices.Equal(g, p.Groups[i0]) {
+				want = "" // a reversed tuple is another tuple: still valid unless it repeats a third
+			}
+		case defect == 3 && c.Family == Subsets && c.Order == IndexOrder && n >= 2:
+			slices.Reverse(g)
+			want = "ascending"
+		default:
+			return
+		}
+		err = c.CheckPlan(p)
+		if want == "" {
+			return
+		}
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "groups[") {
+			t.Fatalf("CheckPlan(%v) = %v, want an error naming groups[...] with %q", p.Groups, err, want)
+		}
+	})
+}
+
+func TestCheckPlanErrors(t *testing.T) {
+	c := Paper()
+	shuf := c
+	shuf.Order = Shuffled
+	tup := c
+	tup.Family = Tuples
+	tests := []struct {
+		c      Config
+		groups [][]int
+		want   string
+	}{
+		{c, nil, "len(groups) = 0, want Sets (K) = 4"},
+		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, 1, 2}, {0, 1, 2, 5}}, "len(groups[2]) = 3, want SetSize (n) = 4"},
+		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, 1, 2, 8}, {0, 1, 2, 5}}, "groups[2][3] = 8 out of range [0, SearchTraces (N1) = 8)"},
+		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, -1, 2, 6}, {0, 1, 2, 5}}, "groups[2][1] = -1 out of range"},
+		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, 1, 1, 6}, {0, 1, 2, 5}}, "groups[2][2] = 1 repeats groups[2][1]"},
+		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, 2, 1, 6}, {0, 1, 2, 5}}, "groups[2] = [0 2 1 6] is not in ascending order"},
+		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, 1, 2, 3}, {0, 1, 2, 5}}, "groups[0] = [0 1 2 3] and groups[2] = [0 1 2 3] are the same subset"},
+		{shuf, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {3, 2, 1, 0}, {0, 1, 2, 5}}, "groups[0] = [0 1 2 3] and groups[2] = [3 2 1 0] are the same subset"},
+		{tup, [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {0, 1, 2, 3}, {0, 1, 2, 5}}, "groups[0] = [0 1 2 3] and groups[2] = [0 1 2 3] are the same tuple"},
+		{Config{}, nil, "SearchTraces (N1) = 0"},
+	}
+	for _, tt := range tests {
+		err := tt.c.CheckPlan(Plan{Groups: tt.groups})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("CheckPlan(%v) = %v, want %q", tt.groups, err, tt.want)
+		}
+	}
+	// Shuffled subsets and reordered tuples are valid.
+	if err := shuf.CheckPlan(Plan{Groups: [][]int{{3, 1, 2, 0}, {0, 1, 2, 4}, {7, 6, 5, 4}, {0, 1, 2, 5}}}); err != nil {
+		t.Errorf("shuffled plan: %v", err)
+	}
+	if err := tup.CheckPlan(Plan{Groups: [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {1, 0, 2, 3}, {0, 1, 3, 2}}}); err != nil {
+		t.Errorf("tuple plan: %v", err)
+	}
+	// A plan decoded from JSON that does not fit its config.
+	var p Plan
+	if err := json.Unmarshal([]byte(`{"groups": [[0,1,2,3],[4,5,6,7],[0,2,4,6],[1,3,5,9]]}`), &p); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CheckPlan(p); err == nil || !strings.Contains(err.Error(), "groups[3][3] = 9 out of range") {
+		t.Errorf("decoded plan: %v", err)
+	}
+}
+
+func TestPlanErrors(t *testing.T) {
+	if _, err := Paper().Plan(nil); err == nil {
+		t.Error("Plan(nil): nil error")
+	}
+	if _, err := (Config{}).Plan(rand.New(rand.NewPCG(1, 1))); err == nil {
+		t.Error("Config{}.Plan: nil error")
+	}
+	pl, err := Paper().NewPlanner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Config() != Paper() {
+		t.Errorf("Planner.Config() = %+v", pl.Config())
+	}
+	dst := []int{9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9}
+	if err := pl.PlanTo(dst, nil); err == nil || slices.ContainsFunc(dst, func(x int) bool { return x != 9 }) {
+		t.Errorf("PlanTo(dst, nil) = %v, dst %v; want an error and dst untouched", err, dst)
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), "not a multiple of K*n = 16") {
+			t.Errorf("PlanTo with len(dst) = 15: recovered %v", r)
+		}
+	}()
+	_ = pl.PlanTo(make([]int, 15), rand.New(rand.NewPCG(1, 1)))
+}
+
+func TestPlanToAllocs(t *testing.T) {
+	pl, err := Paper().NewPlanner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]int, 256*16)
+	rnd := rand.New(rand.NewPCG(1, 2))
+	if a := testing.AllocsPerRun(20, func() { _ = pl.PlanTo(dst, rnd) }); a != 0 {
+		t.Errorf("PlanTo allocates %v times per call, want 0", a)
+	}
+}
+
+// TestPlanSelection checks the plans against the paper's constants: at
+// N1 = 8, n = 4, K = 4 a trace is in no set with probability
+// C(35,4)/C(70,4) = 88/1541 and is in K*n/N1 = 2 sets on average. The
+// tolerance is 5 standard errors of the sample mean over independent plans
+// (trace 0 of each), at a fixed seed.
+func TestPlanSelection(t *testing.T) {
+	plans := 40000
+	if testing.Short() {
+		plans = 8000
+	}
+	pl, err := Paper().NewPlanner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := make([]int, plans*16)
+	if err := pl.PlanTo(flat, rand.New(rand.NewPCG(5, 6))); err != nil {
+		t.Fatal(err)
+	}
+	miss, sum, sumSq := 0.0, 0.0, 0.0
+	for q := range plans {
+		apps := 0
+		for _, y := range flat[q*16 : (q+1)*16] {
+			if y == 0 {
+				apps++
+			}
+		}
+		if apps == 0 {
+			miss++
+		}
+		sum += float64(apps)
+		sumSq += float64(apps * apps)
+	}
+	p := 88.0 / 1541
+	gotMiss := miss / float64(plans)
+	if se := math.Sqrt(p * (1 - p) / float64(plans)); math.Abs(gotMiss-p) > 5*se {
+		t.Errorf("P(trace in no set) = %.5f, want 88/1541 = %.5f ± 5*%.5f", gotMiss, p, se)
+	}
+	mean := sum / float64(plans)
+	sd := math.Sqrt(sumSq/float64(plans) - mean*mean)
+	if se := sd / math.Sqrt(float64(plans)); math.Abs(mean-2) > 5*se {
+		t.Errorf("mean appearances = %.4f, want K*n/N1 = 2 ± 5*%.4f", mean, se)
+	}
+}
+
+// TestShuffledOrder checks by a chi-square test (threshold the quantile at
+// 1 - 1e-6, fixed seed) that under Shuffled the smallest index of a group is
+// at each of its n positions equally often, and that under IndexOrder it is
+// always first.
+func TestShuffledOrder(t *testing.T) {
+	c := Paper()
+	c.Order = Shuffled
+	pl, err := c.NewPlanner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const plans = 5000
+	flat := make([]int, plans*16)
+	if err := pl.PlanTo(flat, rand.New(rand.NewPCG(8, 9))); err != nil {
+		t.Fatal(err)
+	}
+	var pos [4]float64
+	for g := 0; g < len(flat); g += 4 {
+		pos[slices.Index(flat[g:g+4], slices.Min(flat[g:g+4]))]++
+	}
+	e := float64(plans*4) / 4
+	chi := 0.0
+	for _, o := range pos {
+		chi += (o - e) * (o - e) / e
+	}
+	if lim := (distuv.ChiSquared{K: 3}).Quantile(1 - 1e-6); chi > lim {
+		t.Errorf("position of the smallest index: counts %v, chi-square %.1f > %.1f", pos, chi, lim)
+	}
+	p, err := Paper().Plan(rand.New(rand.NewPCG(8, 9)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range p.Groups {
+		if !slices.IsSorted(g) {
+			t.Errorf("IndexOrder group %v not ascending", g)
+		}
+	}
+}
