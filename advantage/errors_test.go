@@ -172,3 +172,42 @@ func panicMessage(f func()) (msg string) {
 	f()
 	return ""
 }
+
+// TestRewardBound: rewards up to MaxAbsReward in magnitude are accepted,
+// including -0 and subnormals; the next float64 beyond, infinities and NaN
+// are not. The bound check compares bit patterns, so its edges are tested
+// here for float64 and float32.
+func TestRewardBound(t *testing.T) {
+	over := math.Nextafter(MaxAbsReward, math.Inf(1))
+	for _, tc := range []struct {
+		r  float64
+		ok bool
+	}{
+		{0, true}, {math.Copysign(0, -1), true}, {5e-324, true}, {-5e-324, true}, {1, true},
+		{MaxAbsReward, true}, {-MaxAbsReward, true}, {over, false}, {-over, false},
+		{math.MaxFloat64, false}, {math.Inf(1), false}, {math.Inf(-1), false}, {math.NaN(), false},
+		{math.Float64frombits(0xfff8000000000001), false}, // a NaN with the sign bit set
+	} {
+		_, err := Compute(1, [][]int{{0}}, [][]float64{{0.5, tc.r}})
+		if (err == nil) != tc.ok {
+			t.Errorf("reward %v (bits %#x): error %v, want ok = %v", tc.r, math.Float64bits(tc.r), err, tc.ok)
+		}
+	}
+	// float32(1e30) is 1.0000000150474662e30, just above the bound; the
+	// float32 below it is the largest accepted.
+	below := math.Nextafter32(1e30, 0)
+	for _, tc := range []struct {
+		r  float32
+		ok bool
+	}{
+		{below, true}, {-below, true}, {1e30, false}, {math.MaxFloat32, false}, {float32(math.Inf(1)), false}, {float32(math.NaN()), false},
+	} {
+		dst := make([]float32, 2)
+		_, err := GroupRelative(dst, []float32{0.5, tc.r}, []int{0, 0}, GroupOptions{})
+		in := Batch[float32]{Traces: []int{1}, Sets: []int{1}, SetSizes: []int{1}, Members: []int{0}, RewardCounts: []int{2}, Rewards: []float32{0.5, tc.r}}
+		_, errBatch := NewBatchCredit(in)
+		if (err == nil) != tc.ok || (errBatch == nil) != tc.ok {
+			t.Errorf("float32 reward %v: errors %v and %v, want ok = %v", tc.r, err, errBatch, tc.ok)
+		}
+	}
+}
