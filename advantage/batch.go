@@ -13,7 +13,9 @@ import (
 // |r| > MaxAbsReward is rejected as bad input, like a NaN: with |r| bounded
 // by 1e30 no mean, deviation, variance or advantage can overflow, either in
 // the float64 arithmetic used inside or when a result is stored as float32,
-// so every output is finite. SPIRAL's rewards lie in [0, 1].
+// so every output is finite. SPIRAL's rewards lie in [0, 1]. The bound
+// applies to the value: float32(1e30) is 1.0000000150474662e30, and is
+// rejected.
 const MaxAbsReward = 1e30
 
 // MaxTraces is the largest number of traces (N1) accepted for one problem.

@@ -49,3 +49,34 @@ func ExampleCompute() {
 	// trace 6: in 2 sets, A_search = -0.1250
 	// trace 7: in 0 sets, A_search = +0.0000
 }
+
+// Group baselines over verl's layout: a group id per row, rows in any
+// order. Problem "p" has rewards (1, 0, 1, 1), mean 0.75; "q" got all four
+// wrong and "r" has a single row: both get 0 and are reported, as a
+// dynamic-sampling trainer needs.
+func ExampleGroupRelative() {
+	rewards := []float64{1, 0, 0, 1, 0, 1, 0, 1, 0}
+	ids := []string{"p", "q", "p", "r", "q", "p", "q", "p", "q"}
+	dst := make([]float64, len(rewards))
+
+	rep, err := advantage.GroupRelative(dst, rewards, ids, advantage.GroupOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("Dr. GRPO:", dst)
+	fmt.Printf("%d groups, singletons %v, zero variance %v\n", rep.Groups, rep.Singletons, rep.ZeroVariance)
+
+	// verl's default GRPO: divide by torch.std (Bessel) + 1e-6. For p,
+	// std = sqrt(0.75/3) = 0.5.
+	verl := advantage.GroupOptions{ScaleByStd: true, Bessel: true, Epsilon: 1e-6}
+	if _, err := advantage.GroupRelative(dst, rewards, ids, verl); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("GRPO (verl): %.6f\n", dst)
+	// Output:
+	// Dr. GRPO: [0.25 0 -0.75 0 0 0.25 0 0.25 0]
+	// 3 groups, singletons [r], zero variance [q]
+	// GRPO (verl): [0.499999 0.000000 -1.499997 0.000000 0.000000 0.499999 0.000000 0.499999 0.000000]
+}
