@@ -9,8 +9,8 @@ import (
 
 // TieRule says how a majority vote chooses among answers tied for the most
 // votes. The zero value is not a rule: the choice must be explicit, since
-// harnesses differ (Python's Counter.most_common, for one, keeps the first
-// seen).
+// harnesses differ (Python's collections.Counter.most_common, for one,
+// lists tied answers in first-seen order).
 type TieRule int
 
 const (

@@ -357,7 +357,7 @@ func TestExpectedMajorityCompositions(t *testing.T) {
 		{[]int{20, 24, 20}, []int{1, 5, 16, 33, 63, 64}},
 		{[]int{40, 50, 6}, []int{2, 9, 48, 95}},
 		{[]int{10, 12, 9, 11, 10, 12}, []int{6, 20}},
-		{[]int{100, 96, 60}, []int{17, 128}},
+		{[]int{100, 96, 60}, []int{17, 40, 128}},
 	} {
 		if testing.Short() && len(tc.counts) > 3 {
 			continue
@@ -371,6 +371,9 @@ func TestExpectedMajorityCompositions(t *testing.T) {
 		rnd.Shuffle(len(answers), func(i, j int) { answers[i], answers[j] = answers[j], answers[i] })
 		for _, k := range tc.ks {
 			for _, rule := range evalTieRules {
+				if rule == estimator.TieFirstSeen && len(answers) > 200 && k > 64 {
+					continue // a second in rationals; k = 40 covers it
+				}
 				want := evalRatFloat(evalCompositionMajority(answers, 0, k, rule))
 				got, err := estimator.ExpectedMajority(answers, 0, k, rule)
 				if err != nil {
