@@ -184,7 +184,8 @@ func ExpectedMajority[T cmp.Ordered](answers []T, correct T, k int, rule TieRule
 // TieSmallest, k^2 n log k for TieRandom (which also counts the tied
 // answers) and n_c k^2 n for TieFirstSeen (n_c copies of the correct
 // answer), and much less with few distinct answers; for n = 256 it takes
-// milliseconds (see BENCHMARKS.md). Results agree with exact rational
+// milliseconds (see BENCHMARKS.md). Memory is at most about k n floats,
+// for the hypergeometric tables. Results agree with exact rational
 // arithmetic to 1e-13 in the tests.
 //
 // For answers that are independent samples, the order of the answers
