@@ -172,6 +172,8 @@ func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 	for i := range rewards {
 		st := &gs[group[i]]
 		n := st.raw.n
+		// scale == 0 would mean every centred reward is 0 although the
+		// rewards differ; it guards the division, not a known case.
 		if n == 1 || !st.raw.mixed || st.scale == 0 && opt.ScaleByStd {
 			dst[i] = 0
 			continue
