@@ -128,9 +128,9 @@ type MonteCarloResult struct {
 	// SearchMeanSquare/(1-NoCredit) - (SearchMean/(1-NoCredit))^2.
 	SearchMean, SearchMeanSquare, SearchVariance Estimate
 	// NoCredit estimates the probability that a trace is in no sampled set,
-	// exactly Family.MissProb(K); its standard error is binomial-like but
-	// computed from the replicates (the traces of one replicate are
-	// dependent).
+	// exactly Family.MissProb(K). Its standard error is that of the mean of
+	// the replicates' no-credit fractions (the traces of one replicate are
+	// dependent, so it is not the binomial one).
 	NoCredit Estimate
 }
 

@@ -7,9 +7,9 @@ import (
 	"spiral/combin"
 )
 
-// paperMonteCarlo returns the paper's configuration (Subsets(8, 4), K = 4,
+// mcPaper returns the paper's configuration (Subsets(8, 4), K = 4,
 // N2 = 4) on a V = 2 policy p = (1/3, 2/3) with a fixed random table.
-func paperMonteCarlo(tb testing.TB) MonteCarlo {
+func mcPaper(tb testing.TB) MonteCarlo {
 	tb.Helper()
 	f, err := combin.Subsets(8, 4)
 	if err != nil {
@@ -28,10 +28,10 @@ func paperMonteCarlo(tb testing.TB) MonteCarlo {
 
 // BenchmarkMonteCarloReplicate measures one replicate at the paper's
 // configuration on one goroutine: the allocation-free worker, and the same
-// replicate written plainly (naiveReplicate: allocating sampler and credit,
+// replicate written plainly (mcNaiveReplicate: allocating sampler and credit,
 // definitions of SPIRAL.md section 2) as the baseline.
 func BenchmarkMonteCarloReplicate(b *testing.B) {
-	mc := paperMonteCarlo(b)
+	mc := mcPaper(b)
 	b.Run("worker", func(b *testing.B) {
 		w, err := newMCWorker(&mc, mc.N2)
 		if err != nil {
@@ -49,7 +49,7 @@ func BenchmarkMonteCarloReplicate(b *testing.B) {
 		rnd := rand.New(rand.NewPCG(1, 2))
 		b.ReportAllocs()
 		for b.Loop() {
-			naiveReplicate(b, &mc, rnd)
+			mcNaiveReplicate(b, &mc, rnd)
 		}
 	})
 }
@@ -63,7 +63,7 @@ func BenchmarkMonteCarloRun(b *testing.B) {
 		workers int
 	}{{"workers=1", 1}, {"workers=GOMAXPROCS", 0}} {
 		b.Run(tc.name, func(b *testing.B) {
-			mc := paperMonteCarlo(b)
+			mc := mcPaper(b)
 			mc.Workers = tc.workers
 			b.ReportAllocs()
 			seed := uint64(0)

@@ -33,12 +33,12 @@ func mcRats(xs ...string) []*big.Rat {
 	return out
 }
 
-// naiveReplicate is one replicate of mc written plainly: the allocating
+// mcNaiveReplicate is one replicate of mc written plainly: the allocating
 // combin.Family.Sample, the definitions of SPIRAL.md section 2 and of Eq. 8,
 // and the score e_v - p from the float64 probabilities. It draws from rnd in
 // the same order as mcWorker.replicate, so with the same stream it must give
 // the same g. It returns g and the search advantages (after the gate).
-func naiveReplicate(tb testing.TB, mc *MonteCarlo, rnd *rand.Rand) (g, search []float64) {
+func mcNaiveReplicate(tb testing.TB, mc *MonteCarlo, rnd *rand.Rand) (g, search []float64) {
 	N, n, V := mc.Family.N(), mc.Family.GroupSize(), mc.Policy.Size()
 	y := make([]int, N)
 	for i := range y {
@@ -135,11 +135,11 @@ func mcTable(tb testing.TB, V, n int, f func(y []int) *big.Rat) *Table {
 	return tab
 }
 
-// findTable is the noisy "find a correct candidate" aggregator: symbol 0 is
+// mcFindTable is the noisy "find a correct candidate" aggregator: symbol 0 is
 // a wrong trace, every other symbol a correct one, and the aggregator
 // answers correctly with probability 3/4 when at least one candidate is
 // correct, else never.
-func findTable(tb testing.TB, V, n int) *Table {
+func mcFindTable(tb testing.TB, V, n int) *Table {
 	return mcTable(tb, V, n, func(y []int) *big.Rat {
 		for _, s := range y {
 			if s != 0 {
@@ -198,8 +198,8 @@ func mcGradient(tb testing.TB, c *Categorical, t *Table, p Presentation) []float
 	return out
 }
 
-// scaled returns m*x.
-func scaled(m float64, x []float64) []float64 {
+// mcScaled returns m*x.
+func mcScaled(m float64, x []float64) []float64 {
 	out := make([]float64, len(x))
 	for i, xi := range x {
 		out[i] = m * xi
@@ -207,9 +207,9 @@ func scaled(m float64, x []float64) []float64 {
 	return out
 }
 
-// zScore returns max_v |Mean[v] - want[v]| / StdErr[v], the worst deviation
+// mcZScore returns max_v |Mean[v] - want[v]| / StdErr[v], the worst deviation
 // in standard errors (+Inf if a component with StdErr 0 differs at all).
-func zScore(res MonteCarloResult, want []float64) float64 {
+func mcZScore(res MonteCarloResult, want []float64) float64 {
 	worst := 0.0
 	for v, m := range res.Mean {
 		d := math.Abs(m - want[v])
@@ -223,10 +223,10 @@ func zScore(res MonteCarloResult, want []float64) float64 {
 	return worst
 }
 
-// separation returns max_v |a[v] - b[v]| / StdErr[v]: how many standard
+// mcSeparation returns max_v |a[v] - b[v]| / StdErr[v]: how many standard
 // errors apart two candidate expectations are, on their most distinct
 // component.
-func separation(res MonteCarloResult, a, b []float64) float64 {
+func mcSeparation(res MonteCarloResult, a, b []float64) float64 {
 	worst := 0.0
 	for v, se := range res.StdErr {
 		worst = max(worst, math.Abs(a[v]-b[v])/se)
@@ -255,18 +255,18 @@ func mcRun(tb testing.TB, mc MonteCarlo, R int, seed uint64) MonteCarloResult {
 	return res
 }
 
-// checkProposition runs mc and requires every component of the mean to be
+// mcCheckProposition runs mc and requires every component of the mean to be
 // within 5 standard errors of M * grad J (M of mc.Family and mc.K). If
 // wrong is a valid family, it also requires the M' of wrong (at the same K)
 // to fail that check, after showing that M grad J and M' grad J are at least
 // 10 standard errors apart, so that the failure is not luck.
-func checkProposition(t *testing.T, name string, mc MonteCarlo, R int, seed uint64, wrong combin.Family) {
+func mcCheckProposition(t *testing.T, name string, mc MonteCarlo, R int, seed uint64, wrong combin.Family) {
 	t.Helper()
 	res := mcRun(t, mc, R, seed)
 	grad := mcGradient(t, mc.Policy, mc.Objective, mc.Presentation)
 	m := mcM(t, mc.Family, mc.K)
-	want := scaled(m, grad)
-	z := zScore(res, want)
+	want := mcScaled(m, grad)
+	z := mcZScore(res, want)
 	t.Logf("%s: R = %d, mean %.6f ± %.6f, M grad J = %.6f (M = %.6f): %.2f SE", name, R, res.Mean, res.StdErr, want, m, z)
 	if z > 5 {
 		t.Errorf("%s: mean %v is %.2f standard errors from M grad J = %v, want <= 5", name, res.Mean, z, want)
@@ -275,12 +275,12 @@ func checkProposition(t *testing.T, name string, mc MonteCarlo, R int, seed uint
 		return
 	}
 	mWrong := mcM(t, wrong, mc.K)
-	wrongWant := scaled(mWrong, grad)
-	sep := separation(res, want, wrongWant)
+	wrongWant := mcScaled(mWrong, grad)
+	sep := mcSeparation(res, want, wrongWant)
 	if sep < 10 {
 		t.Fatalf("%s: M grad J and the wrong M' grad J are only %.2f standard errors apart with R = %d, want >= 10", name, sep, R)
 	}
-	zw := zScore(res, wrongWant)
+	zw := mcZScore(res, wrongWant)
 	t.Logf("%s: wrong M' = %.6f (q_K of %v): candidates %.1f SE apart; mean is %.2f SE from M' grad J", name, mWrong, wrong, sep, zw)
 	if zw <= 5 {
 		t.Errorf("%s: mean %v is within %.2f standard errors of the WRONG M' grad J = %v", name, res.Mean, zw, wrongWant)
@@ -312,16 +312,16 @@ func TestMonteCarloPaperNoisy(t *testing.T) {
 	if testing.Short() {
 		wrong = combin.Family{}
 	}
-	checkProposition(t, "symmetric random table, p = (1/2, 1/2)",
+	mcCheckProposition(t, "symmetric random table, p = (1/2, 1/2)",
 		MonteCarlo{Family: sub, K: 4, N2: 4, Policy: mcPolicy(t, "1/2", "1/2"), Objective: symmetric}, R, 100, wrong)
 	if testing.Short() {
 		return
 	}
 	R = mcReplicates(0, 500_000, 20_000_000)
-	checkProposition(t, "random (order-sensitive) table, p = (1/3, 2/3)",
+	mcCheckProposition(t, "random (order-sensitive) table, p = (1/3, 2/3)",
 		MonteCarlo{Family: sub, K: 4, N2: 4, Policy: mcPolicy(t, "1/3", "2/3"), Objective: random}, R, 101, combin.Family{})
-	checkProposition(t, "find table, p = (3/4, 1/4)",
-		MonteCarlo{Family: sub, K: 4, N2: 4, Policy: mcPolicy(t, "3/4", "1/4"), Objective: findTable(t, 2, 4)}, R, 102, combin.Family{})
+	mcCheckProposition(t, "find table, p = (3/4, 1/4)",
+		MonteCarlo{Family: sub, K: 4, N2: 4, Policy: mcPolicy(t, "3/4", "1/4"), Objective: mcFindTable(t, 2, 4)}, R, 102, combin.Family{})
 }
 
 // TestMonteCarloWrongM shows, quickly, that the Monte Carlo check rejects a
@@ -330,8 +330,8 @@ func TestMonteCarloPaperNoisy(t *testing.T) {
 // standard errors; the mean is within 5 of M grad J and more than 5 from
 // M' grad J.
 func TestMonteCarloWrongM(t *testing.T) {
-	checkProposition(t, "Subsets(4, 3), K = 2, find table, p = (3/4, 1/4)",
-		MonteCarlo{Family: mcFamily(t, 4, 3, false), K: 2, N2: 4, Policy: mcPolicy(t, "3/4", "1/4"), Objective: findTable(t, 2, 3)},
+	mcCheckProposition(t, "Subsets(4, 3), K = 2, find table, p = (3/4, 1/4)",
+		MonteCarlo{Family: mcFamily(t, 4, 3, false), K: 2, N2: 4, Policy: mcPolicy(t, "3/4", "1/4"), Objective: mcFindTable(t, 2, 3)},
 		40_000, 110, mcFamily(t, 4, 3, true))
 }
 
@@ -348,8 +348,8 @@ func TestMonteCarloTuples(t *testing.T) {
 	pol := mcPolicy(t, "1/3", "2/3")
 	R := mcReplicates(50_000, 500_000, 20_000_000)
 	res := mcRun(t, MonteCarlo{Family: tup, K: 4, N2: 4, Policy: pol, Objective: tab}, R, 7)
-	want := scaled(mcM(t, tup, 4), mcGradient(t, pol, tab, PresentIndexOrder))
-	if z := zScore(res, want); z > 5 {
+	want := mcScaled(mcM(t, tup, 4), mcGradient(t, pol, tab, PresentIndexOrder))
+	if z := mcZScore(res, want); z > 5 {
 		t.Errorf("mean %v is %.2f standard errors from M grad J = %v, want <= 5", res.Mean, z, want)
 	}
 }
@@ -369,12 +369,12 @@ func TestMonteCarloPresentation(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := mcM(t, sub, 4)
-	want := scaled(m, mcGradient(t, pol, tab, PresentIndexOrder))
-	wantSort := scaled(m, mcGradient(t, pol, tab, PresentBySymbol))
+	want := mcScaled(m, mcGradient(t, pol, tab, PresentIndexOrder))
+	wantSort := mcScaled(m, mcGradient(t, pol, tab, PresentBySymbol))
 	R := mcReplicates(50_000, 400_000, 20_000_000)
 	for i, p := range []Presentation{PresentIndexOrder, PresentShuffled, PresentBySymbol} {
 		res := mcRun(t, MonteCarlo{Family: sub, K: 4, N2: 4, Policy: pol, Objective: tab, Presentation: p}, R, uint64(20+i))
-		z, zSort := zScore(res, want), zScore(res, wantSort)
+		z, zSort := mcZScore(res, want), mcZScore(res, wantSort)
 		t.Logf("%v: mean %.5f ± %.5f; %.2f SE from M grad J = %.5f, %.2f SE from M grad J_sort = %.5f",
 			p, res.Mean, res.StdErr, z, want, zSort, wantSort)
 		if p != PresentBySymbol {
@@ -383,7 +383,7 @@ func TestMonteCarloPresentation(t *testing.T) {
 			}
 			continue
 		}
-		if sep := separation(res, want, wantSort); sep < 10 {
+		if sep := mcSeparation(res, want, wantSort); sep < 10 {
 			t.Fatalf("%v: M grad J and M grad J_sort only %.2f standard errors apart, want >= 10", p, sep)
 		}
 		if zSort > 5 {
@@ -396,7 +396,7 @@ func TestMonteCarloPresentation(t *testing.T) {
 }
 
 // TestMonteCarloMatchesNaive runs the allocation-free worker and
-// naiveReplicate (allocating calls and the definitions, written plainly) on
+// mcNaiveReplicate (allocating calls and the definitions, written plainly) on
 // the same random streams: every replicate's g and search advantages agree,
 // for both families, every presentation, exact and noisy scores, and the
 // gate off and on under both boundary rules.
@@ -431,7 +431,7 @@ func TestMonteCarloMatchesNaive(t *testing.T) {
 						if err := w.replicate(); err != nil {
 							t.Fatal(err)
 						}
-						g, search := naiveReplicate(t, &mc, rnd)
+						g, search := mcNaiveReplicate(t, &mc, rnd)
 						for v := range g {
 							if math.Abs(g[v]-w.x[v]) > 1e-12 {
 								t.Fatalf("%v %v N2=%d gate %+v replicate %d: g = %v, naive %v", mc.Family, p, N2, gate, r, w.x[:len(g)], g)
@@ -456,7 +456,7 @@ func TestMonteCarloMatchesNaive(t *testing.T) {
 // standard error of SearchVariance, recomputed as the standard error of the
 // mean of the linearised statistic w - 2 E[u] u.
 func TestMonteCarloDeterministic(t *testing.T) {
-	mc := paperMonteCarlo(t)
+	mc := mcPaper(t)
 	mc.Gate, mc.Lengths = lengthgate.Gate{Target: 2}, []int{1, 3} // symbol 1 is overlong
 	R := 2*MonteCarloChunk + 1234
 	const seed = 99
@@ -535,7 +535,7 @@ func TestMonteCarloDeterministic(t *testing.T) {
 // TestMonteCarloKOne: with one set per replicate every advantage is exactly
 // 0 (M = 0), and a trace misses the set with probability exactly (N-n)/N.
 func TestMonteCarloKOne(t *testing.T) {
-	mc := paperMonteCarlo(t)
+	mc := mcPaper(t)
 	mc.K = 1
 	res := mcRun(t, mc, 1000, 1)
 	want := MonteCarloResult{
@@ -550,7 +550,7 @@ func TestMonteCarloKOne(t *testing.T) {
 }
 
 func TestMonteCarloErrors(t *testing.T) {
-	good := paperMonteCarlo(t)
+	good := mcPaper(t)
 	pol3 := mcPolicy(t, "1/3", "1/3", "1/3")
 	tab3, err := CoverTable(2, 3, 2)
 	if err != nil {
@@ -592,22 +592,22 @@ func TestMonteCarloErrors(t *testing.T) {
 	}
 }
 
-// bruteMoments are expectations computed by enumerating every outcome.
-type bruteMoments struct {
+// mcBruteMoments are expectations computed by enumerating every outcome.
+type mcBruteMoments struct {
 	g                     []float64 // E[g]
 	a, a2, var_, noCredit float64   // E[A], E[A^2], Var(A), P(no credit) for a uniform trace
 }
 
-// bruteForce computes, by enumerating every outcome of the traces (V^N), of
+// mcBruteForce computes, by enumerating every outcome of the traces (V^N), of
 // the K-subset of groups (all C(T, K), equally likely) and of the set
 // scores (exact f for N2 = 0, else Binomial(N2, f) successes out of N2), the
 // expectations that MonteCarlo.Run estimates, by the definitions of SPIRAL.md
 // sections 2 and 3 in float64. Only the deterministic presentations
 // (PresentIndexOrder, PresentBySymbol) are supported.
-func bruteForce(tb testing.TB, mc *MonteCarlo) bruteMoments {
+func mcBruteForce(tb testing.TB, mc *MonteCarlo) mcBruteMoments {
 	tb.Helper()
 	if mc.Presentation == PresentShuffled {
-		tb.Fatal("bruteForce: PresentShuffled is not enumerated")
+		tb.Fatal("mcBruteForce: PresentShuffled is not enumerated")
 	}
 	N, n, V := mc.Family.N(), mc.Family.GroupSize(), mc.Policy.Size()
 	var groups [][]int
@@ -632,7 +632,7 @@ func bruteForce(tb testing.TB, mc *MonteCarlo) bruteMoments {
 	}
 	choose(0, mc.K, func([]int) { selections++ })
 
-	var out bruteMoments
+	var out mcBruteMoments
 	out.g = make([]float64, V)
 	y := make([]int, N)
 	fs := make([]float64, mc.K)
@@ -665,7 +665,7 @@ func bruteForce(tb testing.TB, mc *MonteCarlo) bruteMoments {
 						return
 					}
 					for h := 0; h <= mc.N2; h++ {
-						ph := float64(binomial(mc.N2, h)) * math.Pow(fs[k], float64(h)) * math.Pow(1-fs[k], float64(mc.N2-h))
+						ph := float64(mcBinomial(mc.N2, h)) * math.Pow(fs[k], float64(h)) * math.Pow(1-fs[k], float64(mc.N2-h))
 						if ph == 0 {
 							continue
 						}
@@ -715,7 +715,7 @@ func bruteForce(tb testing.TB, mc *MonteCarlo) bruteMoments {
 	return out
 }
 
-func binomial(n, k int) int {
+func mcBinomial(n, k int) int {
 	c := 1
 	for i := range k {
 		c = c * (n - i) / (i + 1)
@@ -724,7 +724,7 @@ func binomial(n, k int) int {
 }
 
 // TestMonteCarloBruteForce checks every statistic of Run against the exact
-// expectation by enumeration (bruteForce) on small configurations, both
+// expectation by enumeration (mcBruteForce) on small configurations, both
 // families, exact and noisy scores, with and without the length gate: each
 // is within 5 standard errors. Without the gate the enumeration itself must
 // give M grad J (to 1e-12), which validates it. With the gate, the exact
@@ -748,8 +748,8 @@ func TestMonteCarloBruteForce(t *testing.T) {
 						mc.Gate, mc.Lengths = gate, []int{1, 3}
 					}
 					name := fmt.Sprintf("%v N2=%d %v gated=%v", fam, N2, p, gated)
-					exact := bruteForce(t, &mc)
-					want := scaled(mcM(t, fam, 3), mcGradient(t, pol, tab, p))
+					exact := mcBruteForce(t, &mc)
+					want := mcScaled(mcM(t, fam, 3), mcGradient(t, pol, tab, p))
 					bias := 0.0
 					for v := range want {
 						bias = max(bias, math.Abs(exact.g[v]-want[v]))
@@ -768,7 +768,7 @@ func TestMonteCarloBruteForce(t *testing.T) {
 							t.Errorf("%s: %s = %.6f ± %.6f, exact %.6f: %.1f standard errors", name, what, e.Value, e.StdErr, want, z)
 						}
 					}
-					if z := zScore(res, exact.g); z > 5 {
+					if z := mcZScore(res, exact.g); z > 5 {
 						t.Errorf("%s: mean %v is %.2f standard errors from the exact %v", name, res.Mean, z, exact.g)
 					}
 					check("SearchMean", res.SearchMean, exact.a)
@@ -789,7 +789,7 @@ func TestMonteCarloBruteForce(t *testing.T) {
 func TestMonteCarloFiniteK(t *testing.T) {
 	sub := mcFamily(t, 8, 4, false)
 	pol := mcPolicy(t, "3/4", "1/4")
-	tab := findTable(t, 2, 4)
+	tab := mcFindTable(t, 2, 4)
 	grad := mcGradient(t, pol, tab, PresentIndexOrder)
 	R := mcReplicates(10_000, 40_000, 10_000_000)
 	t.Logf("K  P(no credit) exact  MC  |  Var(A)  |  Var(A | credit)  |  M  |  Var(g_0)  |  |E g_0|/sd(g_0)")
@@ -833,8 +833,8 @@ func TestMonteCarloFiniteK(t *testing.T) {
 func TestMonteCarloGateBias(t *testing.T) {
 	sub := mcFamily(t, 8, 4, false)
 	pol := mcPolicy(t, "1/2", "1/4", "1/4")
-	tab := findTable(t, 3, 4)
-	want := scaled(mcM(t, sub, 4), mcGradient(t, pol, tab, PresentIndexOrder))
+	tab := mcFindTable(t, 3, 4)
+	want := mcScaled(mcM(t, sub, 4), mcGradient(t, pol, tab, PresentIndexOrder))
 	R := mcReplicates(50_000, 300_000, 100_000_000)
 	mc := MonteCarlo{Family: sub, K: 4, N2: 4, Policy: pol, Objective: tab,
 		Gate: lengthgate.Gate{Target: 4096}, Lengths: []int{2000, 3000, 6000}}
@@ -850,7 +850,7 @@ func TestMonteCarloGateBias(t *testing.T) {
 	ungated := mc
 	ungated.Gate = lengthgate.Gate{}
 	res0 := mcRun(t, ungated, R, 77)
-	if z := zScore(res0, want); z > 5 {
+	if z := mcZScore(res0, want); z > 5 {
 		t.Errorf("ungated: mean %v is %.2f standard errors from M grad J = %v", res0.Mean, z, want)
 	}
 	t.Logf("ungated E[g] = %.5f ± %.5f; Var(A) gated %.5f ± %.5f, ungated %.5f ± %.5f; E[A] gated %.5f ± %.5f",
@@ -865,12 +865,12 @@ func TestMonteCarloGateBias(t *testing.T) {
 func TestMonteCarloNoisyScores(t *testing.T) {
 	sub := mcFamily(t, 8, 4, false)
 	pol := mcPolicy(t, "3/4", "1/4")
-	tab := findTable(t, 2, 4)
-	want := scaled(mcM(t, sub, 4), mcGradient(t, pol, tab, PresentIndexOrder))
+	tab := mcFindTable(t, 2, 4)
+	want := mcScaled(mcM(t, sub, 4), mcGradient(t, pol, tab, PresentIndexOrder))
 	R := mcReplicates(20_000, 200_000, 20_000_000)
 	for _, N2 := range []int{0, 1, 4, 16} {
 		res := mcRun(t, MonteCarlo{Family: sub, K: 4, N2: N2, Policy: pol, Objective: tab}, R, uint64(300+N2))
-		z := zScore(res, want)
+		z := mcZScore(res, want)
 		t.Logf("N2 = %2d: mean %.5f ± %.5f (%.2f SE from M grad J = %.5f), Var(g_0) = %.5f, Var(A) = %.5f ± %.5f",
 			N2, res.Mean, res.StdErr, z, want, res.Variance[0], res.SearchVariance.Value, res.SearchVariance.StdErr)
 		if z > 5 {
@@ -883,7 +883,7 @@ func TestMonteCarloNoisyScores(t *testing.T) {
 // presentation, noisy scores and the gate on.
 func TestMonteCarloReplicateAllocs(t *testing.T) {
 	for _, p := range []Presentation{PresentIndexOrder, PresentShuffled, PresentBySymbol} {
-		mc := paperMonteCarlo(t)
+		mc := mcPaper(t)
 		mc.Presentation, mc.Gate, mc.Lengths = p, lengthgate.Gate{Target: 2}, []int{1, 3}
 		w, err := newMCWorker(&mc, mc.N2)
 		if err != nil {
