@@ -197,17 +197,9 @@ func (c Config) creditValid(dst *BatchCredit, searchLengths, aggLengths []int) e
 		for _, cnt := range dst.layout.RewardCounts[q*k : (q+1)*k] {
 			nr += cnt
 		}
-		search := dst.Search.Advantages[q*n1 : (q+1)*n1]
-		agg := dst.Aggregation.Advantages[r : r+nr]
-		var err error
-		dst.Search.Gate[q], err = applyGate(c.Gates.Search, search, sub(searchLengths, q*n1, (q+1)*n1))
-		if err != nil {
-			return err
-		}
-		dst.Aggregation.Gate[q], err = applyGate(c.Gates.Aggregation, agg, sub(aggLengths, r, r+nr))
-		if err != nil {
-			return err
-		}
+		var searchZero, aggZero bool
+		dst.Search.Gate[q], searchZero = gate(c.Gates.Search, dst.Search.Advantages[q*n1:(q+1)*n1], sub(searchLengths, q*n1, (q+1)*n1))
+		dst.Aggregation.Gate[q], aggZero = gate(c.Gates.Aggregation, dst.Aggregation.Advantages[r:r+nr], sub(aggLengths, r, r+nr))
 		inNoSet := 0
 		for _, a := range dst.Search.Appearances[q*n1 : (q+1)*n1] {
 			if a == 0 {
@@ -215,32 +207,49 @@ func (c Config) creditValid(dst *BatchCredit, searchLengths, aggLengths []int) e
 			}
 		}
 		dst.Search.InNoSet[q] = inNoSet
-		dst.Search.NoSignal[q] = allZero(search)
-		dst.Aggregation.NoSignal[q] = allZero(agg)
-		dst.NoSignal[q] = dst.Search.NoSignal[q] && dst.Aggregation.NoSignal[q]
+		dst.Search.NoSignal[q] = searchZero
+		dst.Aggregation.NoSignal[q] = aggZero
+		dst.NoSignal[q] = searchZero && aggZero
 		r += nr
 	}
 	return nil
 }
 
-// applyGate gates adv in place with lengths, which are nil only when g is
-// disabled; it then only counts the outputs and the positive advantages.
-func applyGate(g lengthgate.Gate, adv []float64, lengths []int) (lengthgate.Report, error) {
-	if lengths == nil {
-		r := lengthgate.Report{Outputs: len(adv)}
-		for _, a := range adv {
-			if a > 0 {
-				r.Positive++
+// gate applies the valid gate g of Eq. 8 to adv in place, with the checked
+// lengths (nil only when g is disabled), and returns what
+// [lengthgate.Gate.Apply] would report, together with whether every
+// advantage is 0 afterwards. The rule itself is g.KeepsPositive; this loop
+// only skips the checks that Apply would repeat on every call (the inputs
+// were checked once for the whole batch). TestGateMatchesLengthgate holds it
+// equal to Apply.
+func gate(g lengthgate.Gate, adv []float64, lengths []int) (rep lengthgate.Report, zero bool) {
+	rep.Outputs = len(adv)
+	zero = true
+	enabled := g.Enabled()
+	if enabled {
+		lengths = lengths[:len(adv)]
+	}
+	for i, a := range adv {
+		if a > 0 {
+			rep.Positive++
+			if enabled {
+				l := lengths[i]
+				if l == g.Target {
+					rep.AtTarget++
+				}
+				if !g.KeepsPositive(l) {
+					rep.Gated++
+					rep.MassRemoved += a
+					adv[i] = 0
+					continue
+				}
 			}
 		}
-		return r, nil
+		if a != 0 {
+			zero = false
+		}
 	}
-	rep, err := lengthgate.ApplyGate(g, adv, adv, lengths)
-	if err != nil {
-		// Unreachable: the gate, the advantages and the lengths were checked.
-		return rep, fmt.Errorf("spiral: internal error: %w", err)
-	}
-	return rep, nil
+	return rep, zero
 }
 
 // resize sets the lengths of every slice of b for p problems of n1 traces
@@ -297,15 +306,6 @@ func sub(s []int, lo, hi int) []int {
 	return s[lo:hi]
 }
 
-func allZero(xs []float64) bool {
-	for _, x := range xs {
-		if x != 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // checkLengthsLen checks the length of a lengths slice named name that must
 // hold want entries (the expression wantExpr) when the gate g is enabled,
 // and be nil or hold want entries otherwise.
@@ -330,10 +330,10 @@ var (
 // nil.
 func checkRewards(rs []float64) (int, error) {
 	for i, x := range rs {
-		switch {
-		case math.IsNaN(x) || math.IsInf(x, 0):
-			return i, errNotFinite
-		case math.Abs(x) > advantage.MaxAbsReward:
+		if !(math.Abs(x) <= advantage.MaxAbsReward) { // true for NaN
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return i, errNotFinite
+			}
 			return i, errTooLarge
 		}
 	}

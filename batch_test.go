@@ -1,6 +1,7 @@
 package spiral
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -12,6 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"pgregory.net/rapid"
 
+	"spiral/advantage"
+	"spiral/combin"
 	"spiral/lengthgate"
 )
 
@@ -400,4 +403,128 @@ func TestCreditBatchConcurrent(t *testing.T) {
 			t.Errorf("worker %d: concurrent result differs:\n%s", w, diff)
 		}
 	}
+}
+
+// The benchmarks time one training step's bookkeeping at the paper's
+// configuration with both gates on (target 4096): draw the plan, then
+// compute the credit from given rewards and lengths, for one problem and for
+// a batch of 256. "spiral" is Planner.PlanTo plus CreditBatch into a reused
+// BatchCredit; "naive" composes the packages by hand the obvious way, with
+// fresh slices per problem per call: combin's Family.Sample,
+// advantage.Compute, then lengthgate's Gate.Apply on each role.
+
+func benchConfig() Config {
+	c := Paper()
+	c.Gates = lengthgate.Shared(lengthgate.Gate{Target: 4096})
+	return c
+}
+
+func benchStep(b *testing.B, problems int) {
+	c := benchConfig()
+	in := paperBatch(c, problems, 9)
+	pl, err := c.NewPlanner()
+	if err != nil {
+		b.Fatal(err)
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	var dst BatchCredit
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := pl.PlanTo(in.Groups, rnd); err != nil {
+			b.Fatal(err)
+		}
+		if err := c.CreditBatch(&dst, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchNaive(b *testing.B, problems int) {
+	c := benchConfig()
+	in := paperBatch(c, problems, 9)
+	fam, err := combin.Subsets(c.SearchTraces, c.SetSize)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	k, n2, n1 := c.Sets, c.AggregationsPerSet, c.SearchTraces
+	b.ReportAllocs()
+	for b.Loop() {
+		for q := range problems {
+			groups, err := fam.Sample(rnd, k)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rewards := make([][]float64, k)
+			for i := range rewards {
+				rewards[i] = slices.Clone(in.Rewards[(q*k+i)*n2 : (q*k+i+1)*n2])
+			}
+			cr, err := advantage.Compute(n1, groups, rewards)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := c.Gates.Search.Apply(cr.Search, in.SearchLengths[q*n1:(q+1)*n1]); err != nil {
+				b.Fatal(err)
+			}
+			agg := slices.Concat(cr.Aggregation...)
+			if _, err := c.Gates.Aggregation.Apply(agg, in.AggregationLengths[q*k*n2:(q+1)*k*n2]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func BenchmarkStep(b *testing.B) {
+	for _, problems := range []int{1, 256} {
+		b.Run(fmt.Sprintf("problems=%d/spiral", problems), func(b *testing.B) { benchStep(b, problems) })
+		b.Run(fmt.Sprintf("problems=%d/naive", problems), func(b *testing.B) { benchNaive(b, problems) })
+	}
+}
+
+// BenchmarkCreditOneProblem times the allocating one-problem form, Credit,
+// for comparison with the batch form at one problem.
+func BenchmarkCreditOneProblem(b *testing.B) {
+	c := benchConfig()
+	l := Lengths{Search: make([]int, 8), Aggregation: [][]int{make([]int, 4), make([]int, 4), make([]int, 4), make([]int, 4)}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Credit(workedPlan, workedRewards, l); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestGateMatchesLengthgate holds the batch's unchecked gate loop equal to
+// lengthgate's Gate.Apply: same advantages, same report, bit for bit.
+func TestGateMatchesLengthgate(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		g := lengthgate.Gate{
+			Target:   rapid.IntRange(0, 10).Draw(t, "target"),
+			Boundary: lengthgate.Boundary(rapid.IntRange(0, 1).Draw(t, "boundary")),
+		}
+		size := rapid.IntRange(0, 20).Draw(t, "size")
+		adv := make([]float64, size)
+		lengths := make([]int, size)
+		for i := range adv {
+			adv[i] = rapid.SampledFrom([]float64{0, -0.5, 0.25, 1e-300, -1e-300, 0.1, 3}).Draw(t, "a")
+			lengths[i] = rapid.IntRange(0, 12).Draw(t, "l")
+		}
+		want := slices.Clone(adv)
+		wantRep, err := g.Apply(want, lengths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := slices.Clone(adv)
+		var gl []int
+		if g.Enabled() || rapid.Bool().Draw(t, "withLengths") {
+			gl = lengths
+		}
+		rep, zero := gate(g, got, gl)
+		if rep != wantRep || !slices.Equal(got, want) {
+			t.Fatalf("gate = %v, %+v; lengthgate = %v, %+v", got, rep, want, wantRep)
+		}
+		if zero != !slices.ContainsFunc(got, func(a float64) bool { return a != 0 }) {
+			t.Fatalf("zero = %v for %v", zero, got)
+		}
+	})
 }

@@ -159,28 +159,58 @@ const linearGroups = 16
 // valid config c, fits c (see CheckPlan). Errors name the group and the
 // position, as in "groups[2][1] = 9 out of range [0, SearchTraces (N1) =
 // 8)", for the caller to prefix.
+//
+// When N1 <= 64, each group's traces are kept as a bit mask: equal masks
+// mean the same subset, and are necessary for the same tuple, so for
+// K <= linearGroups the pairwise comparison of groups is mostly a comparison
+// of two words.
 func (chk *planChecker) check(c Config, flat []int) error {
 	const name = "groups"
 	n1, n, k := c.SearchTraces, c.SetSize, c.Sets
+	ascending := c.Family == Subsets && c.Order == IndexOrder
+	small := n1 <= 64
+	var masks [linearGroups]uint64 // masks[i]: the traces of group i, when small and k <= linearGroups
 	for i := range k {
 		g := flat[i*n : (i+1)*n]
-		var seen uint64 // bit y set: trace y < 64 is in g[:j]
+		var seen uint64 // bit y set: trace y is in g[:j] (when small)
 		for j, y := range g {
-			if y < 0 || y >= n1 {
+			if uint(y) >= uint(n1) {
 				return fmt.Errorf("%s[%d][%d] = %d out of range [0, SearchTraces (N1) = %d)", name, i, j, y, n1)
 			}
-			if y < 64 {
-				if seen&(1<<y) != 0 {
-					return fmt.Errorf("%s[%d][%d] = %d repeats %s[%d][%d]", name, i, j, y, name, i, slices.Index(g, y))
-				}
+			repeated := false
+			if small {
+				repeated = seen&(1<<y) != 0
 				seen |= 1 << y
-			} else if j0 := slices.Index(g[:j], y); j0 >= 0 {
-				return fmt.Errorf("%s[%d][%d] = %d repeats %s[%d][%d]", name, i, j, y, name, i, j0)
+			} else {
+				repeated = slices.Contains(g[:j], y)
 			}
-			if c.Family == Subsets && c.Order == IndexOrder && j > 0 && g[j-1] > y {
+			if repeated {
+				return fmt.Errorf("%s[%d][%d] = %d repeats %s[%d][%d]", name, i, j, y, name, i, slices.Index(g, y))
+			}
+			if ascending && j > 0 && g[j-1] > y {
 				return fmt.Errorf("%s[%d] = %v is not in ascending order (Subsets in IndexOrder)", name, i, g)
 			}
 		}
+		if i < linearGroups {
+			masks[i] = seen
+		}
+	}
+	repeated := func(i0, i int) error {
+		what := "subset"
+		if c.Family == Tuples {
+			what = "tuple"
+		}
+		return fmt.Errorf("%s[%d] = %v and %s[%d] = %v are the same %s", name, i0, flat[i0*n:(i0+1)*n], name, i, flat[i*n:(i+1)*n], what)
+	}
+	if small && k <= linearGroups {
+		for i := 1; i < k; i++ {
+			for i0 := range i {
+				if masks[i0] == masks[i] && (c.Family == Subsets || slices.Equal(flat[i0*n:(i0+1)*n], flat[i*n:(i+1)*n])) {
+					return repeated(i0, i)
+				}
+			}
+		}
+		return nil
 	}
 	// Compare groups in a canonical form: Subsets as sorted sequences,
 	// Tuples as they are.
@@ -193,13 +223,6 @@ func (chk *planChecker) check(c Config, flat []int) error {
 		}
 	}
 	group := func(i int) []int { return canon[i*n : (i+1)*n] }
-	repeated := func(i0, i int) error {
-		what := "subset"
-		if c.Family == Tuples {
-			what = "tuple"
-		}
-		return fmt.Errorf("%s[%d] = %v and %s[%d] = %v are the same %s", name, i0, flat[i0*n:(i0+1)*n], name, i, flat[i*n:(i+1)*n], what)
-	}
 	if k <= linearGroups {
 		for i := 1; i < k; i++ {
 			for i0 := range i {
