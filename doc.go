@@ -42,6 +42,47 @@
 //   - spiral/cmd/spiral: a JSON Lines bridge for trainers in other languages.
 //   - spiral/examples/...: runnable programs that reproduce the paper's numbers.
 //
+// # The training step
+//
+// This package is the one object a trainer holds. A [Config] gives the
+// shape of one problem's step (N1, n, K, N2, the family, the presentation
+// order and the two length gates); [Paper] is the paper's 8/4/4/4, and
+// [Config.Validate] names every bad field. For each problem:
+//
+//  1. Plan: [Config.Plan] (or a reused [Planner] for many problems) draws the
+//     K distinct groups, uniformly without replacement from the family, each
+//     listing its candidates in presentation order: ascending trace index
+//     (IndexOrder, the default) or a uniformly random order per set
+//     (Shuffled). The same seed gives the same plan on every machine, and a
+//     [Plan] marshals to JSON; [Config.CheckPlan] checks a decoded one.
+//  2. Generate: sample the N1 search traces, build aggregation prompt i from
+//     the traces of group i in that order, and sample N2 outputs for each.
+//  3. Credit: [Config.Credit] takes the plan, the rewards of the aggregation
+//     outputs and, when gates are on, every output's length, and returns
+//     the search advantage of each trace and the aggregation advantage of
+//     each output after gating ([Credit]), with diagnostics: set scores and
+//     advantages, appearances, traces in no set, what each gate zeroed, and
+//     NoSignal, which a trainer using the paper's dynamic sampling uses to
+//     resample a problem that gives no gradient.
+//
+// [Config.CreditBatch] does step 3 for a whole batch laid out flat ([Batch]),
+// writing into a reused [BatchCredit] without allocating; calls on different
+// BatchCredits may run concurrently. Both results keep the search policy's
+// credit apart from the aggregation policy's, so the two-model variant routes
+// each to its own model with no other code. The credit formulas are those of
+// [spiral/advantage], the gates those of [spiral/lengthgate].
+//
+// [Config.Budget] and [GRPO.Budget] count tokens per problem: the generated
+// ceiling the paper matches (8*4096 + 16*4096 = 12*8192 = 98,304) and the
+// aggregation prefill it does not count (each of the K*N2 aggregation calls
+// reads the problem and n candidate traces). [RSA] schedules recursive
+// self-aggregation at inference time; its default, IndependentSets, is RSA as
+// published, and DistinctSets draws each step's sets the way SPIRAL draws
+// its training sets (see [SetRule]).
+//
+// Tests of this package take a few seconds; rapid's -rapid.checks flag sets
+// the number of property cases (100 by default).
+//
 // # Rules every package follows
 //
 // Data that comes from outside (sizes, rewards, lengths, groups) is validated,
