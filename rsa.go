@@ -133,37 +133,34 @@ func (r RSA) Schedule(rnd *rand.Rand) ([][][]int, error) {
 		return nil, err
 	}
 	p, n := r.Population, r.SetSize
+	// DistinctSets draws the P sets of a step in one call; IndependentSets
+	// draws one set per member.
+	perCall := 1
+	if r.Sets == DistinctSets {
+		perCall = p
+	}
+	sampler, err := combin.NewSampler(fam, perCall)
+	if err != nil {
+		return nil, err
+	}
 	flat := make([]int, r.Steps*p*n)
 	steps := make([][][]int, r.Steps)
 	for t := range steps {
-		step := make([][]int, p)
-		for i := range step {
-			off := (t*p + i) * n
-			step[i] = flat[off : off+n : off+n]
-		}
-		if r.Sets == DistinctSets {
-			sets, err := fam.Sample(rnd, p)
-			if err != nil {
+		// Step t: draw its P sets, then (Shuffled) order each one.
+		step := flat[t*p*n : (t+1)*p*n]
+		for i := 0; i < len(step); i += perCall * n {
+			if err := sampler.SampleTo(step[i:i+perCall*n], rnd); err != nil {
 				return nil, err
 			}
-			for i, s := range sets {
-				copy(step[i], s)
-			}
-		} else {
-			for i := range step {
-				sets, err := fam.Sample(rnd, 1)
-				if err != nil {
-					return nil, err
-				}
-				copy(step[i], sets[0])
-			}
 		}
-		if r.Order == Shuffled {
-			for _, s := range step {
-				shuffle(rnd, s)
+		steps[t] = make([][]int, p)
+		for i := range steps[t] {
+			set := step[i*n : (i+1)*n : (i+1)*n]
+			if r.Order == Shuffled {
+				shuffle(rnd, set)
 			}
+			steps[t][i] = set
 		}
-		steps[t] = step
 	}
 	return steps, nil
 }
