@@ -428,6 +428,9 @@ func benchStep(b *testing.B, problems int) {
 	}
 	rnd := rand.New(rand.NewPCG(1, 2))
 	var dst BatchCredit
+	if err := c.CreditBatch(&dst, in); err != nil { // grow dst once, as a trainer's first step does
+		b.Fatal(err)
+	}
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := pl.PlanTo(in.Groups, rnd); err != nil {
@@ -437,6 +440,40 @@ func benchStep(b *testing.B, problems int) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkStepParts splits the batch of 256 into its two halves: planning
+// (Planner.PlanTo) and credit (CreditBatch, whose share computed by
+// advantage.ComputeBatch is measured by ./advantage's BenchmarkCredit).
+func BenchmarkStepParts(b *testing.B) {
+	c := benchConfig()
+	in := paperBatch(c, 256, 9)
+	b.Run("problems=256/plan", func(b *testing.B) {
+		pl, err := c.NewPlanner()
+		if err != nil {
+			b.Fatal(err)
+		}
+		rnd := rand.New(rand.NewPCG(1, 2))
+		groups := make([]int, len(in.Groups))
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := pl.PlanTo(groups, rnd); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("problems=256/credit", func(b *testing.B) {
+		var dst BatchCredit
+		if err := c.CreditBatch(&dst, in); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := c.CreditBatch(&dst, in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 func benchNaive(b *testing.B, problems int) {
