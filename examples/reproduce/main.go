@@ -1,0 +1,425 @@
+// Command reproduce checks, claim by claim, that the library reproduces every
+// number of the SPIRAL paper that follows from its mathematics, and prints
+// one row per claim: the claim, where it is stated, the value as printed,
+// the value the library computes at run time, and whether they match.
+//
+// The paper's values are written here as printed in the paper and in
+// SPIRAL.md (they are the claims); a few rows, marked "derived" in the source
+// column, are the paper's formulas worked out by hand at the paper's
+// configuration (q_K and M, the role weights, the prefill in tokens), because
+// the paper prints the formula and not the number. Every library value comes
+// from the library's own functions: combin for the set family and its
+// selection probabilities, estimator for Proposition 3.1's constants and the
+// role weights, and the root package spiral for the configuration, the credit
+// of the worked example and the token budgets.
+//
+// Values are compared exactly, as rational numbers, except a value printed
+// rounded (5.71%), which is compared with the library's exact value rounded
+// to the same number of decimals (half away from zero).
+//
+// The exit status is 1 if any row does not match, and 2 if the library
+// returned an error.
+//
+// Usage:
+//
+//	go run ./examples/reproduce [-json]
+//
+// With -json the same rows are printed as a JSON array of objects with the
+// fields claim, source, paper, library, exact (the library's exact value, for
+// rounded rows only) and match.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/big"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"spiral"
+	"spiral/combin"
+	"spiral/estimator"
+)
+
+// row is one claim, as printed and as computed.
+type row struct {
+	Claim  string `json:"claim"`
+	Source string `json:"source"`
+	// Paper is the value as printed in the paper or SPIRAL.md.
+	Paper string `json:"paper"`
+	// Library is the library's value, written in the style of Paper
+	// (rounded to the same decimals for a rounded claim).
+	Library string `json:"library"`
+	// Exact is the library's exact value when Library is rounded.
+	Exact string `json:"exact,omitempty"`
+	Match bool   `json:"match"`
+}
+
+// claim is a row before it is computed: compute returns the library's values
+// (one, or one per element of a tuple such as "(0.25, 0, -0.25, 0)").
+type claim struct {
+	claim, source, paper string
+	compute              func() ([]*big.Rat, error)
+}
+
+func main() {
+	os.Exit(run(os.Stdout, os.Stderr, os.Args[1:]))
+}
+
+// run is the program: it parses args, writes the table (or JSON) to stdout
+// and errors to stderr, and returns the exit status.
+func run(stdout, stderr io.Writer, args []string) int {
+	flags := flag.NewFlagSet("reproduce", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	asJSON := flags.Bool("json", false, "print the rows as JSON")
+	if err := flags.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	rows, err := compute()
+	if err == nil {
+		if *asJSON {
+			err = writeJSON(stdout, rows)
+		} else {
+			err = writeTable(stdout, rows)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "reproduce:", err)
+		return 2
+	}
+	if mismatches(rows) > 0 {
+		return 1
+	}
+	return 0
+}
+
+// compute computes every claim and compares it with the paper's value.
+func compute() ([]row, error) {
+	claims, err := claims()
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]row, 0, len(claims))
+	for _, c := range claims {
+		got, err := c.compute()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.claim, err)
+		}
+		r, err := compare(c.paper, got)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.claim, err)
+		}
+		r.Claim, r.Source = c.claim, c.source
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+// mismatches returns the number of rows that do not match.
+func mismatches(rows []row) int {
+	n := 0
+	for _, r := range rows {
+		if !r.Match {
+			n++
+		}
+	}
+	return n
+}
+
+// claims lists the paper's claims and how the library computes each.
+func claims() ([]claim, error) {
+	cfg := spiral.Paper()
+	subsets, err := combin.Subsets(cfg.SearchTraces, cfg.SetSize)
+	if err != nil {
+		return nil, err
+	}
+	tuples, err := combin.Tuples(cfg.SearchTraces, cfg.SetSize)
+	if err != nil {
+		return nil, err
+	}
+	K := cfg.Sets
+	example, err := workedExample(cfg)
+	if err != nil {
+		return nil, err
+	}
+	spiralBudget, err := cfg.Budget(spiral.PaperLimits(0))
+	if err != nil {
+		return nil, err
+	}
+	grpoBudget, err := spiral.PaperGRPO().Budget(0)
+	if err != nil {
+		return nil, err
+	}
+	roles, err := estimator.RoleWeights(subsets, K, cfg.AggregationsPerSet, estimator.WithinSet, estimator.SumReduction)
+	if err != nil {
+		return nil, err
+	}
+
+	return []claim{
+		{"possible sets of 4 of 8 traces, C(8, 4)", "SPIRAL.md §1", "70",
+			func() ([]*big.Rat, error) { return ints(subsets.Count().Int64()), nil }},
+		{"rollouts per problem, 8 + 16", "SPIRAL.md §1", "24",
+			func() ([]*big.Rat, error) { return ints(int64(cfg.Generations())), nil }},
+		{"rewarded rollouts per problem (K·N2)", "SPIRAL.md §1", "16",
+			func() ([]*big.Rat, error) { return ints(int64(cfg.AggregationOutputs())), nil }},
+		{"P(trace in no set) = C(35, 4)/C(70, 4)", "SPIRAL.md §4", "52360/916895",
+			func() ([]*big.Rat, error) { return one(subsets.MissProb(K)) }},
+		{"P(trace in no set), rounded", "SPIRAL.md §4", "5.71%",
+			func() ([]*big.Rat, error) { return one(subsets.MissProb(K)) }},
+		{"expected appearances of a trace, K·n/N", "SPIRAL.md §4", "2",
+			func() ([]*big.Rat, error) { return one(meanAppearances(subsets, K)) }},
+		{"q_K, subsets: 1 − 88/1541", "Prop. 3.1, derived", "1453/1541",
+			func() ([]*big.Rat, error) { return one(estimator.CoverProb(subsets, K)) }},
+		{"M = (N/n)·q_K − 1, subsets", "Prop. 3.1, derived", "1365/1541",
+			func() ([]*big.Rat, error) { return one(estimator.M(subsets, K)) }},
+		{"q_K, tuples: 1 − C(840, 4)/C(1680, 4)", "Prop. 3.1, derived", "1760221/1877122",
+			func() ([]*big.Rat, error) { return one(estimator.CoverProb(tuples, K)) }},
+		{"M = (N/n)·q_K − 1, tuples", "Prop. 3.1, derived", "821660/938561",
+			func() ([]*big.Rat, error) { return one(estimator.M(tuples, K)) }},
+		{"M at K = 1 (a lone set has no advantage)", "SPIRAL.md §4", "0",
+			func() ([]*big.Rat, error) { return one(estimator.M(subsets, 1)) }},
+		{"worked example: set scores f", "SPIRAL.md §2", "(0.75, 0.50, 0.25, 0.50)",
+			func() ([]*big.Rat, error) { return floats(example.SetScores...) }},
+		{"worked example: set baseline fbar", "SPIRAL.md §2", "0.50",
+			func() ([]*big.Rat, error) { return floats(example.SetScores[0] - example.SetAdvantages[0]) }},
+		{"worked example: set advantages A_set", "SPIRAL.md §2", "(+0.25, 0, -0.25, 0)",
+			func() ([]*big.Rat, error) { return floats(example.SetAdvantages...) }},
+		{"worked example: A_search of a trace in G1 and G3 only", "SPIRAL.md §2", "0",
+			func() ([]*big.Rat, error) { return floats(example.Search.Advantages[exampleTrace]) }},
+		{"worked example: A_agg of G1 with rewards (1, 1, 1, 0)", "SPIRAL.md §2", "(0.25, 0.25, 0.25, -0.75)",
+			func() ([]*big.Rat, error) { return floats(example.Aggregation.Advantages[0]...) }},
+		{"SPIRAL generated-token ceiling, 8·4096 + 4·4·4096", "SPIRAL.md §5", "98,304",
+			func() ([]*big.Rat, error) { return ints(spiralBudget.Generated()), nil }},
+		{"GRPO generated-token ceiling, 12·8192", "SPIRAL.md §5", "98,304",
+			func() ([]*big.Rat, error) { return ints(grpoBudget.Generated()), nil }},
+		{"uncounted candidate prefill per aggregation call, n·4096", "SPIRAL.md §5, derived", "16,384",
+			func() ([]*big.Rat, error) {
+				return ints(spiralBudget.AggregationPrefill / spiralBudget.AggregationCalls), nil
+			}},
+		{"uncounted candidate prefill per problem, 16·4·4096", "SPIRAL.md §5, derived", "262,144",
+			func() ([]*big.Rat, error) { return ints(spiralBudget.AggregationPrefill), nil }},
+		{"role weight of the search gradient (= M)", "SPIRAL.md §4, derived", "1365/1541",
+			func() ([]*big.Rat, error) { return []*big.Rat{roles.Search}, nil }},
+		{"role weight of the aggregation gradient, K·(N2 − 1)", "SPIRAL.md §4, derived", "12",
+			func() ([]*big.Rat, error) { return []*big.Rat{roles.Aggregation}, nil }},
+	}, nil
+}
+
+// exampleTrace is the trace of the worked example that is in G1 and G3 only.
+const exampleTrace = 0
+
+// workedExample computes, with the root package's Credit, the credit of
+// SPIRAL.md's worked example at the paper's configuration: four sets of four
+// of the eight traces, trace 0 in G1 and G3 only, and four rewards per set
+// whose means are f = (0.75, 0.50, 0.25, 0.50), G1's being (1, 1, 1, 0).
+func workedExample(cfg spiral.Config) (spiral.Credit, error) {
+	plan := spiral.Plan{Groups: [][]int{
+		{0, 1, 2, 3}, // G1
+		{1, 4, 5, 6}, // G2
+		{0, 5, 6, 7}, // G3
+		{2, 3, 4, 7}, // G4
+	}}
+	rewards := [][]float64{
+		{1, 1, 1, 0}, // f = 0.75
+		{1, 0, 1, 0}, // f = 0.50
+		{0, 0, 1, 0}, // f = 0.25
+		{0, 1, 0, 1}, // f = 0.50
+	}
+	c, err := cfg.Credit(plan, rewards, spiral.Lengths{})
+	if err != nil {
+		return spiral.Credit{}, err
+	}
+	if got := c.Search.Appearances[exampleTrace]; got != 2 {
+		return spiral.Credit{}, fmt.Errorf("worked example: trace %d is in %d sets, want 2 (G1 and G3)", exampleTrace, got)
+	}
+	return c, nil
+}
+
+// meanAppearances returns the mean of f.AppearanceDist(K), the expected number
+// of the K sets that hold a given trace.
+func meanAppearances(f combin.Family, K int) (*big.Rat, error) {
+	dist, err := f.AppearanceDist(K)
+	if err != nil {
+		return nil, err
+	}
+	mean := new(big.Rat)
+	for j, p := range dist {
+		mean.Add(mean, new(big.Rat).Mul(big.NewRat(int64(j), 1), p))
+	}
+	return mean, nil
+}
+
+func ints(v ...int64) []*big.Rat {
+	out := make([]*big.Rat, len(v))
+	for i, x := range v {
+		out[i] = big.NewRat(x, 1)
+	}
+	return out
+}
+
+// floats converts float64 values to their exact rational values.
+func floats(v ...float64) ([]*big.Rat, error) {
+	out := make([]*big.Rat, len(v))
+	for i, x := range v {
+		if out[i] = new(big.Rat).SetFloat64(x); out[i] == nil {
+			return nil, fmt.Errorf("library value %v is not finite", x)
+		}
+	}
+	return out, nil
+}
+
+func one(r *big.Rat, err error) ([]*big.Rat, error) {
+	if err != nil {
+		return nil, err
+	}
+	return []*big.Rat{r}, nil
+}
+
+// compare compares the library's values got with the paper's value as
+// printed, and writes the library's values in the paper's style.
+//
+// A printed value ending in % is a rounded percentage: it matches when the
+// library's exact value, times 100 and rounded to the same number of decimals,
+// prints the same. Otherwise the printed value is one number or a
+// parenthesised, comma-separated tuple of numbers (integers, decimals or
+// fractions a/b, with an optional sign; outside a tuple commas may group an
+// integer's digits), and it matches
+// when every element equals the library's value exactly.
+func compare(paper string, got []*big.Rat) (row, error) {
+	r := row{Paper: paper}
+	if pct, ok := strings.CutSuffix(paper, "%"); ok {
+		if len(got) != 1 {
+			return r, fmt.Errorf("a percentage needs one library value, got %d", len(got))
+		}
+		decimals := 0
+		if _, frac, ok := strings.Cut(pct, "."); ok {
+			decimals = len(frac)
+		}
+		r.Library = new(big.Rat).Mul(got[0], big.NewRat(100, 1)).FloatString(decimals) + "%"
+		r.Exact = got[0].RatString()
+		r.Match = r.Library == paper
+		return r, nil
+	}
+	elems := []string{paper}
+	tuple := strings.HasPrefix(paper, "(") && strings.HasSuffix(paper, ")")
+	if tuple {
+		elems = strings.Split(paper[1:len(paper)-1], ",")
+	}
+	if len(elems) != len(got) {
+		return r, fmt.Errorf("paper value %q has %d elements, the library %d", paper, len(elems), len(got))
+	}
+	r.Match = true
+	lib := make([]string, len(got))
+	for i, e := range elems {
+		e = strings.TrimSpace(e)
+		want, err := parseNumber(e)
+		if err != nil {
+			return r, err
+		}
+		r.Match = r.Match && want.Cmp(got[i]) == 0
+		lib[i] = formatLike(e, got[i])
+	}
+	r.Library = lib[0]
+	if tuple {
+		r.Library = "(" + strings.Join(lib, ", ") + ")"
+	}
+	return r, nil
+}
+
+// parseNumber parses a printed number: an optional sign, then an integer
+// (its digits possibly grouped by commas), a decimal or a fraction a/b.
+func parseNumber(s string) (*big.Rat, error) {
+	t := strings.ReplaceAll(s, ",", "")
+	r, ok := new(big.Rat).SetString(t)
+	if !ok || t == "" {
+		return nil, fmt.Errorf("paper value %q is not a number", s)
+	}
+	return r, nil
+}
+
+// formatLike writes v in the style of the printed number like: a fraction,
+// a decimal with the same number of places, an integer grouped by commas,
+// an explicit + sign. A value that the printed style cannot show exactly is
+// written in full, as a fraction.
+func formatLike(like string, v *big.Rat) string {
+	var s string
+	switch {
+	case strings.Contains(like, "/"):
+		s = v.RatString()
+	case strings.Contains(like, "."):
+		_, frac, _ := strings.Cut(like, ".")
+		s = v.FloatString(len(frac))
+		if back, _ := new(big.Rat).SetString(s); back.Cmp(v) != 0 {
+			s = v.RatString()
+		}
+	case v.IsInt():
+		s = v.Num().String()
+		if strings.Contains(like, ",") {
+			s = groupDigits(s)
+		}
+	default:
+		s = v.RatString()
+	}
+	if strings.HasPrefix(like, "+") && v.Sign() > 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+// groupDigits writes an integer's digits in groups of three, separated by
+// commas.
+func groupDigits(s string) string {
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	var b strings.Builder
+	for i, d := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(d)
+	}
+	return sign + b.String()
+}
+
+// writeTable writes the rows as an aligned table and a closing verdict.
+func writeTable(w io.Writer, rows []row) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "claim\tsource\tpaper\tlibrary\tmatch")
+	for _, r := range rows {
+		lib := r.Library
+		if r.Exact != "" {
+			lib += " (" + r.Exact + ")"
+		}
+		match := "yes"
+		if !r.Match {
+			match = "NO"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Claim, r.Source, r.Paper, lib, match)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var err error
+	if n := mismatches(rows); n == 0 {
+		_, err = fmt.Fprintf(w, "\nall %d claims match\n", len(rows))
+	} else {
+		_, err = fmt.Fprintf(w, "\n%d of %d claims do NOT match\n", n, len(rows))
+	}
+	return err
+}
+
+// writeJSON writes the rows as an indented JSON array.
+func writeJSON(w io.Writer, rows []row) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rows)
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestRowsMatch runs the program and checks that every claim matches and
+// that the JSON form holds the same rows as the table.
+func TestRowsMatch(t *testing.T) {
+	rows, err := compute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if !r.Match {
+			t.Errorf("%s: paper %s, library %s", r.Claim, r.Paper, r.Library)
+		}
+	}
+	// The claims the issue asks for, by the value the paper prints.
+	for _, want := range []string{"70", "24", "16", "52360/916895", "5.71%", "2", "1453/1541",
+		"1365/1541", "1760221/1877122", "821660/938561", "(+0.25, 0, -0.25, 0)",
+		"(0.25, 0.25, 0.25, -0.75)", "98,304", "16,384", "262,144", "12"} {
+		found := false
+		for _, r := range rows {
+			found = found || r.Paper == want
+		}
+		if !found {
+			t.Errorf("no row claims %s", want)
+		}
+	}
+
+	var table, js, errs bytes.Buffer
+	if status := run(&table, &errs, nil); status != 0 {
+		t.Fatalf("exit status %d, stderr %q", status, errs.String())
+	}
+	if status := run(&js, &errs, []string{"-json"}); status != 0 {
+		t.Fatalf("-json: exit status %d, stderr %q", status, errs.String())
+	}
+	var decoded []row
+	if err := json.Unmarshal(js.Bytes(), &decoded); err != nil {
+		t.Fatalf("-json output does not parse: %v\n%s", err, js.String())
+	}
+	if diff := cmp.Diff(rows, decoded); diff != "" {
+		t.Errorf("JSON rows differ from the computed rows (-computed +json):\n%s", diff)
+	}
+	out := table.String()
+	if !strings.Contains(out, "all 22 claims match") || len(rows) != 22 {
+		t.Errorf("%d rows; table:\n%s", len(rows), out)
+	}
+	for _, r := range rows {
+		if !strings.Contains(out, r.Claim) || !strings.Contains(out, r.Library) {
+			t.Errorf("table lacks row %q with library value %q", r.Claim, r.Library)
+		}
+	}
+}
+
+// TestCompare checks that the comparison fails on a wrong value, a wrong
+// rounding or a wrong element, so that a match is not a formality.
+func TestCompare(t *testing.T) {
+	rat := func(a, b int64) *big.Rat { return big.NewRat(a, b) }
+	for _, c := range []struct {
+		paper   string
+		got     []*big.Rat
+		library string
+		match   bool
+	}{
+		{"70", []*big.Rat{rat(70, 1)}, "70", true},
+		{"70", []*big.Rat{rat(71, 1)}, "71", false},
+		{"98,304", []*big.Rat{rat(98304, 1)}, "98,304", true},
+		{"98,304", []*big.Rat{rat(98305, 1)}, "98,305", false},
+		{"52360/916895", []*big.Rat{rat(88, 1541)}, "88/1541", true},
+		{"52360/916895", []*big.Rat{rat(89, 1541)}, "89/1541", false},
+		{"5.71%", []*big.Rat{rat(88, 1541)}, "5.71%", true},
+		{"5.71%", []*big.Rat{rat(571, 10000)}, "5.71%", true},
+		{"5.71%", []*big.Rat{rat(5715, 100000)}, "5.72%", false}, // half away from zero
+		{"5.71%", []*big.Rat{rat(5705, 100000)}, "5.71%", true},
+		{"5.71%", []*big.Rat{rat(5704, 100000)}, "5.70%", false},
+		{"0.50", []*big.Rat{rat(1, 2)}, "0.50", true},
+		{"0.50", []*big.Rat{rat(1, 3)}, "1/3", false},
+		{"0", []*big.Rat{rat(0, 1)}, "0", true},
+		{"0", []*big.Rat{rat(1, 1 << 40)}, "1/1099511627776", false},
+		{"(+0.25, 0, -0.25, 0)", []*big.Rat{rat(1, 4), rat(0, 1), rat(-1, 4), rat(0, 1)}, "(+0.25, 0, -0.25, 0)", true},
+		{"(+0.25, 0, -0.25, 0)", []*big.Rat{rat(1, 4), rat(0, 1), rat(-1, 4), rat(1, 8)}, "(+0.25, 0, -0.25, 1/8)", false},
+		{"(0.25, 0.25, 0.25, -0.75)", []*big.Rat{rat(1, 4), rat(1, 4), rat(-3, 4), rat(1, 4)}, "(0.25, 0.25, -0.75, 0.25)", false},
+	} {
+		r, err := compare(c.paper, c.got)
+		if err != nil {
+			t.Errorf("compare(%q): %v", c.paper, err)
+			continue
+		}
+		if r.Library != c.library || r.Match != c.match {
+			t.Errorf("compare(%q, %v) = %q, match %t; want %q, %t", c.paper, c.got, r.Library, r.Match, c.library, c.match)
+		}
+	}
+	for _, c := range []struct {
+		paper string
+		got   []*big.Rat
+	}{
+		{"(1, 2)", []*big.Rat{big.NewRat(1, 1)}},
+		{"5.71%", []*big.Rat{big.NewRat(1, 1), big.NewRat(1, 1)}},
+		{"seventy", []*big.Rat{big.NewRat(70, 1)}},
+	} {
+		if _, err := compare(c.paper, c.got); err == nil {
+			t.Errorf("compare(%q, %d values) gave no error", c.paper, len(c.got))
+		}
+	}
+}
+
+// TestExitStatus checks that a mismatch gives a non-zero status: a table with
+// one wrong row reports it.
+func TestExitStatus(t *testing.T) {
+	rows, err := compute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows[0].Match = false
+	if mismatches(rows) != 1 {
+		t.Errorf("mismatches = %d, want 1", mismatches(rows))
+	}
+	var out bytes.Buffer
+	if err := writeTable(&out, rows); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "1 of 22 claims do NOT match") {
+		t.Errorf("table does not report the mismatch:\n%s", out.String())
+	}
+	var errs bytes.Buffer
+	if status := run(&out, &errs, []string{"-nosuchflag"}); status != 2 {
+		t.Errorf("bad flag: exit status %d, want 2", status)
+	}
+}
