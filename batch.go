@@ -1,6 +1,7 @@
 package spiral
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -62,7 +63,7 @@ type BatchCredit struct {
 	// using the paper's dynamic sampling resamples it.
 	NoSignal []bool
 
-	layout advantage.Batch[float64]       // sizes of the last batch; Members and Rewards alias the input
+	layout advantage.Batch[float64]       // sizes of the last batch; Members and Rewards alias the input during a call
 	adv    advantage.BatchCredit[float64] // views of the exported slices
 	chk    planChecker
 }
@@ -131,10 +132,10 @@ func (b *BatchCredit) NoSignalCount() int {
 // reward that is NaN, infinite or larger in magnitude than
 // [advantage.MaxAbsReward]; a negative length.
 //
-// It allocates only to grow dst's slices, so a dst reused for batches of one
-// size allocates nothing after the first (except under Shuffled with
-// K > 16, whose plan check sorts into scratch that dst keeps after growing it
-// once). It holds no state outside dst: calls on different dsts may run
+// It allocates only to grow dst's slices (and, for K > 16 or N1 > 64, the
+// scratch memory of its plan check, which dst keeps), so a dst reused for
+// batches of one size allocates nothing after the first. It holds no state
+// outside dst and keeps no reference to in: calls on different dsts may run
 // concurrently. It panics if dst is nil.
 func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	if err := c.Validate(); err != nil {
@@ -178,7 +179,9 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	fill(l.SetSizes, n)
 	fill(l.RewardCounts, n2)
 	l.Members, l.Rewards = in.Groups, in.Rewards
-	return c.creditValid(dst, in.SearchLengths, in.AggregationLengths)
+	err := c.creditValid(dst, in.SearchLengths, in.AggregationLengths)
+	l.Members, l.Rewards = nil, nil
+	return err
 }
 
 // creditValid computes the credit of the checked input described by
@@ -321,7 +324,7 @@ func checkLengthsLen(name string, lengths []int, want int, g lengthgate.Gate, wa
 
 // Errors for bad rewards, wrapped with the position.
 var (
-	errNotFinite = fmt.Errorf("reward is not finite")
+	errNotFinite = errors.New("reward is not finite")
 	errTooLarge  = fmt.Errorf("reward magnitude exceeds advantage.MaxAbsReward = %g", advantage.MaxAbsReward)
 )
 

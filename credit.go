@@ -46,11 +46,14 @@ type Credit struct {
 	Aggregation AggregationCredit
 	// NoSignal reports whether every advantage of both roles is 0 after
 	// gating: the problem gives no gradient, and a trainer using the paper's
-	// dynamic sampling resamples it. Gating never changes it: the gates
-	// only zero positive advantages, and each role's advantages sum to 0
-	// with positive weights (sum_i A_agg(i, j) = 0 for every set, and
-	// sum_y |G(y)| A_search(y) = n sum_i A_set(G_i) = 0), so a role with a
-	// non-zero advantage has a negative one, which no gate removes.
+	// dynamic sampling resamples it. In exact arithmetic gating cannot
+	// change it: the gates only zero positive advantages, and each role's
+	// advantages sum to 0 with positive weights (sum_j A_agg(i, j) = 0 for
+	// every set, and sum_y |G(y)| A_search(y) = n sum_i A_set(G_i) = 0), so
+	// a role with a non-zero advantage has a negative one, which no gate
+	// removes. NoSignal compares with exactly 0; advantage computes the
+	// cases that are 0 by definition (equal rewards in a set, equal set
+	// scores, a trace in every set) as exact zeros.
 	NoSignal bool
 }
 
