@@ -17,8 +17,9 @@ const (
 	// IndependentSets, the default (zero value), gives every member of the
 	// new population its own n-subset of the previous population, drawn
 	// uniformly and independently of the other members' subsets. This is
-	// RSA as published (Venkatraman et al., 2025) and as its public code
-	// runs it: two members may draw the same subset. At P = 8, n = 4 a step
+	// RSA as published (Venkatraman et al., 2025), each new candidate
+	// aggregating a subset sampled for it alone: two members may draw the
+	// same subset. At P = 8, n = 4 a step
 	// repeats at least one subset with probability
 	// 1 - (70)_8/70^8, about 0.34.
 	IndependentSets SetRule = iota
@@ -46,12 +47,13 @@ func (s SetRule) String() string {
 // steps, each of which builds a new population of P candidates, member i
 // aggregating a set of n candidates of the previous population.
 //
-// The default SetRule is IndependentSets because that is the procedure the
-// RSA paper defines and its public code runs, and SPIRAL (like its GRPO and
-// base-model baselines) is evaluated with that RSA harness and reports no
-// change to it; DistinctSets is the alternative a user may prefer because it
-// matches how SPIRAL draws training sets and never spends two aggregation
-// calls of one step on the same candidates.
+// The default SetRule is IndependentSets because it is RSA's own procedure,
+// and the SPIRAL paper runs every policy it compares (base, GRPO, SPIRAL)
+// through one RSA scaffold without disclosing any change to how sets are
+// formed; reproducing its RSA curves therefore starts from the published
+// procedure. DistinctSets is the alternative a user may prefer: it matches
+// how SPIRAL draws its training sets (K distinct groups), and it never
+// spends two aggregation calls of one step on the same candidates.
 type RSA struct {
 	// Population is P >= 1, the candidates kept at every step.
 	Population int
