@@ -33,6 +33,33 @@ func (b Boundary) String() string {
 	return fmt.Sprintf("Boundary(%d)", int(b))
 }
 
+// MarshalText encodes b as "gate" (GateAtTarget) or "keep" (KeepAtTarget),
+// the words the JSON bridge's -boundary flag takes. An undefined value is an
+// error.
+func (b Boundary) MarshalText() ([]byte, error) {
+	switch b {
+	case GateAtTarget:
+		return []byte("gate"), nil
+	case KeepAtTarget:
+		return []byte("keep"), nil
+	}
+	return nil, fmt.Errorf("lengthgate: boundary = %d is neither GateAtTarget nor KeepAtTarget", int(b))
+}
+
+// UnmarshalText decodes "gate" or "keep"; anything else is an error naming
+// the text.
+func (b *Boundary) UnmarshalText(text []byte) error {
+	switch string(text) {
+	case "gate":
+		*b = GateAtTarget
+	case "keep":
+		*b = KeepAtTarget
+	default:
+		return fmt.Errorf("lengthgate: boundary = %q, want \"gate\" or \"keep\"", text)
+	}
+	return nil
+}
+
 // Gate is the asymmetric length gate of the paper's Eq. 8. For an output of
 // length L (generated tokens) with advantage A,
 //
@@ -57,9 +84,9 @@ func (b Boundary) String() string {
 // see [Gates].
 type Gate struct {
 	// Target is L_target in tokens. 0 disables the gate.
-	Target int
+	Target int `json:"target"`
 	// Boundary decides the case L == Target.
-	Boundary Boundary
+	Boundary Boundary `json:"boundary"`
 }
 
 // Validate reports whether g is a valid gate: Target >= 0 (0 disables it) and
@@ -215,8 +242,8 @@ func checkValues[F Float](vname string, values []F, lname string, lengths []int)
 // aggregation advantages but does not say whether they share L_target; a
 // zero-value Gates does nothing.
 type Gates struct {
-	Search      Gate // gate for search traces' advantages A_search
-	Aggregation Gate // gate for aggregation outputs' advantages A_agg
+	Search      Gate `json:"search"`      // gate for search traces' advantages A_search
+	Aggregation Gate `json:"aggregation"` // gate for aggregation outputs' advantages A_agg
 }
 
 // Shared returns Gates that use g for both roles.
