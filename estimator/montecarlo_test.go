@@ -785,16 +785,24 @@ func TestMonteCarloBruteForce(t *testing.T) {
 // scores (N2 = 4) on the "find" toy (p = (3/4, 1/4)), for K = 2..16: the
 // probability that a trace gets no credit (exact: MissProbFloat; the
 // simulation must agree within 5 standard errors), the variance of one
-// trace's search advantage, and the variance of g.
+// trace's search advantage (unconditional, and given that the trace is in a
+// set), and the signal-to-noise ratio of g per replicate,
+// |E[g_0]|/sd(g_0), also per rollout: SNR^2/(N + K*N2). It pins two facts
+// about Var(A) with margins of 5 combined standard errors: it is not
+// monotone in K (K = 2 is below K = 4, because a quarter of the traces get
+// exactly 0), and it falls from K = 4 to K = 16.
 func TestMonteCarloFiniteK(t *testing.T) {
 	sub := mcFamily(t, 8, 4, false)
 	pol := mcPolicy(t, "3/4", "1/4")
 	tab := mcFindTable(t, 2, 4)
 	grad := mcGradient(t, pol, tab, PresentIndexOrder)
+	const N2 = 4
 	R := mcReplicates(10_000, 40_000, 10_000_000)
-	t.Logf("K  P(no credit) exact  MC  |  Var(A)  |  Var(A | credit)  |  M  |  Var(g_0)  |  |E g_0|/sd(g_0)")
+	t.Logf("R = %d per K", R)
+	t.Logf(" K  P(no credit)  MC frequency         Var(A)               Var(A|credit)  M         SNR    SNR^2/rollout")
+	varA := make(map[int]Estimate)
 	for K := 2; K <= 16; K++ {
-		res := mcRun(t, MonteCarlo{Family: sub, K: K, N2: 4, Policy: pol, Objective: tab}, R, uint64(1000+K))
+		res := mcRun(t, MonteCarlo{Family: sub, K: K, N2: N2, Policy: pol, Objective: tab}, R, uint64(1000+K))
 		miss, err := sub.MissProbFloat(K)
 		if err != nil {
 			t.Fatal(err)
@@ -811,13 +819,25 @@ func TestMonteCarloFiniteK(t *testing.T) {
 			t.Errorf("K = %d: no-credit frequency %.6g is %.1f standard errors (%.3g) from the exact %.6g",
 				K, res.NoCredit.Value, d/se, se, miss)
 		}
+		varA[K] = res.SearchVariance
 		m := mcM(t, sub, K)
 		q := 1 - miss
 		condVar := res.SearchMeanSquare.Value/q - math.Pow(res.SearchMean.Value/q, 2)
-		t.Logf("%2d  %.6f  %.6f±%.6f  |  %.6f±%.6f  |  %.6f  |  %.4f  |  %.6f  |  %.3f",
+		snr := math.Abs(m*grad[0]) / math.Sqrt(res.Variance[0])
+		t.Logf("%2d  %.4e    %.4e±%.1e  %.5f±%.5f  %.5f        %.6f  %.3f  %.4f",
 			K, miss, res.NoCredit.Value, res.NoCredit.StdErr, res.SearchVariance.Value, res.SearchVariance.StdErr,
-			condVar, m, res.Variance[0], math.Abs(m*grad[0])/math.Sqrt(res.Variance[0]))
+			condVar, m, snr, snr*snr/float64(8+K*N2))
 	}
+	below := func(a, b int) {
+		t.Helper()
+		se := math.Hypot(varA[a].StdErr, varA[b].StdErr)
+		if varA[b].Value-varA[a].Value < 5*se {
+			t.Errorf("Var(A) at K = %d is %.5f ± %.5f, at K = %d %.5f ± %.5f: want the first below by > 5 SE",
+				a, varA[a].Value, varA[a].StdErr, b, varA[b].Value, varA[b].StdErr)
+		}
+	}
+	below(2, 4)
+	below(16, 4)
 }
 
 // TestMonteCarloGateBias is the length gate's bias at the paper's
