@@ -1,0 +1,327 @@
+// Command toytrain is a pure-Go toy of the SPIRAL paper's Figures 3 to 5: one
+// policy trained by GRPO on single-trace rewards and by SPIRAL on aggregated
+// rewards, at the same number of generated outputs per problem, compared on
+// the diversity of its search distribution, its success rates, and its pass@k
+// coverage.
+//
+// # The toy
+//
+// A problem can be attacked with V strategies (default 8): a search trace is
+// one strategy, drawn from the policy's search distribution, a softmax over V
+// logits shared by all problems (one policy, no per-problem memory, as a
+// language model's habits are shared across problems). There are two kinds
+// of problems:
+//
+//   - single (default 30%): one answer strategy solves it; a trace with that
+//     strategy is correct on its own, every other trace is wrong. The answer
+//     strategy v is drawn with probability proportional to 1/(v+1), so a few
+//     strategies solve most single problems.
+//   - complementary (the other 70%): the problem has a subset C of c = 3
+//     strategies (uniform among the 3-subsets); a trace with a strategy of C
+//     is correct on its own only with probability ε = 0.05 (luck), and the
+//     problem is solved reliably only by an aggregator that sees at least
+//     m = 2 distinct strategies of C together.
+//
+// The aggregation role is a second head of the same policy: for each problem
+// kind (the aggregator reads the problem), a softmax over two actions. Adopt
+// answers with a candidate that is correct on its own, and is right when the
+// set holds one. Synthesize combines the candidates' strategies, and is
+// right when the problem is complementary and the set holds at least m
+// distinct strategies of C. Both heads start uniform (all logits 0), so the
+// search entropy starts at log2(V) bits.
+//
+// # The arms
+//
+// Every arm generates the same number of outputs per problem: the 24 of
+// SPIRAL at the paper's configuration (N1 = 8 search traces, K = 4 sets of
+// n = 4, N2 = 4 aggregations per set: 8 + 16).
+//
+//   - grpo: 24 search traces per problem, reward 1 for a trace that is
+//     correct on its own, advantage r - mean over the group
+//     (advantage.GroupRelative with the zero options, Dr. GRPO), so that both
+//     arms use unscaled, mean-centred advantages. It never trains the
+//     aggregation head, which stays uniform.
+//   - spiral: spiral.Paper() through the root package: Planner.Plan draws the
+//     K sets, each set's N2 aggregation outputs are actions of the
+//     aggregation head rewarded as above, and Config.Credit gives the search
+//     advantages (to the search logits) and the aggregation advantages (to
+//     the aggregation head).
+//
+// Both arms take the policy-gradient step with the softmax score: logits +=
+// lr * A * (e_v - p) for every output v with advantage A, each output's term
+// divided by the 24 outputs of its problem and averaged over the batch
+// (default 32 problems from a pool of 512, learning rate 1, 2000 steps).
+// More arms (such as SPIRAL with another set design) are added to the list
+// in arms.go and chosen with -arms.
+//
+// # What it reports
+//
+// Every -eval-every steps, on 256 held-out problems and exactly (sums over
+// every strategy tuple of a set, not samples): the search distribution's
+// entropy in bits; the single-trace success rate; the aggregated success
+// rate, the chance that one aggregation output of a set of n = 4 traces is
+// right with the arm's own aggregation head; and the best-action success
+// rate, the same with the best action for each set's strategies, which
+// measures what the search distribution is worth to a perfect aggregator.
+// At the end, pass@k coverage for k = 1..64 of each trained search policy
+// (estimator.CoverageCurve, from 256 samples per held-out problem) and the
+// scaling efficiency of each arm against the first (estimator.
+// ScalingEfficiency: how many times fewer samples the arm needs to reach the
+// baseline's coverage).
+//
+// It writes entropy.png, success.png, coverage.png and summary.txt to -out
+// and prints where. The same -seed gives the same numbers on every machine.
+//
+// Usage:
+//
+//	go run ./examples/toytrain [-seed 1] [-steps 2000] [-out out/toytrain] [-arms grpo,spiral]
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math/big"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"spiral"
+	"spiral/estimator"
+)
+
+// options are everything a run depends on.
+type options struct {
+	toy           toy
+	seed          uint64
+	steps         int
+	batch         int
+	trainProblems int
+	evalProblems  int
+	evalEvery     int
+	evalSamples   int // search samples per held-out problem for pass@k
+	kmax          int
+	lr            float64
+	arms          []string
+	out           string
+}
+
+func defaults() options {
+	return options{
+		toy:           toy{V: 8, single: 0.3, comp: 3, need: 2, luck: 0.05},
+		seed:          1,
+		steps:         2000,
+		batch:         32,
+		trainProblems: 512,
+		evalProblems:  256,
+		evalEvery:     20,
+		evalSamples:   256,
+		kmax:          64,
+		lr:            1,
+		arms:          []string{"grpo", "spiral"},
+		out:           filepath.Join("out", "toytrain"),
+	}
+}
+
+func main() {
+	os.Exit(cli(os.Stdout, os.Stderr, os.Args[1:]))
+}
+
+// cli parses args, runs, and returns the exit status.
+func cli(stdout, stderr io.Writer, args []string) int {
+	opt := defaults()
+	fs := flag.NewFlagSet("toytrain", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Uint64Var(&opt.seed, "seed", opt.seed, "random seed")
+	fs.IntVar(&opt.steps, "steps", opt.steps, "training steps")
+	fs.IntVar(&opt.batch, "batch", opt.batch, "problems per step")
+	fs.IntVar(&opt.evalEvery, "eval-every", opt.evalEvery, "steps between evaluations")
+	fs.IntVar(&opt.evalSamples, "samples", opt.evalSamples, "search samples per held-out problem for pass@k")
+	fs.Float64Var(&opt.lr, "lr", opt.lr, "learning rate")
+	fs.IntVar(&opt.toy.V, "strategies", opt.toy.V, "number of strategies V")
+	fs.Float64Var(&opt.toy.single, "single", opt.toy.single, "fraction of problems a single strategy solves")
+	fs.Float64Var(&opt.toy.luck, "luck", opt.toy.luck, "chance that one trace of a complementary problem's subset solves it alone")
+	armList := fs.String("arms", strings.Join(opt.arms, ","), "comma-separated arms to train; the first is the baseline")
+	fs.StringVar(&opt.out, "out", opt.out, "output directory")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	opt.arms = strings.Split(*armList, ",")
+	start := time.Now()
+	res, err := run(opt)
+	if err == nil {
+		err = write(res)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "toytrain:", err)
+		return 1
+	}
+	fmt.Fprint(stdout, res.verdict())
+	fmt.Fprintf(stdout, "wrote %s (%.1fs)\n", strings.Join(res.files(), ", "), time.Since(start).Seconds())
+	return 0
+}
+
+func (o options) validate() error {
+	if err := o.toy.validate(); err != nil {
+		return err
+	}
+	switch {
+	case o.steps < 1:
+		return fmt.Errorf("steps = %d, want >= 1", o.steps)
+	case o.batch < 1 || o.batch > o.trainProblems:
+		return fmt.Errorf("batch = %d, want 1..%d", o.batch, o.trainProblems)
+	case o.evalEvery < 1:
+		return fmt.Errorf("eval-every = %d, want >= 1", o.evalEvery)
+	case o.kmax < 1 || o.evalSamples < o.kmax:
+		return fmt.Errorf("samples = %d, want >= kmax = %d (pass@k needs k samples)", o.evalSamples, o.kmax)
+	case !(o.lr > 0 && o.lr < 1e6):
+		return fmt.Errorf("lr = %v, want a positive number", o.lr)
+	case len(o.arms) == 0:
+		return errors.New("arms: none")
+	case o.out == "":
+		return errors.New("out: empty")
+	}
+	seen := map[string]bool{}
+	for _, a := range o.arms {
+		if seen[a] {
+			return fmt.Errorf("arms: %q twice", a)
+		}
+		seen[a] = true
+		if _, err := findArm(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// point is one evaluation during training.
+type point struct {
+	step int
+	metrics
+}
+
+// armResult is one trained arm.
+type armResult struct {
+	arm          arm
+	searchWeight *big.Rat // arm.searchWeight(), nil without one
+	history      []point
+	final        metrics
+	coverage     []float64 // pass@k coverage, k = 1..kmax
+}
+
+// result is a whole run.
+type result struct {
+	opt   options
+	arms  []armResult
+	setN  int // n, the set size the aggregated metrics use
+	evals []problem
+	eff   []estimator.ScalingEfficiencyCurve // eff[i] compares arms[i+1] with arms[0]
+}
+
+// stream returns a generator for one named purpose: the same seed and name
+// give the same numbers whatever else runs, so adding an arm changes no other
+// arm's numbers.
+func stream(seed uint64, name string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return rand.New(rand.NewPCG(seed, h.Sum64()))
+}
+
+// run trains every arm and evaluates it.
+func run(opt options) (*result, error) {
+	if err := opt.validate(); err != nil {
+		return nil, err
+	}
+	rnd := stream(opt.seed, "problems")
+	train := make([]problem, opt.trainProblems)
+	for i := range train {
+		train[i] = opt.toy.newProblem(rnd)
+	}
+	evals := make([]problem, opt.evalProblems)
+	for i := range evals {
+		evals[i] = opt.toy.newProblem(rnd)
+	}
+	res := &result{opt: opt, evals: evals, arms: make([]armResult, len(opt.arms)), setN: spiral.Paper().SetSize}
+	errs := make([]error, len(opt.arms))
+	var wg sync.WaitGroup
+	for i, name := range opt.arms {
+		a, _ := findArm(name)
+		res.arms[i].arm = a
+		wg.Go(func() { errs[i] = res.train(&res.arms[i], train) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	ks := make([]int, opt.kmax)
+	for k := range ks {
+		ks[k] = k + 1
+	}
+	for _, a := range res.arms[1:] {
+		e, err := estimator.ScalingEfficiency(ks, res.arms[0].coverage, a.coverage)
+		if err != nil {
+			return nil, err
+		}
+		res.eff = append(res.eff, e)
+	}
+	return res, nil
+}
+
+// train trains one arm from the uniform policy and fills ar.
+func (res *result) train(ar *armResult, train []problem) error {
+	opt := res.opt
+	tr, err := ar.arm.new(opt.toy, opt.lr)
+	if err != nil {
+		return err
+	}
+	pol := newPolicy(opt.toy.V)
+	rnd := stream(opt.seed, "train/"+ar.arm.name)
+	batch := make([]problem, opt.batch)
+	for s := 0; ; s++ {
+		if s%opt.evalEvery == 0 || s == opt.steps {
+			ar.history = append(ar.history, point{s, opt.toy.evaluate(pol, res.evals, res.setN)})
+		}
+		if s == opt.steps {
+			break
+		}
+		for i, j := range rnd.Perm(len(train))[:opt.batch] {
+			batch[i] = train[j]
+		}
+		if err := tr.step(pol, batch, rnd); err != nil {
+			return fmt.Errorf("%s, step %d: %w", ar.arm.name, s, err)
+		}
+	}
+	ar.final = ar.history[len(ar.history)-1].metrics
+	if ar.arm.searchWeight != nil {
+		if ar.searchWeight, err = ar.arm.searchWeight(); err != nil {
+			return err
+		}
+	}
+	ar.coverage, err = res.coverage(pol, stream(opt.seed, "coverage/"+ar.arm.name))
+	return err
+}
+
+// coverage draws evalSamples search traces per held-out problem from pol and
+// returns the pass@k coverage curve for k = 1..kmax.
+func (res *result) coverage(pol *policy, rnd *rand.Rand) ([]float64, error) {
+	p := make([]float64, res.opt.toy.V)
+	softmax(p, pol.search)
+	counts := make([]estimator.PassCount, len(res.evals))
+	for i, x := range res.evals {
+		counts[i].N = res.opt.evalSamples
+		for range res.opt.evalSamples {
+			if rnd.Float64() < res.opt.toy.solveProb(x, draw(rnd, p)) {
+				counts[i].C++
+			}
+		}
+	}
+	return estimator.CoverageCurve(counts, res.opt.kmax)
+}

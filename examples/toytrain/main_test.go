@@ -1,0 +1,444 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"image/png"
+	"math"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"spiral"
+	"spiral/combin"
+	"spiral/estimator"
+)
+
+// small returns options for a quick run into dir.
+func small(dir string) options {
+	o := defaults()
+	o.steps, o.batch, o.trainProblems, o.evalProblems, o.evalEvery = 30, 8, 64, 32, 10
+	o.evalSamples = o.kmax
+	o.out = dir
+	return o
+}
+
+// summaryFields parses summary.txt's "key: value" lines.
+func summaryFields(t *testing.T, path string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, ": ")
+		if !ok {
+			t.Errorf("summary line %q is not key: value", line)
+			continue
+		}
+		if _, dup := fields[k]; dup {
+			t.Errorf("summary key %q twice", k)
+		}
+		fields[k] = v
+	}
+	return fields
+}
+
+// TestRunOutputs runs the program with a small budget and checks its files:
+// three PNGs that decode, and a summary with every expected field, numbers
+// in range, and the same numbers for the same seed.
+func TestRunOutputs(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	args := []string{"-steps", "30", "-batch", "8", "-eval-every", "10", "-samples", "64", "-out", dir}
+	if status := cli(&stdout, &stderr, args); status != 0 {
+		t.Fatalf("exit status %d: %s", status, stderr.String())
+	}
+	if out := stdout.String(); !strings.Contains(out, "wrote ") || !strings.Contains(out, filepath.Join(dir, summaryFile)) {
+		t.Errorf("stdout does not say where the files are:\n%s", stdout.String())
+	}
+	for _, name := range []string{entropyFile, successFile, coverageFile} {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if b := img.Bounds(); b.Dx() < 300 || b.Dy() < 200 {
+			t.Errorf("%s is %v", name, b)
+		}
+	}
+
+	fields := summaryFields(t, filepath.Join(dir, summaryFile))
+	prob := func(key string) float64 {
+		t.Helper()
+		v, err := strconv.ParseFloat(fields[key], 64)
+		if err != nil || v < 0 || v > 1 {
+			t.Errorf("%s = %q, want a probability", key, fields[key])
+		}
+		return v
+	}
+	if fields["seed"] != "1" || fields["steps"] != "30" || fields["batch_problems"] != "8" {
+		t.Errorf("summary run fields: seed %q steps %q batch %q", fields["seed"], fields["steps"], fields["batch_problems"])
+	}
+	if !strings.HasPrefix(fields["outputs_per_problem"], "24 for every arm") {
+		t.Errorf("outputs_per_problem = %q", fields["outputs_per_problem"])
+	}
+	for _, a := range []string{"grpo", "spiral"} {
+		for _, k := range []string{"entropy_bits.start", "entropy_bits.final"} {
+			v, err := strconv.ParseFloat(fields[a+"."+k], 64)
+			if err != nil || v < 0 || v > 3+1e-9 {
+				t.Errorf("%s.%s = %q, want bits in [0, 3]", a, k, fields[a+"."+k])
+			}
+		}
+		if fields[a+".entropy_bits.start"] != "3.0000" {
+			t.Errorf("%s starts at entropy %s, want log2(8) = 3 (uniform)", a, fields[a+".entropy_bits.start"])
+		}
+		for _, k := range []string{"single_success.final", "aggregated_success.final", "best_action_success.start", "best_action_success.final", "adopt_prob.single", "adopt_prob.complementary"} {
+			prob(a + "." + k)
+		}
+		prev := 0.0
+		for _, k := range reportKs {
+			c := prob(a + ".coverage@" + strconv.Itoa(k))
+			if c < prev {
+				t.Errorf("%s coverage@%d = %v < coverage at the previous width %v", a, k, c, prev)
+			}
+			prev = c
+		}
+	}
+	if fields["grpo.adopt_prob.single"] != "0.5000" {
+		t.Errorf("grpo trained the aggregation head: adopt %s", fields["grpo.adopt_prob.single"])
+	}
+	n := 0
+	for _, s := range []string{"reached", "lower_bound", "unreached", "saturated"} {
+		c, err := strconv.Atoi(fields["efficiency.spiral_vs_grpo.points_"+s])
+		if err != nil {
+			t.Errorf("efficiency status %s: %v", s, err)
+		}
+		n += c
+	}
+	if n != 64 {
+		t.Errorf("efficiency statuses count %d points, want 64", n)
+	}
+	for _, k := range []string{"efficiency.spiral_vs_grpo.max", "efficiency.spiral_vs_grpo.at_k64", "verdict.spiral", "why.spiral.1"} {
+		if fields[k] == "" {
+			t.Errorf("summary lacks %s", k)
+		}
+	}
+
+	// The same seed gives the same summary; another seed another one.
+	again := t.TempDir()
+	if status := cli(&stdout, &stderr, append(args[:len(args)-1], again)); status != 0 {
+		t.Fatalf("second run: exit status %d: %s", status, stderr.String())
+	}
+	a, _ := os.ReadFile(filepath.Join(dir, summaryFile))
+	b, _ := os.ReadFile(filepath.Join(again, summaryFile))
+	if !bytes.Equal(a, b) {
+		t.Errorf("same seed, different summaries:\n%s\n---\n%s", a, b)
+	}
+	other := t.TempDir()
+	if status := cli(&stdout, &stderr, append(args[:len(args)-1], other, "-seed", "2")); status != 0 {
+		t.Fatalf("seed 2: exit status %d: %s", status, stderr.String())
+	}
+	if c, _ := os.ReadFile(filepath.Join(other, summaryFile)); bytes.Equal(a, c) {
+		t.Error("seeds 1 and 2 give the same summary")
+	}
+}
+
+// TestArmsIndependent checks that an arm's numbers do not depend on which
+// other arms run beside it, so that adding an arm changes nothing else.
+func TestArmsIndependent(t *testing.T) {
+	o := small(t.TempDir())
+	both, err := run(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.arms = []string{"spiral"}
+	alone, err := run(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := both.arms[1], alone.arms[0]
+	if x.final != y.final || !equalFloats(x.coverage, y.coverage) {
+		t.Errorf("spiral beside grpo: %+v, alone: %+v", x.final, y.final)
+	}
+	if len(alone.eff) != 0 || !strings.Contains(alone.verdict(), "one arm only") {
+		t.Errorf("one arm: %d efficiency curves, verdict %q", len(alone.eff), alone.verdict())
+	}
+}
+
+func equalFloats(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestBadOptions checks that bad flags and options are errors naming them.
+func TestBadOptions(t *testing.T) {
+	for _, c := range []struct {
+		change func(*options)
+		want   string
+	}{
+		{func(o *options) { o.steps = 0 }, "steps = 0"},
+		{func(o *options) { o.batch = 0 }, "batch = 0"},
+		{func(o *options) { o.evalSamples = 10 }, "samples = 10"},
+		{func(o *options) { o.lr = math.NaN() }, "lr = NaN"},
+		{func(o *options) { o.arms = []string{"grpo", "ppo"} }, `"ppo"`},
+		{func(o *options) { o.arms = []string{"grpo", "grpo"} }, `"grpo" twice`},
+		{func(o *options) { o.toy.V = 1 }, "strategies = 1"},
+		{func(o *options) { o.toy.single = 1.5 }, "single = 1.5"},
+		{func(o *options) { o.toy.luck = -0.1 }, "luck = -0.1"},
+		{func(o *options) { o.toy.need = 4 }, "need = 4"},
+	} {
+		o := small(t.TempDir())
+		c.change(&o)
+		if _, err := run(o); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want one naming %s", err, c.want)
+		}
+	}
+	var out, errs bytes.Buffer
+	if status := cli(&out, &errs, []string{"-nosuchflag"}); status != 2 {
+		t.Errorf("bad flag: status %d, want 2", status)
+	}
+	if status := cli(&out, &errs, []string{"-arms", "nope", "-out", t.TempDir()}); status != 1 || !strings.Contains(errs.String(), `"nope"`) {
+		t.Errorf("unknown arm: status %d, stderr %q", status, errs.String())
+	}
+}
+
+// TestSetOutcome checks the exact set probabilities against closed forms:
+// for a single problem with answer a, adopt is right with probability
+// 1 - (1-p_a)^n and synthesize never; for a complementary problem with
+// subset C, P_C = sum_{v in C} p_v, adopt is right with probability
+// 1 - (1 - ε P_C)^n, and synthesize (m = 2) with 1 - P(no strategy of C) -
+// P(exactly one distinct strategy of C) = 1 - (1-P_C)^n - sum_{v in C}
+// [(1-P_C+p_v)^n - (1-P_C)^n].
+func TestSetOutcome(t *testing.T) {
+	tt := toy{V: 5, single: 0.5, comp: 3, need: 2, luck: 0.1}
+	pol := &policy{search: []float64{0.7, -0.2, 0.1, 1.3, -1}}
+	p := make([]float64, tt.V)
+	softmax(p, pol.search)
+	const n = 4
+	pow := func(x float64) float64 { return math.Pow(x, n) }
+	near := func(what string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 1e-12 {
+			t.Errorf("%s = %.15f, want %.15f", what, got, want)
+		}
+	}
+	for a := range tt.V {
+		ad, sy, best := tt.setOutcome(problem{kind: single, answer: a}, p, n)
+		near("single adopt", ad, 1-pow(1-p[a]))
+		near("single synthesize", sy, 0)
+		near("single best", best, ad)
+	}
+	x := problem{kind: complementary, subset: 1<<0 | 1<<2 | 1<<4}
+	pc := p[0] + p[2] + p[4]
+	ad, sy, best := tt.setOutcome(x, p, n)
+	near("complementary adopt", ad, 1-pow(1-tt.luck*pc))
+	one := 0.0
+	for _, v := range []int{0, 2, 4} {
+		one += pow(1-pc+p[v]) - pow(1-pc)
+	}
+	near("complementary synthesize", sy, 1-pow(1-pc)-one)
+	if best < math.Max(ad, sy) || best > ad+sy {
+		t.Errorf("best %v outside [max(%v, %v), sum]", best, ad, sy)
+	}
+	// evaluate averages these over the problems, with the head's weights.
+	pol.agg[complementary] = [actions]float64{0.4, -0.3}
+	q := make([]float64, actions)
+	softmax(q, pol.agg[complementary][:])
+	m := tt.evaluate(pol, []problem{x, x, {kind: single, answer: 3}}, n)
+	sa, _, _ := tt.setOutcome(problem{kind: single, answer: 3}, p, n)
+	near("evaluate aggregated", m.Aggregated, (2*(q[adopt]*ad+q[synthesize]*sy)+0.5*sa)/3)
+	near("evaluate single", m.Single, (2*tt.luck*pc+p[3])/3)
+	near("evaluate entropy", m.Entropy, entropyBits(p))
+}
+
+// TestProblems checks the problem distribution: the fraction of single
+// problems and the 1/(v+1) law of their answers, within 5 standard errors.
+func TestProblems(t *testing.T) {
+	tt := defaults().toy
+	rnd := stream(7, "test")
+	const draws = 50000
+	counts := make([]int, tt.V)
+	singles := 0
+	for range draws {
+		x := tt.newProblem(rnd)
+		if x.kind == single {
+			singles++
+			counts[x.answer]++
+			continue
+		}
+		if c := popcount(x.subset); c != tt.comp || x.subset>>tt.V != 0 {
+			t.Fatalf("subset %b: %d strategies", x.subset, c)
+		}
+	}
+	check := func(what string, k, n int, p float64) {
+		t.Helper()
+		if se := math.Sqrt(p * (1 - p) / float64(n)); math.Abs(float64(k)/float64(n)-p) > 5*se {
+			t.Errorf("%s: %d of %d, want probability %v (se %v)", what, k, n, p, se)
+		}
+	}
+	check("single", singles, draws, tt.single)
+	h := 0.0
+	for v := range tt.V {
+		h += 1 / float64(v+1)
+	}
+	for v, c := range counts {
+		check("answer "+strconv.Itoa(v), c, singles, 1/float64(v+1)/h)
+	}
+}
+
+func popcount(x uint64) int {
+	n := 0
+	for ; x != 0; x &= x - 1 {
+		n++
+	}
+	return n
+}
+
+// TestExpectedSteps checks each trainer's update against the library's
+// constants: averaged over many steps from one policy, GRPO's search step is
+// lr * (G-1)/G * grad E[single-trace reward], and SPIRAL's search step is
+// lr * M/24 * grad J and its aggregation step lr * K(N2-1)/24 * grad J, with
+// J the expected aggregation reward (estimator.RoleWeights, pooled mean),
+// each gradient by central differences of the exact metrics. Tolerance: 5
+// standard errors of the mean step, per coordinate.
+func TestExpectedSteps(t *testing.T) {
+	reps := 40000
+	if testing.Short() {
+		reps = 8000
+	}
+	tt := toy{V: 4, single: 0.5, comp: 3, need: 2, luck: 0.2}
+	start := &policy{search: []float64{0.5, -0.3, 0.2, 0}}
+	start.agg[single] = [actions]float64{0.2, -0.2}
+	start.agg[complementary] = [actions]float64{-0.4, 0.1}
+	batch := []problem{{kind: single, answer: 1}, {kind: complementary, subset: 0b1011}}
+	const lr = 1
+	cfg := spiral.Paper()
+	f, _ := combin.Subsets(cfg.SearchTraces, cfg.SetSize)
+	roles, err := estimator.RoleWeights(f, cfg.Sets, cfg.AggregationsPerSet, estimator.WithinSet, estimator.MeanPooled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grpoW, err := arms[0].searchWeight()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if grpoW.Cmp(big.NewRat(23, 24)) != 0 || roles.Search.Cmp(big.NewRat(455, 12328)) != 0 || roles.Aggregation.Cmp(big.NewRat(1, 2)) != 0 {
+		t.Fatalf("weights %v, %v, %v; want 23/24, 1365/(1541*24) = 455/12328, 12/24", grpoW, roles.Search, roles.Aggregation)
+	}
+
+	// params lists a policy's parameters: the search logits, then the
+	// aggregation logits of both kinds.
+	params := func(p *policy) []*float64 {
+		var out []*float64
+		for v := range p.search {
+			out = append(out, &p.search[v])
+		}
+		for k := range kinds {
+			for a := range actions {
+				out = append(out, &p.agg[k][a])
+			}
+		}
+		return out
+	}
+	grad := func(J func(*policy) float64) []float64 {
+		const h = 1e-5
+		n := len(params(start))
+		g := make([]float64, n)
+		for i := range n {
+			up, down := start.clone(), start.clone()
+			*params(up)[i] += h
+			*params(down)[i] -= h
+			g[i] = (J(up) - J(down)) / (2 * h)
+		}
+		return g
+	}
+	meanStep := func(tr trainer, name string) (mean, se []float64) {
+		rnd := stream(3, name)
+		n := len(params(start))
+		sum, sq := make([]float64, n), make([]float64, n)
+		for range reps {
+			p := start.clone()
+			if err := tr.step(p, batch, rnd); err != nil {
+				t.Fatal(err)
+			}
+			for i, x := range params(p) {
+				d := (*x - *params(start)[i]) / lr
+				sum[i] += d
+				sq[i] += d * d
+			}
+		}
+		mean, se = make([]float64, n), make([]float64, n)
+		for i := range n {
+			mean[i] = sum[i] / float64(reps)
+			v := (sq[i] - float64(reps)*mean[i]*mean[i]) / float64(reps-1)
+			se[i] = math.Sqrt(math.Max(v, 0) / float64(reps))
+		}
+		return mean, se
+	}
+	check := func(name string, mean, se, g []float64, weights []float64) {
+		t.Helper()
+		for i := range mean {
+			want := weights[i] * g[i]
+			if z := (mean[i] - want) / se[i]; math.Abs(z) > 5 || se[i] == 0 && mean[i] != want {
+				t.Errorf("%s: parameter %d: mean step %.6f ± %.6f, want %.6f (z = %.1f)", name, i, mean[i], se[i], want, z)
+			}
+		}
+	}
+	nSearch := tt.V
+	weights := func(search, agg *big.Rat) []float64 {
+		s, _ := search.Float64()
+		a, _ := agg.Float64()
+		w := make([]float64, len(params(start)))
+		for i := range w {
+			w[i] = a
+			if i < nSearch {
+				w[i] = s
+			}
+		}
+		return w
+	}
+
+	g := newGRPO(tt, cfg.Generations(), lr)
+	mean, se := meanStep(g, "grpo")
+	gradSingle := grad(func(p *policy) float64 { return tt.evaluate(p, batch, cfg.SetSize).Single })
+	check("grpo", mean, se, gradSingle, weights(grpoW, new(big.Rat)))
+
+	s, err := newSPIRAL(tt, cfg, lr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean, se = meanStep(s, "spiral")
+	gradAgg := grad(func(p *policy) float64 { return tt.evaluate(p, batch, cfg.SetSize).Aggregated })
+	check("spiral", mean, se, gradAgg, weights(roles.Search, roles.Aggregation))
+	// The test can tell the pooled weight M/24 from the per-role one M/8.
+	perRole := weights(new(big.Rat).Mul(roles.Search, big.NewRat(3, 1)), roles.Aggregation)
+	far := false
+	for i := range nSearch {
+		far = far || math.Abs(mean[i]-perRole[i]*gradAgg[i]) > 5*se[i]
+	}
+	if !far {
+		t.Error("the mean SPIRAL search step is within 5 standard errors of M/8 * grad J as well: the test has no power")
+	}
+}

@@ -1,0 +1,330 @@
+package main
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"spiral"
+	"spiral/estimator"
+)
+
+// Output file names.
+const (
+	entropyFile  = "entropy.png"
+	successFile  = "success.png"
+	coverageFile = "coverage.png"
+	summaryFile  = "summary.txt"
+)
+
+// reportKs are the widths k at which the summary lists coverage and
+// efficiency.
+var reportKs = []int{1, 2, 4, 8, 16, 32, 64}
+
+func (res *result) files() []string {
+	var out []string
+	for _, f := range []string{entropyFile, successFile, coverageFile, summaryFile} {
+		out = append(out, filepath.Join(res.opt.out, f))
+	}
+	return out
+}
+
+// write writes the plots and the summary to res.opt.out.
+func write(res *result) error {
+	if err := os.MkdirAll(res.opt.out, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(res.opt.out, summaryFile), []byte(res.summary()), 0o644); err != nil {
+		return err
+	}
+	for _, f := range []func() error{res.plotEntropy, res.plotSuccess, res.plotCoverage} {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// summary is the text summary: "key: value" lines, one fact per line, then
+// the verdict. It holds nothing that depends on the machine or the clock.
+func (res *result) summary() string {
+	var b strings.Builder
+	o := res.opt
+	kv := func(k string, v any) { fmt.Fprintf(&b, "%s: %v\n", k, v) }
+	b.WriteString("# toytrain: SPIRAL versus GRPO on a toy of strategies (see go doc ./examples/toytrain)\n")
+	kv("seed", o.seed)
+	kv("steps", o.steps)
+	kv("batch_problems", o.batch)
+	kv("train_problems", o.trainProblems)
+	kv("eval_problems", o.evalProblems)
+	kv("learning_rate", o.lr)
+	kv("strategies", o.toy.V)
+	kv("single_fraction", o.toy.single)
+	kv("complementary_subset", o.toy.comp)
+	kv("complementary_need", o.toy.need)
+	kv("luck", o.toy.luck)
+	c := spiral.Paper()
+	kv("outputs_per_problem", fmt.Sprintf("%d for every arm (SPIRAL: %d search + %d sets x %d aggregations; GRPO: a group of %d)",
+		c.Generations(), c.SearchTraces, c.Sets, c.AggregationsPerSet, c.Generations()))
+	kv("update", fmt.Sprintf("logits += learning_rate * A * (e_v - p) / %d for every output v with advantage A, averaged over the batch's problems", c.Generations()))
+	kv("eval_single_problems", fmt.Sprintf("%d of %d", countKind(res.evals, single), len(res.evals)))
+	kv("coverage_samples_per_problem", o.evalSamples)
+	for _, a := range res.arms {
+		p := a.arm.name + "."
+		kv(p+"about", a.arm.about)
+		first := a.history[0]
+		kv(p+"entropy_bits.start", f4(first.Entropy))
+		kv(p+"entropy_bits.final", f4(a.final.Entropy))
+		kv(p+"single_success.final", f4(a.final.Single))
+		kv(p+"aggregated_success.final", f4(a.final.Aggregated))
+		kv(p+"best_action_success.start", f4(first.BestAction))
+		kv(p+"best_action_success.final", f4(a.final.BestAction))
+		kv(p+"adopt_prob.single", f4(a.final.Adopt[single]))
+		kv(p+"adopt_prob.complementary", f4(a.final.Adopt[complementary]))
+		for _, k := range reportKs {
+			if k <= o.kmax {
+				kv(fmt.Sprintf("%scoverage@%d", p, k), f4(a.coverage[k-1]))
+			}
+		}
+	}
+	for i, e := range res.eff {
+		p := fmt.Sprintf("efficiency.%s_vs_%s.", res.arms[i+1].arm.name, res.arms[0].arm.name)
+		counts := map[estimator.EfficiencyStatus]int{}
+		for _, pt := range e.Points {
+			counts[pt.Status]++
+		}
+		for _, s := range []estimator.EfficiencyStatus{estimator.EfficiencyReached, estimator.EfficiencyLowerBound, estimator.EfficiencyUnreached, estimator.EfficiencySaturated} {
+			kv(p+"points_"+strings.ReplaceAll(s.String(), " ", "_"), counts[s])
+		}
+		if e.MaxIndex >= 0 {
+			kv(p+"max", fmt.Sprintf("%.3f at k_baseline = %d (k_method = %.2f)", e.Max, e.MaxKA, e.Points[e.MaxIndex].KB))
+		} else {
+			kv(p+"max", "none reached")
+		}
+		for _, k := range reportKs {
+			if k <= o.kmax {
+				pt := e.Points[k-1]
+				kv(fmt.Sprintf("%sat_k%d", p, k), fmt.Sprintf("%s %s", f3(pt.Efficiency), pt.Status))
+			}
+		}
+	}
+	b.WriteString(res.verdict())
+	return b.String()
+}
+
+// verdict states, from the numbers, how each arm compares with the baseline
+// (the first arm), and why, as "verdict.<arm>" and "why.<arm>.<i>" lines.
+func (res *result) verdict() string {
+	if len(res.arms) < 2 {
+		return "verdict: one arm only, nothing to compare\n"
+	}
+	var b strings.Builder
+	base := res.arms[0]
+	B := base.arm.name
+	kmax := res.opt.kmax
+	for i, a := range res.arms[1:] {
+		A := a.arm.name
+		fmt.Fprintf(&b, "verdict.%s: %s\n", A, res.coverageVerdict(a))
+		why := []string{
+			fmt.Sprintf("%s's reward is single-trace correctness, whose expectation is linear in the search probabilities, so it is maximised by putting all mass on the strategy that solves the most problems alone: entropy %.3f -> %.3f bits, single-trace success %.4f -> %.4f",
+				B, base.history[0].Entropy, base.final.Entropy, base.history[0].Single, base.final.Single),
+			fmt.Sprintf("%s's reward is on aggregation outputs, which need a set holding the answer strategy or %d distinct strategies of a complementary problem's subset: entropy %.3f -> %.3f bits, single-trace success %.4f -> %.4f",
+				A, res.opt.toy.need, a.history[0].Entropy, a.final.Entropy, a.history[0].Single, a.final.Single),
+			fmt.Sprintf("best-action aggregated success (what the search distribution is worth to a perfect aggregator): %s %.4f -> %.4f, %s %.4f -> %.4f",
+				B, base.history[0].BestAction, base.final.BestAction, A, a.history[0].BestAction, a.final.BestAction),
+		}
+		if math.Abs(a.final.BestAction-a.history[0].BestAction) < 0.02 {
+			why = append(why, fmt.Sprintf("%s's search changed what sets are worth by less than 0.02: it kept the diversity of its uniform start rather than gaining any", A))
+		}
+		if wb, wa := base.searchWeight, a.searchWeight; wb != nil && wa != nil && wa.Sign() > 0 {
+			ratio, _ := new(big.Rat).Quo(wb, wa).Float64()
+			fb, _ := wb.Float64()
+			fa, _ := wa.Float64()
+			why = append(why, fmt.Sprintf("per unit of its objective's gradient, the expected search step is %s = %.4f for %s and %s = %.4f for %s (each output's term divided by the outputs per problem), so at one learning rate %s's search moves %.1f times more slowly",
+				wb.RatString(), fb, B, wa.RatString(), fa, A, A, ratio))
+		}
+		if a.final.Single < base.final.Single {
+			why = append(why, fmt.Sprintf("%s is better at k = 1 (pass@1 %.4f vs %.4f) because it optimises exactly the single-trace success that pass@1 measures; diversity pays only when several samples are drawn",
+				B, base.coverage[0], a.coverage[0]))
+		}
+		if base.final.Adopt == base.history[0].Adopt {
+			why = append(why, fmt.Sprintf("%s never trains the aggregation head (adopt probability stays %.2f), so its aggregated success with its own head (%.4f) is below its best-action value; %s's head learned adopt %.3f on single and %.3f on complementary problems (aggregated success %.4f)",
+				B, base.final.Adopt[single], base.final.Aggregated, A, a.final.Adopt[single], a.final.Adopt[complementary], a.final.Aggregated))
+		}
+		if e := res.eff[i]; e.MaxIndex >= 0 {
+			end := ""
+			if e.MaxKA == kmax {
+				end = ", at the end of the grid, where the efficiency is still rising"
+			}
+			why = append(why, fmt.Sprintf("scaling efficiency (estimator.ScalingEfficiency, %s as the baseline): %.3f at k = 1, largest %.3f at k = %d%s",
+				B, e.Points[0].Efficiency, e.Max, e.MaxKA, end))
+		}
+		for j, w := range why {
+			fmt.Fprintf(&b, "why.%s.%d: %s\n", A, j+1, w)
+		}
+	}
+	return b.String()
+}
+
+// coverageVerdict compares arm a's coverage curve with the baseline's.
+func (res *result) coverageVerdict(a armResult) string {
+	base := res.arms[0]
+	kmax := res.opt.kmax
+	above, below := 0, 0
+	cross := 0 // the smallest k from which a's coverage is above the baseline's up to kmax
+	for k := kmax; k >= 1; k-- {
+		switch d := a.coverage[k-1] - base.coverage[k-1]; {
+		case d > 0:
+			above++
+			if cross == k+1 || k == kmax {
+				cross = k
+			}
+		case d < 0:
+			below++
+		}
+	}
+	curve := fmt.Sprintf("coverage@1 %.4f vs %.4f, coverage@%d %.4f vs %.4f", a.coverage[0], base.coverage[0], kmax, a.coverage[kmax-1], base.coverage[kmax-1])
+	switch {
+	case below == 0 && above > 0:
+		return fmt.Sprintf("%s beats %s at every k = 1..%d (%s)", a.arm.name, base.arm.name, kmax, curve)
+	case above == 0:
+		return fmt.Sprintf("%s does NOT beat %s at any k = 1..%d (%s)", a.arm.name, base.arm.name, kmax, curve)
+	case cross > 0:
+		return fmt.Sprintf("%s beats %s for k >= %d and not below (%s)", a.arm.name, base.arm.name, cross, curve)
+	}
+	return fmt.Sprintf("%s beats %s at %d of the %d widths k, not at k = %d (%s)", a.arm.name, base.arm.name, above, kmax, kmax, curve)
+}
+
+func countKind(ps []problem, k int) int {
+	n := 0
+	for _, p := range ps {
+		if p.kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+func f4(x float64) string { return fmt.Sprintf("%.4f", x) }
+
+func f3(x float64) string {
+	if math.IsNaN(x) {
+		return "NaN"
+	}
+	return fmt.Sprintf("%.3f", x)
+}
+
+// armColors are the arms' colours, in -arms order.
+var armColors = []color.Color{
+	color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, // red
+	color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, // blue
+	color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, // green
+	color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, // purple
+}
+
+// addLine adds a line through xys to p with the arm's colour and the given
+// dash pattern, and a legend entry.
+func addLine(p *plot.Plot, xys plotter.XYs, arm int, dashes []vg.Length, label string) error {
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return err
+	}
+	l.Color = armColors[arm%len(armColors)]
+	l.Width = vg.Points(1.5)
+	l.Dashes = dashes
+	p.Add(l)
+	p.Legend.Add(label, l)
+	return nil
+}
+
+func (res *result) save(p *plot.Plot, name string) error {
+	return p.Save(7*vg.Inch, 4.5*vg.Inch, filepath.Join(res.opt.out, name))
+}
+
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+func (res *result) series(a armResult, y func(metrics) float64) plotter.XYs {
+	xys := make(plotter.XYs, len(a.history))
+	for i, pt := range a.history {
+		xys[i].X, xys[i].Y = float64(pt.step), y(pt.metrics)
+	}
+	return xys
+}
+
+func (res *result) plotEntropy() error {
+	p := newPlot("Search-distribution entropy", "training step", "entropy (bits)")
+	p.Y.Min, p.Y.Max = 0, math.Log2(float64(res.opt.toy.V))*1.2
+	for i, a := range res.arms {
+		if err := addLine(p, res.series(a, func(m metrics) float64 { return m.Entropy }), i, nil, a.arm.name); err != nil {
+			return err
+		}
+	}
+	p.Legend.Top = true
+	return res.save(p, entropyFile)
+}
+
+var (
+	dashed = []vg.Length{vg.Points(6), vg.Points(3)}
+	dotted = []vg.Length{vg.Points(1.5), vg.Points(2.5)}
+)
+
+func (res *result) plotSuccess() error {
+	p := newPlot("Success on held-out problems (exact expectations)", "training step", "success rate")
+	p.Y.Min, p.Y.Max = 0, 1
+	for i, a := range res.arms {
+		for _, s := range []struct {
+			dashes []vg.Length
+			label  string
+			y      func(metrics) float64
+		}{
+			{nil, "aggregated (own head)", func(m metrics) float64 { return m.Aggregated }},
+			{dotted, "aggregated (best action)", func(m metrics) float64 { return m.BestAction }},
+			{dashed, "single trace", func(m metrics) float64 { return m.Single }},
+		} {
+			if err := addLine(p, res.series(a, s.y), i, s.dashes, a.arm.name+": "+s.label); err != nil {
+				return err
+			}
+		}
+	}
+	p.Legend.Top = true
+	p.Legend.Left = true
+	return res.save(p, successFile)
+}
+
+func (res *result) plotCoverage() error {
+	p := newPlot(fmt.Sprintf("pass@k coverage of the trained search policies (%d held-out problems)", len(res.evals)), "k (samples, log scale)", "coverage")
+	p.X.Scale = plot.LogScale{}
+	var ticks plot.ConstantTicks
+	for k := 1; k <= res.opt.kmax; k *= 2 {
+		ticks = append(ticks, plot.Tick{Value: float64(k), Label: fmt.Sprint(k)})
+	}
+	p.X.Tick.Marker = ticks
+	p.Y.Min, p.Y.Max = 0, 1
+	for i, a := range res.arms {
+		xys := make(plotter.XYs, len(a.coverage))
+		for k, c := range a.coverage {
+			xys[k].X, xys[k].Y = float64(k+1), c
+		}
+		if err := addLine(p, xys, i, nil, a.arm.name); err != nil {
+			return err
+		}
+	}
+	p.Legend.Top = true
+	p.Legend.Left = true
+	return res.save(p, coverageFile)
+}
