@@ -134,7 +134,7 @@ func (res *result) verdict() string {
 		A := a.arm.name
 		fmt.Fprintf(&b, "verdict.%s: %s\n", A, res.coverageVerdict(a))
 		why := []string{
-			fmt.Sprintf("%s's reward is single-trace correctness, whose expectation is linear in the search probabilities, so it is maximised by putting all mass on the strategy that solves the most problems alone: entropy %.3f -> %.3f bits, single-trace success %.4f -> %.4f",
+			fmt.Sprintf("%s's reward is single-trace correctness, whose expectation is linear in the search probabilities, so it is maximised by putting all mass on the one strategy most often correct alone: entropy %.3f -> %.3f bits, single-trace success %.4f -> %.4f",
 				B, base.history[0].Entropy, base.final.Entropy, base.history[0].Single, base.final.Single),
 			fmt.Sprintf("%s's reward is on aggregation outputs, which need a set holding the answer strategy or %d distinct strategies of a complementary problem's subset: entropy %.3f -> %.3f bits, single-trace success %.4f -> %.4f",
 				A, res.opt.toy.need, a.history[0].Entropy, a.final.Entropy, a.history[0].Single, a.final.Single),
@@ -148,8 +148,8 @@ func (res *result) verdict() string {
 			ratio, _ := new(big.Rat).Quo(wb, wa).Float64()
 			fb, _ := wb.Float64()
 			fa, _ := wa.Float64()
-			why = append(why, fmt.Sprintf("per unit of its objective's gradient, the expected search step is %s = %.4f for %s and %s = %.4f for %s (each output's term divided by the outputs per problem), so at one learning rate %s's search moves %.1f times more slowly",
-				wb.RatString(), fb, B, wa.RatString(), fa, A, A, ratio))
+			why = append(why, fmt.Sprintf("the expected search step is lr times %s = %.4f of %s's objective gradient and lr times %s = %.4f of %s's (estimator.RoleWeights and AggregationFactor, each output's term divided by the outputs per problem): %.1f times smaller for %s",
+				wb.RatString(), fb, B, wa.RatString(), fa, A, ratio, A))
 		}
 		if a.final.Single < base.final.Single {
 			why = append(why, fmt.Sprintf("%s is better at k = 1 (pass@1 %.4f vs %.4f) because it optimises exactly the single-trace success that pass@1 measures; diversity pays only when several samples are drawn",
