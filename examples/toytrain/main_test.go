@@ -180,6 +180,12 @@ func TestArmsIndependent(t *testing.T) {
 	}
 }
 
+func (p *policy) clone() *policy {
+	c := *p
+	c.search = append([]float64(nil), p.search...)
+	return &c
+}
+
 func equalFloats(a, b []float64) bool {
 	if len(a) != len(b) {
 		return false

@@ -135,12 +135,6 @@ type policy struct {
 
 func newPolicy(V int) *policy { return &policy{search: make([]float64, V)} }
 
-func (p *policy) clone() *policy {
-	c := *p
-	c.search = append([]float64(nil), p.search...)
-	return &c
-}
-
 // softmax writes the softmax of logits into dst.
 func softmax(dst, logits []float64) {
 	m := math.Inf(-1)
@@ -182,11 +176,11 @@ func entropyBits(p []float64) float64 {
 // metrics are the exact expectations, over problems and over everything
 // random, of one policy's behaviour.
 type metrics struct {
-	Entropy    float64 // of the search distribution, in bits
-	Single     float64 // P(one search trace is correct on its own)
-	Aggregated float64 // P(one aggregation output is correct), with the policy's own aggregation head
-	BestAction float64 // the same with the best action for each set's contents: the search distribution's worth to a perfect aggregator
-	Adopt      [kinds]float64
+	Entropy    float64        // of the search distribution, in bits
+	Single     float64        // P(one search trace is correct on its own)
+	Aggregated float64        // P(one aggregation output is correct), with the policy's own aggregation head
+	BestAction float64        // the same with the best action for each set's contents: the search distribution's worth to a perfect aggregator
+	Adopt      [kinds]float64 // the aggregation head's probability of adopt, for each problem kind
 }
 
 // evaluate computes the metrics of pol on the problems exactly: a set of n
