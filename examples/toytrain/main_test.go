@@ -346,7 +346,11 @@ func TestExpectedSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	grpoW, err := arms[0].searchWeight()
+	grpoArm, err := findArm("grpo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	grpoW, err := grpoArm.searchWeight()
 	if err != nil {
 		t.Fatal(err)
 	}

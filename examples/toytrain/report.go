@@ -156,8 +156,8 @@ func (res *result) verdict() string {
 				B, base.coverage[0], a.coverage[0]))
 		}
 		if base.final.Adopt == base.history[0].Adopt {
-			why = append(why, fmt.Sprintf("%s never trains the aggregation head (adopt probability stays %.2f), so its aggregated success with its own head (%.4f) is below its best-action value; %s's head learned adopt %.3f on single and %.3f on complementary problems (aggregated success %.4f)",
-				B, base.final.Adopt[single], base.final.Aggregated, A, a.final.Adopt[single], a.final.Adopt[complementary], a.final.Aggregated))
+			why = append(why, fmt.Sprintf("%s never trains the aggregation head (adopt probability stays %.2f): its aggregated success is %.4f with its own head against %.4f with the best action; %s's head learned adopt %.3f on single and %.3f on complementary problems: %.4f against %.4f",
+				B, base.final.Adopt[single], base.final.Aggregated, base.final.BestAction, A, a.final.Adopt[single], a.final.Adopt[complementary], a.final.Aggregated, a.final.BestAction))
 		}
 		if e := res.eff[i]; e.MaxIndex >= 0 {
 			end := ""
