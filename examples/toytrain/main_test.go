@@ -452,3 +452,26 @@ func TestExpectedSteps(t *testing.T) {
 		t.Error("the mean SPIRAL search step is within 5 standard errors of M/8 * grad J as well: the test has no power")
 	}
 }
+
+// TestCoverageVerdict checks the comparison of two coverage curves.
+func TestCoverageVerdict(t *testing.T) {
+	for _, c := range []struct {
+		base, arm []float64
+		want      string
+	}{
+		{[]float64{0.2, 0.3, 0.4}, []float64{0.3, 0.4, 0.5}, "b beats a at every k = 1..3"},
+		{[]float64{0.2, 0.3, 0.4}, []float64{0.1, 0.3, 0.5}, "b beats a at every k >= 3; at k = 2 it does not"},
+		{[]float64{0.2, 0.3, 0.4}, []float64{0.3, 0.3, 0.5}, "b beats a at every k >= 3; at k = 2 it does not"},
+		{[]float64{0.2, 0.3, 0.4}, []float64{0.3, 0.4, 0.4}, "b beats a at 2 of the 3 widths k, not at k = 3"},
+		{[]float64{0.2, 0.3, 0.4}, []float64{0.2, 0.3, 0.4}, "b does NOT beat a at any k = 1..3"},
+		{[]float64{0.2, 0.3, 0.4}, []float64{0.1, 0.2, 0.3}, "b does NOT beat a at any k = 1..3"},
+	} {
+		res := &result{opt: options{kmax: 3}, arms: []armResult{
+			{arm: arm{name: "a"}, coverage: c.base},
+			{arm: arm{name: "b"}, coverage: c.arm},
+		}}
+		if got := res.coverageVerdict(res.arms[1]); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%v vs %v: %q, want %q", c.arm, c.base, got, c.want)
+		}
+	}
+}

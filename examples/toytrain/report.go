@@ -142,7 +142,7 @@ func (res *result) verdict() string {
 				B, base.history[0].BestAction, base.final.BestAction, A, a.history[0].BestAction, a.final.BestAction),
 		}
 		if math.Abs(a.final.BestAction-a.history[0].BestAction) < 0.02 {
-			why = append(why, fmt.Sprintf("%s's search changed what sets are worth by less than 0.02: it kept the diversity of its uniform start rather than gaining any", A))
+			why = append(why, fmt.Sprintf("%s's search changed what sets are worth by less than 0.02 (the uniform start is already diverse): its gain over %s is in not losing that diversity", A, B))
 		}
 		if wb, wa := base.searchWeight, a.searchWeight; wb != nil && wa != nil && wa.Sign() > 0 {
 			ratio, _ := new(big.Rat).Quo(wb, wa).Float64()
@@ -178,27 +178,24 @@ func (res *result) verdict() string {
 func (res *result) coverageVerdict(a armResult) string {
 	base := res.arms[0]
 	kmax := res.opt.kmax
-	above, below := 0, 0
+	above := 0
 	cross := 0 // the smallest k from which a's coverage is above the baseline's up to kmax
 	for k := kmax; k >= 1; k-- {
-		switch d := a.coverage[k-1] - base.coverage[k-1]; {
-		case d > 0:
+		if a.coverage[k-1] > base.coverage[k-1] {
 			above++
 			if cross == k+1 || k == kmax {
 				cross = k
 			}
-		case d < 0:
-			below++
 		}
 	}
 	curve := fmt.Sprintf("coverage@1 %.4f vs %.4f, coverage@%d %.4f vs %.4f", a.coverage[0], base.coverage[0], kmax, a.coverage[kmax-1], base.coverage[kmax-1])
 	switch {
-	case below == 0 && above > 0:
+	case above == kmax:
 		return fmt.Sprintf("%s beats %s at every k = 1..%d (%s)", a.arm.name, base.arm.name, kmax, curve)
 	case above == 0:
 		return fmt.Sprintf("%s does NOT beat %s at any k = 1..%d (%s)", a.arm.name, base.arm.name, kmax, curve)
 	case cross > 0:
-		return fmt.Sprintf("%s beats %s for k >= %d and not below (%s)", a.arm.name, base.arm.name, cross, curve)
+		return fmt.Sprintf("%s beats %s at every k >= %d; at k = %d it does not (%s)", a.arm.name, base.arm.name, cross, cross-1, curve)
 	}
 	return fmt.Sprintf("%s beats %s at %d of the %d widths k, not at k = %d (%s)", a.arm.name, base.arm.name, above, kmax, kmax, curve)
 }
