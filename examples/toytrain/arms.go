@@ -22,7 +22,13 @@ type trainer interface {
 type arm struct {
 	name  string
 	about string // one line for the summary
-	new   func(t toy, lr float64) (trainer, error)
+	// objective says what the arm's search is rewarded for and where that
+	// leads, for the summary's explanation.
+	objective string
+	// singleTrace reports whether the arm rewards single traces, which is
+	// what pass@1 measures.
+	singleTrace bool
+	new         func(t toy, lr float64) (trainer, error)
 	// searchWeight is the factor w with E[search update] = lr * w * grad J
 	// for the arm's own search objective J, as the library computes it.
 	searchWeight func() (*big.Rat, error)
@@ -32,8 +38,10 @@ type arm struct {
 // first is the baseline that scaling efficiencies are measured against.
 var arms = []arm{
 	{
-		name:  "grpo",
-		about: "GRPO on single-trace rewards: a group of G = N1 + K*N2 = 24 search traces per problem, A = r - mean (Dr. GRPO), no aggregation training",
+		name:        "grpo",
+		about:       "GRPO on single-trace rewards: a group of G = N1 + K*N2 = 24 search traces per problem, A = r - mean (Dr. GRPO), no aggregation training",
+		objective:   "reward is single-trace correctness, whose expectation is linear in the search probabilities, so it is maximised by putting all mass on the one strategy most often correct alone",
+		singleTrace: true,
 		new: func(t toy, lr float64) (trainer, error) {
 			return newGRPO(t, spiral.Paper().Generations(), lr), nil
 		},
@@ -50,8 +58,9 @@ var arms = []arm{
 		},
 	},
 	{
-		name:  "spiral",
-		about: "SPIRAL at the paper's configuration (spiral.Paper(): N1 = 8, n = 4, K = 4, N2 = 4), credit from spiral.Config.Plan and Credit",
+		name:      "spiral",
+		about:     "SPIRAL at the paper's configuration (spiral.Paper(): N1 = 8, n = 4, K = 4, N2 = 4), credit from spiral.Config.Plan and Credit",
+		objective: "reward is on aggregation outputs, which need a set holding the answer strategy or m distinct strategies of a complementary problem's subset",
 		new: func(t toy, lr float64) (trainer, error) {
 			return newSPIRAL(t, spiral.Paper(), lr)
 		},

@@ -71,6 +71,7 @@ func (res *result) summary() string {
 	kv("complementary_subset", o.toy.comp)
 	kv("complementary_need", o.toy.need)
 	kv("luck", o.toy.luck)
+	kv("set_size_n", res.setN)
 	c := spiral.Paper()
 	kv("outputs_per_problem", fmt.Sprintf("%d for every arm (SPIRAL: %d search + %d sets x %d aggregations; GRPO: a group of %d)",
 		c.Generations(), c.SearchTraces, c.Sets, c.AggregationsPerSet, c.Generations()))
@@ -134,10 +135,10 @@ func (res *result) verdict() string {
 		A := a.arm.name
 		fmt.Fprintf(&b, "verdict.%s: %s\n", A, res.coverageVerdict(a))
 		why := []string{
-			fmt.Sprintf("%s's reward is single-trace correctness, whose expectation is linear in the search probabilities, so it is maximised by putting all mass on the one strategy most often correct alone: entropy %.3f -> %.3f bits, single-trace success %.4f -> %.4f",
-				B, base.history[0].Entropy, base.final.Entropy, base.history[0].Single, base.final.Single),
-			fmt.Sprintf("%s's reward is on aggregation outputs, which need a set holding the answer strategy or %d distinct strategies of a complementary problem's subset: entropy %.3f -> %.3f bits, single-trace success %.4f -> %.4f",
-				A, res.opt.toy.need, a.history[0].Entropy, a.final.Entropy, a.history[0].Single, a.final.Single),
+			fmt.Sprintf("%s's %s: entropy %.3f -> %.3f bits, single-trace success %.4f -> %.4f",
+				B, base.arm.objective, base.history[0].Entropy, base.final.Entropy, base.history[0].Single, base.final.Single),
+			fmt.Sprintf("%s's %s: entropy %.3f -> %.3f bits, single-trace success %.4f -> %.4f",
+				A, a.arm.objective, a.history[0].Entropy, a.final.Entropy, a.history[0].Single, a.final.Single),
 			fmt.Sprintf("best-action aggregated success (what the search distribution is worth to a perfect aggregator): %s %.4f -> %.4f, %s %.4f -> %.4f",
 				B, base.history[0].BestAction, base.final.BestAction, A, a.history[0].BestAction, a.final.BestAction),
 		}
@@ -148,10 +149,14 @@ func (res *result) verdict() string {
 			ratio, _ := new(big.Rat).Quo(wb, wa).Float64()
 			fb, _ := wb.Float64()
 			fa, _ := wa.Float64()
-			why = append(why, fmt.Sprintf("the expected search step is lr times %s = %.4f of %s's objective gradient and lr times %s = %.4f of %s's (estimator.RoleWeights and AggregationFactor, each output's term divided by the outputs per problem): %.1f times smaller for %s",
-				wb.RatString(), fb, B, wa.RatString(), fa, A, ratio, A))
+			size := fmt.Sprintf("%.1f times smaller for %s", ratio, A)
+			if ratio < 1 {
+				size = fmt.Sprintf("%.1f times larger for %s", 1/ratio, A)
+			}
+			why = append(why, fmt.Sprintf("the expected search step is lr times %s = %.4f of %s's objective gradient and lr times %s = %.4f of %s's (estimator.RoleWeights and AggregationFactor, each output's term divided by the outputs per problem): %s",
+				wb.RatString(), fb, B, wa.RatString(), fa, A, size))
 		}
-		if a.final.Single < base.final.Single {
+		if base.arm.singleTrace && !a.arm.singleTrace && a.coverage[0] < base.coverage[0] {
 			why = append(why, fmt.Sprintf("%s is better at k = 1 (pass@1 %.4f vs %.4f) because it optimises exactly the single-trace success that pass@1 measures; diversity pays only when several samples are drawn",
 				B, base.coverage[0], a.coverage[0]))
 		}
@@ -164,8 +169,8 @@ func (res *result) verdict() string {
 			if e.MaxKA == kmax {
 				end = ", at the end of the grid, where the efficiency is still rising"
 			}
-			why = append(why, fmt.Sprintf("scaling efficiency (estimator.ScalingEfficiency, %s as the baseline): %.3f at k = 1, largest %.3f at k = %d%s",
-				B, e.Points[0].Efficiency, e.Max, e.MaxKA, end))
+			why = append(why, fmt.Sprintf("scaling efficiency (estimator.ScalingEfficiency, %s as the baseline): %s (%s) at k = 1, largest %.3f at k = %d%s",
+				B, f3(e.Points[0].Efficiency), e.Points[0].Status, e.Max, e.MaxKA, end))
 		}
 		for j, w := range why {
 			fmt.Fprintf(&b, "why.%s.%d: %s\n", A, j+1, w)
