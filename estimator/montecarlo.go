@@ -340,8 +340,11 @@ func (w *mcWorker) replicate() error {
 		// only orders the arguments of f, in a scratch copy (two tuples with
 		// the same members may be presented identically, yet they are
 		// distinct draws).
-		g := w.present
-		copy(g, groups[k*n:(k+1)*n])
+		g := groups[k*n : (k+1)*n]
+		if mc.Presentation != PresentIndexOrder {
+			g = w.present
+			copy(g, groups[k*n:(k+1)*n])
+		}
 		switch mc.Presentation {
 		case PresentShuffled:
 			for j := n - 1; j > 0; j-- {
@@ -366,11 +369,9 @@ func (w *mcWorker) replicate() error {
 			continue
 		}
 		for j := range r {
-			if rnd.Float64() < f {
-				r[j] = 1
-			} else {
-				r[j] = 0
-			}
+			// r_ij = 1 if u < f else 0, without a branch: for u, f in
+			// [0, 1], u - f is negative (sign bit set) exactly when u < f.
+			r[j] = float64(math.Float64bits(rnd.Float64()-f) >> 63)
 		}
 	}
 	if err := advantage.ComputeBatch(&w.credit, w.batch); err != nil {
