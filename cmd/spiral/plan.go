@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"spiral"
+)
+
+const planHelp = `usage: spiral plan -traces N -size n -sets K [-ordered] [-shuffle] -seed S -problems P
+
+plan draws the groups of P problems with the root package's Planner: for
+each problem, K distinct groups drawn uniformly without replacement from the
+C(N, n) unordered n-subsets of the N search traces (or, with -ordered, from
+the (N)_n ordered n-tuples), and writes one line per problem.
+
+Flags:
+  -traces N     the number of search traces per problem, 1 <= N <= 2^20 (required)
+  -size n       the set size, 1 <= n <= N (required)
+  -sets K       the number of groups per problem, 1 <= K <= the family size (required)
+  -ordered      draw ordered tuples; a tuple's order is its presentation order
+  -shuffle      present each subset's candidates in a uniformly random order
+                instead of ascending index order (not with -ordered)
+  -seed S       the seed, an unsigned 64-bit integer (required); the groups
+                are those of spiral.Config.Plan with
+                rand.New(rand.NewPCG(S, 0)) (Go's math/rand/v2), problem
+                after problem from one generator: the same on every machine
+  -problems P   the number of problems, P >= 0 (required)
+
+Output: P lines, line q (from 1) the plan of problem q:
+  {"groups": [[y, ...], ...]}   K groups of n trace indices in [0, N), in
+                                presentation order: the "groups" of a credit
+                                input line
+
+Exit status: 0 on success, 2 for bad flags or values (the error on stderr)
+or a write error.
+`
+
+func runPlan(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("plan", stderr)
+	N := fs.Int("traces", 0, "")
+	n := fs.Int("size", 0, "")
+	K := fs.Int("sets", 0, "")
+	ordered := fs.Bool("ordered", false, "")
+	shuffle := fs.Bool("shuffle", false, "")
+	seed := fs.Uint64("seed", 0, "")
+	problems := fs.Int("problems", 0, "")
+	if code, done := parseFlags(fs, planHelp, args, stdout, stderr); done {
+		return code
+	}
+	if err := requireFlags(fs, "traces", "size", "sets", "seed", "problems"); err != nil {
+		return usageError(stderr, "plan", err.Error())
+	}
+	if *problems < 0 {
+		return usageError(stderr, "plan", fmt.Sprintf("-problems = %d < 0", *problems))
+	}
+	c := spiral.Config{SearchTraces: *N, SetSize: *n, Sets: *K, AggregationsPerSet: 1}
+	if *ordered {
+		c.Family = spiral.Tuples
+	}
+	if *shuffle {
+		c.Order = spiral.Shuffled
+	}
+	p, err := c.NewPlanner()
+	if err != nil {
+		return usageError(stderr, "plan", strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	if err := writePlans(stdout, p, rand.New(rand.NewPCG(*seed, 0)), *problems); err != nil {
+		fmt.Fprintf(stderr, "spiral plan: %v\n", err)
+		return exitUsage
+	}
+	return exitOK
+}
+
+// writePlans writes the plans of problems problems drawn by p with rnd, one
+// line each, reusing one buffer.
+func writePlans(out io.Writer, p *spiral.Planner, rnd *rand.Rand, problems int) error {
+	c := p.Config()
+	k, n := c.Sets, c.SetSize
+	flat := make([]int, c.PlanSize())
+	w := bufio.NewWriterSize(out, readSize)
+	var line []byte
+	for range problems {
+		if err := p.PlanTo(flat, rnd); err != nil {
+			return err
+		}
+		line = append(line[:0], `{"groups":[`...)
+		for i := range k {
+			if i > 0 {
+				line = append(line, ',')
+			}
+			line = append(line, '[')
+			for j, y := range flat[i*n : (i+1)*n] {
+				if j > 0 {
+					line = append(line, ',')
+				}
+				line = strconv.AppendInt(line, int64(y), 10)
+			}
+			line = append(line, ']')
+		}
+		line = append(line, "]}\n"...)
+		if _, err := w.Write(line); err != nil {
+			return fmt.Errorf("writing standard output: %w", err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("writing standard output: %w", err)
+	}
+	return nil
+}
