@@ -64,8 +64,7 @@ Output line:
                                       (all 0 but outputs and positive when the
                                       gate is off)
 
-A line that fails gets instead {"line": k, "error": "..."}, k counting input
-lines from 1. Library errors use the library's names: SearchTraces (N1) is
+Errors of the library use its names: SearchTraces (N1) is
 traces, Sets (K) is len(groups), SetSize (n) is len(groups[0]),
 AggregationsPerSet (N2) is the length of the longest rewards[i],
 lengths.Search is search_lengths and lengths.Aggregation is

@@ -41,7 +41,11 @@ Protocol: the input is read from standard input, one JSON object per line
 ("\n" or "\r\n" terminated; the last line may lack it). Exactly one output
 line is written per input line, in input order, and output is flushed before
 the command waits for more input, so a trainer may write one line and read
-its answer. A line fails, without stopping the others, when it is malformed
+its answer. A line that fails gets the output line
+
+  {"line": k, "error": "..."}   k: the input line's number, counting from 1
+
+and the other lines are processed as usual. A line fails when it is malformed
 JSON, not an object, has an unknown field (names are case-sensitive), a field
 given twice, a null, a missing required field, a value of the wrong type, a
 number that overflows (like 1e999) or an integer with a fraction or exponent,

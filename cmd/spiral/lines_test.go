@@ -1,0 +1,403 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
+)
+
+// readAll returns every line of in as lineReader returns it (a long line
+// as "LONG:<size>"), reading through a reader of the given buffer size.
+func readAll(t testing.TB, in io.Reader, bufSize, max int) []string {
+	t.Helper()
+	lr := lineReader{r: bufio.NewReaderSize(in, bufSize), max: max}
+	var got []string
+	for {
+		line, size, long, err := lr.next()
+		if err == io.EOF {
+			return got
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if long {
+			if line != nil {
+				t.Fatalf("long line returned %q", line)
+			}
+			got = append(got, fmt.Sprintf("LONG:%d", size))
+			continue
+		}
+		if int64(len(line)) != size {
+			t.Fatalf("line %q with size %d", line, size)
+		}
+		got = append(got, string(line))
+	}
+}
+
+// TestLineReader checks line splitting, terminators, the last line without
+// a newline and the length limit at its boundary, with lines longer than
+// the reader's buffer and input arriving one byte at a time.
+func TestLineReader(t *testing.T) {
+	const max = 20
+	x := func(n int) string { return strings.Repeat("x", n) }
+	for _, tt := range []struct {
+		in   string
+		want []string
+	}{
+		{"", nil},
+		{"\n", []string{""}},
+		{"\r\n", []string{""}},
+		{"\n\n", []string{"", ""}},
+		{"a", []string{"a"}},
+		{"a\n", []string{"a"}},
+		{"a\nb", []string{"a", "b"}},
+		{"a\r\nb\r\n", []string{"a", "b"}},
+		{"a\rb\n", []string{"a\rb"}},
+		{"a\r\r\n", []string{"a\r"}},
+		{x(max) + "\n" + x(max), []string{x(max), x(max)}},
+		{x(max) + "\r\n", []string{x(max)}},
+		{x(max+1) + "\n", []string{"LONG:21"}},
+		{x(max+1) + "\r\n", []string{"LONG:21"}},
+		{x(max+1), []string{"LONG:21"}},
+		{x(max+2) + "\r\nok\n", []string{"LONG:22", "ok"}},
+		{x(200) + "\nok\n", []string{"LONG:200", "ok"}},
+		{x(200) + "\r\nok", []string{"LONG:200", "ok"}},
+		{x(200) + "\r\r\n", []string{"LONG:201"}},
+		{x(200), []string{"LONG:200"}},
+		{"ok\n" + x(999) + "\n\n" + x(5), []string{"ok", "LONG:999", "", x(5)}},
+	} {
+		for _, bufSize := range []int{16, 17, 64, 4096} {
+			for _, oneByte := range []bool{false, true} {
+				var in io.Reader = strings.NewReader(tt.in)
+				if oneByte {
+					in = iotest.OneByteReader(in)
+				}
+				got := readAll(t, in, bufSize, max)
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("%.40q, buffer %d, one byte %v (-want +got):\n%s", tt.in, bufSize, oneByte, diff)
+				}
+			}
+		}
+	}
+}
+
+// TestLineReaderMemory checks that a huge line is not kept: the reader's
+// buffer stays within the limit plus one read buffer.
+func TestLineReaderMemory(t *testing.T) {
+	const max = 1000
+	huge := io.MultiReader(strings.NewReader(strings.Repeat("y", 10<<20)), strings.NewReader("\nend\n"))
+	lr := lineReader{r: bufio.NewReaderSize(huge, 4096), max: max}
+	_, size, long, err := lr.next()
+	if err != nil || !long || size != 10<<20 {
+		t.Fatalf("size %d, long %v, err %v", size, long, err)
+	}
+	if c := cap(lr.buf); c > max+2+4096 {
+		t.Errorf("buffer grew to %d bytes", c)
+	}
+	if line, _, _, _ := lr.next(); string(line) != "end" {
+		t.Errorf("next line %q, want end", line)
+	}
+}
+
+// echoHandler returns each line as a JSON string, and fails lines that
+// start with "!".
+type echoHandler struct{ calls int }
+
+func (h *echoHandler) handle(line []byte) ([]byte, error) {
+	h.calls++
+	if line[0] == '!' {
+		return nil, errors.New("bang")
+	}
+	return json.Marshal(string(line))
+}
+
+// TestStreamOneLinePerLine is a property test: for any input made of lines
+// (blank, too long, failing, with "\r\n" or without a final newline),
+// stream writes exactly one output line per input line, in order: the
+// handler's result, or an error line with the right number.
+func TestStreamOneLinePerLine(t *testing.T) {
+	const max = 40
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 30).Draw(t, "lines")
+		var in strings.Builder
+		want := make([]string, n)
+		for i := range n {
+			var line string
+			switch kind := rapid.IntRange(0, 4).Draw(t, "kind"); kind {
+			case 0:
+				line = rapid.StringMatching(`[a-z {}":,]{1,40}`).Draw(t, "line")
+				if strings.TrimLeft(line, " ") == "" {
+					want[i] = fmt.Sprintf(`{"line":%d,"error":"blank line: want one JSON object per line"}`, i+1)
+				} else {
+					b, _ := json.Marshal(line)
+					want[i] = string(b)
+				}
+			case 1:
+				line = rapid.StringMatching(`[ \t]{0,5}`).Draw(t, "blank")
+				want[i] = fmt.Sprintf(`{"line":%d,"error":"blank line: want one JSON object per line"}`, i+1)
+			case 2:
+				line = strings.Repeat("z", rapid.IntRange(max+1, 300).Draw(t, "long"))
+				want[i] = fmt.Sprintf(`{"line":%d,"error":"line is %d bytes long, over the limit of %d bytes"}`, i+1, len(line), max)
+			default:
+				line = "!" + rapid.StringMatching(`[a-z]{0,10}`).Draw(t, "bang")
+				want[i] = fmt.Sprintf(`{"line":%d,"error":"bang"}`, i+1)
+			}
+			in.WriteString(line)
+			if i < n-1 || rapid.Bool().Draw(t, "final newline") {
+				in.WriteString(rapid.SampledFrom([]string{"\n", "\r\n"}).Draw(t, "newline"))
+			}
+		}
+		var out bytes.Buffer
+		lines, failed, err := stream(iotest.HalfReader(strings.NewReader(in.String())), &out, max, &echoHandler{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := outputLines(t, out.String())
+		if diff := cmp.Diff(want, got, cmpNilEmpty); diff != "" {
+			t.Fatalf("input %q (-want +got):\n%s", in.String(), diff)
+		}
+		wantFailed := 0
+		for _, w := range want {
+			if strings.HasPrefix(w, `{"line":`) {
+				wantFailed++
+			}
+		}
+		if lines != int64(n) || failed != int64(wantFailed) {
+			t.Fatalf("lines, failed = %d, %d, want %d, %d", lines, failed, n, wantFailed)
+		}
+	})
+}
+
+// cmpNilEmpty compares a nil slice equal to an empty one.
+var cmpNilEmpty = cmp.Comparer(func(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+})
+
+// TestStreamInteractive checks that the answer to a line arrives while the
+// input is still open: a trainer writes one line and waits for its answer
+// before it writes the next.
+func TestStreamInteractive(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int)
+	go func() {
+		done <- run([]string{"credit"}, inR, outW, io.Discard)
+		outW.Close()
+	}()
+	answers := bufio.NewReader(outR)
+	for i := range 3 {
+		line := workedExampleLine
+		if i == 1 {
+			line = "{}"
+		}
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan string)
+		go func() {
+			s, _ := answers.ReadString('\n')
+			got <- s
+		}()
+		select {
+		case s := <-got:
+			if (i == 1) != strings.HasPrefix(s, `{"line":2,`) {
+				t.Errorf("answer %d: %s", i+1, s)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no answer to line %d while the input stays open", i+1)
+		}
+	}
+	inW.Close()
+	if code := <-done; code != exitLineError {
+		t.Errorf("exit %d, want %d", code, exitLineError)
+	}
+}
+
+// failingReader returns its data, then err.
+type failingReader struct {
+	data []byte
+	err  error
+}
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, r.err
+	}
+	n := copy(p, r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// TestStreamReadError checks that a read error stops the command with
+// status 2 after the answers to the complete lines before it.
+func TestStreamReadError(t *testing.T) {
+	in := &failingReader{data: []byte(workedExampleLine + "\n{}\n{\"tra"), err: errors.New("disk on fire")}
+	var out, errOut bytes.Buffer
+	code := run([]string{"credit"}, in, &out, &errOut)
+	if code != exitUsage {
+		t.Errorf("exit %d, want %d", code, exitUsage)
+	}
+	if got := outputLines(t, out.String()); len(got) != 2 {
+		t.Errorf("%d output lines, want 2", len(got))
+	}
+	if !strings.Contains(errOut.String(), "reading standard input: disk on fire (after 2 lines)") {
+		t.Errorf("stderr %q", errOut.String())
+	}
+}
+
+// failingWriter accepts n bytes, then fails.
+type failingWriter struct{ n int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		k := w.n
+		w.n = 0
+		return k, errors.New("pipe closed")
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// TestStreamWriteError checks that a write error stops the command with
+// status 2, whether it happens while flushing before a read or at the end.
+func TestStreamWriteError(t *testing.T) {
+	for _, oneByte := range []bool{false, true} {
+		var in io.Reader = strings.NewReader(strings.Repeat(workedExampleLine+"\n", 10))
+		if oneByte {
+			in = iotest.OneByteReader(in) // a flush before every read
+		}
+		var errOut bytes.Buffer
+		code := run([]string{"credit"}, in, &failingWriter{n: 1000}, &errOut)
+		if code != exitUsage || !strings.Contains(errOut.String(), "writing standard output: pipe closed") {
+			t.Errorf("one byte %v: exit %d, stderr %q", oneByte, code, errOut.String())
+		}
+	}
+}
+
+// TestDecodeErrors checks the error of each kind of bad line, and that
+// good lines decode, on the credit and passk schemas.
+func TestDecodeErrors(t *testing.T) {
+	for _, tt := range []struct {
+		line string
+		want string // "" for success
+	}{
+		{`{"n":4,"c":1}`, ""},
+		{` { "c" : 1 , "n" : 4 } `, ""},
+		{`{"\u006e":4,"c":1}`, ""}, // an escaped key is the same key
+		{`{"n":4,"c":1,"\u006e":4}`, `field "n" appears twice`},
+		{`{"n":4,"c":1,"n":4}`, `field "n" appears twice`},
+		{`{"N":4,"c":1}`, `unknown field "N" (the fields are "n" and "c")`},
+		{`{"n":4,"c":1,"x":{"n":null}}`, `unknown field "x"`},
+		{`{"n":4}`, `missing field "c"`},
+		{`{}`, `missing field "n"`},
+		{`{"n":null,"c":1}`, `field "n" is null`},
+		{`null`, `line is null, want a JSON object`},
+		{` null `, `line is null, want a JSON object`},
+		{`[]`, `line is a JSON array, want a JSON object`},
+		{`4`, `line is a JSON number, want a JSON object`},
+		{`true`, `line is a JSON bool, want a JSON object`},
+		{`"s"`, `line is a JSON string, want a JSON object`},
+		{`{"n":4,"c":1}{}`, `malformed JSON at byte 14: invalid character '{' after top-level value`},
+		{`{"n":4,"c":1`, `malformed JSON at byte 12: unexpected end of JSON input`},
+		{`{"n":4,"c":01}`, `malformed JSON`},
+		{`{"n":4,"c":+1}`, `malformed JSON`},
+		{`{"n":4,"c":NaN}`, `malformed JSON`},
+		{`{"n":4,"c":Infinity}`, `malformed JSON`},
+		{`{'n':4}`, `malformed JSON`},
+		{`{"n":4,"c":1.0}`, `field "c": 1.0 is not an integer`},
+		{`{"n":4,"c":1e0}`, `field "c": 1e0 is not an integer`},
+		{`{"n":4,"c":9223372036854775808}`, `field "c": 9223372036854775808 is not an integer`},
+		{`{"n":4,"c":"1"}`, `field "c": got a JSON string where an integer belongs`},
+		{`{"n":4,"c":[1]}`, `field "c": got a JSON array where an integer belongs`},
+		{`{"n":4,"c":true}`, `field "c": got a JSON bool where an integer belongs`},
+	} {
+		var in passkLine
+		_, err := passkSchema.decode([]byte(tt.line), &in)
+		checkErr(t, tt.line, err, tt.want)
+	}
+	for _, tt := range []struct {
+		line string
+		want string
+	}{
+		{`{"traces":8,"groups":[[0]],"rewards":[[1e308]]}`, ""},
+		{`{"traces":8,"groups":[[0]],"rewards":[[1e309]]}`, `field "rewards": 1e309 overflows a float64`},
+		{`{"traces":8,"groups":[[0]],"rewards":[[-1e309]]}`, `field "rewards": -1e309 overflows a float64`},
+		{`{"traces":8,"groups":[[0]],"rewards":[[1e-400]]}`, ""}, // underflows to 0, as strconv rounds
+		{`{"traces":8,"groups":[[0]],"rewards":[[1,null]]}`, `field "rewards" holds a null at byte 42`},
+		{`{"traces":8,"groups":[[0]],"rewards":[[1]],"search_lengths":null}`, `field "search_lengths" is null`},
+		{`{"traces":8,"groups":[[0]],"rewards":[1]}`, `field "rewards": got a JSON number where an array of numbers belongs`},
+		{`{"traces":8,"groups":[0],"rewards":[[1]]}`, `field "groups": got a JSON number where an array of integers belongs`},
+		{`{"traces":8,"groups":{},"rewards":[[1]]}`, `field "groups": got a JSON object where an array of arrays of integers belongs`},
+		{`{"traces":8,"groups":[["a"]],"rewards":[[1]]}`, `field "groups": got a JSON string where an integer belongs`},
+		{`{"traces":8,"groups":[[0]],"rewards":[["null"]]}`, `field "rewards": got a JSON string where a number belongs`},
+		{`{"traces":8,"groups":[[0]],"rewards":[[1]],"aggregation_lengths":[[1.5]]}`, `field "aggregation_lengths": 1.5 is not an integer`},
+		{`{"traces":8,"groups":[[0]],"rewards":[[1]],"search_lengths":[],"aggregation_lengths":[]}`, ""},
+		{`{"traces":8,"groups":[[0]],"rewards":[[1]],"Search_lengths":[]}`, `unknown field "Search_lengths"`},
+		{`{"traces":8,"groups":[[0]],"rewards":[[1]],"s\"x":1}`, `unknown field "s\"x"`},
+		{"{\"traces\":8,\"groups\":[[0]],\"rewards\":[[1]],\"\xff\":1}", `unknown field "\xff"`},
+	} {
+		var in creditLine
+		_, err := creditSchema.decode([]byte(tt.line), &in)
+		checkErr(t, tt.line, err, tt.want)
+	}
+}
+
+func checkErr(t *testing.T, line string, err error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("%s: %v", line, err)
+	case want != "" && err == nil:
+		t.Errorf("%s: no error, want %q", line, want)
+	case want != "" && !strings.Contains(err.Error(), want):
+		t.Errorf("%s: error %q, want %q", line, err, want)
+	}
+}
+
+// TestAppendFloat checks appendFloat against encoding/json on special
+// values and random bit patterns.
+func TestAppendFloat(t *testing.T) {
+	xs := []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 1e-6, 9.999999999999999e-7, 1e-7, 1e20, 1e21, 1e-9, 1.5e-10, 123456789e-300,
+		math.MaxFloat64, math.SmallestNonzeroFloat64, -math.SmallestNonzeroFloat64, 1e-100}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for len(xs) < 100000 {
+		if x := math.Float64frombits(rnd.Uint64()); !math.IsNaN(x) && !math.IsInf(x, 0) {
+			xs = append(xs, x)
+		}
+		xs = append(xs, rnd.Float64(), rnd.NormFloat64()*1e-7)
+	}
+	for _, x := range xs {
+		want, err := json.Marshal(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendFloat(nil, x); string(got) != string(want) {
+			t.Fatalf("appendFloat(%v) = %s, encoding/json %s", x, got, want)
+		}
+		back, err := strconv.ParseFloat(string(want), 64)
+		if err != nil || math.Float64bits(back) != math.Float64bits(x) {
+			t.Fatalf("%s does not read back to %v", want, x)
+		}
+	}
+}
