@@ -729,7 +729,9 @@ func mcBinomial(n, k int) int {
 // is within 5 standard errors. Without the gate the enumeration itself must
 // give M grad J (to 1e-12), which validates it. With the gate, the exact
 // expectation differs from M grad J: the gate's bias, which the test
-// requires to exceed 1e-3 in some component.
+// requires to exceed 1e-3 in some component. And because the gate is not
+// linear in the set scores, the gated expectation depends on N2: noisy
+// scores (N2 = 2) move it by more than 1e-3 from the exact-score one.
 func TestMonteCarloBruteForce(t *testing.T) {
 	pol := mcPolicy(t, "1/3", "2/3")
 	tab, err := RandomTable(rand.New(rand.NewPCG(9, 9)), 2, 2, 6)
@@ -739,6 +741,7 @@ func TestMonteCarloBruteForce(t *testing.T) {
 	R := mcReplicates(30_000, 200_000, 10_000_000)
 	gate := lengthgate.Gate{Target: 2} // symbol 1 (length 3) is overlong
 	seed := uint64(40)
+	gatedExact := make(map[string][]float64) // E[g] with exact scores, by family and presentation
 	for _, fam := range []combin.Family{mcFamily(t, 5, 2, false), mcFamily(t, 4, 2, true)} {
 		for _, N2 := range []int{0, 2} {
 			for _, p := range []Presentation{PresentIndexOrder, PresentBySymbol} {
@@ -759,6 +762,18 @@ func TestMonteCarloBruteForce(t *testing.T) {
 					}
 					if gated && bias < 1e-3 {
 						t.Errorf("%s: gated E[g] = %v is within %.2g of M grad J_p = %v, want a visible bias", name, exact.g, bias, want)
+					}
+					if key := fmt.Sprint(fam, p); gated && N2 == 0 {
+						gatedExact[key] = exact.g
+					} else if gated {
+						d := 0.0
+						for v, x := range gatedExact[key] {
+							d = max(d, math.Abs(exact.g[v]-x))
+						}
+						t.Logf("%s: N2 moves the gated E[g] by %.4f", name, d)
+						if d < 1e-3 {
+							t.Errorf("%s: gated E[g] = %v is within %.2g of the exact-score %v, want N2 to matter", name, exact.g, d, gatedExact[key])
+						}
 					}
 					seed++
 					res := mcRun(t, mc, R, seed)
