@@ -275,8 +275,11 @@ func BalancedDesign(f combin.Family, K int) (*Design, error) {
 			if u[v] {
 				continue
 			}
-			u[v] = true
 			seq[t] = v
+			if (t+1)%n == 0 && repeats(seq[t+1-n:t+1]) {
+				continue // a group straddling two rounds holds v twice
+			}
+			u[v] = true
 			rec(t + 1)
 			u[v] = false
 		}
@@ -294,6 +297,16 @@ func BalancedDesign(f combin.Family, K int) (*Design, error) {
 		l.addOrbit(designs[k], big.NewRat(counts[k], valid))
 	}
 	return l.design()
+}
+
+// repeats reports whether g holds an index twice.
+func repeats(g []int) bool {
+	for i, x := range g {
+		if slices.Contains(g[:i], x) {
+			return true
+		}
+	}
+	return false
 }
 
 // roundSets cuts seq into sets of n consecutive slots, each sorted, in
