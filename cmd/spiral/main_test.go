@@ -17,7 +17,7 @@ func long() bool { return os.Getenv("SPIRAL_LONG") == "1" }
 
 // runCmd runs the program with args and stdin and returns its outputs and
 // exit status.
-func runCmd(t testing.TB, stdin string, args ...string) (stdout, stderr string, code int) {
+func runCmd(t tester, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code = run(args, strings.NewReader(stdin), &out, &errOut)

@@ -346,7 +346,7 @@ func creditRaggedInput() []byte {
 	lines = append(lines,
 		creditIn{Traces: 4, Groups: [][]int{{0, 1}, {2, 3}, {1, 2}}, Rewards: [][]float64{{-1, 2.5}, {1e30, -1e30}, {0.1, 0.2, 0.3}}},
 		creditIn{Traces: 4, Groups: [][]int{{0, 1}, {2, 3}}, Rewards: [][]float64{{1e30}, {-1e30}}},
-		creditIn{Traces: 3, Groups: [][]int{{0}, {1}}, Rewards: [][]float64{{5e-324}, {-5e-324, 0}}},
+		creditIn{Traces: 3, Groups: [][]int{{0}, {1}}, Rewards: [][]float64{{1e-300}, {-1e-300, 0}}},
 	)
 	return jsonLines(lines...)
 }

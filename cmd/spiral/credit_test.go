@@ -1,0 +1,164 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"spiral"
+	"spiral/lengthgate"
+)
+
+// drawCredit draws a random credit problem: sizes, family, a plan drawn by
+// the library, ragged rewards of awkward magnitudes, gate flags and
+// lengths. It returns the input line, the command line and the Config the
+// bridge should build for it.
+func drawCredit(t *rapid.T) (creditIn, []string, spiral.Config) {
+	n1 := rapid.IntRange(1, 12).Draw(t, "N1")
+	if rapid.IntRange(0, 9).Draw(t, "large") == 0 {
+		n1 = rapid.IntRange(13, 200).Draw(t, "N1 large")
+	}
+	n := rapid.IntRange(1, n1).Draw(t, "n")
+	c := spiral.Config{SearchTraces: n1, SetSize: n, AggregationsPerSet: rapid.IntRange(1, 5).Draw(t, "N2")}
+	args := []string{"credit"}
+	if rapid.Bool().Draw(t, "ordered") {
+		c.Family = spiral.Tuples
+		args = append(args, "-ordered")
+	} else {
+		c.Order = spiral.Shuffled
+	}
+	c.Sets = 1 // for FamilySize, which validates c
+	T, err := c.FamilySize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	maxK := 10
+	if T.IsInt64() && T.Int64() < 10 {
+		maxK = int(T.Int64())
+	}
+	c.Sets = rapid.IntRange(1, maxK).Draw(t, "K")
+	p, err := c.Plan(rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reward := rapid.OneOf(
+		rapid.SampledFrom([]float64{0, 1, 0.5, math.Copysign(0, -1), 5e-324, -1e30, 1e30, 0.1}),
+		rapid.Float64Range(0, 1),
+		rapid.Float64Range(-1e30, 1e30),
+	)
+	in := creditIn{Traces: n1, Groups: p.Groups, Rewards: make([][]float64, c.Sets)}
+	for i := range in.Rewards {
+		in.Rewards[i] = rapid.SliceOfN(reward, 1, c.AggregationsPerSet).Draw(t, "rewards")
+	}
+	// The bridge's N2 is the longest set.
+	longest := 1
+	for _, rs := range in.Rewards {
+		longest = max(longest, len(rs))
+	}
+	c.AggregationsPerSet = longest
+	length := rapid.IntRange(0, 30)
+	if st := rapid.IntRange(0, 20).Draw(t, "search target"); st > 0 {
+		c.Gates.Search.Target = st
+		args = append(args, "-search-target", strconv.Itoa(st))
+	}
+	if at := rapid.IntRange(0, 20).Draw(t, "aggregation target"); at > 0 {
+		c.Gates.Aggregation.Target = at
+		args = append(args, "-aggregation-target", strconv.Itoa(at))
+	}
+	if rapid.Bool().Draw(t, "keep") {
+		c.Gates.Search.Boundary = lengthgate.KeepAtTarget
+		c.Gates.Aggregation.Boundary = lengthgate.KeepAtTarget
+		args = append(args, "-boundary", "keep")
+	}
+	if c.Gates.Search.Enabled() || rapid.Bool().Draw(t, "search lengths") {
+		in.SearchLengths = rapid.SliceOfN(length, n1, n1).Draw(t, "search lengths")
+	}
+	if c.Gates.Aggregation.Enabled() || rapid.Bool().Draw(t, "aggregation lengths") {
+		in.AggregationLengths = make([][]int, c.Sets)
+		for i, rs := range in.Rewards {
+			in.AggregationLengths[i] = rapid.SliceOfN(length, len(rs), len(rs)).Draw(t, "aggregation lengths")
+		}
+	}
+	return in, args, c
+}
+
+// sameFloats reports whether a and b hold the same float64s, bit for bit.
+func sameFloats(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestCreditMatchesLibrary is a property test: for random problems, with
+// random gates and ragged sets, the bridge's output read back from JSON is
+// bit for bit what spiral.Config.Credit returns for the same problem. The
+// JSON round trip loses nothing.
+func TestCreditMatchesLibrary(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		in, args, c := drawCredit(t)
+		line, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout, stderr, code := runCmd(t, string(line)+"\n", args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s %s", args, code, stdout, stderr)
+		}
+		var got creditOutput
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+			t.Fatal(err)
+		}
+		want, err := c.Credit(spiral.Plan{Groups: in.Groups}, in.Rewards, spiral.Lengths{Search: in.SearchLengths, Aggregation: in.AggregationLengths})
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := sameFloats(got.Search, want.Search.Advantages) &&
+			sameFloats(got.SetScores, want.SetScores) &&
+			sameFloats(got.SetAdvantages, want.SetAdvantages) &&
+			len(got.Aggregation) == len(want.Aggregation.Advantages) &&
+			got.InNoSet == want.Search.InNoSet && got.NoSignal == want.NoSignal &&
+			got.SearchGate == newGateReport(want.Search.Gate) &&
+			got.AggregationGate == newGateReport(want.Aggregation.Gate)
+		for i := range got.Aggregation {
+			same = same && sameFloats(got.Aggregation[i], want.Aggregation.Advantages[i])
+		}
+		for y := range got.Appearances {
+			same = same && got.Appearances[y] == want.Search.Appearances[y]
+		}
+		if !same || len(got.Appearances) != len(want.Search.Appearances) {
+			t.Fatalf("%v on %s:\nbridge  %+v\nlibrary %+v", args, line, got, want)
+		}
+	})
+}
+
+// TestCreditBadValues checks the errors the library reports through the
+// bridge for lines that decode but do not fit a configuration.
+func TestCreditBadValues(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		line string
+		want string
+	}{
+		{nil, `{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[2e30]]}`, "rewards[1][0] = 2e+30"},
+		{nil, `{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[0]],"search_lengths":[1,1,1,1,1,1,1,-1]}`, "lengths.Search[7] = -1 < 0"},
+		{[]string{"-search-target", "5"}, `{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[0]]}`, "lengths.Search"},
+		{[]string{"-aggregation-target", "5"}, `{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[0]]}`, "lengths.Aggregation is nil, but its gate is enabled (Target = 5)"},
+		{[]string{"-ordered"}, `{"traces":2,"groups":[[0,1],[0,1]],"rewards":[[1],[0]]}`, "groups[0] = [0 1] and groups[1] = [0 1]"},
+	} {
+		stdout, _, code := runCmd(t, tt.line, append([]string{"credit"}, tt.args...)...)
+		if code != exitLineError || !strings.Contains(stdout, `{"line":1,"error":`) || !strings.Contains(stdout, tt.want) {
+			t.Errorf("%v %s: exit %d, output %s, want %q", tt.args, tt.line, code, stdout, tt.want)
+		}
+	}
+}
