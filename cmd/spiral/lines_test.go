@@ -71,7 +71,7 @@ func TestLineReader(t *testing.T) {
 		{x(max) + "\r\n", []string{x(max)}},
 		{x(max+1) + "\n", []string{"LONG:21"}},
 		{x(max+1) + "\r\n", []string{"LONG:21"}},
-		{x(max+1), []string{"LONG:21"}},
+		{x(max + 1), []string{"LONG:21"}},
 		{x(max+2) + "\r\nok\n", []string{"LONG:22", "ok"}},
 		{x(200) + "\nok\n", []string{"LONG:200", "ok"}},
 		{x(200) + "\r\nok", []string{"LONG:200", "ok"}},

@@ -550,4 +550,3 @@ func TestVectorsCommand(t *testing.T) {
 		t.Errorf("unwritable directory: exit %d", code)
 	}
 }
-
