@@ -619,7 +619,9 @@ func TestBalancedDesignClasses(t *testing.T) {
 	c13 := must(RelabelledDesign(8, designHalvings13))
 	cnr := must(RelabelledDesign(8, designNonResolvable))
 	for _, s := range designScenarios(t) {
-		v := func(d *Design) *big.Rat { return must(d.Moments(s.c, s.tab, PresentIndexOrder, s.N2)).NormalisedVariance() }
+		v := func(d *Design) *big.Rat {
+			return must(d.Moments(s.c, s.tab, PresentIndexOrder, s.N2)).NormalisedVariance()
+		}
 		v22, v13, vnr := v(c22), v(c13), v(cnr)
 		mix := new(big.Rat).Add(new(big.Rat).Mul(big.NewRat(9, 17), v22), new(big.Rat).Mul(big.NewRat(8, 17), v13))
 		if vb := paperMoments(t, s, true).NormalisedVariance(); mix.Cmp(vb) != 0 {
