@@ -293,6 +293,8 @@ func newMCWorker(mc *MonteCarlo, rewardsPerSet int) (*mcWorker, error) {
 		rnd:     rand.New(pcg),
 		sampler: sampler,
 		batch:   batch,
+		// advantage.NewBatchCredit would validate the batch, whose Members
+		// are not filled yet; these are the lengths it documents.
 		credit: advantage.BatchCredit[float64]{
 			SetScores:     make([]float64, mc.K),
 			SetAdvantages: make([]float64, mc.K),
