@@ -296,9 +296,14 @@ func TestDesignHypothesisFails(t *testing.T) {
 // TestDesignM: the design's M is Proposition 3.1's for the uniform design,
 // and BalancedM for the balanced sampler's law, whose position weights are
 // all M (it is exchangeable), on every small configuration the enumeration
-// allows, including K n < N and n not dividing N.
+// allows (N <= 6; N <= 5 with -short), including K n < N and n not
+// dividing N.
 func TestDesignM(t *testing.T) {
-	for N := 2; N <= 6; N++ {
+	maxN := 6
+	if testing.Short() {
+		maxN = 5
+	}
+	for N := 2; N <= maxN; N++ {
 		for n := 1; n <= N; n++ {
 			f := family(t, false, N, n)
 			T, _ := f.Count64()
