@@ -97,8 +97,9 @@ const maxRoundDraws = 64
 // when K <= 16, by an O(K) hash set otherwise); the expected number of draws
 // is 1 over the probability that a draw is valid, 35/34 at the paper's
 // configuration. When K*n <= N there is one partial round, its groups are
-// disjoint and one draw always succeeds. Memory is O(N + K*n), plus, when
-// K*n > N, the uniform Sampler of the fallback.
+// disjoint and one draw always succeeds. When all 64 draws fail, a call
+// costs those 64 draws plus the fallback (about 80 µs at N = 7, n = 3,
+// K = 30 of 35; see BENCHMARKS.md). Memory is O(N + K*n).
 //
 // Every random number comes from rnd.IntN, so a given rnd state gives the
 // same design on every machine.
@@ -154,7 +155,13 @@ func newBalancedSampler(f Family, K, draws int) *BalancedSampler {
 		s.slots = make([]int, size)
 	}
 	if K*n > N || draws == 0 {
-		s.uniform, _ = NewSampler(f, K) // K <= T was checked
+		// The fallback's uniform start: the listed family only when it is
+		// dense (T <= 2K, so O(K n) memory), else rejection in O(n + K).
+		s.uniform = newSampler(f, K, samplerMethod{
+			dense:       f.fits && f.t64 <= 2*uint64(K),
+			fisherYates: n > smallGroup,
+			hashed:      K > linearDedup,
+		})
 		s.count = make([]int, N)
 		s.cand = make([]int, n)
 		s.holders = make([]int, 0, K)
