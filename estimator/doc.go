@@ -154,12 +154,131 @@
 //
 // # Monte Carlo
 //
-// The Monte Carlo verification and its findings are in montecarlo*.go.
+// [MonteCarlo.Run] simulates the search estimator: each replicate draws N
+// traces from the policy, K sets with a [spiral/combin.Sampler], orders each
+// set's candidates by a [Presentation] rule, draws N2 Bernoulli(f) rewards per
+// set (N2 = 0: the exact score f), computes the credit with
+// [spiral/advantage.ComputeBatch] (the library's own code path), optionally
+// gates the search advantages with a [spiral/lengthgate.Gate], and records
+// g = sum_i A_search(y_i) (e_{y_i} - p) and the search advantage's moments.
+// It returns the mean of g with per-component standard errors, the
+// covariance, E[A], E[A^2], Var(A) (delta-method standard error) and the
+// no-credit frequency. Replicates are cut into chunks of [MonteCarloChunk] =
+// 8192, chunk c drawn from rand.NewPCG(seed, c), and merged in chunk order,
+// so the result is bit-identical for any number of workers
+// (TestMonteCarloDeterministic, which also checks the merged statistics
+// against a plain two-pass computation). A replicate allocates nothing
+// (TestMonteCarloReplicateAllocs) and takes about 0.6-0.7 us on one core;
+// Run reaches 1.6-2.0 million replicates per second on the 2 shared cores
+// (BENCHMARKS.md); about half of a replicate is advantage.ComputeBatch.
+//
+// The simulation is checked twice against independent code: every replicate
+// equals a plain re-implementation from the definitions on the same random
+// stream (TestMonteCarloMatchesNaive), and every statistic is within 5
+// standard errors of its exact expectation by enumeration on small
+// configurations, gate and noisy scores included (TestMonteCarloBruteForce).
+//
+// Proposition 3.1 by simulation, with noisy scores at the paper's
+// configuration (N2 = 4): every component within 5 standard errors of
+// M grad J for three tables (TestMonteCarloPaperNoisy; 2e6 replicates: 0.64
+// SE), and the tuple family's M' = 0.8754 instead of 0.8858 fails the same
+// check (the candidates are 12.9 SE apart; 91 SE with 1e8 replicates under
+// SPIRAL_LONG=1, where the mean is 0.26 SE from M grad J). Under -short the
+// wrong M is shown failing on Subsets(4, 3), K = 2 (M = 1/3 against 6/23, 20
+// SE apart; TestMonteCarloWrongM). Tuples with their own M:
+// TestMonteCarloTuples. The presentation rules agree with the exact results
+// above (TestMonteCarloPresentation, first-candidate aggregator, values
+// (1/4, 3/4), p = (1/3, 2/3), 2e7 replicates per rule): index order and a
+// shuffle give E[g]_1 = 0.09848 and 0.09835 (M grad J = 0.09842, within 1.5
+// SE); sorting gives 0.11660, 360 SE away and 1.0 SE from M grad J_sort =
+// 0.11665.
+//
+// The "find" toy used below: a trace is wrong (symbol 0) or right, and the
+// aggregator answers correctly with probability 3/4 when at least one
+// candidate is right, else never; p = (3/4, 1/4); paper configuration.
+//
+// Noisy set scores keep the mean and cost variance (TestMonteCarloNoisyScores,
+// 2e7 replicates each): E[g]_1 = 0.2102 = M grad J_1 within 2.6 SE for N2 =
+// 0, 1, 4 and 16, while Var(g_1) is 0.0573 with exact scores, 0.1198 with
+// N2 = 1, 0.0729 with N2 = 4 (+27%) and 0.0612 with N2 = 16, and Var(A) is
+// 0.0286, 0.0676, 0.0383 and 0.0310.
+//
+// Finite K (TestMonteCarloFiniteK, N = 8, n = 4, subsets, N2 = 4, 1e7
+// replicates per K under SPIRAL_LONG=1; the no-credit frequency matches
+// MissProb within 5 SE at every K, and the shape of Var(A) is pinned):
+//
+//	 K  P(no credit)  Var(A)   Var(A|credit)  M         SNR    SNR^2/rollout
+//	 2  0.2464        0.02941  0.03902        0.5072    0.499  0.0156
+//	 3  0.1196        0.03831  0.04351        0.7609    0.667  0.0222
+//	 4  0.0571        0.03831  0.04064        0.8858    0.778  0.0252
+//	 6  0.01238       0.03131  0.03170        0.9752    0.937  0.0274
+//	 8  0.002493      0.02486  0.02492        0.9950    1.055  0.0278
+//	10  4.63e-4       0.02062  0.02063        0.9991    1.146  0.0274
+//	12  7.84e-5       0.01793  0.01793        0.9998    1.218  0.0265
+//	16  1.64e-6       0.01485  0.01485        0.999997  1.325  0.0244
+//
+// (standard errors <= 1e-5 on Var(A); SNR = |E g_1| / sd(g_1) per
+// replicate; a rollout is one of the N + K*N2 generations.) Var(A) is not
+// monotone: it rises from K = 2 (where a quarter of the traces get exactly 0)
+// to a plateau at K = 3-4, then falls as each trace's credit averages more
+// sets. The signal-to-noise ratio per replicate grows with K, and per
+// rollout it peaks near K = 7-9, about 10% above the paper's K = 4 on this
+// toy.
+//
+// The length gate's bias (TestMonteCarloGateBias): the find toy with three
+// symbols, a wrong trace of 2000 tokens, a right one of 3000 and a right one
+// of 6000, p = (1/2, 1/4, 1/4), L_target = 4096. Ungated, M grad J =
+// (-0.0830, 0.0415, 0.0415): both right traces are pushed up equally. Gated
+// (1e8 replicates), E[g] = (-0.0254, 0.0704, -0.0450), standard errors
+// <= 2e-5, a bias of (+0.0577, +0.0289, -0.0866): the long right trace is
+// pushed DOWN, because its positive credit is removed while its negative
+// credit is kept, and the push against the wrong trace shrinks by 70%.
+// E[A] becomes -0.0144 (the gate only removes positive mass) and Var(A)
+// falls from 0.0223 to 0.0189. The gate is not linear in the set scores, so
+// its bias depends on N2: on small configurations, exactly by enumeration,
+// N2 = 2 moves the gated E[g] by 0.02-0.03 from its exact-score value
+// (TestMonteCarloBruteForce).
+//
+// Test budget: the Monte Carlo tests take about 9 s by default and 2 s with
+// -short (smaller replicate counts, same seeds, tolerances from standard
+// errors). SPIRAL_LONG=1 go test -run MonteCarlo ./estimator runs the long
+// campaigns behind the numbers above (about 8e8 replicates, about 15 minutes
+// on the 2 shared cores).
 //
 // # Evaluation
 //
-// The evaluation estimators (pass@k, coverage, scaling efficiency, majority
-// vote) are in eval*.go.
+// [PassAtK] is the unbiased pass@k estimator 1 - C(n-c, k)/C(n, k) from n
+// samples with c correct, computed as prod_{i=n-c+1..n} (i-k)/i, within
+// (2c+1)·2^-53 of the exact [PassAtKRat]. c = 0 gives 0, n-c < k gives 1,
+// and k > n is an error (the Codex reference code returns 1.0 there, even
+// for c = 0). [CoverageCurve] is mean pass@k over a test set of [PassCount]
+// for k = 1..kmax, O(1) per point; [CoverageBootstrap] adds pointwise
+// percentile bootstrap intervals, resampling problems with an injected
+// *rand.Rand (it treats each problem's pass@k as fixed, ignoring the noise
+// within a problem).
+//
+// [ScalingEfficiency] defines the scaling efficiency the paper leaves
+// informal: on a grid k_1 < ... < k_m, for each baseline width k_A, k_B is
+// the smallest width at which the method's curve, interpolated linearly in
+// log k, reaches the baseline's coverage A(k_A); the efficiency is
+// k_A / k_B. Every point keeps a status: reached; lower bound (the method
+// already reaches it at k_1); unreached (NaN, never +Inf); or saturated
+// (A = 1 or no higher than at the previous width: undefined). For
+// per-sample success p the efficiency is log(1-p_B)/log(1-p_A), not its
+// reciprocal (TestScalingEfficiencyClosedForm pins the direction). The maximum is
+// most affected by interpolation where k_B is small: with p_A = 0.01 and
+// p_B = 0.05 on k = 1..256 the exact efficiency is 5.104 at every k_A, the
+// points with k_B >= 8 are within 0.2% of it, but the maximum is 5.388 at
+// k_A = 7, where k_B lies between 1 and 2; read the maximum together with
+// its k_B.
+//
+// [MajorityVote] returns the most frequent answer under an explicit
+// [TieRule] (first seen, smallest, seeded random). [ExpectedMajority] is the
+// exact unbiased maj@k, the average over all C(n, k) subsets of the n
+// answers, computed in polynomial time by a dynamic program over distinct
+// answers; resampling with replacement is biased (answers with
+// probabilities 1/2, 1/3, 1/6, n = 4, k = 3: the subset average has
+// expectation maj@3 = 5/9, resampling gives 25/48) and is not offered.
 //
 // # Test budget
 //
