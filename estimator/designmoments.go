@@ -91,7 +91,6 @@ func (d *Design) Moments(c *Categorical, t *Table, p Presentation, N2 int) (*Des
 type momentEngine struct {
 	d       *Design
 	V, N, T int
-	n       int
 	pnum    []int64 // policy numerators over dp
 	dp      int64
 	f1, f2  []int64 // presented f over den1; conditional second moment over den2
@@ -109,7 +108,7 @@ type momentEngine struct {
 func fitsInt64(x *big.Int) bool { return x.BitLen() <= 62 }
 
 func newMomentEngine(d *Design, c *Categorical, t *Table, p Presentation, N2 int) (*momentEngine, error) {
-	V, N, T, n := c.Size(), d.n, len(d.groups), d.size
+	V, N, T := c.Size(), d.n, len(d.groups)
 	if _, err := tableSize(V, N); err != nil {
 		return nil, fmt.Errorf("estimator: outcomes of N = %d traces: %w", N, err)
 	}
@@ -153,7 +152,7 @@ func newMomentEngine(d *Design, c *Categorical, t *Table, p Presentation, N2 int
 		return nil, fmt.Errorf("estimator: denominators of the policy (%v) and objective (%v) too large for exact moments at N = %d", c.denom, dq, N)
 	}
 	e := &momentEngine{
-		d: d, V: V, N: N, T: T, n: n,
+		d: d, V: V, N: N, T: T,
 		dp: c.denom.Int64(), pnum: make([]int64, V),
 		f1: make([]int64, len(t.vals)), f2: make([]int64, len(t.vals)),
 		a:    new(big.Int).Quo(dq, den1sq).Int64(),

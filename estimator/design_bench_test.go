@@ -1,0 +1,37 @@
+package estimator
+
+import (
+	"testing"
+)
+
+// BenchmarkDesignMoments: the exact moments engine against the brute-force
+// enumeration from the definitions (designBrute) on a small configuration
+// (N = 4, n = 2, K = 3 uniform, V = 2, N2 = 2, index order), and the engine
+// alone at the paper's configuration for the balanced and uniform laws.
+func BenchmarkDesignMoments(b *testing.B) {
+	c := must(NewCategorical(rats("1/3", "2/3")))
+	small := must(UniformDesign(family(b, false, 4, 2), 3))
+	first2 := must(FirstTable(2, 2, rats("1/4", "1")))
+	b.Run("small/engine", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			must(small.Moments(c, first2, PresentIndexOrder, 2))
+		}
+	})
+	b.Run("small/brute-force", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			designBrute(small, c, first2, PresentIndexOrder, 2)
+		}
+	})
+	f := family(b, false, 8, 4)
+	first := must(FirstTable(2, 4, rats("1/4", "1")))
+	for name, d := range map[string]*Design{"balanced": must(BalancedDesign(f, 4)), "uniform": must(UniformDesign(f, 4))} {
+		b.Run("paper/"+name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				must(d.Moments(c, first, PresentIndexOrder, 0))
+			}
+		})
+	}
+}
