@@ -64,11 +64,10 @@ Output line:
                                       (all 0 but outputs and positive when the
                                       gate is off)
 
-Errors of the library use its names: SearchTraces (N1) is
-traces, Sets (K) is len(groups), SetSize (n) is len(groups[0]),
-AggregationsPerSet (N2) is the length of the longest rewards[i],
-lengths.Search is search_lengths and lengths.Aggregation is
-aggregation_lengths.
+Errors from the library use its names: SearchTraces (N1) is traces,
+Sets (K) is len(groups), SetSize (n) is len(groups[0]), AggregationsPerSet
+(N2) is the length of the longest rewards[i], lengths.Search is
+search_lengths and lengths.Aggregation is aggregation_lengths.
 ` + streamHelp
 
 // creditSchema lists the fields of a credit input line.

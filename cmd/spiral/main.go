@@ -50,9 +50,10 @@ JSON, not an object, has an unknown field (names are case-sensitive), a field
 given twice, a null, a missing required field, a value of the wrong type, a
 number that overflows (like 1e999) or an integer with a fraction or exponent,
 is blank (empty or only white space), or is longer than 1 MiB (1048576
-bytes; the rest of it is skipped). Numbers in the output are float64 at full
-precision (the shortest decimal that reads back to the same float64). Empty
-input gives no output and status 0.
+bytes; the rest of it is skipped). JSON has no NaN or Infinity: an encoder
+must not write them (Python: json.dumps(..., allow_nan=False)). Numbers in
+the output are float64 at full precision (the shortest decimal that reads
+back to the same float64). Empty input gives no output and status 0.
 
 Exit status: 0 when every line succeeded, 1 when at least one line failed
 (stderr says how many), 2 for bad flags or a read or write error.
