@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"spiral"
@@ -53,6 +54,33 @@ func BenchmarkCredit(b *testing.B) {
 			}
 		}
 		perLine(b)
+	})
+	b.Run("bridge-os-pipe", func(b *testing.B) {
+		// Output through a real pipe, drained by another goroutine: the
+		// write system calls a trainer's pipe costs.
+		r, w, err := os.Pipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		drained := make(chan error)
+		go func() {
+			_, err := io.Copy(io.Discard, r)
+			drained <- err
+		}()
+		b.ReportAllocs()
+		b.SetBytes(int64(len(input)))
+		for b.Loop() {
+			lines, failed, err := stream(bytes.NewReader(input), w, MaxLine, &creditHandler{base: spiral.Config{Order: spiral.Shuffled}})
+			if err != nil || failed != 0 || lines != benchLines {
+				b.Fatal(lines, failed, err)
+			}
+		}
+		perLine(b)
+		w.Close()
+		if err := <-drained; err != nil {
+			b.Fatal(err)
+		}
+		r.Close()
 	})
 	b.Run("decode-only", func(b *testing.B) {
 		b.ReportAllocs()

@@ -121,12 +121,13 @@ func newGateReport(r lengthgate.Report) gateReport {
 // flags give (gates, family, order) and the sizes the line gives.
 type creditHandler struct {
 	base spiral.Config
+	in   creditLine // decoded into again and again, reusing its slices
 	out  jsonOut
 }
 
 func (h *creditHandler) handle(line []byte) ([]byte, error) {
-	var in creditLine
-	present, err := creditSchema.decode(line, &in)
+	in := &h.in
+	present, err := creditSchema.decode(line, in)
 	if err != nil {
 		return nil, err
 	}

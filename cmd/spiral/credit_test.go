@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -161,4 +162,38 @@ func TestCreditBadValues(t *testing.T) {
 			t.Errorf("%v %s: exit %d, output %s, want %q", tt.args, tt.line, code, stdout, tt.want)
 		}
 	}
+}
+
+// TestCreditLinesIndependent is a property test: the credit handler decodes
+// every line into the same reused slices, so it checks that a stream of
+// random lines (good and bad, with and without the optional lengths) gives
+// each line the output it gets on its own.
+func TestCreditLinesIndependent(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		base := []string{"credit", "-search-target", "15", "-aggregation-target", "15"}
+		var all strings.Builder
+		var want []string
+		for range rapid.IntRange(1, 8).Draw(t, "lines") {
+			in, _, _ := drawCredit(t)
+			if rapid.Bool().Draw(t, "drop lengths") {
+				in.SearchLengths, in.AggregationLengths = nil, nil // an error line under these gates
+			}
+			line, err := json.Marshal(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rapid.IntRange(0, 4).Draw(t, "garble") == 0 {
+				line = line[:rapid.IntRange(0, len(line)-1).Draw(t, "cut")]
+			}
+			alone, _, _ := runCmd(t, string(line)+"\n", base...)
+			// Error lines carry their number, 1 when alone.
+			want = append(want, strings.Replace(alone, `{"line":1,`, fmt.Sprintf(`{"line":%d,`, len(want)+1), 1))
+			all.Write(line)
+			all.WriteByte('\n')
+		}
+		got, _, _ := runCmd(t, all.String(), base...)
+		if got != strings.Join(want, "") {
+			t.Fatalf("input:\n%s\ntogether:\n%s\nalone:\n%s", all.String(), got, strings.Join(want, ""))
+		}
+	})
 }
