@@ -34,8 +34,9 @@ type Design struct {
 }
 
 // maxDesignSelections bounds the number of selections a Design lists or
-// enumerates, and maxRelabelN the N up to which all N! relabellings are
-// enumerated.
+// enumerates, maxRelabelN the N up to which all N! relabellings are
+// enumerated, and maxRoundSequences the round sequences BalancedDesign
+// enumerates.
 const (
 	maxDesignSelections = 1 << 25
 	maxRelabelN         = 9
