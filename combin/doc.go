@@ -21,7 +21,11 @@
 //   - the exact probability that a given index is in none of the K groups,
 //     C(T_avoid, K)/C(T, K) ([Family.MissProb], and [Family.MissProbFloat]
 //     computed stably in float64), and the exact distribution of the number
-//     of groups that contain it ([Family.AppearanceDist]).
+//     of groups that contain it ([Family.AppearanceDist]);
+//   - a balanced design ([Family.SampleBalanced], [BalancedSampler]): K
+//     distinct subsets in which every index appears r = Kn/N times (r or r+1
+//     when N does not divide Kn), randomised so that the indices are
+//     exchangeable; see design.go for the construction.
 //
 // # Order
 //

@@ -245,6 +245,108 @@
 // campaigns behind the numbers above (about 8e8 replicates, about 15 minutes
 // on the 2 shared cores).
 //
+// # Set designs
+//
+// A [Design] is a distribution over selections of groups, the way a trainer
+// picks its K sets: [FixedDesign], [UniformDesign] (the paper's),
+// [RelabelledDesign] (a fixed design under a uniformly random relabelling of
+// the traces, which is what any randomised design that treats the traces
+// alike amounts to) and [BalancedDesign], the exact law of
+// [spiral/combin.BalancedSampler]: every trace in r = Kn/N sets (r or r+1
+// when N does not divide Kn); at the paper's configuration, two random
+// splits of the 8 traces into halves, redrawn when equal, uniform over 595
+// designs (TestBalancedDesignPaper, TestBalancedDesignMatchesSampler).
+// [Design.Moments] gives E[g], E||g||^2, the total variance trace Cov(g) and
+// E[A^2] exactly, noisy scores and every presentation rule included
+// (integer arithmetic over all V^N outcomes and selections; checked against a
+// brute-force enumeration from the definitions, TestDesignMomentsBruteForce,
+// and its mean against [Weights.Expectation], TestDesignMeanMatchesWeights).
+//
+// Position weights. For iid traces and a presentation order that does not
+// depend on the traces' content,
+//
+//	E[g] = sum_k a_k G_k,  a_k = E_S[ sum_{H in S} (1/c_{H[k]} - 1/K) ],  G_k = E[(e_{y_k} - p) f(y)],
+//
+// where H[k] is the trace read at position k ([Design.PositionWeights],
+// [PositionalGradient]; TestDesignPositionWeightsRapid), and in every
+// selection sum_k a_k = #covered traces - n, so sum_k a_k = n M with
+// M = E[#traces in >= 1 set]/n - 1 ([Design.M]). Therefore:
+//
+//   - The hypothesis M = E[#traces in >= 1 set]/n - 1, which contains the
+//     paper's (N/n) q_K - 1 as the uniform case, holds for every objective
+//     exactly when all a_k are equal: always under [PresentShuffled], for
+//     every symmetric f, for every exchangeable design (uniform, any
+//     relabelled design, the balanced sampler), and for every fixed design
+//     whose covered traces are all in the same number of sets
+//     (TestDesignHypothesisRapid: for random fixed designs, E[g] = M grad J
+//     for the objective that reads only position k if and only if a_k = M).
+//   - A fixed balanced design read in index order: every member of every set
+//     is in r sets, so a_k = K/r - 1 = N/n - 1 for every k and E[g] =
+//     (N/n - 1) grad J exactly, order-sensitive f included; M = 1 at the
+//     paper's configuration, for all three kinds of balanced design
+//     (TestDesignFixedBalanced, also over random sampler-drawn designs).
+//   - It fails for an unbalanced fixed design read in index order. {0,1},
+//     {0,2} of N = 3 traces has a = (0, 1) and M = 1/2: an aggregator that
+//     trusts its first candidate gets E[g] = 0 (trace 0, the only one read
+//     first, is in both sets and its two set advantages cancel). At N = 8 the
+//     nearly balanced {0,1,2,3}, {4,5,6,7}, {0,1,4,5} has a = (1/2, 1/2,
+//     3/2, 3/2) and M = 1, so E[g] = (1/2) grad J. A shuffle per set or a
+//     uniform relabelling restores M grad J; sorting by content breaks it
+//     for every design, balanced included (E[g] = M grad J_sort).
+//     TestDesignHypothesisFails.
+//   - The balanced sampler is exchangeable, so E[g] = M grad J with
+//     M = min(N, Kn)/n - 1 ([BalancedM]): N/n - 1 whenever Kn >= N, 1 at the
+//     paper's configuration against 1365/1541 ~ 0.8858 for the uniform
+//     design; K - 1 (disjoint sets) when Kn < N (TestDesignM, every
+//     configuration with N <= 6).
+//
+// Variance at the paper's configuration (N = 8, n = 4, K = 4, index order).
+// Var(g/M) = E||g/M - grad J||^2 is the total variance of the update scaled
+// to be unbiased. Exact values (TestDesignVariancePaper) and Monte Carlo
+// through combin's samplers and advantage.ComputeBatch (2^18 replicates per
+// design, fixed seeds; every moment within 4 standard errors of the exact
+// value, TestDesignVarianceMonteCarlo):
+//
+//	objective                                  uniform   balanced  ratio  ratio (MC)
+//	first candidate, f = (1/4, 1)[y_1],
+//	  p = (1/3, 2/3), exact scores             0.14943   0.12662   0.847  0.846 ± 0.004
+//	  the same with N2 = 4 rewards             0.17445   0.14225   0.815  0.809 ± 0.004
+//	pieces: both of 2 symbols, p = (1/3, 2/3)  0.35315   0.27127   0.768  0.771 ± 0.004
+//	pieces: all 3 of 3 symbols, p uniform      0.67729   0.41540   0.613  0.612 ± 0.002
+//
+// (balanced 10849/85680 and 572/1377 exactly; 0/1 objectives are unchanged
+// by N2, a Bernoulli(0 or 1) reward being exact.) A single trace's search
+// advantage has E[A] = 0 under every design; E[A^2] is, uniform (among
+// credited traces; divided by M^2) against balanced: 0.02999 (0.03181;
+// 0.03823) against 0.03461 for the first-candidate objective, 0.03476
+// (0.03686; 0.04430) against 0.03852 with N2 = 4, 0.04256 (0.04514; 0.05424)
+// against 0.04598 for two pieces and 0.07274 (0.07714; 0.09270) against
+// 0.06754 for three: every trace is credited, and the raw advantage is often
+// larger (a trace in exactly 2 sets averages fewer set advantages than one
+// in 3 or 4), but after the division by M it is smaller in every case.
+//
+// Which balanced design. The paper-configuration law mixes two classes:
+// splits that cut each other's halves in two (probability 9/17) and splits
+// that meet in 1 and 3 (8/17). Their Var(g/M), as a fraction of the uniform
+// design's, is 0.759 against 0.947 (first candidate), 0.740 against 0.901
+// (N2 = 4), 0.704 against 0.840 (two pieces), 0.608 against 0.620 (three
+// pieces); the law's variance is exactly the 9/17 : 8/17 mixture. A balanced
+// design with no complementary pair, {0,1,2,3}, {0,4,5,6}, {1,2,4,7},
+// {3,5,6,7}, which the rounds never draw, gives 0.642, 0.639, 0.756 and
+// 0.638 (TestBalancedDesignClasses): no one design is best for every
+// objective.
+//
+// Not a theorem. Over every small configuration the enumeration allows
+// (N <= 6, K <= 6, p = (1/5, 4/5), the two-piece and first-candidate
+// objectives) the balanced design is strictly lower in 52 cases and equal in
+// 26 (where every selection is already balanced, such as n = N - 1), never
+// higher (TestDesignVarianceSmall); at the paper's configuration it is lower
+// for each of 40 random order-sensitive tables, ratio at most 0.81
+// (TestDesignVarianceRandomTablesLong, SPIRAL_LONG=1). But at N = 6, n = 3,
+// K = 4 the table f = (1, 1, 2/3, 1/3, 5/6, 2/3, 1/2, 0) with p = (3/7, 4/7)
+// gives 0.1159 balanced against 0.1048 uniform, 10.6% higher
+// (TestDesignVarianceSmall).
+//
 // # Evaluation
 //
 // [PassAtK] is the unbiased pass@k estimator 1 - C(n-c, k)/C(n, k) from n
