@@ -60,9 +60,10 @@ Several cases may share an input file (the same lines under different gates).
 Numbers are written as encoding/json writes a float64: the shortest decimal
 that reads back to the same float64, so every value is exact to the bit.
 Credit values computed in another order of summation may differ in the last
-bits; compare with a tolerance of a few ulps of the largest reward magnitude,
-and exactly for values the specification makes exact (the worked example,
-zeros). The error messages of the *-errors cases are this implementation's;
+bits; compare with a tolerance relative to the largest reward magnitude of
+the line (this repository's own check against exact rational arithmetic
+uses 1e-13 of it), and exactly for the counts, the booleans and the values
+the specification makes exact (the worked example, zeros). The error messages of the *-errors cases are this implementation's;
 another implementation should fail the same lines (an object with "line" and
 "error" at the same place) and need not match the text.
 
