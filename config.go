@@ -7,6 +7,7 @@ import (
 
 	"spiral/advantage"
 	"spiral/combin"
+	"spiral/estimator"
 	"spiral/lengthgate"
 )
 
@@ -120,6 +121,66 @@ func (o *Order) UnmarshalText(text []byte) error {
 	return nil
 }
 
+// Design says how a [Config] chooses its K sets from the family.
+type Design int
+
+const (
+	// Uniform, the default (zero value), draws K distinct groups uniformly
+	// without replacement from the family, as the paper does. A trace is in
+	// no set with probability C(T_avoid, K)/C(T, K) (88/1541, about 5.71%, at
+	// the paper's configuration), and the search estimator's multiplier is
+	// M = (N1/n) q_K - 1 (1365/1541 there).
+	Uniform Design = iota
+	// Balanced draws K distinct subsets in which every trace appears
+	// r = K*n/N1 times (r or r+1 when N1 does not divide K*n), randomised so
+	// that the traces are exchangeable ([combin.BalancedSampler]); at the
+	// paper's configuration, two random splits of the 8 traces into halves.
+	// Every trace gets credit when K*n >= N1, the multiplier becomes
+	// M = min(N1, K*n)/n - 1 (1 at the paper's configuration), and on the
+	// toys of package estimator the variance of the M-normalised search
+	// update is 15-39% lower, at no cost in aggregation calls. It is not a
+	// theorem: estimator's documentation gives a small configuration where it
+	// is worse. Balanced requires Subsets, and its unbiasedness, like the
+	// uniform design's, requires a presentation order that does not depend
+	// on the traces' content.
+	Balanced
+)
+
+// String returns "Uniform", "Balanced" or "Design(v)" for an undefined value.
+func (d Design) String() string {
+	switch d {
+	case Uniform:
+		return "Uniform"
+	case Balanced:
+		return "Balanced"
+	}
+	return fmt.Sprintf("Design(%d)", int(d))
+}
+
+// MarshalText encodes d as "uniform" or "balanced".
+func (d Design) MarshalText() ([]byte, error) {
+	switch d {
+	case Uniform:
+		return []byte("uniform"), nil
+	case Balanced:
+		return []byte("balanced"), nil
+	}
+	return nil, fmt.Errorf("spiral: Design = %d is neither Uniform nor Balanced", int(d))
+}
+
+// UnmarshalText decodes "uniform" or "balanced".
+func (d *Design) UnmarshalText(text []byte) error {
+	switch string(text) {
+	case "uniform":
+		*d = Uniform
+	case "balanced":
+		*d = Balanced
+	default:
+		return fmt.Errorf("spiral: design %q is neither \"uniform\" nor \"balanced\"", text)
+	}
+	return nil
+}
+
 // Config is one SPIRAL training step's shape for a single problem x, in the
 // paper's symbols: sample N1 search traces, draw K distinct groups of n of
 // them from the family, show each group to the aggregator and sample N2
@@ -145,6 +206,9 @@ type Config struct {
 	// Order is the presentation order inside a group: IndexOrder (default)
 	// or Shuffled (Subsets only).
 	Order Order `json:"order"`
+	// Design is how the K sets are chosen: Uniform (default, the paper's) or
+	// Balanced (Subsets only).
+	Design Design `json:"design"`
 	// Gates are the length gates of Eq. 8 for the search and aggregation
 	// advantages; the zero value disables both.
 	Gates lengthgate.Gates `json:"gates"`
@@ -161,8 +225,8 @@ func Paper() Config {
 
 // Validate reports every invalid field of c, joined with [errors.Join], each
 // naming the field and its value: N1, n, K or N2 out of range (K larger than
-// the family included), an undefined Family or Order, Shuffled with Tuples,
-// a size above [MaxSize], or an invalid gate.
+// the family included), an undefined Family, Order or Design, Shuffled or
+// Balanced with Tuples, a size above [MaxSize], or an invalid gate.
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) {
@@ -200,6 +264,15 @@ func (c Config) Validate() error {
 		}
 	default:
 		bad("Order = %d is neither IndexOrder (%d) nor Shuffled (%d)", int(c.Order), int(IndexOrder), int(Shuffled))
+	}
+	switch c.Design {
+	case Uniform:
+	case Balanced:
+		if c.Family == Tuples {
+			bad("Design = Balanced with Family = Tuples: balanced designs are drawn from subsets (use Order = Shuffled for a random presentation order)")
+		}
+	default:
+		bad("Design = %d is neither Uniform (%d) nor Balanced (%d)", int(c.Design), int(Uniform), int(Balanced))
 	}
 	if k >= 1 && n >= 1 && k > MaxSize/n {
 		bad("Sets (K) = %d: K*n = %d*%d > MaxSize = %d", k, k, n, MaxSize)
@@ -259,6 +332,29 @@ func (c Config) FamilySize() (*big.Int, error) {
 		return nil, err
 	}
 	return fam.Count(), nil
+}
+
+// M returns the multiplier of Proposition 3.1 for c's design: the expected
+// search update sum_y A_search(y) grad log pi(y) equals M times the gradient
+// of the set objective E[f(y_1..y_n)], for any presentation order that does
+// not depend on the traces' content. For the Uniform design it is
+// M = (N1/n) q_K - 1 with q_K = 1 - C(T_avoid, K)/C(T, K) for c's family
+// ([estimator.M]); for the Balanced design it is min(N1, K*n)/n - 1
+// ([estimator.BalancedM]). K = 1 gives 0. Divide the search advantages by M
+// (or scale the search loss by 1/M) for an update that is unbiased for the
+// gradient. It returns an error if c is not valid.
+func (c Config) M() (*big.Rat, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	fam, err := c.family()
+	if err != nil {
+		return nil, err
+	}
+	if c.Design == Balanced {
+		return estimator.BalancedM(fam, c.Sets)
+	}
+	return estimator.M(fam, c.Sets)
 }
 
 // PlanSize returns K*n, the number of trace indices in one problem's plan.

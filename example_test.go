@@ -21,7 +21,7 @@ func ExamplePaper() {
 	fmt.Printf("generations per problem: %d + %d = %d, rewarded: %d\n",
 		c.SearchTraces, c.AggregationOutputs(), c.Generations(), c.AggregationOutputs())
 	// Output:
-	// {SearchTraces:8 SetSize:4 Sets:4 AggregationsPerSet:4 Family:Subsets Order:IndexOrder Gates:{Search:{Target:0 Boundary:GateAtTarget} Aggregation:{Target:0 Boundary:GateAtTarget}}}
+	// {SearchTraces:8 SetSize:4 Sets:4 AggregationsPerSet:4 Family:Subsets Order:IndexOrder Design:Uniform Gates:{Search:{Target:0 Boundary:GateAtTarget} Aggregation:{Target:0 Boundary:GateAtTarget}}}
 	// possible sets: 70
 	// generations per problem: 8 + 16 = 24, rewarded: 16
 }
@@ -165,4 +165,29 @@ func ExampleRSA_Schedule() {
 	// Output:
 	// step 1: [[3 4 6 7] [0 1 2 4] [1 4 6 7] [0 1 4 6] [0 2 3 5] [0 2 4 7] [2 3 4 6] [0 1 5 7]]
 	// step 2: [[0 3 6 7] [1 2 4 5] [1 2 3 5] [0 2 5 7] [0 1 5 7] [0 4 6 7] [1 3 5 7] [0 3 4 6]]
+}
+
+// The search estimator's multiplier M for the paper's uniform design and for
+// the balanced design, in which every trace is in exactly two of the four
+// sets (two random splits of the 8 traces into halves).
+func ExampleConfig_M() {
+	c := spiral.Paper()
+	for _, d := range []spiral.Design{spiral.Uniform, spiral.Balanced} {
+		c.Design = d
+		m, err := c.M()
+		if err != nil {
+			panic(err)
+		}
+		f, _ := m.Float64()
+		fmt.Printf("%-8v M = %v = %.4f\n", d, m.RatString(), f)
+	}
+	plan, err := c.Plan(rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("a balanced plan:", plan.Groups)
+	// Output:
+	// Uniform  M = 1365/1541 = 0.8858
+	// Balanced M = 1 = 1.0000
+	// a balanced plan: [[0 2 5 6] [1 3 4 7] [0 2 5 7] [1 3 4 6]]
 }

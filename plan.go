@@ -30,9 +30,11 @@ func (p Plan) AppendFlat(dst []int) []int {
 	return dst
 }
 
-// Plan draws one problem's plan: K distinct groups, uniform over all
-// K-subsets of the family (every ordered sequence of K distinct groups is
-// equally likely), each in c.Order. Under Shuffled, each subset is then put
+// Plan draws one problem's plan: K distinct groups, each in c.Order. Under
+// the Uniform design they are uniform over all K-subsets of the family
+// (every ordered sequence of K distinct groups is equally likely); under the
+// Balanced design they are a balanced design drawn by
+// [combin.BalancedSampler]. Under Shuffled, each subset is then put
 // in a uniformly random order, group after group. The same rnd state gives
 // the same plan on every machine and the same plan as [Planner.Plan].
 //
@@ -51,7 +53,15 @@ func (c Config) Plan(rnd *rand.Rand) (Plan, error) {
 // use: give each goroutine its own Planner (with its own *rand.Rand).
 type Planner struct {
 	c Config
-	s *combin.Sampler
+	s groupSampler
+}
+
+// groupSampler is what a Planner needs of combin's samplers: a
+// [combin.Sampler] for the Uniform design, a [combin.BalancedSampler] for the
+// Balanced one.
+type groupSampler interface {
+	Len() int
+	SampleTo(dst []int, rnd *rand.Rand) error
 }
 
 // NewPlanner returns a Planner for c, or an error if c is invalid.
@@ -62,6 +72,13 @@ func (c Config) NewPlanner() (*Planner, error) {
 	fam, err := c.family()
 	if err != nil {
 		return nil, err
+	}
+	if c.Design == Balanced {
+		s, err := combin.NewBalancedSampler(fam, c.Sets)
+		if err != nil {
+			return nil, err
+		}
+		return &Planner{c: c, s: s}, nil
 	}
 	s, err := combin.NewSampler(fam, c.Sets)
 	if err != nil {
@@ -122,8 +139,10 @@ func (p *Planner) PlanTo(dst []int, rnd *rand.Rand) error {
 // CheckPlan reports whether p fits c: exactly K groups of n indices each,
 // every index in [0, N1) and none repeated inside a group, groups in
 // ascending order when c draws Subsets in IndexOrder, and no two groups
-// equal: as sets for Subsets (in either order), as sequences for Tuples. The
-// error names the field, the group and the position. It also returns an
+// equal: as sets for Subsets (in either order), as sequences for Tuples; and,
+// for the Balanced design, every trace in r or r+1 groups (exactly r when N1
+// divides K*n), r = floor(K*n/N1). The error names the field, the group and
+// the position, or the trace. It also returns an
 // error if c is invalid.
 func (c Config) CheckPlan(p Plan) error {
 	if err := c.Validate(); err != nil {
@@ -149,6 +168,7 @@ func (c Config) CheckPlan(p Plan) error {
 type planChecker struct {
 	sorted []int // the groups of one plan, each sorted (Shuffled Subsets only)
 	order  []int // group numbers sorted by group, for K > linearGroups
+	counts []int // appearances of each trace (Balanced design only)
 }
 
 // linearGroups is the largest K whose plans are checked for repeated groups
@@ -165,6 +185,45 @@ const linearGroups = 16
 // K <= linearGroups the pairwise comparison of groups is mostly a comparison
 // of two words.
 func (chk *planChecker) check(c Config, flat []int) error {
+	if err := chk.checkGroups(c, flat); err != nil {
+		return err
+	}
+	if c.Design == Balanced {
+		return chk.checkBalance(c, flat)
+	}
+	return nil
+}
+
+// checkBalance reports whether the valid groups flat of the Balanced config
+// c hold every trace r or r+1 times, r = floor(K*n/N1), and exactly r times
+// when N1 divides K*n.
+func (chk *planChecker) checkBalance(c Config, flat []int) error {
+	n1 := c.SearchTraces
+	chk.counts = slices.Grow(chk.counts[:0], n1)[:n1]
+	clear(chk.counts)
+	for _, y := range flat {
+		chk.counts[y]++
+	}
+	r := len(flat) / n1
+	hi := r
+	if len(flat)%n1 != 0 {
+		hi = r + 1
+	}
+	for y, m := range chk.counts {
+		if m < r || m > hi {
+			want := fmt.Sprint(r)
+			if hi != r {
+				want = fmt.Sprintf("%d or %d", r, hi)
+			}
+			return fmt.Errorf("trace %d is in %d groups, want %s (Design = Balanced, K*n = %d, N1 = %d)", y, m, want, len(flat), n1)
+		}
+	}
+	return nil
+}
+
+// checkGroups checks everything check does but the balance of a Balanced
+// design.
+func (chk *planChecker) checkGroups(c Config, flat []int) error {
 	const name = "groups"
 	n1, n, k := c.SearchTraces, c.SetSize, c.Sets
 	ascending := c.Family == Subsets && c.Order == IndexOrder
