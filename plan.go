@@ -169,6 +169,10 @@ type planChecker struct {
 	sorted []int // the groups of one plan, each sorted (Shuffled Subsets only)
 	order  []int // group numbers sorted by group, for K > linearGroups
 	counts []int // appearances of each trace (Balanced design only)
+	// stamp[y] == epoch: trace y is in the group being checked (N1 > 64).
+	// epoch grows by one per group, so stamp needs no clearing.
+	stamp []uint64
+	epoch uint64
 }
 
 // linearGroups is the largest K whose plans are checked for repeated groups
@@ -229,9 +233,14 @@ func (chk *planChecker) checkGroups(c Config, flat []int) error {
 	ascending := c.Family == Subsets && c.Order == IndexOrder
 	small := n1 <= 64
 	var masks [linearGroups]uint64 // masks[i]: the traces of group i, when small and k <= linearGroups
+	if !small && len(chk.stamp) < n1 {
+		chk.stamp = make([]uint64, n1)
+		chk.epoch = 0
+	}
 	for i := range k {
 		g := flat[i*n : (i+1)*n]
 		var seen uint64 // bit y set: trace y is in g[:j] (when small)
+		chk.epoch++
 		for j, y := range g {
 			if uint(y) >= uint(n1) {
 				return fmt.Errorf("%s[%d][%d] = %d out of range [0, SearchTraces (N1) = %d)", name, i, j, y, n1)
@@ -241,7 +250,8 @@ func (chk *planChecker) checkGroups(c Config, flat []int) error {
 				repeated = seen&(1<<y) != 0
 				seen |= 1 << y
 			} else {
-				repeated = slices.Contains(g[:j], y)
+				repeated = chk.stamp[y] == chk.epoch
+				chk.stamp[y] = chk.epoch
 			}
 			if repeated {
 				return fmt.Errorf("%s[%d][%d] = %d repeats %s[%d][%d]", name, i, j, y, name, i, slices.Index(g, y))
