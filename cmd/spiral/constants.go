@@ -10,18 +10,23 @@ import (
 	"spiral/estimator"
 )
 
-const constantsHelp = `usage: spiral constants -traces N -size n -sets K [-ordered]
+const constantsHelp = `usage: spiral constants -traces N -size n -sets K [-ordered | -balanced]
 
 constants writes one JSON object with the exact constants of Proposition 3.1
 for K distinct groups drawn uniformly without replacement from the family of
 the C(N, n) unordered n-subsets of N traces, or with -ordered of the
-(N)_n = N!/(N-n)! ordered n-tuples of distinct traces.
+(N)_n = N!/(N-n)! ordered n-tuples of distinct traces. With -balanced they
+are the constants of the balanced design of K subsets (spiral.Balanced), in
+which every trace is in K n / N groups (or the two nearest whole numbers):
+a trace is in no group with probability 1 - min(N, K n)/N, and
+M = min(N, K n)/n - 1.
 
 Flags:
   -traces N   the number of search traces, 1 <= N <= 2^24 (required)
   -size n     the set size, 1 <= n <= N (required)
   -sets K     the number of groups, 1 <= K <= family_size (required)
   -ordered    ordered tuples instead of unordered subsets
+  -balanced   the balanced design instead of the uniform draw (subsets only)
 
 Output (one line):
   {"family_size": "T",           T = C(N, n) or (N)_n, a decimal string, exact
@@ -40,7 +45,8 @@ Output (one line):
 
 For N = 8, n = 4, K = 4 (the paper): family_size "70", miss_prob
 "88/1541" (about 5.71%), cover_prob "1453/1541", m "1365/1541",
-expected_appearances 2.
+expected_appearances 2; with -balanced, miss_prob "0/1", cover_prob "1/1",
+m "1/1".
 
 Exit status: 0 on success, 2 for bad flags or values (the error on stderr).
 `
@@ -59,7 +65,13 @@ type constantsOutput struct {
 
 // constants computes the output of constants for N traces, sets of n and K
 // groups.
-func constants(N, n, K int, ordered bool) (constantsOutput, error) {
+func constants(N, n, K int, ordered, balanced bool) (constantsOutput, error) {
+	if balanced {
+		if ordered {
+			return constantsOutput{}, fmt.Errorf("-balanced with -ordered: balanced designs are drawn from subsets")
+		}
+		return balancedConstants(N, n, K)
+	}
 	makeFamily := combin.Subsets
 	if ordered {
 		makeFamily = combin.Tuples
@@ -105,19 +117,55 @@ func constants(N, n, K int, ordered bool) (constantsOutput, error) {
 	}, nil
 }
 
+// balancedConstants computes the output of constants -balanced: the design
+// covers min(N, K n) of the N traces and is exchangeable, so a given trace is
+// in no group with probability 1 - min(N, K n)/N, and M is
+// estimator.BalancedM.
+func balancedConstants(N, n, K int) (constantsOutput, error) {
+	fam, err := combin.Subsets(N, n)
+	if err != nil {
+		return constantsOutput{}, err
+	}
+	m, err := estimator.BalancedM(fam, K)
+	if err != nil {
+		return constantsOutput{}, err
+	}
+	covered := int64(N)
+	if kn := int64(K) * int64(n); kn < covered {
+		covered = kn
+	}
+	cover := big.NewRat(covered, int64(N))
+	miss := new(big.Rat).Sub(big.NewRat(1, 1), cover)
+	missFloat, _ := miss.Float64()
+	coverFloat, _ := cover.Float64()
+	mFloat, _ := m.Float64()
+	appear, _ := new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(int64(K)), big.NewInt(int64(n))), big.NewInt(int64(N))).Float64()
+	return constantsOutput{
+		FamilySize:          fam.Count().String(),
+		MissProb:            miss.String(),
+		CoverProb:           cover.String(),
+		M:                   m.String(),
+		MissProbFloat:       missFloat,
+		CoverProbFloat:      coverFloat,
+		MFloat:              mFloat,
+		ExpectedAppearances: appear,
+	}, nil
+}
+
 func runConstants(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("constants", stderr)
 	N := fs.Int("traces", 0, "")
 	n := fs.Int("size", 0, "")
 	K := fs.Int("sets", 0, "")
 	ordered := fs.Bool("ordered", false, "")
+	balanced := fs.Bool("balanced", false, "")
 	if code, done := parseFlags(fs, constantsHelp, args, stdout, stderr); done {
 		return code
 	}
 	if err := requireFlags(fs, "traces", "size", "sets"); err != nil {
 		return usageError(stderr, "constants", err.Error())
 	}
-	out, err := constants(*N, *n, *K, *ordered)
+	out, err := constants(*N, *n, *K, *ordered, *balanced)
 	if err != nil {
 		return usageError(stderr, "constants", err.Error())
 	}

@@ -4,8 +4,8 @@
 //
 // Usage:
 //
-//	spiral constants -traces N -size n -sets K [-ordered]
-//	spiral plan -traces N -size n -sets K [-ordered] [-shuffle] -seed S -problems P
+//	spiral constants -traces N -size n -sets K [-ordered | -balanced]
+//	spiral plan -traces N -size n -sets K [-ordered] [-shuffle] [-balanced] -seed S -problems P
 //	spiral credit [-search-target L] [-aggregation-target L] [-boundary gate|keep] [-ordered] < lines
 //	spiral passk -k 1,8,64 < lines
 //	spiral vectors -out DIR

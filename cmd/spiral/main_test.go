@@ -176,8 +176,8 @@ func TestHelp(t *testing.T) {
 		{"credit", []string{"search-target", "aggregation-target", "boundary", "ordered"},
 			slices.Concat(jsonKeys(reflect.TypeFor[creditLine]()), jsonKeys(reflect.TypeFor[creditOutput]()), []string{"line", "error"})},
 		{"passk", []string{"k"}, slices.Concat(jsonKeys(reflect.TypeFor[passkLine]()), []string{"pass_at_k", "line", "error"})},
-		{"constants", []string{"traces", "size", "sets", "ordered"}, jsonKeys(reflect.TypeFor[constantsOutput]())},
-		{"plan", []string{"traces", "size", "sets", "ordered", "shuffle", "seed", "problems"}, []string{"groups"}},
+		{"constants", []string{"traces", "size", "sets", "ordered", "balanced"}, jsonKeys(reflect.TypeFor[constantsOutput]())},
+		{"plan", []string{"traces", "size", "sets", "ordered", "shuffle", "balanced", "seed", "problems"}, []string{"groups"}},
 		{"vectors", []string{"out"}, nil},
 	} {
 		for _, h := range []string{"-h", "-help", "--help"} {

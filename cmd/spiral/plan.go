@@ -11,12 +11,15 @@ import (
 	"spiral"
 )
 
-const planHelp = `usage: spiral plan -traces N -size n -sets K [-ordered] [-shuffle] -seed S -problems P
+const planHelp = `usage: spiral plan -traces N -size n -sets K [-ordered] [-shuffle] [-balanced] -seed S -problems P
 
 plan draws the groups of P problems with the root package's Planner: for
 each problem, K distinct groups drawn uniformly without replacement from the
 C(N, n) unordered n-subsets of the N search traces (or, with -ordered, from
-the (N)_n ordered n-tuples), and writes one line per problem.
+the (N)_n ordered n-tuples), and writes one line per problem. With
+-balanced the K subsets of each problem are a balanced design instead
+(spiral.Balanced: every trace in K n / N groups, or in the two nearest whole
+numbers when N does not divide K n).
 
 Flags:
   -traces N     the number of search traces per problem, 1 <= N <= 2^20 (required)
@@ -25,6 +28,7 @@ Flags:
   -ordered      draw ordered tuples; a tuple's order is its presentation order
   -shuffle      present each subset's candidates in a uniformly random order
                 instead of ascending index order (not with -ordered)
+  -balanced     draw a balanced design (not with -ordered)
   -seed S       the seed, an unsigned 64-bit integer (required); the groups
                 are those of spiral.Config.Plan with
                 rand.New(rand.NewPCG(S, 0)) (Go's math/rand/v2), problem
@@ -47,6 +51,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	K := fs.Int("sets", 0, "")
 	ordered := fs.Bool("ordered", false, "")
 	shuffle := fs.Bool("shuffle", false, "")
+	balanced := fs.Bool("balanced", false, "")
 	seed := fs.Uint64("seed", 0, "")
 	problems := fs.Int("problems", 0, "")
 	if code, done := parseFlags(fs, planHelp, args, stdout, stderr); done {
@@ -64,6 +69,9 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	}
 	if *shuffle {
 		c.Order = spiral.Shuffled
+	}
+	if *balanced {
+		c.Design = spiral.Balanced
 	}
 	p, err := c.NewPlanner()
 	if err != nil {
