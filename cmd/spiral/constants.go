@@ -104,6 +104,12 @@ func constants(N, n, K int, ordered, balanced bool) (constantsOutput, error) {
 	if err != nil {
 		return constantsOutput{}, err
 	}
+	return newConstantsOutput(fam, K, miss, cover, m, missFloat, coverFloat, mFloat), nil
+}
+
+// newConstantsOutput writes the constants of K groups of the family fam.
+func newConstantsOutput(fam combin.Family, K int, miss, cover, m *big.Rat, missFloat, coverFloat, mFloat float64) constantsOutput {
+	N, n := fam.N(), fam.GroupSize()
 	appear, _ := new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(int64(K)), big.NewInt(int64(n))), big.NewInt(int64(N))).Float64()
 	return constantsOutput{
 		FamilySize:          fam.Count().String(),
@@ -114,7 +120,7 @@ func constants(N, n, K int, ordered, balanced bool) (constantsOutput, error) {
 		CoverProbFloat:      coverFloat,
 		MFloat:              mFloat,
 		ExpectedAppearances: appear,
-	}, nil
+	}
 }
 
 // balancedConstants computes the output of constants -balanced: the design
@@ -139,17 +145,7 @@ func balancedConstants(N, n, K int) (constantsOutput, error) {
 	missFloat, _ := miss.Float64()
 	coverFloat, _ := cover.Float64()
 	mFloat, _ := m.Float64()
-	appear, _ := new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(int64(K)), big.NewInt(int64(n))), big.NewInt(int64(N))).Float64()
-	return constantsOutput{
-		FamilySize:          fam.Count().String(),
-		MissProb:            miss.String(),
-		CoverProb:           cover.String(),
-		M:                   m.String(),
-		MissProbFloat:       missFloat,
-		CoverProbFloat:      coverFloat,
-		MFloat:              mFloat,
-		ExpectedAppearances: appear,
-	}, nil
+	return newConstantsOutput(fam, K, miss, cover, m, missFloat, coverFloat, mFloat), nil
 }
 
 func runConstants(args []string, stdout, stderr io.Writer) int {
