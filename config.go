@@ -321,13 +321,18 @@ func (c Config) family() (combin.Family, error) {
 	return combin.Subsets(c.SearchTraces, c.SetSize)
 }
 
+// validFamily validates c and returns its combin family.
+func (c Config) validFamily() (combin.Family, error) {
+	if err := c.Validate(); err != nil {
+		return combin.Family{}, err
+	}
+	return c.family()
+}
+
 // FamilySize returns the number of groups c draws from: C(N1, n) for Subsets,
 // (N1)_n for Tuples, exact. It returns an error if c is not valid.
 func (c Config) FamilySize() (*big.Int, error) {
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	fam, err := c.family()
+	fam, err := c.validFamily()
 	if err != nil {
 		return nil, err
 	}
@@ -344,10 +349,7 @@ func (c Config) FamilySize() (*big.Int, error) {
 // (or scale the search loss by 1/M) for an update that is unbiased for the
 // gradient. It returns an error if c is not valid.
 func (c Config) M() (*big.Rat, error) {
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	fam, err := c.family()
+	fam, err := c.validFamily()
 	if err != nil {
 		return nil, err
 	}

@@ -66,10 +66,7 @@ type groupSampler interface {
 
 // NewPlanner returns a Planner for c, or an error if c is invalid.
 func (c Config) NewPlanner() (*Planner, error) {
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	fam, err := c.family()
+	fam, err := c.validFamily()
 	if err != nil {
 		return nil, err
 	}
