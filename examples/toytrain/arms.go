@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"math/rand/v2"
 
 	"spiral"
 	"spiral/advantage"
-	"spiral/combin"
 	"spiral/estimator"
 )
 
@@ -16,6 +16,97 @@ type trainer interface {
 	// step samples the arm's rollouts for every problem of batch from pol,
 	// computes their credit and takes one gradient step on pol.
 	step(pol *policy, batch []problem, rnd *rand.Rand) error
+	// stats returns what the trainer observed over its steps so far.
+	stats() trainStats
+}
+
+// trainStats are what a trainer observed over its steps.
+type trainStats struct {
+	// signal and noise are sums over steps of ||E[s]||^2 and
+	// E||s - E[s]||^2 for the search step s per unit learning rate (the
+	// mean over the batch of each problem's contribution to the search
+	// logits), both estimated from the spread of the batch's contributions
+	// (searchMeter); steps counts the steps that gave an estimate (a batch
+	// of at least 2 problems).
+	signal, noise float64
+	steps         int
+	// For SPIRAL: plans is the number of plans drawn (one per problem),
+	// traces the search traces they planned, and uncredited and
+	// uncreditedSq the sum and the sum of squares over plans of the number
+	// of traces in no set (appearance count 0 in Credit.Search.Appearances).
+	plans, traces            int
+	uncredited, uncreditedSq float64
+}
+
+// snr returns the search step's signal-to-noise ratio per step,
+// sum ||E[s]||^2 / sum E||s - E[s]||^2; NaN without an estimate.
+func (s trainStats) snr() float64 {
+	if s.steps == 0 || s.noise <= 0 {
+		return math.NaN()
+	}
+	return s.signal / s.noise
+}
+
+// noCredit returns the fraction of planned search traces that were in no
+// set and its standard error, from the spread of the per-plan counts; NaN
+// for an arm without plans.
+func (s trainStats) noCredit() (frac, se float64) {
+	if s.plans == 0 {
+		return math.NaN(), math.NaN()
+	}
+	n := float64(s.plans)
+	perPlan := float64(s.traces) / n
+	mean := s.uncredited / n
+	if s.plans > 1 {
+		v := (s.uncreditedSq - n*mean*mean) / (n - 1)
+		se = math.Sqrt(math.Max(v, 0)/n) / perPlan
+	}
+	return mean / perPlan, se
+}
+
+// searchMeter watches a step's search-logit contributions, one problem at a
+// time, and accumulates the step's signal and noise into trainStats. With
+// c_b the contribution of problem b of B and s = (1/B) sum_b c_b the step,
+// T = (sum_b ||c_b||^2 - B ||s||^2)/(B-1), the trace of the contributions'
+// sample covariance, gives T/B for E||s - E[s]||^2 and ||s||^2 - T/B for
+// ||E[s]||^2 (unbiased for independent problems; the batch is drawn
+// without replacement from a finite pool, which the estimate ignores).
+type searchMeter struct {
+	one []float64 // the current problem's contribution
+	sum []float64 // sum of the step's contributions so far
+	sq  float64   // sum of their squared norms
+	n   int       // problems in the step so far
+}
+
+func newSearchMeter(V int) searchMeter {
+	return searchMeter{one: make([]float64, V), sum: make([]float64, V)}
+}
+
+// problemDone adds the current problem's contribution to the step.
+func (m *searchMeter) problemDone() {
+	for i, x := range m.one {
+		m.sum[i] += x
+		m.sq += x * x
+	}
+	m.n++
+	clear(m.one)
+}
+
+// stepDone records the step's signal and noise in st and starts a new step.
+func (m *searchMeter) stepDone(st *trainStats) {
+	B := float64(m.n)
+	norm := 0.0
+	for _, x := range m.sum {
+		norm += (x / B) * (x / B)
+	}
+	if m.n >= 2 {
+		tr := (m.sq - B*norm) / (B - 1)
+		st.signal += norm - tr/B
+		st.noise += tr / B
+		st.steps++
+	}
+	clear(m.sum)
+	m.sq, m.n = 0, 0
 }
 
 // arm is a named way to train the policy.
@@ -32,6 +123,12 @@ type arm struct {
 	// searchWeight is the factor w with E[search update] = lr * w * grad J
 	// for the arm's own search objective J, as the library computes it.
 	searchWeight func() (*big.Rat, error)
+	// pair names the arm this one is a variant of, with the same objective:
+	// when both run, the summary compares them over -replicates training
+	// streams each.
+	pair string
+	// config is a SPIRAL arm's configuration, nil for other arms.
+	config *spiral.Config
 }
 
 // arms lists every arm -arms can name, in the order they are reported. The
@@ -57,24 +154,62 @@ var arms = []arm{
 			return a.Quo(a, big.NewRat(int64(G), 1)), nil
 		},
 	},
-	{
-		name:      "spiral",
-		about:     "SPIRAL at the paper's configuration (spiral.Paper(): N1 = 8, n = 4, K = 4, N2 = 4), credit from spiral.Config.Plan and Credit",
-		objective: "reward is on aggregation outputs, which need a set holding the answer strategy or m distinct strategies of a complementary problem's subset",
+	spiralVariant("spiral",
+		"SPIRAL at the paper's configuration (spiral.Paper(): N1 = 8, n = 4, K = 4, N2 = 4), credit from spiral.Config.Plan and Credit",
+		"", spiral.Paper()),
+	spiralVariant("spiral-balanced",
+		"SPIRAL at the paper's configuration with Design = spiral.Balanced: the K = 4 sets are two random splits of the 8 traces into halves, so every trace is in exactly 2 sets (M = 1), credit from spiral.Config.Plan and Credit",
+		"spiral", balancedPaper()),
+}
+
+// spiralVariant returns the arm that trains with SPIRAL's credit at cfg.
+func spiralVariant(name, about, pair string, cfg spiral.Config) arm {
+	return arm{
+		name: name, about: about, pair: pair, config: &cfg,
+		objective: spiralObjective,
 		new: func(t toy, lr float64) (trainer, error) {
-			return newSPIRAL(t, spiral.Paper(), lr)
+			return newSPIRAL(t, cfg, lr)
 		},
-		// M/(N1 + K*N2): Proposition 3.1's M, pooled over the 24 outputs.
-		searchWeight: func() (*big.Rat, error) {
-			c := spiral.Paper()
-			f, err := combin.Subsets(c.SearchTraces, c.SetSize)
-			if err != nil {
-				return nil, err
-			}
-			w, err := estimator.RoleWeights(f, c.Sets, c.AggregationsPerSet, estimator.WithinSet, estimator.MeanPooled)
-			return w.Search, err
-		},
-	},
+		searchWeight: func() (*big.Rat, error) { return pooledSearchWeight(cfg) },
+	}
+}
+
+const spiralObjective = "reward is on aggregation outputs, which need a set holding the answer strategy or m distinct strategies of a complementary problem's subset"
+
+// balancedPaper is the paper's configuration with the balanced design.
+func balancedPaper() spiral.Config {
+	c := spiral.Paper()
+	c.Design = spiral.Balanced
+	return c
+}
+
+// pooledSearchWeight returns M/(N1 + K*N2): the multiplier of Proposition
+// 3.1 for c's own design (Config.M), each output's term divided by the
+// outputs generated per problem. It is 1365/(1541*24) = 455/12328 for the
+// paper's uniform design (as estimator.RoleWeights with MeanPooled, which
+// knows only the uniform design) and 1/24 for the balanced one (M = 8/4 - 1
+// = 1).
+func pooledSearchWeight(c spiral.Config) (*big.Rat, error) {
+	m, err := c.M()
+	if err != nil {
+		return nil, err
+	}
+	return m.Quo(m, big.NewRat(int64(c.Generations()), 1)), nil
+}
+
+// expectedNoCredit returns the probability that a search trace is in no
+// set under c's design, 1 - n(M+1)/N1 with M = c.M(): for a design that
+// treats the traces alike, M = E[traces in at least one set]/n - 1
+// (package estimator). It is 88/1541 for the paper's uniform design and 0
+// for the balanced one.
+func expectedNoCredit(c spiral.Config) (*big.Rat, error) {
+	m, err := c.M()
+	if err != nil {
+		return nil, err
+	}
+	m.Add(m, big.NewRat(1, 1))
+	m.Mul(m, big.NewRat(int64(c.SetSize), int64(c.SearchTraces)))
+	return m.Sub(big.NewRat(1, 1), m), nil
 }
 
 // findArm returns the arm with the given name.
@@ -98,6 +233,8 @@ type grpo struct {
 	lr      float64
 	p       []float64
 	grad    []float64
+	meter   searchMeter
+	st      trainStats
 	syms    []int
 	rewards []float64
 	adv     []float64
@@ -107,7 +244,7 @@ type grpo struct {
 func newGRPO(t toy, group int, lr float64) *grpo {
 	return &grpo{
 		toy: t, group: group, lr: lr,
-		p: make([]float64, t.V), grad: make([]float64, t.V),
+		p: make([]float64, t.V), grad: make([]float64, t.V), meter: newSearchMeter(t.V),
 		syms: make([]int, group), rewards: make([]float64, group),
 		adv: make([]float64, group), ids: make([]int, group),
 	}
@@ -134,13 +271,18 @@ func (g *grpo) step(pol *policy, batch []problem, rnd *rand.Rand) error {
 		}
 		for i, a := range g.adv {
 			addScore(g.grad, g.p, g.syms[i], a/float64(g.group))
+			addScore(g.meter.one, g.p, g.syms[i], a/float64(g.group))
 		}
+		g.meter.problemDone()
 	}
+	g.meter.stepDone(&g.st)
 	for v := range pol.search {
 		pol.search[v] += g.lr * g.grad[v] / float64(len(batch))
 	}
 	return nil
 }
+
+func (g *grpo) stats() trainStats { return g.st }
 
 // addScore adds w * (e_v - p), w times the score of a softmax at v, to grad.
 func addScore(grad, p []float64, v int, w float64) {
@@ -163,6 +305,8 @@ type spiralArm struct {
 	p        []float64
 	q        [kinds][]float64
 	grad     []float64
+	meter    searchMeter
+	st       trainStats
 	aggGrad  [kinds][]float64
 	syms     []int
 	correct  []bool
@@ -179,7 +323,7 @@ func newSPIRAL(t toy, cfg spiral.Config, lr float64) (*spiralArm, error) {
 	}
 	s := &spiralArm{
 		toy: t, cfg: cfg, planner: planner, lr: lr,
-		p: make([]float64, t.V), grad: make([]float64, t.V),
+		p: make([]float64, t.V), grad: make([]float64, t.V), meter: newSearchMeter(t.V),
 		syms: make([]int, cfg.SearchTraces), correct: make([]bool, cfg.SearchTraces),
 		setSyms: make([]int, cfg.SetSize), setRight: make([]bool, cfg.SetSize),
 		actions: make([][]int, cfg.Sets), rewards: make([][]float64, cfg.Sets),
@@ -234,15 +378,26 @@ func (s *spiralArm) step(pol *policy, batch []problem, rnd *rand.Rand) error {
 		if err != nil {
 			return err
 		}
+		uncredited := 0
 		for y, a := range credit.Search.Advantages {
 			addScore(s.grad, s.p, s.syms[y], a/outputs)
+			addScore(s.meter.one, s.p, s.syms[y], a/outputs)
+			if credit.Search.Appearances[y] == 0 {
+				uncredited++
+			}
 		}
+		s.meter.problemDone()
+		s.st.plans++
+		s.st.traces += len(s.syms)
+		s.st.uncredited += float64(uncredited)
+		s.st.uncreditedSq += float64(uncredited * uncredited)
 		for i, row := range credit.Aggregation.Advantages {
 			for j, a := range row {
 				addScore(s.aggGrad[x.kind], s.q[x.kind], s.actions[i][j], a/outputs)
 			}
 		}
 	}
+	s.meter.stepDone(&s.st)
 	b := float64(len(batch))
 	for v := range pol.search {
 		pol.search[v] += s.lr * s.grad[v] / b
@@ -254,3 +409,5 @@ func (s *spiralArm) step(pol *policy, batch []problem, rnd *rand.Rand) error {
 	}
 	return nil
 }
+
+func (s *spiralArm) stats() trainStats { return s.st }

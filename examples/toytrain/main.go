@@ -115,6 +115,7 @@ type options struct {
 	kmax          int
 	lr            float64
 	arms          []string
+	replicates    int // training streams per arm of a compared pair, the main one included
 	out           string
 }
 
@@ -130,7 +131,8 @@ func defaults() options {
 		evalSamples:   256,
 		kmax:          64,
 		lr:            1,
-		arms:          []string{"grpo", "spiral"},
+		arms:          []string{"grpo", "spiral", "spiral-balanced"},
+		replicates:    8,
 		out:           filepath.Join("out", "toytrain"),
 	}
 }
@@ -153,6 +155,7 @@ func cli(stdout, stderr io.Writer, args []string) int {
 	fs.IntVar(&opt.toy.V, "strategies", opt.toy.V, "number of strategies V")
 	fs.Float64Var(&opt.toy.single, "single", opt.toy.single, "fraction of problems a single strategy solves")
 	fs.Float64Var(&opt.toy.luck, "luck", opt.toy.luck, "chance that one trace of a complementary problem's subset solves it alone")
+	fs.IntVar(&opt.replicates, "replicates", opt.replicates, "training streams per arm of a compared pair (such as spiral-balanced and spiral), the main one included")
 	armList := fs.String("arms", strings.Join(opt.arms, ","), "comma-separated arms to train; the first is the baseline")
 	fs.StringVar(&opt.out, "out", opt.out, "output directory")
 	if err := fs.Parse(args); err != nil {
@@ -193,6 +196,8 @@ func (o options) validate() error {
 		return fmt.Errorf("lr = %v, want a positive number", o.lr)
 	case len(o.arms) == 0:
 		return errors.New("arms: none")
+	case o.replicates < 1:
+		return fmt.Errorf("replicates = %d, want >= 1", o.replicates)
 	case o.out == "":
 		return errors.New("out: empty")
 	}
@@ -215,13 +220,28 @@ type point struct {
 	metrics
 }
 
+// streamResult is one arm trained from one random stream.
+type streamResult struct {
+	history  []point // the evaluations during training (main stream only)
+	final    metrics
+	coverage []float64 // pass@k coverage, k = 1..kmax
+	stats    trainStats
+	// moved is ||θ_T - θ_0||^2, how far training moved the search logits
+	// (they start at 0 and every step keeps their sum at 0).
+	moved float64
+	// poolBest is the final best-action success on the training problems
+	// (the metric BestAction on the pool the batches are drawn from).
+	poolBest float64
+}
+
 // armResult is one trained arm.
 type armResult struct {
 	arm          arm
 	searchWeight *big.Rat // arm.searchWeight(), nil without one
-	history      []point
-	final        metrics
-	coverage     []float64 // pass@k coverage, k = 1..kmax
+	streamResult          // the main stream
+	// replicates are the main stream and, for an arm of a compared pair,
+	// opt.replicates - 1 more.
+	replicates []streamResult
 }
 
 // result is a whole run.
@@ -231,11 +251,17 @@ type result struct {
 	setN  int // n, the set size the aggregated metrics use
 	evals []problem
 	eff   []estimator.ScalingEfficiencyCurve // eff[i] compares arms[i+1] with arms[0]
+	pairs []pair
 }
 
+// pair is a compared pair of arms: variant's arm.pair names reference.
+type pair struct{ variant, reference int }
+
 // stream returns a generator for one named purpose: the same seed and name
-// give the same numbers whatever else runs, so adding an arm changes no other
-// arm's numbers.
+// give the same numbers whatever else runs, so adding an arm (or replicate
+// streams) changes no other arm's numbers. An arm's main stream trains from
+// "train/<arm>" and samples coverage from "coverage/<arm>"; replicate i >= 1
+// from "train/<arm>#i" and "coverage/<arm>#i".
 func stream(seed uint64, name string) *rand.Rand {
 	h := fnv.New64a()
 	h.Write([]byte(name))
@@ -257,16 +283,47 @@ func run(opt options) (*result, error) {
 		evals[i] = opt.toy.newProblem(rnd)
 	}
 	res := &result{opt: opt, evals: evals, arms: make([]armResult, len(opt.arms)), setN: spiral.Paper().SetSize}
-	errs := make([]error, len(opt.arms))
-	var wg sync.WaitGroup
+	index := map[string]int{}
 	for i, name := range opt.arms {
-		a, _ := findArm(name)
-		res.arms[i].arm = a
-		wg.Go(func() { errs[i] = res.train(&res.arms[i], train) })
+		res.arms[i].arm, _ = findArm(name)
+		index[name] = i
+	}
+	streams := make([]int, len(res.arms))
+	for i, a := range res.arms {
+		streams[i] = max(streams[i], 1)
+		if j, ok := index[a.arm.pair]; ok {
+			res.pairs = append(res.pairs, pair{variant: i, reference: j})
+			streams[i], streams[j] = opt.replicates, opt.replicates
+		}
+	}
+	var errs []error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range res.arms {
+		ar := &res.arms[i]
+		ar.replicates = make([]streamResult, streams[i])
+		for r := range ar.replicates {
+			wg.Go(func() {
+				if err := res.train(ar.arm, r, &ar.replicates[r], train); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			})
+		}
+		if ar.arm.searchWeight != nil {
+			var err error
+			if ar.searchWeight, err = ar.arm.searchWeight(); err != nil {
+				return nil, err
+			}
+		}
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	for i := range res.arms {
+		res.arms[i].streamResult = res.arms[i].replicates[0]
 	}
 	ks := make([]int, opt.kmax)
 	for k := range ks {
@@ -282,19 +339,24 @@ func run(opt options) (*result, error) {
 	return res, nil
 }
 
-// train trains one arm from the uniform policy and fills ar.
-func (res *result) train(ar *armResult, train []problem) error {
+// train trains arm a from the uniform policy on stream replicate (0 the
+// main one, the only one evaluated during training) and fills sr.
+func (res *result) train(a arm, replicate int, sr *streamResult, train []problem) error {
 	opt := res.opt
-	tr, err := ar.arm.new(opt.toy, opt.lr)
+	tr, err := a.new(opt.toy, opt.lr)
 	if err != nil {
 		return err
 	}
+	name := a.name
+	if replicate > 0 {
+		name = fmt.Sprintf("%s#%d", a.name, replicate)
+	}
 	pol := newPolicy(opt.toy.V)
-	rnd := stream(opt.seed, "train/"+ar.arm.name)
+	rnd := stream(opt.seed, "train/"+name)
 	batch := make([]problem, opt.batch)
 	for s := 0; ; s++ {
-		if s%opt.evalEvery == 0 || s == opt.steps {
-			ar.history = append(ar.history, point{s, opt.toy.evaluate(pol, res.evals, res.setN)})
+		if replicate == 0 && s%opt.evalEvery == 0 || s == opt.steps {
+			sr.history = append(sr.history, point{s, opt.toy.evaluate(pol, res.evals, res.setN)})
 		}
 		if s == opt.steps {
 			break
@@ -303,16 +365,16 @@ func (res *result) train(ar *armResult, train []problem) error {
 			batch[i] = train[j]
 		}
 		if err := tr.step(pol, batch, rnd); err != nil {
-			return fmt.Errorf("%s, step %d: %w", ar.arm.name, s, err)
+			return fmt.Errorf("%s, step %d: %w", name, s, err)
 		}
 	}
-	ar.final = ar.history[len(ar.history)-1].metrics
-	if ar.arm.searchWeight != nil {
-		if ar.searchWeight, err = ar.arm.searchWeight(); err != nil {
-			return err
-		}
+	sr.final = sr.history[len(sr.history)-1].metrics
+	sr.stats = tr.stats()
+	sr.poolBest = opt.toy.evaluate(pol, train, res.setN).BestAction
+	for _, l := range pol.search {
+		sr.moved += l * l
 	}
-	ar.coverage, err = res.coverage(pol, stream(opt.seed, "coverage/"+ar.arm.name))
+	sr.coverage, err = res.coverage(pol, stream(opt.seed, "coverage/"+name))
 	return err
 }
 

@@ -467,8 +467,8 @@ func TestCoverageVerdict(t *testing.T) {
 		{[]float64{0.2, 0.3, 0.4}, []float64{0.1, 0.2, 0.3}, "b does NOT beat a at any k = 1..3"},
 	} {
 		res := &result{opt: options{kmax: 3}, arms: []armResult{
-			{arm: arm{name: "a"}, coverage: c.base},
-			{arm: arm{name: "b"}, coverage: c.arm},
+			{arm: arm{name: "a"}, streamResult: streamResult{coverage: c.base}},
+			{arm: arm{name: "b"}, streamResult: streamResult{coverage: c.arm}},
 		}}
 		if got := res.coverageVerdict(res.arms[1]); !strings.HasPrefix(got, c.want) {
 			t.Errorf("%v vs %v: %q, want %q", c.arm, c.base, got, c.want)

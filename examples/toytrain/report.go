@@ -95,6 +95,9 @@ func (res *result) summary() string {
 				kv(fmt.Sprintf("%scoverage@%d", p, k), f4(a.coverage[k-1]))
 			}
 		}
+		if a.arm.config != nil {
+			kv(p+"no_credit_fraction", noCreditLine(a.stats, *a.arm.config))
+		}
 	}
 	for i, e := range res.eff {
 		p := fmt.Sprintf("efficiency.%s_vs_%s.", res.arms[i+1].arm.name, res.arms[0].arm.name)
@@ -116,6 +119,9 @@ func (res *result) summary() string {
 				kv(fmt.Sprintf("%sat_k%d", p, k), fmt.Sprintf("%s %s", f3(pt.Efficiency), pt.Status))
 			}
 		}
+	}
+	for _, pr := range res.pairs {
+		res.comparePair(&b, pr)
 	}
 	b.WriteString(res.verdict())
 	return b.String()
@@ -153,7 +159,7 @@ func (res *result) verdict() string {
 			if ratio < 1 {
 				size = fmt.Sprintf("%.1f times larger for %s", 1/ratio, A)
 			}
-			why = append(why, fmt.Sprintf("the expected search step is lr times %s = %.4f of %s's objective gradient and lr times %s = %.4f of %s's (estimator.RoleWeights and AggregationFactor, each output's term divided by the outputs per problem): %s",
+			why = append(why, fmt.Sprintf("the expected search step is lr times %s = %.4f of %s's objective gradient and lr times %s = %.4f of %s's (estimator.AggregationFactor for GRPO, spiral.Config.M for SPIRAL, each output's term divided by the outputs per problem): %s",
 				wb.RatString(), fb, B, wa.RatString(), fa, A, size))
 		}
 		if base.arm.singleTrace && !a.arm.singleTrace && a.coverage[0] < base.coverage[0] {
@@ -175,6 +181,9 @@ func (res *result) verdict() string {
 		for j, w := range why {
 			fmt.Fprintf(&b, "why.%s.%d: %s\n", A, j+1, w)
 		}
+	}
+	for _, pr := range res.pairs {
+		b.WriteString(res.pairVerdict(pr))
 	}
 	return b.String()
 }
