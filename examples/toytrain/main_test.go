@@ -97,7 +97,7 @@ func TestRunOutputs(t *testing.T) {
 	if !strings.HasPrefix(fields["outputs_per_problem"], "24 for every arm") {
 		t.Errorf("outputs_per_problem = %q", fields["outputs_per_problem"])
 	}
-	for _, a := range []string{"grpo", "spiral"} {
+	for _, a := range []string{"grpo", "spiral", "spiral-balanced"} {
 		for _, k := range []string{"entropy_bits.start", "entropy_bits.final"} {
 			v, err := strconv.ParseFloat(fields[a+"."+k], 64)
 			if err != nil || v < 0 || v > 3+1e-9 {
@@ -122,21 +122,62 @@ func TestRunOutputs(t *testing.T) {
 	if fields["grpo.adopt_prob.single"] != "0.5000" {
 		t.Errorf("grpo trained the aggregation head: adopt %s", fields["grpo.adopt_prob.single"])
 	}
-	n := 0
-	for _, s := range []string{"reached", "lower_bound", "unreached", "saturated"} {
-		c, err := strconv.Atoi(fields["efficiency.spiral_vs_grpo.points_"+s])
+	for _, a := range []string{"spiral", "spiral-balanced"} {
+		n := 0
+		for _, s := range []string{"reached", "lower_bound", "unreached", "saturated"} {
+			c, err := strconv.Atoi(fields["efficiency."+a+"_vs_grpo.points_"+s])
+			if err != nil {
+				t.Errorf("%s efficiency status %s: %v", a, s, err)
+			}
+			n += c
+		}
+		if n != 64 {
+			t.Errorf("%s efficiency statuses count %d points, want 64", a, n)
+		}
+		for _, k := range []string{"efficiency." + a + "_vs_grpo.max", "efficiency." + a + "_vs_grpo.at_k64", "verdict." + a, "why." + a + ".1"} {
+			if fields[k] == "" {
+				t.Errorf("summary lacks %s", k)
+			}
+		}
+	}
+	// The no-credit fraction: 0 for the balanced design, near 88/1541 for
+	// the uniform one (240 plans here: within 0.03).
+	noCredit := func(key string) float64 {
+		t.Helper()
+		v, err := strconv.ParseFloat(strings.Fields(fields[key]+" x")[0], 64)
 		if err != nil {
-			t.Errorf("efficiency status %s: %v", s, err)
+			t.Errorf("%s = %q", key, fields[key])
 		}
-		n += c
+		return v
 	}
-	if n != 64 {
-		t.Errorf("efficiency statuses count %d points, want 64", n)
+	if f := noCredit("spiral.no_credit_fraction"); math.Abs(f-88.0/1541) > 0.03 {
+		t.Errorf("spiral no-credit fraction %v, want about 88/1541", f)
 	}
-	for _, k := range []string{"efficiency.spiral_vs_grpo.max", "efficiency.spiral_vs_grpo.at_k64", "verdict.spiral", "why.spiral.1"} {
-		if fields[k] == "" {
-			t.Errorf("summary lacks %s", k)
+	if f := noCredit("spiral-balanced.no_credit_fraction"); f != 0 {
+		t.Errorf("spiral-balanced no-credit fraction %v, want 0", f)
+	}
+	if _, ok := fields["grpo.no_credit_fraction"]; ok {
+		t.Error("grpo reports a no-credit fraction")
+	}
+	const cmpPrefix = "compare.spiral-balanced_vs_spiral."
+	if !strings.HasPrefix(fields[cmpPrefix+"streams"], "8 per arm") {
+		t.Errorf("%sstreams = %q, want the default 8", cmpPrefix, fields[cmpPrefix+"streams"])
+	}
+	for _, k := range []string{"entropy_bits.final", "aggregated_success.final", "coverage@1", "coverage@8", "coverage@64"} {
+		if !strings.Contains(fields[cmpPrefix+k], " vs ") || !strings.Contains(fields[cmpPrefix+k], "z = ") {
+			t.Errorf("%s%s = %q, want two means and a z", cmpPrefix, k, fields[cmpPrefix+k])
 		}
+	}
+	for _, k := range []string{"no_credit_fraction.spiral", "no_credit_fraction.spiral-balanced", "search_noise_sq", "search_logits_moved_sq", "search_step_snr", "search_noise_per_expected_step_ratio", "train_pool_best_action_success.final"} {
+		if fields[cmpPrefix+k] == "" {
+			t.Errorf("summary lacks %s%s", cmpPrefix, k)
+		}
+	}
+	if v := fields["verdict.spiral-balanced_vs_spiral"]; !strings.Contains(v, "indistinguishable") && !strings.Contains(v, "differs") {
+		t.Errorf("verdict.spiral-balanced_vs_spiral = %q", v)
+	}
+	if fields["why.spiral-balanced_vs_spiral.1"] == "" {
+		t.Error("summary lacks why.spiral-balanced_vs_spiral.1")
 	}
 
 	// The same seed gives the same summary; another seed another one.
@@ -159,24 +200,38 @@ func TestRunOutputs(t *testing.T) {
 }
 
 // TestArmsIndependent checks that an arm's numbers do not depend on which
-// other arms run beside it, so that adding an arm changes nothing else.
+// other arms run beside it, nor on the replicate streams of a compared pair,
+// so that adding an arm changes nothing else.
 func TestArmsIndependent(t *testing.T) {
 	o := small(t.TempDir())
-	both, err := run(o)
+	all, err := run(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.arms = []string{"spiral"}
-	alone, err := run(o)
-	if err != nil {
-		t.Fatal(err)
+	if len(all.arms) != 3 || len(all.pairs) != 1 || len(all.arms[1].replicates) != o.replicates || len(all.arms[2].replicates) != o.replicates || len(all.arms[0].replicates) != 1 {
+		t.Fatalf("default run: %d arms, %d pairs", len(all.arms), len(all.pairs))
 	}
-	x, y := both.arms[1], alone.arms[0]
-	if x.final != y.final || !equalFloats(x.coverage, y.coverage) {
-		t.Errorf("spiral beside grpo: %+v, alone: %+v", x.final, y.final)
+	for i, name := range o.arms {
+		one := o
+		one.arms, one.replicates = []string{name}, 1
+		alone, err := run(one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, y := all.arms[i], alone.arms[0]
+		if x.final != y.final || !equalFloats(x.coverage, y.coverage) || x.stats != y.stats || x.moved != y.moved {
+			t.Errorf("%s beside the others: %+v, alone: %+v", name, x.final, y.final)
+		}
+		if len(alone.eff) != 0 || len(alone.pairs) != 0 || !strings.Contains(alone.verdict(), "one arm only") {
+			t.Errorf("%s alone: %d efficiency curves, %d pairs, verdict %q", name, len(alone.eff), len(alone.pairs), alone.verdict())
+		}
 	}
-	if len(alone.eff) != 0 || !strings.Contains(alone.verdict(), "one arm only") {
-		t.Errorf("one arm: %d efficiency curves, verdict %q", len(alone.eff), alone.verdict())
+	// Replicate streams differ from the main one and from each other.
+	reps := all.arms[2].replicates
+	for i := 1; i < len(reps); i++ {
+		if reps[i].final == reps[0].final || reps[i].final == reps[i-1].final {
+			t.Errorf("spiral-balanced replicate %d has the same final metrics as another stream", i)
+		}
 	}
 }
 
@@ -326,9 +381,11 @@ func popcount(x uint64) int {
 // constants: averaged over many steps from one policy, GRPO's search step is
 // lr * (G-1)/G * grad E[single-trace reward], and SPIRAL's search step is
 // lr * M/24 * grad J and its aggregation step lr * K(N2-1)/24 * grad J, with
-// J the expected aggregation reward (estimator.RoleWeights, pooled mean),
-// each gradient by central differences of the exact metrics. Tolerance: 5
-// standard errors of the mean step, per coordinate.
+// J the expected aggregation reward and M the design's own multiplier
+// (Config.M: 1365/1541 for the uniform design, as estimator.RoleWeights with
+// the pooled mean gives, and 1 for the balanced one), each gradient by
+// central differences of the exact metrics. Tolerance: 5 standard errors of
+// the mean step, per coordinate.
 func TestExpectedSteps(t *testing.T) {
 	reps := 40000
 	if testing.Short() {
@@ -356,6 +413,30 @@ func TestExpectedSteps(t *testing.T) {
 	}
 	if grpoW.Cmp(big.NewRat(23, 24)) != 0 || roles.Search.Cmp(big.NewRat(455, 12328)) != 0 || roles.Aggregation.Cmp(big.NewRat(1, 2)) != 0 {
 		t.Fatalf("weights %v, %v, %v; want 23/24, 1365/(1541*24) = 455/12328, 12/24", grpoW, roles.Search, roles.Aggregation)
+	}
+	armWeight := func(name string) *big.Rat {
+		t.Helper()
+		a, err := findArm(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := a.searchWeight()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	// The uniform arm's weight Config.M()/24 is RoleWeights' pooled one.
+	uniformW, balancedW := armWeight("spiral"), armWeight("spiral-balanced")
+	paperM, err := cfg.M()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uniformW.Cmp(roles.Search) != 0 || uniformW.Cmp(new(big.Rat).Quo(paperM, big.NewRat(24, 1))) != 0 {
+		t.Fatalf("spiral arm's search weight %v, want RoleWeights' %v = Paper().M()/24 = %v/24", uniformW, roles.Search, paperM)
+	}
+	if balancedW.Cmp(big.NewRat(1, 24)) != 0 {
+		t.Fatalf("spiral-balanced arm's search weight %v, want M/24 = (8/4 - 1)/24 = 1/24", balancedW)
 	}
 
 	// params lists a policy's parameters: the search logits, then the
@@ -450,6 +531,25 @@ func TestExpectedSteps(t *testing.T) {
 	}
 	if !far {
 		t.Error("the mean SPIRAL search step is within 5 standard errors of M/8 * grad J as well: the test has no power")
+	}
+
+	// The balanced design: the search step has its own weight 1/24, the
+	// aggregation step the same as the uniform design's.
+	sb, err := newSPIRAL(tt, balancedPaper(), lr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean, se = meanStep(sb, "spiral-balanced")
+	check("spiral-balanced", mean, se, gradAgg, weights(balancedW, roles.Aggregation))
+	// The test can tell the balanced weight 1/24 from the uniform one
+	// 455/12328 (|z| about 19 with 40000 steps, 8 with 8000).
+	uniform := weights(uniformW, roles.Aggregation)
+	zmax := 0.0
+	for i := range nSearch {
+		zmax = math.Max(zmax, math.Abs(mean[i]-uniform[i]*gradAgg[i])/se[i])
+	}
+	if zmax <= 5 {
+		t.Errorf("the mean balanced search step is within 5 standard errors (|z| <= %.1f) of the uniform weight's 455/12328 * grad J as well: the test has no power", zmax)
 	}
 }
 
