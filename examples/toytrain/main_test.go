@@ -144,7 +144,7 @@ func TestRunOutputs(t *testing.T) {
 	// the uniform one (240 plans here: within 0.03).
 	noCredit := func(key string) float64 {
 		t.Helper()
-		v, err := strconv.ParseFloat(strings.Fields(fields[key]+" x")[0], 64)
+		v, err := strconv.ParseFloat(strings.Fields(fields[key] + " x")[0], 64)
 		if err != nil {
 			t.Errorf("%s = %q", key, fields[key])
 		}
