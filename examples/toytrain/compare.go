@@ -143,8 +143,9 @@ func (res *result) comparePair(b *strings.Builder, pr pair) {
 		fmtEstimate(across(v.replicates, moved)), fmtEstimate(across(r.replicates, moved))))
 	kv("search_noise_sq", fmt.Sprintf("%s vs %s (lr^2 sum over steps of E||s - E[s]||^2, the squared distance the step's noise alone moves the search logits, estimated from the spread of each batch's problems)",
 		fmtEstimate(across(v.replicates, res.noise)), fmtEstimate(across(r.replicates, res.noise))))
-	sv, sr := pooledStats(v.replicates), pooledStats(r.replicates)
-	kv("search_step_snr", fmt.Sprintf("%.4f vs %.4f (||E[s]||^2 / E||s - E[s]||^2 per step, pooled over every step of every stream)", sv.snr(), sr.snr()))
+	snr := func(s streamResult) float64 { return s.stats.snr() }
+	kv("search_step_snr", fmt.Sprintf("%s vs %s (||E[s]||^2 / E||s - E[s]||^2 per step, each stream's estimate over its steps; noisy, since the expected step is small)",
+		fmtEstimate(across(v.replicates, snr)), fmtEstimate(across(r.replicates, snr))))
 	if ratio, ok := res.noisePerStep(v, r); ok {
 		kv("search_noise_per_expected_step_ratio", fmt.Sprintf("%.3f (the noise divided by the squared search weight w^2, E[s] = w grad J: the noise of the update scaled to be unbiased, %s over %s)", ratio, v.arm.name, r.arm.name))
 	}
@@ -251,7 +252,7 @@ func (res *result) pairVerdict(pr pair) string {
 	shareV, shareR := nv/mv, nr/mr
 	if max(shareV, shareR) < 0.25 {
 		why = append(why, fmt.Sprintf("and training here is not noise-limited: one step's expected move is small against its noise (||E[s]||^2 / E||s - E[s]||^2 = %.4f for %s), but over %d steps the expected moves add up and the noise averages out: the noise accounts for %.3f of the squared distance the search logits moved for %s (%.4f of %.4f) and %.3f for %s, so %.0f%% less noise per unit of expected step changes little; it would matter where the step is noise-limited (fewer steps, smaller batches) and the objective has more to give",
-			pooledStats(r.replicates).snr(), R, res.opt.steps, shareV, V, nv, mv, shareR, R, 100*(1-res.noisePerStepOr1(v, r))))
+			across(r.replicates, func(s streamResult) float64 { return s.stats.snr() }).mean, R, res.opt.steps, shareV, V, nv, mv, shareR, R, 100*(1-res.noisePerStepOr1(v, r))))
 	} else {
 		why = append(why, fmt.Sprintf("training here is noise-limited: the step's noise accounts for %.3f of the squared distance the search logits moved for %s (%.4f of %.4f) and %.3f for %s, so lowering the noise per unit of expected step can change where training ends, as far as the objective has something to give",
 			shareV, V, nv, mv, shareR, R))

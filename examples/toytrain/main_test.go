@@ -160,8 +160,8 @@ func TestRunOutputs(t *testing.T) {
 		t.Error("grpo reports a no-credit fraction")
 	}
 	const cmpPrefix = "compare.spiral-balanced_vs_spiral."
-	if !strings.HasPrefix(fields[cmpPrefix+"streams"], "8 per arm") {
-		t.Errorf("%sstreams = %q, want the default 8", cmpPrefix, fields[cmpPrefix+"streams"])
+	if !strings.HasPrefix(fields[cmpPrefix+"streams"], "16 per arm") {
+		t.Errorf("%sstreams = %q, want the default 16", cmpPrefix, fields[cmpPrefix+"streams"])
 	}
 	for _, k := range []string{"entropy_bits.final", "aggregated_success.final", "coverage@1", "coverage@8", "coverage@64"} {
 		if !strings.Contains(fields[cmpPrefix+k], " vs ") || !strings.Contains(fields[cmpPrefix+k], "z = ") {

@@ -241,15 +241,17 @@ var armColors = []color.Color{
 	color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, // purple
 }
 
-// addLine adds a line through xys to p with the arm's colour and the given
-// dash pattern, and a legend entry.
-func addLine(p *plot.Plot, xys plotter.XYs, arm int, dashes []vg.Length, label string) error {
+// addLine adds a line through xys to p with the colour of arm (of arms) and
+// the given dash pattern, and a legend entry. Earlier arms draw wider lines,
+// so that an arm drawn over another with the same values leaves the other's
+// colour visible at its edges.
+func addLine(p *plot.Plot, xys plotter.XYs, arm, arms int, dashes []vg.Length, label string) error {
 	l, err := plotter.NewLine(xys)
 	if err != nil {
 		return err
 	}
 	l.Color = armColors[arm%len(armColors)]
-	l.Width = vg.Points(1.5)
+	l.Width = vg.Points(1.5 + float64(arms-1-arm))
 	l.Dashes = dashes
 	p.Add(l)
 	p.Legend.Add(label, l)
@@ -281,7 +283,7 @@ func (res *result) plotEntropy() error {
 	p := newPlot("Search-distribution entropy", "training step", "entropy (bits)")
 	p.Y.Min, p.Y.Max = 0, math.Log2(float64(res.opt.toy.V))*1.2
 	for i, a := range res.arms {
-		if err := addLine(p, res.series(a, func(m metrics) float64 { return m.Entropy }), i, nil, a.arm.name); err != nil {
+		if err := addLine(p, res.series(a, func(m metrics) float64 { return m.Entropy }), i, len(res.arms), nil, a.arm.name); err != nil {
 			return err
 		}
 	}
@@ -307,7 +309,7 @@ func (res *result) plotSuccess() error {
 			{dotted, "aggregated (best action)", func(m metrics) float64 { return m.BestAction }},
 			{dashed, "single trace", func(m metrics) float64 { return m.Single }},
 		} {
-			if err := addLine(p, res.series(a, s.y), i, s.dashes, a.arm.name+": "+s.label); err != nil {
+			if err := addLine(p, res.series(a, s.y), i, len(res.arms), s.dashes, a.arm.name+": "+s.label); err != nil {
 				return err
 			}
 		}
@@ -331,7 +333,7 @@ func (res *result) plotCoverage() error {
 		for k, c := range a.coverage {
 			xys[k].X, xys[k].Y = float64(k+1), c
 		}
-		if err := addLine(p, xys, i, nil, a.arm.name); err != nil {
+		if err := addLine(p, xys, i, len(res.arms), nil, a.arm.name); err != nil {
 			return err
 		}
 	}
