@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"math/bits"
 	"slices"
 
 	"golang.org/x/exp/constraints"
+
+	"spiral/internal/credit"
 )
 
 // MaxAbsReward is the largest reward magnitude accepted. A reward r with
@@ -253,8 +256,103 @@ func mustLen(name string, got, want int) {
 }
 
 // validate checks every length and value of in, and returns the total
-// number of traces.
+// number of traces. A valid batch of small problems is accepted by
+// quickValid alone; anything else goes through checkAll, which finds the
+// first error in input order.
 func (in Batch[F]) validate() (traces int, err error) {
+	if traces, ok := in.quickValid(); ok {
+		return traces, nil
+	}
+	return in.checkAll()
+}
+
+// quickSets is the largest number of sets, and quickTraces the largest
+// number of traces, of a problem that quickValid checks.
+const (
+	quickSets   = 64
+	quickTraces = 64
+)
+
+// quickValid reports whether in is valid, with the total number of traces,
+// for a batch whose problems have at most quickTraces traces and quickSets
+// sets each (the paper's problems have 8 and 4); for any other batch it
+// reports false. It accepts exactly the batches of such problems that
+// checkAll accepts (TestQuickValid), in one pass over the members and one
+// over the rewards with few branches: each set's members are gathered into
+// a bit mask, which has as many bits as the set has members exactly when
+// none repeats, and two identical sets have equal masks, so only sets with
+// equal masks are compared member by member.
+func (in Batch[F]) quickValid() (traces int, ok bool) {
+	sizes, counts, members := in.SetSizes, in.RewardCounts, in.Members
+	if len(in.Sets) != len(in.Traces) || len(counts) != len(sizes) {
+		return 0, false
+	}
+	var masks [quickSets]uint64 // masks[i]: the members of set i of the current problem
+	s, m, r := 0, 0, 0          // offsets of the current set, member and reward
+	for p, nt := range in.Traces {
+		k := in.Sets[p]
+		if uint(nt-1) >= quickTraces || uint(k-1) >= quickSets || k > len(sizes)-s {
+			return 0, false
+		}
+		first := m // offset of the problem's first member
+		cs := counts[s : s+k]
+		for i, size := range sizes[s : s+k] {
+			// 1 <= size <= len(members)-m and 1 <= count <= len(Rewards)-r.
+			if uint(size-1) >= uint(len(members)-m) || uint(cs[i]-1) >= uint(len(in.Rewards)-r) {
+				return 0, false
+			}
+			mask, ok := memberMask(members[m:m+size], nt)
+			if !ok {
+				return 0, false
+			}
+			for i0, mask0 := range masks[:i] {
+				if mask0 == mask && in.sameMembers(s, first, i0, i) {
+					return 0, false
+				}
+			}
+			masks[i] = mask
+			m += size
+			r += cs[i]
+		}
+		s += k
+		traces += nt
+	}
+	if s != len(sizes) || m != len(members) || r != len(in.Rewards) || !allRewardsValid(in.Rewards) {
+		return 0, false
+	}
+	return traces, true
+}
+
+// memberMask returns the bit mask of the members of g, and whether they are
+// all in [0, nt) with none repeated, for nt <= 64. Their bitwise OR is
+// below 64 exactly when every member is in [0, 64) (a negative one has the
+// high bits set); then they are below nt when the mask has no bit at nt or
+// above, and distinct when it has one bit for each. It is not inlined:
+// inside quickValid, the compiler kept mask and or on the stack, storing
+// and reloading them for every member.
+//
+//go:noinline
+func memberMask(g []int, nt int) (mask uint64, ok bool) {
+	var or uint64
+	for _, y := range g {
+		or |= uint64(y)
+		mask |= 1 << (uint64(y) & 63)
+	}
+	return mask, or < 64 && mask>>uint(nt) == 0 && bits.OnesCount64(mask) == len(g)
+}
+
+// sameMembers reports whether sets i0 and i of the problem whose first set
+// is global set s and whose members start at Members[first] list the same
+// members in the same order.
+func (in Batch[F]) sameMembers(s, first, i0, i int) bool {
+	m0 := first + sum(in.SetSizes[s:s+i0])
+	m := m0 + sum(in.SetSizes[s+i0:s+i])
+	return slices.Equal(in.Members[m0:m0+in.SetSizes[s+i0]], in.Members[m:m+in.SetSizes[s+i]])
+}
+
+// checkAll checks every length and value of in, in input order, and
+// returns the total number of traces or the first error.
+func (in Batch[F]) checkAll() (traces int, err error) {
 	if len(in.Sets) != len(in.Traces) {
 		return 0, fmt.Errorf("advantage: len(Sets) = %d, want len(Traces) = %d", len(in.Sets), len(in.Traces))
 	}
@@ -370,39 +468,11 @@ func checkReward(x float64) error {
 	return nil
 }
 
-// traceChunk is the number of traces whose search credit is accumulated in
-// one pass over a problem's sets, and setCache the number of sets whose
-// scores are kept between passes; larger problems take more passes or
-// recompute set scores. Both buffers live on the stack, so ComputeBatch
-// allocates nothing.
-const (
-	traceChunk = 64
-	setCache   = 64
-)
-
 // computeValid computes the credit of a batch already validated into dst,
-// already checked to fit.
+// already checked to fit, with the package's one implementation of the
+// formulas.
 func computeValid[F constraints.Float](dst *BatchCredit[F], in Batch[F]) {
-	var sc scratch
-	for _, sp := range in.Spans() {
-		t, s, r := sp.Trace, sp.Set, sp.Reward
-		problem[F]{
-			traces:  sp.Traces,
-			sizes:   in.SetSizes[s : s+sp.Sets],
-			members: in.Members[sp.Member : sp.Member+sp.Members],
-			counts:  in.RewardCounts[s : s+sp.Sets],
-			rewards: in.Rewards[r : r+sp.Rewards],
-		}.credit(
-			dst.SetScores[s:s+sp.Sets], dst.SetAdvantages[s:s+sp.Sets],
-			dst.Search[t:t+sp.Traces], dst.Appearances[t:t+sp.Traces],
-			dst.Aggregation[r:r+sp.Rewards], &sc)
-	}
-}
-
-// scratch is the stack memory of computeValid.
-type scratch struct {
-	dev [setCache]float64   // f'_i of the first setCache sets
-	sum [traceChunk]float64 // sum of f' over the sets holding each trace
+	credit.Compute(credit.Result[F](*dst), credit.Layout[F](in))
 }
 
 func sum(xs []int) int {
@@ -411,85 +481,4 @@ func sum(xs []int) int {
 		n += x
 	}
 	return n
-}
-
-// problem is one validated problem of a Batch, with its slices cut out.
-type problem[F constraints.Float] struct {
-	traces  int
-	sizes   []int
-	members []int
-	counts  []int
-	rewards []F
-}
-
-// credit writes one problem's credit to the given slices of a BatchCredit.
-//
-// Every quantity is computed on deviations d = r - pivot from the problem's
-// mean reward pivot: f'_i = mean_j d_ij, so f_i = pivot + f'_i,
-// A_set = f'_i - fbar', A_agg = d_ij - f'_i and
-// A_search(y) = mean_{i: y in G_i} f'_i - fbar', which is the definition's
-// mean of A_set rearranged. When all set scores are equal every A_set is 0,
-// and so is every search advantage, which is then set to exactly 0. A trace
-// in every set gets exactly 0 because its sum of f' is accumulated in the
-// same order as fbar's.
-func (pr problem[F]) credit(setScores, setAdv, search []F, appearances []int, agg []F, sc *scratch) {
-	pivot := meanOf(pr.rewards)
-
-	// dev returns f'_i for set i, whose rewards are rs.
-	dev := func(i int, rs []F) float64 {
-		if i < setCache {
-			return sc.dev[i]
-		}
-		return meanDev(rs, pivot)
-	}
-
-	var fbarAcc meanAcc
-	o := 0
-	for i, c := range pr.counts {
-		f := meanDev(pr.rewards[o:o+c], pivot)
-		if i < setCache {
-			sc.dev[i] = f
-		}
-		fbarAcc.add(f)
-		o += c
-	}
-	fbar := fbarAcc.mean()
-
-	o = 0
-	for i, c := range pr.counts {
-		rs := pr.rewards[o : o+c]
-		f := dev(i, rs)
-		setScores[i] = F(pivot + f)
-		setAdv[i] = F(f - fbar)
-		for j, x := range rs {
-			agg[o+j] = F((float64(x) - pivot) - f)
-		}
-		o += c
-	}
-
-	clear(appearances)
-	for lo := 0; lo < pr.traces; lo += traceChunk {
-		hi := min(lo+traceChunk, pr.traces)
-		sums := sc.sum[:hi-lo]
-		clear(sums)
-		o, m := 0, 0
-		for i, c := range pr.counts {
-			f := dev(i, pr.rewards[o:o+c])
-			for _, y := range pr.members[m : m+pr.sizes[i]] {
-				if lo <= y && y < hi {
-					sums[y-lo] += f
-					appearances[y]++
-				}
-			}
-			o, m = o+c, m+pr.sizes[i]
-		}
-		for y := lo; y < hi; y++ {
-			switch n := appearances[y]; {
-			case n == 0 || !fbarAcc.mixed:
-				search[y] = 0
-			default:
-				search[y] = F(sums[y-lo]/float64(n) - fbar)
-			}
-		}
-	}
 }

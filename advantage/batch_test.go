@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
+
+	"spiral/internal/credit"
 )
 
 // toBatch lays problems out flat, converting rewards to F.
@@ -133,7 +135,7 @@ func TestUniformBatch(t *testing.T) {
 // than one accumulation chunk.
 func TestComputeBatchAllocs(t *testing.T) {
 	specs := paperSpecs(16, 1)
-	specs = append(specs, spec{Traces: 3*traceChunk + 5, Groups: [][]int{{0, 150}, {3*traceChunk + 4, 64, 1}}, Rewards: [][]float64{{1, 0}, {0.5}}})
+	specs = append(specs, spec{Traces: 3*credit.TraceChunk + 5, Groups: [][]int{{0, 150}, {3*credit.TraceChunk + 4, 64, 1}}, Rewards: [][]float64{{1, 0}, {0.5}}})
 	in64, in32 := toBatch[float64](specs), toBatch[float32](specs)
 	d64, err := NewBatchCredit(in64)
 	if err != nil {
@@ -155,7 +157,7 @@ func TestComputeBatchAllocs(t *testing.T) {
 // agrees with the reference.
 func TestManyTraces(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		traces := rapid.IntRange(traceChunk-2, 3*traceChunk+2).Draw(t, "traces")
+		traces := rapid.IntRange(credit.TraceChunk-2, 3*credit.TraceChunk+2).Draw(t, "traces")
 		var s spec
 		s.Traces = traces
 		for range rapid.IntRange(1, 6).Draw(t, "sets") {
@@ -190,8 +192,8 @@ func TestWholeFamily(t *testing.T) {
 		s.Groups = append(s.Groups, g)
 		s.Rewards = append(s.Rewards, []float64{rng.Float64(), rng.Float64(), float64(rng.IntN(2))})
 	}
-	if len(s.Groups) != 70 || len(s.Groups) <= setCache {
-		t.Fatalf("%d sets, want 70 > setCache = %d", len(s.Groups), setCache)
+	if len(s.Groups) != 70 || len(s.Groups) <= credit.SetCache {
+		t.Fatalf("%d sets, want 70 > credit.SetCache = %d", len(s.Groups), credit.SetCache)
 	}
 	c := mustCompute(t, s)
 	if diff := cmp.Diff(reference(s), c, approx(1e-12)); diff != "" {

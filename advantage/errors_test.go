@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
 )
 
 func TestComputeErrors(t *testing.T) {
@@ -208,6 +209,82 @@ func TestRewardBound(t *testing.T) {
 		_, errBatch := NewBatchCredit(in)
 		if (err == nil) != tc.ok || (errBatch == nil) != tc.ok {
 			t.Errorf("float32 reward %v: errors %v and %v, want ok = %v", tc.r, err, errBatch, tc.ok)
+		}
+	}
+}
+
+// TestQuickValid: the fast validator accepts exactly the batches of small
+// problems that the full, error-reporting one accepts, and never accepts a
+// batch that the full one rejects. Each check draws a valid batch and tries
+// it with no defect and with 20 random defects, one at a time: an int of
+// the layout changed (by a small step, to an edge value, to another entry's
+// value, or moved to another entry so that the sums still agree), a slice
+// cut short, a trailing empty set, a bad reward, or one set made a copy of
+// another.
+func TestQuickValid(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		specs := rapid.SliceOfN(rapid.Custom(drawSpec), 0, 4).Draw(t, "problems")
+		for try := range 21 {
+			in := toBatch[float64](specs)
+			if try > 0 {
+				spoil(t, &in, specs)
+			}
+			wantTraces, err := in.checkAll()
+			traces, ok := in.quickValid()
+			if ok && (err != nil || traces != wantTraces) {
+				t.Fatalf("quickValid accepts (%d traces), checkAll: %d traces, %v", traces, wantTraces, err)
+			}
+			small := slices.Max(append([]int{1}, in.Traces...)) <= quickTraces && slices.Max(append([]int{1}, in.Sets...)) <= quickSets
+			if !ok && err == nil && small {
+				t.Fatalf("quickValid rejects a valid batch of small problems")
+			}
+		}
+	})
+}
+
+// spoil makes one random change to in, the layout of specs, which may or
+// may not make it invalid.
+func spoil(t *rapid.T, in *Batch[float64], specs []spec) {
+	fields := map[string]*[]int{"Traces": &in.Traces, "Sets": &in.Sets, "SetSizes": &in.SetSizes, "Members": &in.Members, "RewardCounts": &in.RewardCounts}
+	switch what := rapid.SampledFrom([]string{"int", "trailing set", "reward", "copy"}).Draw(t, "defect"); what {
+	case "int":
+		xs := fields[rapid.SampledFrom([]string{"Traces", "Sets", "SetSizes", "Members", "RewardCounts"}).Draw(t, "field")]
+		if len(*xs) == 0 {
+			return
+		}
+		i := rapid.IntRange(0, len(*xs)-1).Draw(t, "i")
+		j := rapid.IntRange(0, len(*xs)-1).Draw(t, "j")
+		switch rapid.IntRange(0, 4).Draw(t, "change") {
+		case 0:
+			(*xs)[i] += rapid.IntRange(-2, 2).Draw(t, "delta")
+		case 1:
+			(*xs)[i] = rapid.SampledFrom([]int{-1, 0, 63, 64, 65, MaxTraces, MaxTraces + 1, math.MaxInt, math.MinInt}).Draw(t, "value")
+		case 2:
+			(*xs)[i] = (*xs)[j]
+		case 3:
+			*xs = (*xs)[:i]
+		case 4: // the sum is unchanged, so only the entries are wrong
+			(*xs)[i]--
+			(*xs)[j]++
+		}
+	case "trailing set": // Sets no longer cover every set
+		in.SetSizes = append(in.SetSizes, 0)
+		in.RewardCounts = append(in.RewardCounts, 0)
+	case "reward":
+		if len(in.Rewards) > 0 {
+			i := rapid.IntRange(0, len(in.Rewards)-1).Draw(t, "reward")
+			in.Rewards[i] = rapid.SampledFrom([]float64{math.NaN(), math.Inf(1), math.Inf(-1), -2e30, MaxAbsReward, 0}).Draw(t, "bad")
+		}
+	case "copy": // a set of the first problem becomes a copy of its first set
+		if len(specs) > 0 {
+			gs := specs[0].Groups
+			for i := 1; i < len(gs); i++ {
+				if len(gs[i]) == len(gs[0]) {
+					o := sum(in.SetSizes[:i])
+					copy(in.Members[o:o+len(gs[0])], gs[0])
+					break
+				}
+			}
 		}
 	}
 }
