@@ -22,6 +22,11 @@ import (
 // in 50 that one of the seven compared outcomes passes it by chance.
 const zThreshold = 3
 
+// noiseLimited is the share of the search logits' squared movement
+// ||θ_T - θ_0||^2 made by the step's noise from which the pair verdict calls
+// training noise-limited.
+const noiseLimited = 0.25
+
 // estimate is a mean over streams with its standard error (NaN for one
 // stream).
 type estimate struct{ mean, se float64 }
@@ -174,22 +179,20 @@ func (res *result) pairVerdict(pr pair) string {
 	var b strings.Builder
 	n := len(v.replicates)
 	if n < 2 {
-		fmt.Fprintf(&b, "verdict.%s: one stream per arm, no standard errors (use -replicates >= 2); %s\n", name,
-			res.coverageVerdict(v))
+		fmt.Fprintf(&b, "verdict.%s: one stream per arm, no standard errors: no verdict (use -replicates >= 2)\n", name)
 		return b.String()
 	}
 	type diff struct {
-		key  string
-		a, c estimate
-		d    estimate
-		z    float64
+		key string
+		d   estimate
+		z   float64
 	}
 	var diffs, real []diff
 	largest := -1
 	for _, o := range res.outcomes() {
 		a, c := across(v.replicates, o.get), across(r.replicates, o.get)
 		d, z := difference(a, c)
-		diffs = append(diffs, diff{o.key, a, c, d, z})
+		diffs = append(diffs, diff{o.key, d, z})
 		if largest < 0 || math.Abs(z) > math.Abs(diffs[largest].z) || math.IsNaN(diffs[largest].z) {
 			largest = len(diffs) - 1
 		}
@@ -220,10 +223,17 @@ func (res *result) pairVerdict(pr pair) string {
 			V, 100*fv, 100*sev, R, 100*fr, 100*ser))
 	}
 	ent := func(s streamResult) float64 { return s.final.Entropy }
-	if wv, wr := v.searchWeight, r.searchWeight; wv != nil && wr != nil && wr.Sign() > 0 {
+	larger := "" // the arm with the larger expected search step
+	if wv, wr := v.searchWeight, r.searchWeight; wv != nil && wr != nil && wr.Sign() > 0 && wv.Cmp(wr) != 0 {
 		ratio, _ := new(big.Rat).Quo(wv, wr).Float64()
 		fv, _ := wv.Float64()
 		fr, _ := wr.Float64()
+		faster, fell := ratio, "its"
+		larger = V
+		if ratio < 1 {
+			larger, faster = R, 1/ratio
+			fell = V + "'s"
+		}
 		H0 := v.history[0].Entropy
 		dv, dr := H0-across(v.replicates, ent).mean, H0-across(r.replicates, ent).mean
 		pd, pz := difference(across(v.replicates, poolBest), across(r.replicates, poolBest))
@@ -231,28 +241,37 @@ func (res *result) pairVerdict(pr pair) string {
 		if math.Abs(pz) >= zThreshold {
 			ended = "different"
 		}
-		why = append(why, fmt.Sprintf("at the same learning rate the expected search step is lr times %s = %.4f of grad J for %s and %s = %.4f for %s (spiral.Config.M over the 24 outputs): %.3f times larger for %s, which climbs faster: its search entropy fell by %.4f bits against %.4f (ratio %.3f, means over streams); on the training problems, whose aggregated reward both climb, their search ended %s (best-action success %s vs %s, difference %+.4f, z = %.1f)",
-			wv.RatString(), fv, V, wr.RatString(), fr, R, ratio, V, dv, dr, dv/dr, ended,
+		why = append(why, fmt.Sprintf("at the same learning rate the expected search step is lr times %s = %.4f of grad J for %s and %s = %.4f for %s (spiral.Config.M over the 24 outputs): %.3f times larger for %s, which climbs faster: %s search entropy fell by %.4f bits against %.4f (ratio %.3f, means over streams); on the training problems, whose aggregated reward both climb, their search ended %s (best-action success %s vs %s, difference %+.4f, z = %.1f)",
+			wv.RatString(), fv, V, wr.RatString(), fr, R, faster, larger, fell, dv, dr, dv/dr, ended,
 			fmtEstimate(across(v.replicates, poolBest)), fmtEstimate(across(r.replicates, poolBest)), pd.mean, pz))
 	}
 	nv, nr := across(v.replicates, res.noise).mean, across(r.replicates, res.noise).mean
-	if ratio, ok := res.noisePerStep(v, r); ok {
-		why = append(why, fmt.Sprintf("the noise of the search update scaled to be unbiased for grad J is %.3f times %s's for %s (the design's variance reduction on this toy, problem and aggregation noise included); unscaled, at the same learning rate, %s's step noise is %.3f times %s's",
-			ratio, R, V, V, nv/nr, R))
+	noiseRatio, haveRatio := res.noisePerStep(v, r)
+	if haveRatio {
+		why = append(why, fmt.Sprintf("the noise of the search update scaled to be unbiased for grad J is %.3f times %s's for %s (the designs' difference in variance on this toy, problem and aggregation noise included); unscaled, at the same learning rate, %s's step noise is %.3f times %s's",
+			noiseRatio, R, V, V, nv/nr, R))
 	}
 	sv, pv, fv := peak(v.history)
 	sr, pr2, fr := peak(r.history)
 	start := v.history[0].BestAction
 	if rise := max(pv, pr2) - start; rise < 0.02 {
-		why = append(why, fmt.Sprintf("there is little for the search to gain on this toy: on held-out problems the search distribution's worth to a perfect aggregator (best-action success) rose at most %.4f above the uniform start's %.4f (main streams: %s peaked at %.4f at step %d and ended at %.4f, %s at %.4f at step %d, ending at %.4f), so a faster or quieter climb moves the outcomes by thousandths; past the peak the one search distribution keeps fitting the mix of the %d training problems, and the larger step gets further into that in the same steps",
-			rise, start, V, pv, sv, fv, R, pr2, sr, fr, res.opt.trainProblems))
+		overfit := ""
+		if larger != "" && (fv < pv || fr < pr2) {
+			overfit = fmt.Sprintf("; past its peak the one search distribution keeps fitting the mix of the %d training problems, and %s, with the larger step, gets further into that in the same steps", res.opt.trainProblems, larger)
+		}
+		why = append(why, fmt.Sprintf("there is little for the search to gain on this toy: on held-out problems the search distribution's worth to a perfect aggregator (best-action success) rose at most %.4f above the uniform start's %.4f (main streams: %s peaked at %.4f at step %d and ended at %.4f, %s at %.4f at step %d, ending at %.4f), so a faster or quieter climb moves the outcomes by thousandths%s",
+			rise, start, V, pv, sv, fv, R, pr2, sr, fr, overfit))
 	}
 	mv := across(v.replicates, func(s streamResult) float64 { return s.moved }).mean
 	mr := across(r.replicates, func(s streamResult) float64 { return s.moved }).mean
 	shareV, shareR := nv/mv, nr/mr
-	if max(shareV, shareR) < 0.25 {
-		why = append(why, fmt.Sprintf("and training here is not noise-limited: one step's expected move is small against its noise (||E[s]||^2 / E||s - E[s]||^2 = %.4f for %s), but over %d steps the expected moves add up and the noise averages out: the noise accounts for %.3f of the squared distance the search logits moved for %s (%.4f of %.4f) and %.3f for %s, so %.0f%% less noise per unit of expected step changes little; it would matter where the step is noise-limited (fewer steps, smaller batches) and the objective has more to give",
-			across(r.replicates, func(s streamResult) float64 { return s.stats.snr() }).mean, R, res.opt.steps, shareV, V, nv, mv, shareR, R, 100*(1-res.noisePerStepOr1(v, r))))
+	if max(shareV, shareR) < noiseLimited {
+		scaled := ""
+		if haveRatio {
+			scaled = fmt.Sprintf(", so a noise ratio of %.3f per unit of expected step changes little", noiseRatio)
+		}
+		why = append(why, fmt.Sprintf("and training here is not noise-limited: one step's expected move is small against its noise (||E[s]||^2 / E||s - E[s]||^2 = %.4f for %s), but over %d steps the expected moves add up and the noise averages out: the noise accounts for %.3f of the squared distance the search logits moved for %s (%.4f of %.4f) and %.3f for %s%s; it would matter where the step is noise-limited (fewer steps, smaller batches) and the objective has more to give",
+			across(r.replicates, func(s streamResult) float64 { return s.stats.snr() }).mean, R, res.opt.steps, shareV, V, nv, mv, shareR, R, scaled))
 	} else {
 		why = append(why, fmt.Sprintf("training here is noise-limited: the step's noise accounts for %.3f of the squared distance the search logits moved for %s (%.4f of %.4f) and %.3f for %s, so lowering the noise per unit of expected step can change where training ends, as far as the objective has something to give",
 			shareV, V, nv, mv, shareR, R))
@@ -261,14 +280,6 @@ func (res *result) pairVerdict(pr pair) string {
 		fmt.Fprintf(&b, "why.%s.%d: %s\n", name, j+1, w)
 	}
 	return b.String()
-}
-
-// noisePerStepOr1 is noisePerStep, or 1 without search weights.
-func (res *result) noisePerStepOr1(v, r armResult) float64 {
-	if ratio, ok := res.noisePerStep(v, r); ok {
-		return ratio
-	}
-	return 1
 }
 
 // peak returns the step and value of the largest held-out best-action

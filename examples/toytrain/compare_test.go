@@ -142,7 +142,7 @@ func TestPairVerdict(t *testing.T) {
 			rs[i].final.Entropy = entropy + 0.01*float64(i%3-1)
 			rs[i].final.Aggregated = 0.3 + 0.001*float64(i%2)
 			rs[i].coverage = []float64{0.1 + 0.001*float64(i%4)}
-			rs[i].history = []point{{0, metrics{Entropy: 3, BestAction: 0.4}}, {10, metrics{Entropy: entropy, BestAction: 0.401}}}
+			rs[i].history = []point{{0, metrics{Entropy: 3, BestAction: 0.4}}, {5, metrics{Entropy: 2.8, BestAction: 0.402}}, {10, metrics{Entropy: entropy, BestAction: 0.401}}}
 			rs[i].stats = trainStats{noise: 0.01, steps: 10}
 			rs[i].moved = 1
 		}
@@ -153,17 +153,29 @@ func TestPairVerdict(t *testing.T) {
 		for _, a := range []struct {
 			name string
 			e    float64
-		}{{"ref", er}, {"var", ev}} {
+			w    *big.Rat
+		}{{"ref", er, big.NewRat(455, 12328)}, {"var", ev, big.NewRat(1, 24)}} {
 			rs := streams(a.e, n)
-			res.arms = append(res.arms, armResult{arm: arm{name: a.name}, streamResult: rs[0], replicates: rs})
+			res.arms = append(res.arms, armResult{arm: arm{name: a.name}, searchWeight: a.w, streamResult: rs[0], replicates: rs})
 		}
 		res.pairs = []pair{{variant: 1, reference: 0}}
 		return res
 	}
-	if v := mk(2.5, 2.5, 8).pairVerdict(pair{1, 0}); !strings.Contains(v, "verdict.var_vs_ref: var and ref are indistinguishable on this toy: over 8 training streams each") {
-		t.Errorf("equal arms: %q", v)
+	v := mk(2.5, 2.5, 8).pairVerdict(pair{1, 0})
+	for _, want := range []string{
+		"verdict.var_vs_ref: var and ref are indistinguishable on this toy: over 8 training streams each",
+		"1.129 times larger for var, which climbs faster",
+		"rose at most 0.0020 above the uniform start's 0.4000",
+		"var, with the larger step, gets further",
+		// noise 0.01 of a squared movement of 1 for both, with weights
+		// 1/24 and 1365/(1541*24): 1365^2/1541^2 = 0.785 per unit step.
+		"not noise-limited", "a noise ratio of 0.785",
+	} {
+		if !strings.Contains(v, want) {
+			t.Errorf("equal arms: no %q in %q", want, v)
+		}
 	}
-	v := mk(2.4, 2.5, 8).pairVerdict(pair{1, 0})
+	v = mk(2.4, 2.5, 8).pairVerdict(pair{1, 0})
 	if !strings.Contains(v, "verdict.var_vs_ref: var differs from ref by more than 3 standard errors over 8 training streams each in entropy_bits.final -0.1000") {
 		t.Errorf("shifted entropy: %q", v)
 	}

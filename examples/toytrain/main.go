@@ -90,9 +90,9 @@
 // over steps of E||s - E[s]||^2, estimated from the spread of each batch's
 // problems, and its ratio between the designs once each is divided by its
 // squared weight w^2 (the noise of the update scaled to be unbiased);
-// how far the search logits moved, ||θ_T - θ_0||^2, of which that noise is
-// the part due to noise; and the search's best-action success on the
-// training problems.
+// how far the search logits moved, ||θ_T - θ_0||^2, which the noise alone
+// would make about its own size; and the search's best-action success on
+// the training problems.
 //
 // It writes entropy.png, success.png, coverage.png and summary.txt (key: value
 // lines, then verdict and why lines that compare the arms from the numbers)
@@ -328,8 +328,10 @@ func run(opt options) (*result, error) {
 		index[name] = i
 	}
 	streams := make([]int, len(res.arms))
+	for i := range streams {
+		streams[i] = 1
+	}
 	for i, a := range res.arms {
-		streams[i] = max(streams[i], 1)
 		if j, ok := index[a.arm.pair]; ok {
 			res.pairs = append(res.pairs, pair{variant: i, reference: j})
 			streams[i], streams[j] = opt.replicates, opt.replicates

@@ -98,6 +98,8 @@ func (res *result) summary() string {
 		if a.arm.config != nil {
 			kv(p+"no_credit_fraction", noCreditLine(a.stats, *a.arm.config))
 		}
+		kv(p+"search_logits_moved_sq", fmt.Sprintf("%.4f (||θ_T - θ_0||^2)", a.moved))
+		kv(p+"search_noise_sq", fmt.Sprintf("%.4f (lr^2 sum over steps of E||s - E[s]||^2 for the search step s: what the noise alone would make ||θ_T - θ_0||^2)", res.noise(a.streamResult)))
 	}
 	for i, e := range res.eff {
 		p := fmt.Sprintf("efficiency.%s_vs_%s.", res.arms[i+1].arm.name, res.arms[0].arm.name)
