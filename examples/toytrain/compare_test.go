@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"math"
 	"math/big"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -184,5 +187,30 @@ func TestPairVerdict(t *testing.T) {
 	}
 	if v := mk(2.4, 2.5, 1).pairVerdict(pair{1, 0}); !strings.Contains(v, "one stream per arm") {
 		t.Errorf("one stream: %q", v)
+	}
+}
+
+// TestDocsSummaryCurrent checks that the committed copy of the default
+// run's summary, docs/toytrain/summary.txt, is what the program writes now.
+// It runs the full default (a few seconds), so only with SPIRAL_LONG=1.
+func TestDocsSummaryCurrent(t *testing.T) {
+	if os.Getenv("SPIRAL_LONG") != "1" {
+		t.Skip("the full default run: set SPIRAL_LONG=1")
+	}
+	want, err := os.ReadFile(filepath.Join("..", "..", "docs", "toytrain", summaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if status := cli(&stdout, &stderr, []string{"-out", dir}); status != 0 {
+		t.Fatalf("exit status %d: %s", status, stderr.String())
+	}
+	got, err := os.ReadFile(filepath.Join(dir, summaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("docs/toytrain/summary.txt is not the default run's summary: rerun go run ./examples/toytrain and copy out/toytrain/*.png and summary.txt to docs/toytrain/")
 	}
 }

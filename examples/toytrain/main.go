@@ -121,6 +121,10 @@
 //
 // -strategies, -single and -luck change the toy's V, single fraction and ε;
 // -batch, -lr, -eval-every and -samples the training and evaluation.
+//
+// docs/toytrain holds a copy of the default run's plots and summary for the
+// README; SPIRAL_LONG=1 go test ./examples/toytrain checks that its
+// summary.txt is what the program writes now.
 package main
 
 import (
