@@ -70,7 +70,9 @@ func (s trainStats) noCredit() (frac, se float64) {
 // T = (sum_b ||c_b||^2 - B ||s||^2)/(B-1), the trace of the contributions'
 // sample covariance, gives T/B for E||s - E[s]||^2 and ||s||^2 - T/B for
 // ||E[s]||^2 (unbiased for independent problems; the batch is drawn
-// without replacement from a finite pool, which the estimate ignores).
+// without replacement from a finite pool, which the estimate ignores). The
+// trainers keep their own gradient sums beside it, so that watching changes
+// none of their arithmetic (and no arm's numbers).
 type searchMeter struct {
 	one []float64 // the current problem's contribution
 	sum []float64 // sum of the step's contributions so far
