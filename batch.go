@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"spiral/advantage"
+	"spiral/internal/credit"
 	"spiral/lengthgate"
 )
 
@@ -63,8 +65,8 @@ type BatchCredit struct {
 	// using the paper's dynamic sampling resamples it.
 	NoSignal []bool
 
-	layout advantage.Batch[float64]       // sizes of the last batch; Members and Rewards alias the input during a call
-	adv    advantage.BatchCredit[float64] // views of the exported slices
+	layout credit.Layout[float64] // sizes of the last batch; Members and Rewards alias the input during a call
+	adv    credit.Result[float64] // views of the exported slices
 	chk    planChecker
 }
 
@@ -179,20 +181,24 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	fill(l.SetSizes, n)
 	fill(l.RewardCounts, n2)
 	l.Members, l.Rewards = in.Groups, in.Rewards
-	err := c.creditValid(dst, in.SearchLengths, in.AggregationLengths)
+	c.creditValid(dst, in.SearchLengths, in.AggregationLengths)
 	l.Members, l.Rewards = nil, nil
-	return err
+	return nil
 }
 
 // creditValid computes the credit of the checked input described by
 // dst.layout (each problem with N1 traces and K sets of n members, each set
 // with its own reward count) into dst, already resized. The lengths are nil
 // or checked, in the layouts of the traces and of the rewards.
-func (c Config) creditValid(dst *BatchCredit, searchLengths, aggLengths []int) error {
-	if err := advantage.ComputeBatch(&dst.adv, dst.layout); err != nil {
-		// Unreachable: everything ComputeBatch checks was checked.
-		return fmt.Errorf("spiral: internal error: %w", err)
-	}
+//
+// The credit itself is computed by internal/credit, the implementation
+// behind advantage.ComputeBatch, without advantage's validation of the
+// batch: the caller has checked everything that validation checks, with
+// errors in this package's terms (the config by Validate, each plan by the
+// plan check, which compares Subsets as sets and so is stricter than
+// advantage's comparison of sets as presented, and every reward).
+func (c Config) creditValid(dst *BatchCredit, searchLengths, aggLengths []int) {
+	credit.Compute(dst.adv, dst.layout)
 	n1, k := c.SearchTraces, c.Sets
 	r := 0 // offset of problem q's rewards
 	for q := range dst.Problems {
@@ -200,14 +206,11 @@ func (c Config) creditValid(dst *BatchCredit, searchLengths, aggLengths []int) e
 		for _, cnt := range dst.layout.RewardCounts[q*k : (q+1)*k] {
 			nr += cnt
 		}
-		var searchZero, aggZero bool
-		dst.Search.Gate[q], searchZero = gate(c.Gates.Search, dst.Search.Advantages[q*n1:(q+1)*n1], sub(searchLengths, q*n1, (q+1)*n1))
-		dst.Aggregation.Gate[q], aggZero = gate(c.Gates.Aggregation, dst.Aggregation.Advantages[r:r+nr], sub(aggLengths, r, r+nr))
+		searchZero := gate(c.Gates.Search, dst.Search.Advantages[q*n1:(q+1)*n1], sub(searchLengths, q*n1, (q+1)*n1), &dst.Search.Gate[q])
+		aggZero := gate(c.Gates.Aggregation, dst.Aggregation.Advantages[r:r+nr], sub(aggLengths, r, r+nr), &dst.Aggregation.Gate[q])
 		inNoSet := 0
 		for _, a := range dst.Search.Appearances[q*n1 : (q+1)*n1] {
-			if a == 0 {
-				inNoSet++
-			}
+			inNoSet += b2i(a == 0)
 		}
 		dst.Search.InNoSet[q] = inNoSet
 		dst.Search.NoSignal[q] = searchZero
@@ -215,44 +218,59 @@ func (c Config) creditValid(dst *BatchCredit, searchLengths, aggLengths []int) e
 		dst.NoSignal[q] = searchZero && aggZero
 		r += nr
 	}
-	return nil
 }
 
 // gate applies the valid gate g of Eq. 8 to adv in place, with the checked
-// lengths (nil only when g is disabled), and returns what
-// [lengthgate.Gate.Apply] would report, together with whether every
-// advantage is 0 afterwards. The rule itself is g.KeepsPositive; this loop
-// only skips the checks that Apply would repeat on every call (the inputs
-// were checked once for the whole batch). TestGateMatchesLengthgate holds it
-// equal to Apply.
-func gate(g lengthgate.Gate, adv []float64, lengths []int) (rep lengthgate.Report, zero bool) {
-	rep.Outputs = len(adv)
-	zero = true
-	enabled := g.Enabled()
-	if enabled {
+// lengths (nil only when g is disabled), writes to rep what
+// [lengthgate.Gate.Apply] would report, and returns whether every advantage
+// is 0 afterwards. It only skips the checks that Apply would repeat on
+// every call (the inputs were checked once for the whole batch), and
+// branches on the data only to zero an advantage, which is rare in
+// training, not on its sign, which a random reward makes unpredictable. It
+// zeroes a positive advantage whose length is above a limit, the largest
+// length that g.KeepsPositive keeps (Target, or Target-1 when the gate
+// takes the boundary). TestGateMatchesLengthgate holds it equal to Apply,
+// bit for bit.
+func gate(g lengthgate.Gate, adv []float64, lengths []int, rep *lengthgate.Report) (zero bool) {
+	var positive, atTarget, gated int
+	mass := 0.0        // the positive advantages zeroed, in order
+	var nonzero uint64 // the bits of every advantage after gating, ORed
+	if !g.Enabled() {
+		for _, a := range adv {
+			positive += b2i(a > 0)
+			nonzero |= math.Float64bits(a)
+		}
+	} else {
+		limit := g.Target
+		if !g.KeepsPositive(limit) {
+			limit--
+		}
 		lengths = lengths[:len(adv)]
-	}
-	for i, a := range adv {
-		if a > 0 {
-			rep.Positive++
-			if enabled {
-				l := lengths[i]
-				if l == g.Target {
-					rep.AtTarget++
-				}
-				if !g.KeepsPositive(l) {
-					rep.Gated++
-					rep.MassRemoved += a
-					adv[i] = 0
-					continue
-				}
+		for i, a := range adv {
+			pos := b2i(a > 0)
+			l := lengths[i]
+			positive += pos
+			atTarget += pos & b2i(l == g.Target)
+			if pos&b2i(l > limit) != 0 { // rare in training: few outputs are long
+				gated++
+				mass += a
+				adv[i] = 0
+				continue
 			}
-		}
-		if a != 0 {
-			zero = false
+			nonzero |= math.Float64bits(a)
 		}
 	}
-	return rep, zero
+	// Field by field: a composite literal is built on the stack and copied
+	// with wider loads than its stores, which stalls.
+	rep.Outputs, rep.Positive, rep.AtTarget, rep.Gated, rep.MassRemoved = len(adv), positive, atTarget, gated, mass
+	return nonzero&^(1<<63) == 0 // -0 is 0
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // resize sets the lengths of every slice of b for p problems of n1 traces
@@ -278,7 +296,7 @@ func (b *BatchCredit) resize(p, n1, k, nr int) {
 	l.Sets = grow(l.Sets, p)
 	l.SetSizes = grow(l.SetSizes, p*k)
 	l.RewardCounts = grow(l.RewardCounts, p*k)
-	b.adv = advantage.BatchCredit[float64]{
+	b.adv = credit.Result[float64]{
 		SetScores:     b.SetScores,
 		SetAdvantages: b.SetAdvantages,
 		Search:        s.Advantages,
@@ -332,6 +350,9 @@ var (
 // reject (NaN, infinite, or |r| > advantage.MaxAbsReward) and why, or -1 and
 // nil.
 func checkRewards(rs []float64) (int, error) {
+	if credit.RewardsValid(rs) {
+		return -1, nil
+	}
 	for i, x := range rs {
 		if !(math.Abs(x) <= advantage.MaxAbsReward) { // true for NaN
 			if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -340,15 +361,25 @@ func checkRewards(rs []float64) (int, error) {
 			return i, errTooLarge
 		}
 	}
-	return -1, nil
+	return -1, nil // unreachable
 }
 
-// firstNegative returns the index of the first negative length, or -1.
+// firstNegative returns the index of the first negative length, or -1. It
+// first ORs all of them, four at a time: the result is negative exactly
+// when one of them is.
 func firstNegative(ls []int) int {
-	for i, l := range ls {
-		if l < 0 {
-			return i
-		}
+	var o0, o1, o2, o3 int
+	for rest := ls; len(rest) >= 4; rest = rest[4:] {
+		o0 |= rest[0]
+		o1 |= rest[1]
+		o2 |= rest[2]
+		o3 |= rest[3]
 	}
-	return -1
+	for _, l := range ls[len(ls)&^3:] {
+		o0 |= l
+	}
+	if o0|o1|o2|o3 >= 0 {
+		return -1
+	}
+	return slices.IndexFunc(ls, func(l int) bool { return l < 0 })
 }

@@ -156,9 +156,7 @@ func (c Config) Credit(p Plan, rewards [][]float64, l Lengths) (Credit, error) {
 		lay.RewardCounts[i] = len(rs)
 		lay.Rewards = append(lay.Rewards, rs...)
 	}
-	if err := c.creditValid(&b, l.Search, aggLengths); err != nil {
-		return Credit{}, err
-	}
+	c.creditValid(&b, l.Search, aggLengths)
 
 	agg := make([][]float64, k)
 	o := 0

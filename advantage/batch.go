@@ -19,7 +19,7 @@ import (
 // so every output is finite. SPIRAL's rewards lie in [0, 1]. The bound
 // applies to the value: float32(1e30) is 1.0000000150474662e30, and is
 // rejected.
-const MaxAbsReward = 1e30
+const MaxAbsReward = credit.MaxAbsReward
 
 // MaxTraces is the largest number of traces (N1) accepted for one problem.
 // It bounds the memory a caller's sizes can make this package allocate.
@@ -317,7 +317,7 @@ func (in Batch[F]) quickValid() (traces int, ok bool) {
 		s += k
 		traces += nt
 	}
-	if s != len(sizes) || m != len(members) || r != len(in.Rewards) || !allRewardsValid(in.Rewards) {
+	if s != len(sizes) || m != len(members) || r != len(in.Rewards) || !credit.RewardsValid(in.Rewards) {
 		return 0, false
 	}
 	return traces, true
@@ -415,7 +415,7 @@ func (in Batch[F]) checkAll() (traces int, err error) {
 				return 0, fmt.Errorf("advantage: problem %d, set %d: %d rewards, but len(Rewards) = %d leaves %d",
 					p, i, count, len(in.Rewards), len(in.Rewards)-r)
 			}
-			if !allRewardsValid(in.Rewards[r : r+count]) {
+			if !credit.RewardsValid(in.Rewards[r : r+count]) {
 				for j, x := range in.Rewards[r : r+count] {
 					if err := checkReward(float64(x)); err != nil {
 						return 0, fmt.Errorf("advantage: problem %d, set %d, reward %d = %v: %w", p, i, j, x, err)
@@ -444,18 +444,6 @@ var (
 	errNotFinite = fmt.Errorf("reward is not finite")
 	errTooLarge  = fmt.Errorf("reward magnitude exceeds MaxAbsReward = %g", MaxAbsReward)
 )
-
-// allRewardsValid reports whether every x is finite with |x| <= MaxAbsReward.
-// It compares bit patterns without the sign, which order non-negative
-// floats as their values and put infinities and NaNs above every finite
-// value, so that the loop has no branch.
-func allRewardsValid[F constraints.Float](xs []F) bool {
-	var m uint64
-	for _, x := range xs {
-		m = max(m, math.Float64bits(float64(x))&^(1<<63))
-	}
-	return m <= math.Float64bits(MaxAbsReward)
-}
 
 // checkReward returns an error saying why x is not a valid reward, or nil.
 func checkReward(x float64) error {

@@ -42,6 +42,32 @@ import (
 	"golang.org/x/exp/constraints"
 )
 
+// MaxAbsReward is advantage.MaxAbsReward, the largest reward magnitude the
+// formulas accept: with |r| <= 1e30 no mean, deviation or advantage can
+// overflow, in float64 or when stored as float32.
+const MaxAbsReward = 1e30
+
+// RewardsValid reports whether every x is finite with |x| <= MaxAbsReward,
+// the condition on rewards of [Compute]. It compares bit patterns without
+// the sign, which order non-negative floats as their values and put
+// infinities and NaNs above every finite value, four at a time and with no
+// branch on the data. (Each caller then looks for the first bad reward
+// itself, to name it in its own terms.)
+func RewardsValid[F constraints.Float](xs []F) bool {
+	const abs = 1<<63 - 1
+	var m0, m1, m2, m3 uint64
+	for ; len(xs) >= 4; xs = xs[4:] {
+		m0 = max(m0, math.Float64bits(float64(xs[0]))&abs)
+		m1 = max(m1, math.Float64bits(float64(xs[1]))&abs)
+		m2 = max(m2, math.Float64bits(float64(xs[2]))&abs)
+		m3 = max(m3, math.Float64bits(float64(xs[3]))&abs)
+	}
+	for _, x := range xs {
+		m0 = max(m0, math.Float64bits(float64(x))&abs)
+	}
+	return max(m0, m1, m2, m3) <= math.Float64bits(MaxAbsReward)
+}
+
 // Layout is the flat layout of a batch of problems, field for field the
 // same as advantage.Batch (which converts to it): problem after problem
 // and, inside a problem, set after set. Sets are numbered across the whole
@@ -71,7 +97,7 @@ type Result[F constraints.Float] struct {
 // (consistent lengths, every problem with at least 1 trace and 1 set, every
 // set non-empty with at least 1 reward, members in range and not repeated
 // inside a set, no two identical sets, every reward finite with |r| <=
-// advantage.MaxAbsReward), and dst's slices must have the lengths
+// MaxAbsReward), and dst's slices must have the lengths
 // advantage.NewBatchCredit gives them. Input that breaks these conditions
 // gives meaningless results or an index-out-of-range panic, never memory
 // corruption. Compute allocates nothing.
