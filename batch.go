@@ -225,12 +225,13 @@ func (c Config) creditValid(dst *BatchCredit, searchLengths, aggLengths []int) {
 // [lengthgate.Gate.Apply] would report, and returns whether every advantage
 // is 0 afterwards. It only skips the checks that Apply would repeat on
 // every call (the inputs were checked once for the whole batch), and
-// branches on the data only to zero an advantage, which is rare in
-// training, not on its sign, which a random reward makes unpredictable. It
-// zeroes a positive advantage whose length is above a limit, the largest
-// length that g.KeepsPositive keeps (Target, or Target-1 when the gate
-// takes the boundary). TestGateMatchesLengthgate holds it equal to Apply,
-// bit for bit.
+// branches on the data only for a positive advantage of an output that
+// reaches the target length, which is rare in training, not on the sign of
+// every advantage, which a random reward makes unpredictable. It zeroes a
+// positive advantage whose length is above a limit, the largest length
+// that g.KeepsPositive keeps (Target, or Target-1 when the gate takes the
+// boundary). TestGateMatchesLengthgate holds it equal to Apply, bit for
+// bit.
 func gate(g lengthgate.Gate, adv []float64, lengths []int, rep *lengthgate.Report) (zero bool) {
 	var positive, atTarget, gated int
 	mass := 0.0        // the positive advantages zeroed, in order
@@ -248,14 +249,16 @@ func gate(g lengthgate.Gate, adv []float64, lengths []int, rep *lengthgate.Repor
 		lengths = lengths[:len(adv)]
 		for i, a := range adv {
 			pos := b2i(a > 0)
-			l := lengths[i]
 			positive += pos
-			atTarget += pos & b2i(l == g.Target)
-			if pos&b2i(l > limit) != 0 { // rare in training: few outputs are long
-				gated++
-				mass += a
-				adv[i] = 0
-				continue
+			// Rare in training: few outputs reach the target length.
+			if l := lengths[i]; pos&b2i(l >= g.Target) != 0 {
+				atTarget += b2i(l == g.Target)
+				if l > limit {
+					gated++
+					mass += a
+					adv[i] = 0
+					continue
+				}
 			}
 			nonzero |= math.Float64bits(a)
 		}

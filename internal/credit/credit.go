@@ -99,7 +99,7 @@ type Result[F constraints.Float] struct {
 // inside a set, no two identical sets, every reward finite with |r| <=
 // MaxAbsReward), and dst's slices must have the lengths
 // advantage.NewBatchCredit gives them. Input that breaks these conditions
-// gives meaningless results or an index-out-of-range panic, never memory
+// gives meaningless results or a panic, never memory
 // corruption. Compute allocates nothing.
 func Compute[F constraints.Float](dst Result[F], in Layout[F]) {
 	var sc scratch
@@ -172,8 +172,22 @@ func setPass[F constraints.Float](sc *scratch, pivot float64, counts []int, rewa
 	fsum, f0 := 0.0, 0.0
 	o := 0
 	for i, c := range counts {
-		rs := rewards[o : o+c]
-		f := meanDev(rs, pivot)
+		end := o + c
+		if o < 0 || o >= end || end > len(rewards) {
+			panic("credit: reward counts do not fit the rewards")
+		}
+		d0 := float64(rewards[o]) - pivot
+		s := 0.0
+		var diff uint64
+		for j := o; j < end; j++ {
+			d := float64(rewards[j]) - pivot
+			s += d
+			diff |= math.Float64bits(d - d0)
+		}
+		f := d0
+		if !equal(diff) {
+			f = s / float64(c)
+		}
 		if i < SetCache {
 			sc.dev[i] = f
 		}
@@ -185,11 +199,10 @@ func setPass[F constraints.Float](sc *scratch, pivot float64, counts []int, rewa
 		}
 		fsum += f
 		setScores[i] = F(pivot + f)
-		as := agg[o : o+len(rs)]
-		for j, x := range rs {
-			as[j] = F((float64(x) - pivot) - f)
+		for j := o; j < end; j++ {
+			agg[j] = F((float64(rewards[j]) - pivot) - f)
 		}
-		o += c
+		o = end
 	}
 	if mixed {
 		return fsum / float64(len(counts)), true
@@ -216,12 +229,17 @@ func searchSmall[F constraints.Float](sc *scratch, sizes, members []int, fbar fl
 	m := 0
 	for i, size := range sizes {
 		f := sc.dev[i&(SetCache-1)]
-		for _, y := range members[m : m+size] {
-			// y < len(search) <= TraceChunk for a valid problem.
-			sc.sum[y&(TraceChunk-1)] += f
-			sc.count[y&(TraceChunk-1)]++
+		end := m + size
+		if m < 0 || m >= end || end > len(members) {
+			panic("credit: set sizes do not fit the members")
 		}
-		m += size
+		for j := m; j < end; j++ {
+			// y < len(search) <= TraceChunk for a valid problem.
+			y := members[j] & (TraceChunk - 1)
+			sc.sum[y] += f
+			sc.count[y]++
+		}
+		m = end
 	}
 	finishSearch(sums, cnt, fbar, mixed, search, appearances)
 }
