@@ -606,3 +606,80 @@ func TestGateMatchesLengthgate(t *testing.T) {
 		}
 	})
 }
+
+// TestPlannedBatchesCredit: every batch of plans that a Planner draws for a
+// configuration Validate accepts can be credited, by CreditBatch and by
+// advantage.ComputeBatch on the groups as planned, with no false
+// "identical sets" error, over small families with K up to the whole
+// family, in both families and both orders. The one combination Validate
+// refuses is Tuples with Shuffled: shuffling the candidates of two
+// distinct tuples that hold the same traces can make them the same
+// sequence, (0, 1) and (1, 0) both read (0, 1), and K distinct tuples are
+// no longer K distinct groups; the test shows such a collision, and that
+// advantage then reports identical sets.
+func TestPlannedBatchesCredit(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n1 := rapid.IntRange(1, 5).Draw(t, "N1")
+		c := Config{
+			SearchTraces:       n1,
+			SetSize:            rapid.IntRange(1, n1).Draw(t, "n"),
+			AggregationsPerSet: rapid.IntRange(1, 3).Draw(t, "N2"),
+			Family:             Family(rapid.IntRange(0, 1).Draw(t, "family")),
+			Order:              Order(rapid.IntRange(0, 1).Draw(t, "order")),
+		}
+		fam, err := c.family()
+		if err != nil {
+			t.Fatal(err)
+		}
+		size, _ := fam.Count64() // at most (5)_5 = 120
+		c.Sets = rapid.OneOf(rapid.Just(int(size)), rapid.IntRange(1, int(size))).Draw(t, "K")
+		err = c.Validate()
+		if c.Family == Tuples && c.Order == Shuffled {
+			if err == nil || !strings.Contains(err.Error(), "Order = Shuffled with Family = Tuples") {
+				t.Fatalf("Validate(%+v) = %v, want the Tuples with Shuffled error", c, err)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := c.NewPlanner()
+		if err != nil {
+			t.Fatal(err)
+		}
+		problems := rapid.IntRange(1, 3).Draw(t, "problems")
+		in := Batch{Groups: make([]int, problems*c.PlanSize()), Rewards: make([]float64, problems*c.AggregationOutputs())}
+		if err := pl.PlanTo(in.Groups, rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 0))); err != nil {
+			t.Fatal(err)
+		}
+		for i := range in.Rewards {
+			in.Rewards[i] = float64(rapid.IntRange(0, 1).Draw(t, "r"))
+		}
+		var dst BatchCredit
+		if err := c.CreditBatch(&dst, in); err != nil {
+			t.Fatalf("CreditBatch on planned groups: %v", err)
+		}
+		ab, err := advantage.NewUniformBatch[float64](problems, c.SearchTraces, c.Sets, c.SetSize, c.AggregationsPerSet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ab.Members, ab.Rewards = in.Groups, in.Rewards
+		if _, err := advantage.NewBatchCredit(ab); err != nil {
+			t.Fatalf("advantage on planned groups: %v", err)
+		}
+	})
+
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for range 64 {
+		a, b := []int{0, 1}, []int{1, 0} // two distinct tuples of (2)_2
+		shuffle(rnd, a)
+		shuffle(rnd, b)
+		if slices.Equal(a, b) {
+			if _, err := advantage.Compute(2, [][]int{a, b}, [][]float64{{1}, {0}}); err == nil || !strings.Contains(err.Error(), "identical") {
+				t.Errorf("shuffled tuples %v and %v: advantage error %v, want identical sets", a, b, err)
+			}
+			return
+		}
+	}
+	t.Error("64 shuffles of (0, 1) and (1, 0) never collided")
+}

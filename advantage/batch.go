@@ -51,6 +51,8 @@ type Batch[F constraints.Float] struct {
 	SetSizes []int
 	// Members holds the trace indices of every set, concatenated in set
 	// order: global set s is Members[sum(SetSizes[:s]) : sum(SetSizes[:s+1])].
+	// Each set is listed as drawn (see [ComputeBatch] on identical sets);
+	// the order inside a set does not change the credit.
 	Members []int
 	// RewardCounts[s] is the number of aggregation rewards N2 of global set
 	// s, at least 1. Counts may differ between sets (ragged N2, for example
@@ -223,10 +225,18 @@ func filled(n, v int) []int {
 // infinite or larger in magnitude than [MaxAbsReward].
 //
 // Two sets are identical when they hold the same trace indices in the same
-// order: sets are compared as presented, so {0, 1, 2, 3} and {1, 0, 2, 3}
-// are different sets (as ordered tuples are). A caller that samples
-// unordered sets and wants such repeats rejected should present every set
-// sorted.
+// order: sets are compared as passed, so {0, 1, 2, 3} and {1, 0, 2, 3}
+// are different sets (as ordered tuples are). The check is meant to catch
+// a sampler that drew the same group twice, so pass each set as it was
+// drawn: the credit depends only on which traces a set holds, never on
+// their order, so the order in which the aggregator reads the candidates
+// does not matter here. A caller that reorders candidates for the prompt
+// (a shuffle, or an order that depends on the traces' content, such as
+// their length) and passes the reordered sets can make two distinct drawn
+// tuples identical, {0, 1, 2, 3} and {1, 0, 2, 3} both sorted to
+// {0, 1, 2, 3}, and gets an "identical" error that it would not get with
+// the sets as drawn (TestSetsAsDrawn). A caller that samples unordered
+// sets and wants a repeated subset rejected should pass every set sorted.
 //
 // ComputeBatch allocates nothing. It panics if dst is nil or if, once in is
 // known to be valid, a slice of dst does not have the length

@@ -24,8 +24,9 @@ type Credit struct {
 
 // Compute computes SPIRAL's credit for one problem with traces search traces
 // (numbered 0..traces-1): groups[i] lists the trace indices of set i, as
-// presented to the aggregator, and rewards[i] the rewards of set i's
-// aggregation outputs. Sets may have different sizes and different numbers
+// drawn (in whatever order the aggregator reads them: the credit does not
+// depend on it, but two sets are compared as passed), and rewards[i] the
+// rewards of set i's aggregation outputs. Sets may have different sizes and different numbers
 // of rewards.
 //
 // Compute is [ComputeBatch] on a batch of one problem: the formulas, the

@@ -52,10 +52,10 @@
 // (|r| > [MaxAbsReward]) reward, fewer than 1 trace, a problem with no
 // sets, a trace index out of range or repeated inside a set, an empty set,
 // two identical sets (the same indices in the same order: sets are taken
-// as presented, so a permutation of a set is another set, as for ordered
-// tuples), a set with no rewards, and slice lengths that do not match.
-// On error the
-// caller's destination is left untouched, and no output is ever NaN or
-// infinite. Functions panic only when a caller passes destination slices of
+// as passed, so a permutation of a set is another set, as for ordered
+// tuples; pass sets as drawn, not as reordered for the aggregation prompt,
+// see [ComputeBatch]), a set with no rewards, and slice lengths that do not
+// match. On error the caller's destination is left untouched, and no
+// output is ever NaN or infinite. Functions panic only when a caller passes destination slices of
 // the wrong length, a programmer's error, as their documentation says.
 package advantage

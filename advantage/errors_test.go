@@ -288,3 +288,59 @@ func spoil(t *rapid.T, in *Batch[float64], specs []spec) {
 		}
 	}
 }
+
+// TestSetsAsDrawn is the case of a trainer that draws ordered tuples and
+// then orders each one's candidates by content (here, by trace length) for
+// the aggregation prompt: the distinct tuples (0, 1, 2, 3) and
+// (1, 0, 2, 3) are both read as (0, 1, 2, 3). Passed as presented they are
+// two identical sets, an error that says nothing about the draw; passed as
+// drawn, as the documentation asks, they give the credit of the formulas,
+// which depend only on each set's members.
+func TestSetsAsDrawn(t *testing.T) {
+	drawn := [][]int{{0, 1, 2, 3}, {1, 0, 2, 3}, {4, 5, 6, 7}}
+	rewards := [][]float64{{1, 1, 0, 1}, {0, 0, 1, 0}, {1, 0, 0, 0}}
+	length := []int{100, 300, 200, 400, 50, 60, 70, 80} // trace 0 is the shortest
+	presented := make([][]int, len(drawn))
+	for i, g := range drawn {
+		presented[i] = slices.Clone(g)
+		slices.SortFunc(presented[i], func(a, b int) int { return length[a] - length[b] })
+	}
+	if !slices.Equal(presented[0], presented[1]) {
+		t.Fatalf("presented %v: the first two tuples should read alike", presented)
+	}
+	if _, err := Compute(8, presented, rewards); err == nil || !strings.Contains(err.Error(), "sets 0 and 1 are identical") {
+		t.Errorf("presented: error %v, want the identical-sets error", err)
+	}
+	got, err := Compute(8, drawn, rewards)
+	if err != nil {
+		t.Fatalf("drawn: %v", err)
+	}
+	if diff := cmp.Diff(reference(spec{Traces: 8, Groups: presented, Rewards: rewards}), got, approx(1e-15)); diff != "" {
+		t.Errorf("drawn vs the formulas on the presented sets (-want +got):\n%s", diff)
+	}
+}
+
+// TestOrderInsideSets: reordering the members inside each set, as long as
+// no two sets become identical, changes no output, bit for bit, so passing
+// sets as drawn rather than as presented loses nothing.
+func TestOrderInsideSets(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := drawSpec(t)
+		want := mustCompute(t, s)
+		var r spec
+		r.Traces, r.Rewards = s.Traces, s.Rewards
+		for _, g := range s.Groups {
+			r.Groups = append(r.Groups, rapid.Permutation(g).Draw(t, "reordered"))
+		}
+		got, err := Compute(r.Traces, r.Groups, r.Rewards)
+		if err != nil {
+			if strings.Contains(err.Error(), "identical") {
+				t.Skip("reordering made two sets identical")
+			}
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("reordered %v -> %v (-want +got):\n%s", s.Groups, r.Groups, diff)
+		}
+	})
+}
