@@ -99,8 +99,8 @@ type Result[F constraints.Float] struct {
 // inside a set, no two identical sets, every reward finite with |r| <=
 // MaxAbsReward), and dst's slices must have the lengths
 // advantage.NewBatchCredit gives them. Input that breaks these conditions
-// gives meaningless results or a panic, never memory
-// corruption. Compute allocates nothing.
+// gives meaningless results or a panic, never memory corruption. Compute
+// allocates nothing.
 func Compute[F constraints.Float](dst Result[F], in Layout[F]) {
 	var sc scratch
 	t, s, m, r := 0, 0, 0, 0 // offsets of the current trace, set, member and reward
@@ -157,7 +157,7 @@ func setAdvantages[F constraints.Float](sc *scratch, pivot, fbar float64, counts
 	}
 	o := 0
 	for i, c := range counts {
-		setAdv[i] = F(devAt(sc, i, rewards[o:o+c], pivot) - fbar)
+		setAdv[i] = F(devAt(sc, i, rewards, o, o+c, pivot) - fbar)
 		o += c
 	}
 }
@@ -176,18 +176,7 @@ func setPass[F constraints.Float](sc *scratch, pivot float64, counts []int, rewa
 		if o < 0 || o >= end || end > len(rewards) {
 			panic("credit: reward counts do not fit the rewards")
 		}
-		d0 := float64(rewards[o]) - pivot
-		s := 0.0
-		var diff uint64
-		for j := o; j < end; j++ {
-			d := float64(rewards[j]) - pivot
-			s += d
-			diff |= math.Float64bits(d - d0)
-		}
-		f := d0
-		if !equal(diff) {
-			f = s / float64(c)
-		}
+		f := meanDev(rewards, o, end, pivot)
 		if i < SetCache {
 			sc.dev[i] = f
 		}
@@ -210,12 +199,12 @@ func setPass[F constraints.Float](sc *scratch, pivot float64, counts []int, rewa
 	return f0, false
 }
 
-// devAt returns f'_i of set i, whose rewards are rs.
-func devAt[F constraints.Float](sc *scratch, i int, rs []F, pivot float64) float64 {
+// devAt returns f'_i of set i, whose rewards are rewards[lo:hi].
+func devAt[F constraints.Float](sc *scratch, i int, rewards []F, lo, hi int, pivot float64) float64 {
 	if i < SetCache {
 		return sc.dev[i]
 	}
-	return meanDev(rs, pivot)
+	return meanDev(rewards, lo, hi, pivot)
 }
 
 // searchSmall writes the search credit and appearances of a problem of at
@@ -256,7 +245,7 @@ func searchChunked[F constraints.Float](sc *scratch, sizes, counts, members []in
 		clear(cnt)
 		o, m := 0, 0
 		for i, size := range sizes {
-			f := devAt(sc, i, rewards[o:o+counts[i]], pivot)
+			f := devAt(sc, i, rewards, o, o+counts[i], pivot)
 			for _, y := range members[m : m+size] {
 				if d := uint(y - lo); d < uint(w) {
 					sums[d] += f
@@ -300,20 +289,22 @@ func meanOf[F constraints.Float](xs []F) float64 {
 	return x0
 }
 
-// meanDev returns the mean of the deviations x - pivot over xs, which must
-// not be empty: their sum in order divided by len(xs), or the first
-// deviation exactly if every deviation equals it.
-func meanDev[F constraints.Float](xs []F, pivot float64) float64 {
-	d0 := float64(xs[0]) - pivot
+// meanDev returns the mean of the deviations x - pivot over xs[lo:hi],
+// which must not be empty: their sum in order divided by hi-lo, or the
+// first deviation exactly if every deviation equals it. (It takes xs whole
+// and the bounds, rather than xs[lo:hi], because cutting a slice for every
+// set is a measurable cost.)
+func meanDev[F constraints.Float](xs []F, lo, hi int, pivot float64) float64 {
+	d0 := float64(xs[lo]) - pivot
 	s := 0.0
 	var diff uint64 // nonzero, but for the sign bit, if some deviation != d0
-	for _, x := range xs {
-		d := float64(x) - pivot
+	for j := lo; j < hi; j++ {
+		d := float64(xs[j]) - pivot
 		s += d
 		diff |= math.Float64bits(d - d0)
 	}
 	if !equal(diff) {
-		return s / float64(len(xs))
+		return s / float64(hi-lo)
 	}
 	return d0
 }
