@@ -196,7 +196,7 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 // batch: the caller has checked everything that validation checks, with
 // errors in this package's terms (the config by Validate, each plan by the
 // plan check, which compares Subsets as sets and so is stricter than
-// advantage's comparison of sets as presented, and every reward).
+// advantage's comparison of sets as passed, and every reward).
 func (c Config) creditValid(dst *BatchCredit, searchLengths, aggLengths []int) {
 	credit.Compute(dst.adv, dst.layout)
 	n1, k := c.SearchTraces, c.Sets
@@ -263,8 +263,6 @@ func gate(g lengthgate.Gate, adv []float64, lengths []int, rep *lengthgate.Repor
 			nonzero |= math.Float64bits(a)
 		}
 	}
-	// Field by field: a composite literal is built on the stack and copied
-	// with wider loads than its stores, which stalls.
 	rep.Outputs, rep.Positive, rep.AtTarget, rep.Gated, rep.MassRemoved = len(adv), positive, atTarget, gated, mass
 	return nonzero&^(1<<63) == 0 // -0 is 0
 }

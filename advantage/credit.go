@@ -26,8 +26,8 @@ type Credit struct {
 // (numbered 0..traces-1): groups[i] lists the trace indices of set i, as
 // drawn (in whatever order the aggregator reads them: the credit does not
 // depend on it, but two sets are compared as passed), and rewards[i] the
-// rewards of set i's aggregation outputs. Sets may have different sizes and different numbers
-// of rewards.
+// rewards of set i's aggregation outputs. Sets may have different sizes
+// and different numbers of rewards.
 //
 // Compute is [ComputeBatch] on a batch of one problem: the formulas, the
 // numerics, the meaning of identical sets and the errors are documented

@@ -56,6 +56,7 @@
 // tuples; pass sets as drawn, not as reordered for the aggregation prompt,
 // see [ComputeBatch]), a set with no rewards, and slice lengths that do not
 // match. On error the caller's destination is left untouched, and no
-// output is ever NaN or infinite. Functions panic only when a caller passes destination slices of
-// the wrong length, a programmer's error, as their documentation says.
+// output is ever NaN or infinite. Functions panic only when a caller
+// passes destination slices of the wrong length, a programmer's error, as
+// their documentation says.
 package advantage
