@@ -187,7 +187,12 @@ func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 			if opt.Bessel {
 				dof--
 			}
-			a /= st.scale*math.Sqrt(st.ss/dof) + opt.Epsilon
+			// a/(std + Epsilon) with std = scale*sqrt(ss/dof), divided
+			// through by scale: scale*sqrt(ss/dof) underflows to 0 for a
+			// subnormal scale (rewards {0 x 9, 5e-324}), which gave 0/0.
+			// Here a/scale is in [-2, 2], the denominator is at least
+			// sqrt(1/dof), and Epsilon/scale may be +Inf (giving ±0).
+			a = (a / st.scale) / (math.Sqrt(st.ss/dof) + opt.Epsilon/st.scale)
 		}
 		dst[i] = F(a)
 	}

@@ -290,6 +290,40 @@ func TestGroupTiny(t *testing.T) {
 	}
 }
 
+// TestGroupSubnormal: a group whose deviations are subnormal (one reward
+// of 5e-324 among zeros, where std = scale*sqrt(ss/G) underflows to 0) gets
+// finite advantages, bounded by sqrt(G-1) in magnitude, the largest reward
+// the largest advantage (and positive when Epsilon is 0; with Epsilon
+// 1e-6 the true values, about 5e-318, may round to 0), in every mode. The
+// division by std + Epsilon used to give 0/0 = NaN and +Inf there.
+func TestGroupSubnormal(t *testing.T) {
+	for _, rewards := range [][]float64{
+		{0, 0, 0, 0, 0, 0, 0, 0, 0, 5e-324},
+		{5e-324, -5e-324, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+		{1e-320, 0, 3e-323, 0, 0, 0, 0, 0},
+	} {
+		for _, opt := range []GroupOptions{{ScaleByStd: true}, {ScaleByStd: true, Bessel: true},
+			{ScaleByStd: true, Epsilon: 1e-6}, {ScaleByStd: true, Epsilon: math.MaxFloat64}, {ScaleByStd: true, LeaveOneOut: true}} {
+			got := make([]float64, len(rewards))
+			if _, err := GroupRelative(got, rewards, make([]int, len(rewards)), opt); err != nil {
+				t.Fatal(err)
+			}
+			top := 0
+			for i, a := range got {
+				if math.IsNaN(a) || math.Abs(a) > 2*math.Sqrt(float64(len(got))) {
+					t.Fatalf("%v %+v: row %d = %g, want finite and bounded: %v", rewards, opt, i, a, got)
+				}
+				if rewards[i] > rewards[top] {
+					top = i
+				}
+			}
+			if got[top] != slices.Max(got) || (opt.Epsilon == 0 && got[top] <= 0) {
+				t.Errorf("%v %+v: %v, want the largest positive at row %d", rewards, opt, got, top)
+			}
+		}
+	}
+}
+
 func TestGroupErrors(t *testing.T) {
 	dst := []float64{7, 7, 7}
 	for _, tc := range []struct {
