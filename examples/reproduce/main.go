@@ -94,6 +94,12 @@ func run(stdout, stderr io.Writer, args []string) int {
 		fmt.Fprintln(stderr, "reproduce:", err)
 		return 2
 	}
+	return status(rows)
+}
+
+// status is the exit status for computed rows: 1 if any row does not match,
+// else 0.
+func status(rows []row) int {
 	if mismatches(rows) > 0 {
 		return 1
 	}

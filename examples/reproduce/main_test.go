@@ -88,6 +88,7 @@ func TestCompare(t *testing.T) {
 		{"(+0.25, 0, -0.25, 0)", []*big.Rat{rat(1, 4), rat(0, 1), rat(-1, 4), rat(0, 1)}, "(+0.25, 0, -0.25, 0)", true},
 		{"(+0.25, 0, -0.25, 0)", []*big.Rat{rat(1, 4), rat(0, 1), rat(-1, 4), rat(1, 8)}, "(+0.25, 0, -0.25, 1/8)", false},
 		{"(0.25, 0.25, 0.25, -0.75)", []*big.Rat{rat(1, 4), rat(1, 4), rat(-3, 4), rat(1, 4)}, "(0.25, 0.25, -0.75, 0.25)", false},
+		{"+0.25", []*big.Rat{rat(0, 1)}, "0.00", false}, // no sign on zero
 	} {
 		r, err := compare(c.paper, c.got)
 		if err != nil {
@@ -123,6 +124,14 @@ func TestExitStatus(t *testing.T) {
 	if mismatches(rows) != 1 {
 		t.Errorf("mismatches = %d, want 1", mismatches(rows))
 	}
+	if got := status(rows); got != 1 {
+		t.Errorf("status with one mismatch = %d, want 1", got)
+	}
+	rows[0].Match = true
+	if got := status(rows); got != 0 {
+		t.Errorf("status with every row matching = %d, want 0", got)
+	}
+	rows[0].Match = false
 	var out bytes.Buffer
 	if err := writeTable(&out, rows); err != nil {
 		t.Fatal(err)
