@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -228,7 +229,7 @@ func (s *schema) check(line []byte) ([]bool, error) {
 				if err != nil {
 					return nil, err
 				}
-				k := indexOf(s.names, key)
+				k := slices.Index(s.names, key)
 				if k < 0 {
 					return nil, fmt.Errorf("unknown field %q (the fields are %s)", key, quoteList(s.names))
 				}
@@ -279,15 +280,6 @@ func unquote(lit []byte) (string, error) {
 		return "", fmt.Errorf("malformed key %s: %v", lit, err)
 	}
 	return s, nil
-}
-
-func indexOf(names []string, key string) int {
-	for i, n := range names {
-		if n == key {
-			return i
-		}
-	}
-	return -1
 }
 
 // quoteList writes names as "a", "b" and "c".

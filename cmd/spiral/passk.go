@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -111,10 +112,8 @@ func parseKs(list string) ([]int, error) {
 		if err != nil || k < 1 {
 			return nil, fmt.Errorf("-k %q: %q is not an integer >= 1", list, item)
 		}
-		for _, seen := range ks {
-			if seen == k {
-				return nil, fmt.Errorf("-k %q: k = %d appears twice", list, k)
-			}
+		if slices.Contains(ks, k) {
+			return nil, fmt.Errorf("-k %q: k = %d appears twice", list, k)
 		}
 		ks = append(ks, k)
 	}
