@@ -36,7 +36,8 @@ Output (one line):
    "cover_prob": "p/q",          q_K = 1 - miss_prob, exact
    "m": "p/q",                   M = (N/n) q_K - 1, the multiplier of Proposition
                                  3.1, exact
-   "miss_prob_float": x,         miss_prob as a float64 (relative error < 1e-12)
+   "miss_prob_float": x,         miss_prob as a float64 (relative error < 1e-12
+                                 when miss_prob >= 1e-300)
    "cover_prob_float": x,        the float64 nearest cover_prob
    "m_float": x,                 the float64 nearest m
    "expected_appearances": x}    K n / N, the expected number of groups that

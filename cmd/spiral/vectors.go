@@ -63,9 +63,11 @@ Credit values computed in another order of summation may differ in the last
 bits; compare with a tolerance relative to the largest reward magnitude of
 the line (this repository's own check against exact rational arithmetic
 uses 1e-13 of it), and exactly for the counts, the booleans and the values
-the specification makes exact (the worked example, zeros). The error messages of the *-errors cases are this implementation's;
-another implementation should fail the same lines (an object with "line" and
-"error" at the same place) and need not match the text.
+the specification makes exact (the worked example, zeros).
+
+The error messages of the *-errors cases are this implementation's; another
+implementation should fail the same lines (an object with "line" and "error"
+at the same place) and need not match the text.
 
 The schemas are those of ` + "`spiral credit -h`, `spiral passk -h`, `spiral constants -h` and `spiral plan -h`" + `.
 `
