@@ -15,7 +15,7 @@ func mcPaper(tb testing.TB) MonteCarlo {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	pol, err := NewCategorical(mcRats("1/3", "2/3"))
+	pol, err := NewCategorical(rats("1/3", "2/3"))
 	if err != nil {
 		tb.Fatal(err)
 	}

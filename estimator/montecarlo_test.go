@@ -20,19 +20,6 @@ import (
 // (SPIRAL_LONG=1).
 func longMonteCarlo() bool { return os.Getenv("SPIRAL_LONG") == "1" }
 
-// mcRats parses rationals such as "1/3".
-func mcRats(xs ...string) []*big.Rat {
-	out := make([]*big.Rat, len(xs))
-	for i, x := range xs {
-		r, ok := new(big.Rat).SetString(x)
-		if !ok {
-			panic("bad rational " + x)
-		}
-		out[i] = r
-	}
-	return out
-}
-
 // mcNaiveReplicate is one replicate of mc written plainly: the allocating
 // combin.Family.Sample, the definitions of SPIRAL.md section 2 and of Eq. 8,
 // and the score e_v - p from the float64 probabilities. It draws from rnd in
@@ -153,7 +140,7 @@ func mcFindTable(tb testing.TB, V, n int) *Table {
 // mcPolicy returns the categorical policy with probabilities ps.
 func mcPolicy(tb testing.TB, ps ...string) *Categorical {
 	tb.Helper()
-	c, err := NewCategorical(mcRats(ps...))
+	c, err := NewCategorical(rats(ps...))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -364,7 +351,7 @@ func TestMonteCarloTuples(t *testing.T) {
 func TestMonteCarloPresentation(t *testing.T) {
 	sub := mcFamily(t, 8, 4, false)
 	pol := mcPolicy(t, "1/3", "2/3")
-	tab, err := FirstTable(2, 4, mcRats("1/4", "3/4"))
+	tab, err := FirstTable(2, 4, rats("1/4", "3/4"))
 	if err != nil {
 		t.Fatal(err)
 	}
