@@ -58,7 +58,7 @@ func NewDesign(N int, groups [][]int, selections iter.Seq2[[]int, *big.Rat]) (*D
 	used := make([]bool, len(d.groups))
 	i := 0
 	for s, prob := range selections {
-		if err := d.checkSelection(i, s, prob, used); err != nil {
+		if err := checkSelection(i, s, prob, used); err != nil {
 			return nil, err
 		}
 		d.sels = append(d.sels, slices.Clone(s))
@@ -86,21 +86,11 @@ func newDesignGroups(N int, groups [][]int) (*Design, error) {
 	seen := make([]bool, N)
 	keys := make(map[string]int, len(groups))
 	for h, g := range groups {
-		if len(g) == 0 {
-			return nil, fmt.Errorf("estimator: group %d is empty", h)
+		if err := checkGroup(h, g, seen); err != nil {
+			return nil, err
 		}
 		if len(g) != d.size {
 			return nil, fmt.Errorf("estimator: group %d has %d members, group 0 has %d", h, len(g), d.size)
-		}
-		clear(seen)
-		for _, i := range g {
-			if i < 0 || i >= N {
-				return nil, fmt.Errorf("estimator: group %d has member %d, want in [0, N = %d)", h, i, N)
-			}
-			if seen[i] {
-				return nil, fmt.Errorf("estimator: group %d repeats member %d", h, i)
-			}
-			seen[i] = true
 		}
 		k := fmt.Sprint(g)
 		if h0, ok := keys[k]; ok {
@@ -112,7 +102,29 @@ func newDesignGroups(N int, groups [][]int) (*Design, error) {
 	return d, nil
 }
 
-func (d *Design) checkSelection(i int, s []int, prob *big.Rat, used []bool) error {
+// checkGroup returns an error if group h is empty or has a member outside
+// [0, len(seen)) or repeated; seen is scratch of length N.
+func checkGroup(h int, g []int, seen []bool) error {
+	if len(g) == 0 {
+		return fmt.Errorf("estimator: group %d is empty", h)
+	}
+	clear(seen)
+	for _, i := range g {
+		if i < 0 || i >= len(seen) {
+			return fmt.Errorf("estimator: group %d has member %d, want in [0, N = %d)", h, i, len(seen))
+		}
+		if seen[i] {
+			return fmt.Errorf("estimator: group %d repeats member %d", h, i)
+		}
+		seen[i] = true
+	}
+	return nil
+}
+
+// checkSelection returns an error if selection i has a nil or negative
+// probability, is empty, or has a group index outside [0, len(used)) or
+// repeated; used is scratch of length T.
+func checkSelection(i int, s []int, prob *big.Rat, used []bool) error {
 	if prob == nil || prob.Sign() < 0 {
 		return fmt.Errorf("estimator: selection %d (%v) has probability %v, want >= 0", i, s, prob)
 	}
@@ -121,8 +133,8 @@ func (d *Design) checkSelection(i int, s []int, prob *big.Rat, used []bool) erro
 	}
 	clear(used)
 	for _, h := range s {
-		if h < 0 || h >= len(d.groups) {
-			return fmt.Errorf("estimator: selection %d has group %d, want in [0, T = %d)", i, h, len(d.groups))
+		if h < 0 || h >= len(used) {
+			return fmt.Errorf("estimator: selection %d has group %d, want in [0, T = %d)", i, h, len(used))
 		}
 		if used[h] {
 			return fmt.Errorf("estimator: selection %d repeats group %d", i, h)

@@ -290,18 +290,8 @@ func DesignWeights(N int, groups [][]int, selections iter.Seq2[[]int, *big.Rat])
 	seen := make([]bool, N)
 	gs := make([][]int, len(groups))
 	for h, g := range groups {
-		if len(g) == 0 {
-			return nil, fmt.Errorf("estimator: group %d is empty", h)
-		}
-		clear(seen)
-		for _, i := range g {
-			if i < 0 || i >= N {
-				return nil, fmt.Errorf("estimator: group %d has member %d, want in [0, N = %d)", h, i, N)
-			}
-			if seen[i] {
-				return nil, fmt.Errorf("estimator: group %d repeats member %d", h, i)
-			}
-			seen[i] = true
+		if err := checkGroup(h, g, seen); err != nil {
+			return nil, err
 		}
 		gs[h] = append([]int(nil), g...)
 	}
@@ -316,22 +306,11 @@ func DesignWeights(N int, groups [][]int, selections iter.Seq2[[]int, *big.Rat])
 	term := new(big.Rat)
 	nsel := 0
 	for s, prob := range selections {
-		if prob == nil || prob.Sign() < 0 {
-			return nil, fmt.Errorf("estimator: selection %d (%v) has probability %v, want >= 0", nsel, s, prob)
+		if err := checkSelection(nsel, s, prob, used); err != nil {
+			return nil, err
 		}
-		if len(s) == 0 {
-			return nil, fmt.Errorf("estimator: selection %d is empty", nsel)
-		}
-		clear(used)
 		clear(count)
 		for _, h := range s {
-			if h < 0 || h >= T {
-				return nil, fmt.Errorf("estimator: selection %d has group %d, want in [0, T = %d)", nsel, h, T)
-			}
-			if used[h] {
-				return nil, fmt.Errorf("estimator: selection %d repeats group %d", nsel, h)
-			}
-			used[h] = true
 			for _, i := range gs[h] {
 				count[i]++
 			}
