@@ -188,19 +188,19 @@
 // SE apart; TestMonteCarloWrongM). Tuples with their own M:
 // TestMonteCarloTuples. The presentation rules agree with the exact results
 // above (TestMonteCarloPresentation, first-candidate aggregator, values
-// (1/4, 3/4), p = (1/3, 2/3), 2e7 replicates per rule): index order and a
-// shuffle give E[g]_1 = 0.09848 and 0.09835 (M grad J = 0.09842, within 1.5
-// SE); sorting gives 0.11660, 360 SE away and 1.0 SE from M grad J_sort =
-// 0.11665.
+// (1/4, 3/4), p = (1/3, 2/3), 2e7 replicates per rule under SPIRAL_LONG=1):
+// index order and a shuffle give E[g]_1 = 0.09848 and 0.09835 (M grad J =
+// 0.09842, within 1.5 SE); sorting gives 0.11660, 360 SE away and 1.0 SE
+// from M grad J_sort = 0.11665.
 //
 // The "find" toy used below: a trace is wrong (symbol 0) or right, and the
 // aggregator answers correctly with probability 3/4 when at least one
 // candidate is right, else never; p = (3/4, 1/4); paper configuration.
 //
 // Noisy set scores keep the mean and cost variance (TestMonteCarloNoisyScores,
-// 2e7 replicates each): E[g]_1 = 0.2102 = M grad J_1 within 2.6 SE for N2 =
-// 0, 1, 4 and 16, while Var(g_1) is 0.0573 with exact scores, 0.1198 with
-// N2 = 1, 0.0729 with N2 = 4 (+27%) and 0.0612 with N2 = 16, and Var(A) is
+// 2e7 replicates each under SPIRAL_LONG=1): E[g]_1 = 0.2102 = M grad J_1
+// within 2.6 SE for N2 = 0, 1, 4 and 16, while Var(g_1) is 0.0573 with exact
+// scores, 0.1198 with N2 = 1, 0.0729 with N2 = 4 (+27%) and 0.0612 with N2 = 16, and Var(A) is
 // 0.0286, 0.0676, 0.0383 and 0.0310.
 //
 // Finite K (TestMonteCarloFiniteK, N = 8, n = 4, subsets, N2 = 4, 1e7
@@ -229,8 +229,8 @@
 // symbols, a wrong trace of 2000 tokens, a right one of 3000 and a right one
 // of 6000, p = (1/2, 1/4, 1/4), L_target = 4096. Ungated, M grad J =
 // (-0.0830, 0.0415, 0.0415): both right traces are pushed up equally. Gated
-// (1e8 replicates), E[g] = (-0.0254, 0.0704, -0.0450), standard errors
-// <= 2e-5, a bias of (+0.0577, +0.0289, -0.0866): the long right trace is
+// (1e8 replicates under SPIRAL_LONG=1), E[g] = (-0.0254, 0.0704, -0.0450),
+// standard errors <= 2e-5, a bias of (+0.0577, +0.0289, -0.0866): the long right trace is
 // pushed DOWN, because its positive credit is removed while its negative
 // credit is kept, and the push against the wrong trace shrinks by 70%.
 // E[A] becomes -0.0144 (the gate only removes positive mass) and Var(A)
@@ -379,8 +379,9 @@
 // exact unbiased maj@k, the average over all C(n, k) subsets of the n
 // answers, computed in polynomial time by a dynamic program over distinct
 // answers; resampling with replacement is biased (answers with
-// probabilities 1/2, 1/3, 1/6, n = 4, k = 3: the subset average has
-// expectation maj@3 = 5/9, resampling gives 25/48) and is not offered.
+// probabilities 1/2, 1/3, 1/6, n = 4, k = 3, ties broken by first seen: the
+// subset average has expectation maj@3 = 5/9, resampling gives 25/48;
+// TestExpectedMajorityUnbiased) and is not offered.
 //
 // # Test budget
 //

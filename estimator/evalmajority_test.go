@@ -450,10 +450,19 @@ func evalDigits(answers []int) string {
 // probability times the vote; the expectation of ExpectedMajority over all
 // 81 ordered samples of n = 4 must equal it, while the average over k = 3
 // draws with replacement from the 4 samples (all 64 index triples) has a
-// different expectation.
+// different expectation. By hand, maj@3 = P(at least two 0s) + P(three
+// distinct answers) P(0 wins the tie) = 1/2 + (1/6)(1/3) = 5/9 for the
+// first-seen and random rules and 1/2 + 1/6 = 2/3 for the smallest-answer
+// rule; with replacement the expectations are 25/48 and 9/16 (the package
+// documentation quotes 5/9 against 25/48).
 func TestExpectedMajorityUnbiased(t *testing.T) {
 	prob := []*big.Rat{big.NewRat(1, 2), big.NewRat(1, 3), big.NewRat(1, 6)}
 	const n, k = 4, 3
+	want := map[estimator.TieRule][2]*big.Rat{ // maj@3, E[with replacement]
+		estimator.TieFirstSeen: {big.NewRat(5, 9), big.NewRat(25, 48)},
+		estimator.TieRandom:    {big.NewRat(5, 9), big.NewRat(25, 48)},
+		estimator.TieSmallest:  {big.NewRat(2, 3), big.NewRat(9, 16)},
+	}
 	seqs := func(length int, yield func(seq []int, p *big.Rat)) {
 		seq := make([]int, length)
 		for code := range int(math.Pow(3, float64(length))) {
@@ -488,6 +497,9 @@ func TestExpectedMajorityUnbiased(t *testing.T) {
 			sum.Quo(sum, big.NewRat(n*n*n, 1))
 			replaced.Add(replaced, sum.Mul(sum, p))
 		})
+		if w := want[rule]; truth.Cmp(w[0]) != 0 || replaced.Cmp(w[1]) != 0 {
+			t.Errorf("%v: maj@%d = %v and E[with replacement] = %v, want %v and %v", rule, k, truth, replaced, w[0], w[1])
+		}
 		tf := evalRatFloat(truth)
 		if math.Abs(subsets-tf) > evalMajorityTol {
 			t.Errorf("%v: E[subset average] = %v, maj@%d = %v (%v)", rule, subsets, k, tf, truth)
