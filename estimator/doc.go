@@ -198,10 +198,10 @@
 // candidate is right, else never; p = (3/4, 1/4); paper configuration.
 //
 // Noisy set scores keep the mean and cost variance (TestMonteCarloNoisyScores,
-// 2e7 replicates each under SPIRAL_LONG=1): E[g]_1 = 0.2102 = M grad J_1
-// within 2.6 SE for N2 = 0, 1, 4 and 16, while Var(g_1) is 0.0573 with exact
-// scores, 0.1198 with N2 = 1, 0.0729 with N2 = 4 (+27%) and 0.0612 with N2 = 16, and Var(A) is
-// 0.0286, 0.0676, 0.0383 and 0.0310.
+// 2e7 replicates each under SPIRAL_LONG=1): E[g]_1 = 0.2102 = M grad J_1 within
+// 2.6 SE for N2 = 0, 1, 4 and 16, while Var(g_1) is 0.0573 with exact scores,
+// 0.1198 with N2 = 1, 0.0729 with N2 = 4 (+27%) and 0.0612 with N2 = 16, and
+// Var(A) is 0.0286, 0.0676, 0.0383 and 0.0310.
 //
 // Finite K (TestMonteCarloFiniteK, N = 8, n = 4, subsets, N2 = 4, 1e7
 // replicates per K under SPIRAL_LONG=1; the no-credit frequency matches
@@ -226,17 +226,17 @@
 // toy.
 //
 // The length gate's bias (TestMonteCarloGateBias): the find toy with three
-// symbols, a wrong trace of 2000 tokens, a right one of 3000 and a right one
-// of 6000, p = (1/2, 1/4, 1/4), L_target = 4096. Ungated, M grad J =
-// (-0.0830, 0.0415, 0.0415): both right traces are pushed up equally. Gated
-// (1e8 replicates under SPIRAL_LONG=1), E[g] = (-0.0254, 0.0704, -0.0450),
-// standard errors <= 2e-5, a bias of (+0.0577, +0.0289, -0.0866): the long right trace is
-// pushed DOWN, because its positive credit is removed while its negative
-// credit is kept, and the push against the wrong trace shrinks by 70%.
-// E[A] becomes -0.0144 (the gate only removes positive mass) and Var(A)
-// falls from 0.0223 to 0.0189. The gate is not linear in the set scores, so
-// its bias depends on N2: on small configurations, exactly by enumeration,
-// N2 = 2 moves the gated E[g] by 0.02-0.03 from its exact-score value
+// symbols, a wrong trace of 2000 tokens, a right one of 3000 and a right one of
+// 6000, p = (1/2, 1/4, 1/4), L_target = 4096. Ungated, M grad J = (-0.0830,
+// 0.0415, 0.0415): both right traces are pushed up equally. Gated (1e8
+// replicates under SPIRAL_LONG=1), E[g] = (-0.0254, 0.0704, -0.0450), standard
+// errors <= 2e-5, a bias of (+0.0577, +0.0289, -0.0866): the long right trace
+// is pushed DOWN, because its positive credit is removed while its negative
+// credit is kept, and the push against the wrong trace shrinks by 70%. E[A]
+// becomes -0.0144 (the gate only removes positive mass) and Var(A) falls from
+// 0.0223 to 0.0189. The gate is not linear in the set scores, so its bias
+// depends on N2: on small configurations, exactly by enumeration, N2 = 2 moves
+// the gated E[g] by 0.02-0.03 from its exact-score value
 // (TestMonteCarloBruteForce).
 //
 // Test budget: the Monte Carlo tests take about 9 s by default and 2 s with
