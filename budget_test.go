@@ -104,3 +104,38 @@ func TestBudgetRSA(t *testing.T) {
 		t.Errorf("overflow: %v", err)
 	}
 }
+
+// TestBudgetUnequalLimits: with different maximum lengths for the two roles,
+// an aggregation prompt reads n search traces (Limits.Search each), while
+// aggregation outputs are counted at Limits.Aggregation. (The paper's 4096
+// for both cannot tell the two apart.)
+func TestBudgetUnequalLimits(t *testing.T) {
+	b, err := Paper().Budget(Limits{Prompt: 100, Search: 3000, Aggregation: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Budget{
+		SearchCalls:          8,
+		AggregationCalls:     16,
+		SearchGenerated:      8 * 3000,
+		AggregationGenerated: 16 * 1000,
+		SearchPrefill:        8 * 100,
+		AggregationPrefill:   16 * (100 + 4*3000),
+		CachedPrefill:        100 + 4*(100+4*3000),
+	}
+	if b != want {
+		t.Errorf("budget = %+v, want %+v", b, want)
+	}
+}
+
+// TestBudgetSumOverflow: every product fits in int64 but Generated's sum
+// SearchGenerated + AggregationGenerated = 8*(MaxInt64/8) + 8 does not.
+func TestBudgetSumOverflow(t *testing.T) {
+	c := Config{SearchTraces: 8, SetSize: 1, Sets: 1, AggregationsPerSet: 1}
+	if _, err := c.Budget(Limits{Search: math.MaxInt64 / 8, Aggregation: 7}); err != nil {
+		t.Errorf("sum MaxInt64: %v", err)
+	}
+	if _, err := c.Budget(Limits{Search: math.MaxInt64 / 8, Aggregation: 8}); err == nil || !strings.Contains(err.Error(), "overflows int64") {
+		t.Errorf("sum MaxInt64 + 1: error %v, want overflow", err)
+	}
+}
