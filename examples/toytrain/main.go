@@ -120,7 +120,10 @@
 //	go run ./examples/toytrain [-seed 1] [-steps 2000] [-out out/toytrain] [-arms grpo,spiral,spiral-balanced] [-replicates 16]
 //
 // -strategies, -single and -luck change the toy's V, single fraction and ε;
-// -batch, -lr, -eval-every and -samples the training and evaluation.
+// -batch, -lr, -eval-every and -samples the training and evaluation. Every
+// evaluation sums over the V^4 strategy tuples of a set for each distinct
+// problem, so its cost grows as V^4: at -strategies 16 the default run takes
+// minutes, at 24 two minutes for -steps 20, at 64 (the largest) hours.
 //
 // docs/toytrain holds a copy of the default run's plots and summary for the
 // README; SPIRAL_LONG=1 go test ./examples/toytrain checks that its
@@ -195,7 +198,7 @@ func cli(stdout, stderr io.Writer, args []string) int {
 	fs.IntVar(&opt.evalEvery, "eval-every", opt.evalEvery, "steps between evaluations")
 	fs.IntVar(&opt.evalSamples, "samples", opt.evalSamples, "search samples per held-out problem for pass@k")
 	fs.Float64Var(&opt.lr, "lr", opt.lr, "learning rate")
-	fs.IntVar(&opt.toy.V, "strategies", opt.toy.V, "number of strategies V")
+	fs.IntVar(&opt.toy.V, "strategies", opt.toy.V, "number of strategies V, 2..64 (each evaluation costs V^4 per problem: slow above 16)")
 	fs.Float64Var(&opt.toy.single, "single", opt.toy.single, "fraction of problems a single strategy solves")
 	fs.Float64Var(&opt.toy.luck, "luck", opt.toy.luck, "chance that one trace of a complementary problem's subset solves it alone")
 	fs.IntVar(&opt.replicates, "replicates", opt.replicates, "training streams per arm of a compared pair (such as spiral-balanced and spiral), the main one included")
