@@ -46,12 +46,14 @@
 //
 // This package is the one object a trainer holds. A [Config] gives the
 // shape of one problem's step (N1, n, K, N2, the family, the presentation
-// order and the two length gates); [Paper] is the paper's 8/4/4/4, and
-// [Config.Validate] names every bad field. For each problem:
+// order, the set design and the two length gates); [Paper] is the paper's
+// 8/4/4/4, and [Config.Validate] names every bad field. For each problem:
 //
 //  1. Plan: [Config.Plan] (or a reused [Planner] for many problems) draws the
-//     K distinct groups, uniformly without replacement from the family, each
-//     listing its candidates in presentation order: ascending trace index
+//     K distinct groups, uniformly without replacement from the family (the
+//     Uniform design, the paper's) or as a balanced design in which every
+//     trace appears equally often (Balanced, see [Design]), each listing
+//     its candidates in presentation order: ascending trace index
 //     (IndexOrder, the default) or a uniformly random order per set
 //     (Shuffled). The same seed gives the same plan on every machine, and a
 //     [Plan] marshals to JSON; [Config.CheckPlan] checks a decoded one.
