@@ -380,19 +380,16 @@ func (s *spiralArm) step(pol *policy, batch []problem, rnd *rand.Rand) error {
 		if err != nil {
 			return err
 		}
-		uncredited := 0
 		for y, a := range credit.Search.Advantages {
 			addScore(s.grad, s.p, s.syms[y], a/outputs)
 			addScore(s.meter.one, s.p, s.syms[y], a/outputs)
-			if credit.Search.Appearances[y] == 0 {
-				uncredited++
-			}
 		}
 		s.meter.problemDone()
+		uncredited := float64(credit.Search.InNoSet) // traces with Appearances 0
 		s.st.plans++
 		s.st.traces += len(s.syms)
-		s.st.uncredited += float64(uncredited)
-		s.st.uncreditedSq += float64(uncredited * uncredited)
+		s.st.uncredited += uncredited
+		s.st.uncreditedSq += uncredited * uncredited
 		for i, row := range credit.Aggregation.Advantages {
 			for j, a := range row {
 				addScore(s.aggGrad[x.kind], s.q[x.kind], s.actions[i][j], a/outputs)
