@@ -112,6 +112,7 @@ func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 		m0, c    float64 // first-pass mean, and mean deviation from it
 		scale    float64 // max |r - m| in the group
 		ss       float64 // sum of ((r - m)/scale)^2
+		den      float64 // (std + Epsilon)/scale, for ScaleByStd
 	}
 	number := make(map[ID]int)
 	group := make([]int, len(rewards))
@@ -156,6 +157,20 @@ func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 				st.ss += e * e
 			}
 		}
+		// std + Epsilon with std = scale*sqrt(ss/dof), divided through by
+		// scale: scale*sqrt(ss/dof) underflows to 0 for a subnormal scale
+		// (rewards {0 x 9, 5e-324}), which gave 0/0. den is at least
+		// sqrt(1/dof), and Epsilon/scale may be +Inf (advantages ±0).
+		for g := range gs {
+			st := &gs[g]
+			dof := float64(st.raw.n)
+			if opt.Bessel {
+				dof--
+			}
+			if dof > 0 && st.scale > 0 {
+				st.den = math.Sqrt(st.ss/dof) + opt.Epsilon/st.scale
+			}
+		}
 	}
 
 	rep.Groups = len(gs)
@@ -183,16 +198,7 @@ func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 			a *= float64(n) / float64(n-1)
 		}
 		if opt.ScaleByStd {
-			dof := float64(n)
-			if opt.Bessel {
-				dof--
-			}
-			// a/(std + Epsilon) with std = scale*sqrt(ss/dof), divided
-			// through by scale: scale*sqrt(ss/dof) underflows to 0 for a
-			// subnormal scale (rewards {0 x 9, 5e-324}), which gave 0/0.
-			// Here a/scale is in [-2, 2], the denominator is at least
-			// sqrt(1/dof), and Epsilon/scale may be +Inf (giving ±0).
-			a = (a / st.scale) / (math.Sqrt(st.ss/dof) + opt.Epsilon/st.scale)
+			a = (a / st.scale) / st.den // a/scale is in [-2, 2]
 		}
 		dst[i] = F(a)
 	}
