@@ -35,11 +35,7 @@ func (f Family) SampleBalanced(rnd *rand.Rand, K int) ([][]int, error) {
 	if err := s.SampleTo(flat, rnd); err != nil {
 		return nil, err
 	}
-	groups := make([][]int, K)
-	for i := range groups {
-		groups[i] = flat[i*f.n : (i+1)*f.n : (i+1)*f.n]
-	}
-	return groups, nil
+	return splitGroups(flat, K, f.n), nil
 }
 
 // maxRoundDraws is the number of times a BalancedSampler draws the rounds
@@ -148,11 +144,7 @@ func newBalancedSampler(f Family, K, draws int) *BalancedSampler {
 	}
 	s.swaps = make([]int, K*n)
 	if K > linearDedup {
-		size := 1
-		for size < 2*K {
-			size <<= 1
-		}
-		s.slots = make([]int, size)
+		s.slots = newGroupSet(K)
 	}
 	if K*n > N || draws == 0 {
 		// The fallback's uniform start: the listed family only when it is
@@ -248,31 +240,11 @@ func (s *BalancedSampler) drawRounds(dst []int, rnd *rand.Rand) bool {
 
 // distinct reports whether the K sorted groups of dst are pairwise distinct.
 func (s *BalancedSampler) distinct(dst []int) bool {
-	n := s.f.n
-	if s.slots == nil {
-		for i := 1; i < s.k; i++ {
-			g := dst[i*n : (i+1)*n]
-			for j := range i {
-				if slices.Equal(dst[j*n:(j+1)*n], g) {
-					return false
-				}
-			}
-		}
-		return true
-	}
 	clear(s.slots)
-	mask := len(s.slots) - 1
 	for i := range s.k {
-		g := dst[i*n : (i+1)*n]
-		h := int(hashGroup(g)) & mask
-		for s.slots[h] != 0 {
-			j := s.slots[h] - 1
-			if slices.Equal(dst[j*n:(j+1)*n], g) {
-				return false
-			}
-			h = (h + 1) & mask
+		if !isNewGroup(dst, s.f.n, i, s.slots) {
+			return false
 		}
-		s.slots[h] = i + 1
 	}
 	return true
 }

@@ -33,11 +33,17 @@ func (f Family) Sample(rnd *rand.Rand, K int) ([][]int, error) {
 	if err := s.SampleTo(flat, rnd); err != nil {
 		return nil, err
 	}
+	return splitGroups(flat, K, f.n), nil
+}
+
+// splitGroups returns the K groups of n ints that flat holds, as capped
+// subslices of it.
+func splitGroups(flat []int, K, n int) [][]int {
 	groups := make([][]int, K)
 	for i := range groups {
-		groups[i] = flat[i*f.n : (i+1)*f.n : (i+1)*f.n]
+		groups[i] = flat[i*n : (i+1)*n : (i+1)*n]
 	}
-	return groups, nil
+	return groups
 }
 
 var errNilRand = errors.New("combin: random generator rnd is nil")
@@ -152,11 +158,7 @@ func newSampler(f Family, K int, m samplerMethod) *Sampler {
 		s.sorted = make([]int, 0, n)
 	}
 	if m.hashed {
-		size := 1
-		for size < 2*K {
-			size <<= 1
-		}
-		s.slots = make([]int, size)
+		s.slots = newGroupSet(K)
 	}
 	return s
 }
@@ -192,12 +194,10 @@ func (s *Sampler) SampleTo(dst []int, rnd *rand.Rand) error {
 	n := s.f.n
 	clear(s.slots)
 	for i := 0; i < s.k; {
-		g := dst[i*n : (i+1)*n]
-		s.drawGroup(g, rnd)
-		if !s.accept(dst, i) {
-			continue
+		s.drawGroup(dst[i*n:(i+1)*n], rnd)
+		if isNewGroup(dst, n, i, s.slots) {
+			i++
 		}
-		i++
 	}
 	return nil
 }
@@ -258,29 +258,41 @@ func (s *Sampler) drawGroup(g []int, rnd *rand.Rand) {
 	}
 }
 
-// accept reports whether group i of dst differs from groups 0..i-1, and if
-// so records it.
-func (s *Sampler) accept(dst []int, i int) bool {
-	n := s.f.n
-	g := dst[i*n : (i+1)*n]
-	if s.slots == nil {
+// newGroupSet returns an empty open-addressing hash set for up to K groups:
+// a power of two of at least 2K slots, each 0 (empty) or the index+1 of a
+// group in the flat slice that the set belongs to.
+func newGroupSet(K int) []int {
+	size := 1
+	for size < 2*K {
+		size <<= 1
+	}
+	return make([]int, size)
+}
+
+// isNewGroup reports whether group i of flat (groups of n ints) differs from
+// groups 0..i-1. With a nil set it compares with each of them; otherwise set
+// (from newGroupSet) must hold exactly groups 0..i-1, and group i is added to
+// it when it is new.
+func isNewGroup(flat []int, n, i int, set []int) bool {
+	g := flat[i*n : (i+1)*n]
+	if set == nil {
 		for j := range i {
-			if slices.Equal(dst[j*n:(j+1)*n], g) {
+			if slices.Equal(flat[j*n:(j+1)*n], g) {
 				return false
 			}
 		}
 		return true
 	}
-	mask := len(s.slots) - 1
+	mask := len(set) - 1
 	h := int(hashGroup(g)) & mask
-	for s.slots[h] != 0 {
-		j := s.slots[h] - 1
-		if slices.Equal(dst[j*n:(j+1)*n], g) {
+	for set[h] != 0 {
+		j := set[h] - 1
+		if slices.Equal(flat[j*n:(j+1)*n], g) {
 			return false
 		}
 		h = (h + 1) & mask
 	}
-	s.slots[h] = i + 1
+	set[h] = i + 1
 	return true
 }
 
