@@ -94,7 +94,7 @@ const maxRoundDraws = 64
 // is 1 over the probability that a draw is valid, 35/34 at the paper's
 // configuration. When K*n <= N there is one partial round, its groups are
 // disjoint and one draw always succeeds. When all 64 draws fail, a call
-// costs those 64 draws plus the fallback (about 80 µs at N = 7, n = 3,
+// costs those 64 draws plus the fallback (about 0.1 ms at N = 7, n = 3,
 // K = 30 of 35; see BENCHMARKS.md). Memory is O(N + K*n).
 //
 // Every random number comes from rnd.IntN, so a given rnd state gives the

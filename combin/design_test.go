@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/gonum/stat/distuv"
 	"pgregory.net/rapid"
 )
 
@@ -414,10 +413,4 @@ func TestBalancedExistence(t *testing.T) {
 			}
 		}
 	}
-}
-
-// chiSquareQuantile returns the chi-square quantile with df degrees of
-// freedom at upper tail probability alpha.
-func chiSquareQuantile(df int, alpha float64) float64 {
-	return distuv.ChiSquared{K: float64(df)}.Quantile(1 - alpha)
 }

@@ -77,8 +77,12 @@ func pascal(maxN int) [][]*big.Int {
 // chiSquareThreshold returns the chi-square quantile with df degrees of
 // freedom at upper tail probability 1e-4: a correct sampler exceeds it with
 // probability 1e-4 (for a fixed seed, deterministically never or always).
-func chiSquareThreshold(df int) float64 {
-	return distuv.ChiSquared{K: float64(df)}.Quantile(1 - 1e-4)
+func chiSquareThreshold(df int) float64 { return chiSquareQuantile(df, 1e-4) }
+
+// chiSquareQuantile returns the chi-square quantile with df degrees of
+// freedom at upper tail probability alpha.
+func chiSquareQuantile(df int, alpha float64) float64 {
+	return distuv.ChiSquared{K: float64(df)}.Quantile(1 - alpha)
 }
 
 // chiSquare returns Pearson's statistic and its degrees of freedom for the
