@@ -29,9 +29,10 @@ func ExampleGate() {
 
 // Search and aggregation may use different targets. The values here are
 // illustrative: search traces gated at 4096 tokens, aggregation outputs at
-// 2048. The search advantages are those of traces in the paper's worked
-// example (A_set = +0.25, 0, -0.25, 0); the aggregation advantages are
-// A_agg of its first set, rewards (1, 1, 1, 0).
+// 2048. The search advantages are A_search of four traces in the paper's
+// worked example (A_set = +0.25, 0, -0.25, 0): one only in G1 (+0.25), one
+// in G1 and G3 (0), one only in G3 (-0.25), another only in G1 (+0.25). The
+// aggregation advantages are A_agg of G1, whose rewards are (1, 1, 1, 0).
 func ExampleGates() {
 	gates := lengthgate.Gates{
 		Search:      lengthgate.Gate{Target: 4096},
