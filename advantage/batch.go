@@ -212,7 +212,8 @@ func filled(n, v int) []int {
 // rounding residue: the aggregation advantages of a set whose rewards are
 // all equal; every set and search advantage of a problem whose set scores
 // all come out equal (as when every set has the same rewards); the search
-// advantage of a trace that is in every set of its problem.
+// advantage of a trace that is in every set of its problem; and a search
+// advantage within rounding error of 0 (see the package documentation).
 // Work is O(K*n + sum_i N2_i + N1) per problem, plus O(K^2) cheap
 // comparisons to reject identical sets.
 //

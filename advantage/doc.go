@@ -42,7 +42,14 @@
 // computed on deviations from a first-pass mean, never as E[x^2] - E[x]^2, so
 // rewards 1e8 + {0, 1e-4} get advantages of ±5e-5 to full precision. Equal
 // rewards give advantages that are exactly 0, not a rounding residue, and a
-// trace that is in every sampled set gets exactly 0.
+// trace that is in every sampled set gets exactly 0. More generally, a
+// computed search advantage within 4 (K + N2 + 2) 2^-53 F of zero, F the
+// largest deviation of a set score from the problem's mean reward (about
+// 4e-15 F at the paper's configuration), is below the computation's rounding
+// error and is written as exactly 0: set scores (2/3, 1/3, 7/12, 1/4) with a
+// trace in the first and the last set only would otherwise give that trace
+// 7e-18 instead of 0, and a problem with no signal would look like one
+// (TestSearchRoundingZero, TestSearchExactZerosRapid).
 //
 // # Bad input
 //

@@ -110,12 +110,12 @@ func Compute[F constraints.Float](dst Result[F], in Layout[F]) {
 		nm, nr := sum(sizes), sum(counts)
 		rewards := in.Rewards[r : r+nr]
 		pivot := meanOf(rewards)
-		fbar, mixed := setPass(&sc, pivot, counts, rewards, dst.SetScores[s:s+k], dst.Aggregation[r:r+nr])
+		fbar, mixed, tol := setPass(&sc, pivot, counts, rewards, dst.SetScores[s:s+k], dst.Aggregation[r:r+nr])
 		setAdvantages(&sc, pivot, fbar, counts, rewards, dst.SetAdvantages[s:s+k])
 		if nt <= TraceChunk && k <= SetCache {
-			searchSmall(&sc, sizes, in.Members[m:m+nm], fbar, mixed, dst.Search[t:t+nt], dst.Appearances[t:t+nt])
+			searchSmall(&sc, sizes, in.Members[m:m+nm], fbar, mixed, tol, dst.Search[t:t+nt], dst.Appearances[t:t+nt])
 		} else {
-			searchChunked(&sc, sizes, counts, in.Members[m:m+nm], rewards, pivot, fbar, mixed, dst.Search[t:t+nt], dst.Appearances[t:t+nt])
+			searchChunked(&sc, sizes, counts, in.Members[m:m+nm], rewards, pivot, fbar, mixed, tol, dst.Search[t:t+nt], dst.Appearances[t:t+nt])
 		}
 		t, s, m, r = t+nt, s+k, m+nm, r+nr
 	}
@@ -165,11 +165,13 @@ func setAdvantages[F constraints.Float](sc *scratch, pivot, fbar float64, counts
 // setPass computes f'_i of every set, keeps the first SetCache in sc.dev,
 // writes the set scores f_i = pivot + f'_i and the aggregation advantages
 // (which do not need fbar), and returns fbar', the mean of the f'_i (equal
-// ones giving exactly the first), and whether they are not all equal.
-func setPass[F constraints.Float](sc *scratch, pivot float64, counts []int, rewards []F, setScores, agg []F) (fbar float64, mixed bool) {
+// ones giving exactly the first), whether they are not all equal, and the
+// rounding tolerance of the problem's search advantages (see searchTol).
+func setPass[F constraints.Float](sc *scratch, pivot float64, counts []int, rewards []F, setScores, agg []F) (fbar float64, mixed bool, tol float64) {
 	setScores = setScores[:len(counts)]
 	agg = agg[:len(rewards)]
 	fsum, f0 := 0.0, 0.0
+	fmax, cmax := 0.0, 0 // the largest |f'_i| and the largest N2
 	o := 0
 	for i, c := range counts {
 		end := o + c
@@ -191,12 +193,36 @@ func setPass[F constraints.Float](sc *scratch, pivot float64, counts []int, rewa
 		for j := o; j < end; j++ {
 			agg[j] = F((float64(rewards[j]) - pivot) - f)
 		}
+		fmax = max(fmax, math.Abs(f))
+		cmax = max(cmax, c)
 		o = end
 	}
 	if mixed {
-		return fsum / float64(len(counts)), true
+		return fsum / float64(len(counts)), true, searchTol(len(counts), cmax, fmax)
 	}
-	return f0, false
+	return f0, false, 0
+}
+
+// searchTol returns the magnitude below which a computed search advantage
+// is rounding error, for a problem of K sets of at most N2 rewards whose
+// set scores deviate from the pivot by at most F = max_i |f'_i|:
+//
+//	tol = 4 (K + N2 + 2) u F,  u = 2^-53.
+//
+// Given the f'_i, fbar' (a mean of K of them) is within K u F of exact, and
+// a trace's sum of at most K set scores, its division and the final
+// subtraction add at most (K + 2) u F; each f'_i is itself a mean of at most
+// N2 deviations, within about N2 u F of exact when the rewards deviate from
+// the pivot by no more than their set scores do, as rewards in [0, 1] do.
+// So a computed sums/|G(y)| - fbar' within tol of 0 has no significant
+// bit, and is written as exactly 0: otherwise a problem whose exact search
+// advantages are all 0 (for example set scores (2/3, 1/3, 7/12, 1/4) with a
+// trace in the first and the last set only) gets advantages like 7e-18,
+// which a trainer would take for a signal. Only values at most
+// 4 (K + N2 + 2) u ~ 4e-15 (paper configuration) times the largest set
+// score deviation are affected.
+func searchTol(K, N2 int, F float64) float64 {
+	return 4 * float64(K+N2+2) * 0x1p-53 * F
 }
 
 // devAt returns f'_i of set i, whose rewards are rewards[lo:hi].
@@ -211,7 +237,7 @@ func devAt[F constraints.Float](sc *scratch, i int, rewards []F, lo, hi int, piv
 // most TraceChunk traces and SetCache sets, whose f'_i are all in sc.dev:
 // the sum of f' over the sets holding each trace, set after set, then
 // A_search = sum/|G(y)| - fbar'.
-func searchSmall[F constraints.Float](sc *scratch, sizes, members []int, fbar float64, mixed bool, search []F, appearances []int) {
+func searchSmall[F constraints.Float](sc *scratch, sizes, members []int, fbar float64, mixed bool, tol float64, search []F, appearances []int) {
 	sums, cnt := sc.sum[:len(search)], sc.count[:len(search)]
 	clear(sums)
 	clear(cnt)
@@ -230,13 +256,13 @@ func searchSmall[F constraints.Float](sc *scratch, sizes, members []int, fbar fl
 		}
 		m = end
 	}
-	finishSearch(sums, cnt, fbar, mixed, search, appearances)
+	finishSearch(sums, cnt, fbar, mixed, tol, search, appearances)
 }
 
 // searchChunked writes the search credit and appearances of a problem of
 // any size, TraceChunk traces at a time: for each chunk, one pass over the
 // sets, recomputing f'_i for sets beyond the first SetCache.
-func searchChunked[F constraints.Float](sc *scratch, sizes, counts, members []int, rewards []F, pivot, fbar float64, mixed bool, search []F, appearances []int) {
+func searchChunked[F constraints.Float](sc *scratch, sizes, counts, members []int, rewards []F, pivot, fbar float64, mixed bool, tol float64, search []F, appearances []int) {
 	traces := len(search)
 	for lo := 0; lo < traces; lo += TraceChunk {
 		w := min(traces-lo, TraceChunk)
@@ -254,22 +280,26 @@ func searchChunked[F constraints.Float](sc *scratch, sizes, counts, members []in
 			}
 			o, m = o+counts[i], m+size
 		}
-		finishSearch(sums, cnt, fbar, mixed, search[lo:lo+w], appearances[lo:lo+w])
+		finishSearch(sums, cnt, fbar, mixed, tol, search[lo:lo+w], appearances[lo:lo+w])
 	}
 }
 
 // finishSearch writes the appearances cnt and the search advantages
-// sums/cnt - fbar' of a run of traces: 0 for a trace in no set, and 0 for
-// every trace when the set scores are all equal (every A_set is 0).
-func finishSearch[F constraints.Float](sums []float64, cnt []int, fbar float64, mixed bool, search []F, appearances []int) {
+// sums/cnt - fbar' of a run of traces: 0 for a trace in no set, 0 for
+// every trace when the set scores are all equal (every A_set is 0), and 0
+// for a value within the rounding tolerance tol of 0 (see searchTol).
+func finishSearch[F constraints.Float](sums []float64, cnt []int, fbar float64, mixed bool, tol float64, search []F, appearances []int) {
 	search, appearances = search[:len(cnt)], appearances[:len(cnt)]
 	for d, n := range cnt {
 		appearances[d] = n
-		if n == 0 || !mixed {
-			search[d] = 0
-		} else {
-			search[d] = F(sums[d]/float64(n) - fbar)
+		a := 0.0
+		if n != 0 && mixed {
+			a = sums[d]/float64(n) - fbar
+			if math.Abs(a) <= tol {
+				a = 0
+			}
 		}
+		search[d] = F(a)
 	}
 }
 
