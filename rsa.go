@@ -70,7 +70,10 @@ type RSA struct {
 }
 
 // PaperRSA returns the paper's RSA evaluation: P = 8, n = 4, T = 10, with
-// the default IndependentSets and IndexOrder.
+// the default IndependentSets and IndexOrder. Published RSA presents each
+// subset in the random order Python's random.sample returns; set Order to
+// Shuffled to reproduce that as well (index order is the default here, as
+// in [Config], so that a schedule is comparable across set rules).
 func PaperRSA() RSA { return RSA{Population: 8, SetSize: 4, Steps: 10} }
 
 // Validate reports every invalid field of r, naming field and value: P, n or
