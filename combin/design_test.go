@@ -161,23 +161,13 @@ type orbits struct {
 
 func newOrbits(N, n int) *orbits {
 	o := &orbits{N: N, n: n, class: map[string]int{}}
-	p := make([]int, N)
-	for i := range p {
-		p[i] = i
+	perms, err := Tuples(N, N) // every permutation of the N indices
+	if err != nil {
+		panic(err)
 	}
-	var rec func(k int)
-	rec = func(k int) {
-		if k == N {
-			o.perms = append(o.perms, slices.Clone(p))
-			return
-		}
-		for i := k; i < N; i++ {
-			p[k], p[i] = p[i], p[k]
-			rec(k + 1)
-			p[k], p[i] = p[i], p[k]
-		}
+	for p := range perms.All() {
+		o.perms = append(o.perms, slices.Clone(p))
 	}
-	rec(0)
 	return o
 }
 

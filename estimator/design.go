@@ -363,23 +363,13 @@ func newLabelledLaw(N, n int) (*labelledLaw, error) {
 		return nil, fmt.Errorf("estimator: %w", err)
 	}
 	l := &labelledLaw{N: N, n: n, f: f, orbit: map[string]int{}}
-	p := make([]int, N)
-	for i := range p {
-		p[i] = i
+	perms, err := combin.Tuples(N, N) // every permutation of the N labels
+	if err != nil {
+		return nil, fmt.Errorf("estimator: %w", err)
 	}
-	var rec func(k int)
-	rec = func(k int) {
-		if k == N {
-			l.perms = append(l.perms, slices.Clone(p))
-			return
-		}
-		for i := k; i < N; i++ {
-			p[k], p[i] = p[i], p[k]
-			rec(k + 1)
-			p[k], p[i] = p[i], p[k]
-		}
+	for p := range perms.All() {
+		l.perms = append(l.perms, slices.Clone(p))
 	}
-	rec(0)
 	return l, nil
 }
 
