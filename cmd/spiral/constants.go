@@ -52,6 +52,10 @@ m "1/1".
 Exit status: 0 on success, 2 for bad flags or values (the error on stderr).
 `
 
+// flagSymbols ends the error of a size flag that the library rejected,
+// whose message uses the paper's symbols.
+const flagSymbols = " (-traces is N, -size is n, -sets is K)"
+
 // constantsOutput is the output of constants.
 type constantsOutput struct {
 	FamilySize          string  `json:"family_size"`
@@ -164,7 +168,7 @@ func runConstants(args []string, stdout, stderr io.Writer) int {
 	}
 	out, err := constants(*N, *n, *K, *ordered, *balanced)
 	if err != nil {
-		return usageError(stderr, "constants", err.Error())
+		return usageError(stderr, "constants", err.Error()+flagSymbols)
 	}
 	var o jsonOut
 	if _, err := fmt.Fprintf(stdout, "%s\n", o.encode(out)); err != nil {

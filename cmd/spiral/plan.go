@@ -75,7 +75,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	}
 	p, err := c.NewPlanner()
 	if err != nil {
-		return usageError(stderr, "plan", strings.ReplaceAll(err.Error(), "\n", "; "))
+		return usageError(stderr, "plan", strings.ReplaceAll(err.Error(), "\n", "; ")+" (-traces is SearchTraces, -size is SetSize, -sets is Sets)")
 	}
 	if err := writePlans(stdout, p, rand.New(rand.NewPCG(*seed, 0)), *problems); err != nil {
 		fmt.Fprintf(stderr, "spiral plan: %v\n", err)
