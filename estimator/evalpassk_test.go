@@ -108,6 +108,11 @@ func TestPassAtKProperties(t *testing.T) {
 		if d := math.Abs(f - evalRatFloat(exact)); d > evalPassAtKTol {
 			t.Fatalf("PassAtK(%d, %d, %d) = %v, exact %v: off by %g", n, c, k, f, exact.FloatString(20), d)
 		}
+		// The documented bound, (2c+1) 2^-53, plus one rounding of the exact
+		// value to float64: catches a formula less stable than the product.
+		if d, bound := math.Abs(f-evalRatFloat(exact)), float64(2*c+2)*0x1p-53; d > bound {
+			t.Fatalf("PassAtK(%d, %d, %d) = %v, exact %v: off by %g > the documented (2c+1) 2^-53 = %g", n, c, k, f, exact.FloatString(20), d, bound)
+		}
 		if k < n {
 			next, _ := estimator.PassAtK(n, c, k+1)
 			if next < f {
