@@ -80,3 +80,39 @@ func ExampleGroupRelative() {
 	// 3 groups, singletons [r], zero variance [q]
 	// GRPO (verl): [0.499999 0.000000 -1.499997 0.000000 0.000000 0.499999 0.000000 0.499999 0.000000]
 }
+
+// The allocation-free batch form: two problems of the paper's shape (8
+// traces, 4 sets of 4, 4 rewards per set) in one flat layout. The first is
+// the worked example; in the second every set has the same rewards, so
+// every advantage is exactly 0 (a problem a dynamic-sampling trainer would
+// resample). A trainer keeps the BatchCredit and reuses it every step.
+func ExampleComputeBatch() {
+	in, err := advantage.NewUniformBatch[float64](2, 8, 4, 4, 4)
+	if err != nil {
+		panic(err)
+	}
+	copy(in.Members, []int{
+		0, 1, 2, 3, 1, 2, 4, 5, 0, 4, 5, 6, 2, 3, 5, 6, // problem 0
+		0, 1, 2, 3, 4, 5, 6, 7, 0, 2, 4, 6, 1, 3, 5, 7, // problem 1
+	})
+	copy(in.Rewards, []float64{
+		1, 1, 1, 0, 1, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0, // f = 0.75, 0.50, 0.25, 0.50
+		1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, // f = 0.25 for every set
+	})
+	dst, err := advantage.NewBatchCredit(in)
+	if err != nil {
+		panic(err)
+	}
+	if err := advantage.ComputeBatch(&dst, in); err != nil {
+		panic(err)
+	}
+	fmt.Println("set scores:    ", dst.SetScores)
+	fmt.Println("set advantages:", dst.SetAdvantages)
+	fmt.Println("search:        ", dst.Search)
+	fmt.Println("appearances:   ", dst.Appearances)
+	// Output:
+	// set scores:     [0.75 0.5 0.25 0.5 0.25 0.25 0.25 0.25]
+	// set advantages: [0.25 0 -0.25 0 0 0 0 0]
+	// search:         [0 0.125 0.08333333333333333 0.125 -0.125 -0.08333333333333333 -0.125 0 0 0 0 0 0 0 0 0]
+	// appearances:    [2 2 3 2 2 3 2 0 2 2 2 2 2 2 2 2]
+}
