@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 
 	"spiral/advantage"
 	"spiral/combin"
+	"spiral/internal/cpubench"
 	"spiral/lengthgate"
 )
 
@@ -414,25 +414,6 @@ func TestCreditBatchConcurrent(t *testing.T) {
 // fresh slices per problem per call: combin's Family.Sample,
 // advantage.Compute, then lengthgate's Gate.Apply on each role.
 
-// loop runs body under b.Loop and, where the platform can measure it,
-// reports cpu-ns/op: the CPU time of the benchmark's own OS thread per
-// iteration. On a machine shared with other work, wall-clock ns/op counts
-// the time the thread waited for a core; cpu-ns/op does not. (Work the
-// runtime does on other threads, such as background garbage collection
-// for the allocating baselines, is not counted, which flatters them.)
-func loop(b *testing.B, body func()) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	b.ReportAllocs()
-	start, ok := threadCPU()
-	for b.Loop() {
-		body()
-	}
-	if end, _ := threadCPU(); ok {
-		b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
-	}
-}
-
 func benchConfig() Config {
 	c := Paper()
 	c.Gates = lengthgate.Shared(lengthgate.Gate{Target: 4096})
@@ -451,7 +432,7 @@ func benchStep(b *testing.B, problems int) {
 	if err := c.CreditBatch(&dst, in); err != nil { // grow dst once, as a trainer's first step does
 		b.Fatal(err)
 	}
-	loop(b, func() {
+	cpubench.Loop(b, func() {
 		if err := pl.PlanTo(in.Groups, rnd); err != nil {
 			b.Fatal(err)
 		}
@@ -474,7 +455,7 @@ func BenchmarkStepParts(b *testing.B) {
 		}
 		rnd := rand.New(rand.NewPCG(1, 2))
 		groups := make([]int, len(in.Groups))
-		loop(b, func() {
+		cpubench.Loop(b, func() {
 			if err := pl.PlanTo(groups, rnd); err != nil {
 				b.Fatal(err)
 			}
@@ -485,7 +466,7 @@ func BenchmarkStepParts(b *testing.B) {
 		if err := c.CreditBatch(&dst, in); err != nil {
 			b.Fatal(err)
 		}
-		loop(b, func() {
+		cpubench.Loop(b, func() {
 			if err := c.CreditBatch(&dst, in); err != nil {
 				b.Fatal(err)
 			}
@@ -502,7 +483,7 @@ func benchNaive(b *testing.B, problems int) {
 	}
 	rnd := rand.New(rand.NewPCG(1, 2))
 	k, n2, n1 := c.Sets, c.AggregationsPerSet, c.SearchTraces
-	loop(b, func() {
+	cpubench.Loop(b, func() {
 		for q := range problems {
 			groups, err := fam.Sample(rnd, k)
 			if err != nil {
@@ -539,7 +520,7 @@ func BenchmarkStep(b *testing.B) {
 func BenchmarkCreditOneProblem(b *testing.B) {
 	c := benchConfig()
 	l := Lengths{Search: make([]int, 8), Aggregation: [][]int{make([]int, 4), make([]int, 4), make([]int, 4), make([]int, 4)}}
-	loop(b, func() {
+	cpubench.Loop(b, func() {
 		if _, err := c.Credit(workedPlan, workedRewards, l); err != nil {
 			b.Fatal(err)
 		}

@@ -3,28 +3,10 @@ package advantage
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"testing"
-)
 
-// loop runs body under b.Loop and, where the platform can measure it,
-// reports cpu-ns/op: the CPU time of the benchmark's own OS thread per
-// iteration. On a machine shared with other work, wall-clock ns/op counts
-// the time the thread waited for a core; cpu-ns/op does not. (Work the
-// runtime does on other threads, such as background garbage collection
-// for the allocating baselines, is not counted, which flatters them.)
-func loop(b *testing.B, body func()) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	b.ReportAllocs()
-	start, ok := threadCPU()
-	for b.Loop() {
-		body()
-	}
-	if end, _ := threadCPU(); ok {
-		b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
-	}
-}
+	"spiral/internal/cpubench"
+)
 
 // The paper's configuration: N1 = 8 traces, K = 4 sets of n = 4, N2 = 4
 // rewards per set; one problem, and a batch of 256. Each case runs
@@ -39,7 +21,7 @@ func BenchmarkCredit(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			loop(b, func() {
+			cpubench.Loop(b, func() {
 				if err := ComputeBatch(&dst, in64); err != nil {
 					b.Fatal(err)
 				}
@@ -50,14 +32,14 @@ func BenchmarkCredit(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			loop(b, func() {
+			cpubench.Loop(b, func() {
 				if err := ComputeBatch(&dst, in32); err != nil {
 					b.Fatal(err)
 				}
 			})
 		})
 		b.Run(fmt.Sprintf("problems=%d/Compute-per-problem", problems), func(b *testing.B) {
-			loop(b, func() {
+			cpubench.Loop(b, func() {
 				for _, s := range specs {
 					if _, err := Compute(s.Traces, s.Groups, s.Rewards); err != nil {
 						b.Fatal(err)
@@ -66,7 +48,7 @@ func BenchmarkCredit(b *testing.B) {
 			})
 		})
 		b.Run(fmt.Sprintf("problems=%d/naive-reference", problems), func(b *testing.B) {
-			loop(b, func() {
+			cpubench.Loop(b, func() {
 				for _, s := range specs {
 					_ = reference(s)
 				}
@@ -95,13 +77,13 @@ func BenchmarkGroupRelative(b *testing.B) {
 	opt := GroupOptions{ScaleByStd: true, Bessel: true, Epsilon: 1e-6}
 	b.Run("GroupRelative", func(b *testing.B) {
 		dst := make([]float64, len(rewards))
-		loop(b, func() {
+		cpubench.Loop(b, func() {
 			if _, err := GroupRelative(dst, rewards, ids, opt); err != nil {
 				b.Fatal(err)
 			}
 		})
 	})
 	b.Run("naive-reference", func(b *testing.B) {
-		loop(b, func() { _, _ = groupReference(rewards, ids, opt) })
+		cpubench.Loop(b, func() { _, _ = groupReference(rewards, ids, opt) })
 	})
 }

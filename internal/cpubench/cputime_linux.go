@@ -1,4 +1,4 @@
-package advantage
+package cpubench
 
 import "syscall"
 

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package spiral
+package cpubench
 
 // threadCPU is not available here: it returns false.
 func threadCPU() (int64, bool) { return 0, false }

@@ -1,6 +1,0 @@
-//go:build !linux
-
-package advantage
-
-// threadCPU is not available here: it returns false.
-func threadCPU() (int64, bool) { return 0, false }
