@@ -31,6 +31,15 @@ func benchSampler(b *testing.B, f combin.Family, K int) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchSampleTo(b, s)
+}
+
+// benchSampleTo measures one SampleTo call of a reused sampler s (a Sampler
+// or a BalancedSampler) into a reused dst.
+func benchSampleTo(b *testing.B, s interface {
+	Len() int
+	SampleTo(dst []int, rnd *rand.Rand) error
+}) {
 	dst := make([]int, s.Len())
 	rnd := rand.New(rand.NewPCG(1, 2))
 	b.ReportAllocs()

@@ -24,12 +24,7 @@ func BenchmarkBalanced(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			dst := make([]int, s.Len())
-			rnd := rand.New(rand.NewPCG(1, 2))
-			b.ReportAllocs()
-			for b.Loop() {
-				_ = s.SampleTo(dst, rnd)
-			}
+			benchSampleTo(b, s)
 		})
 		b.Run(name+"/balanced-alloc", func(b *testing.B) {
 			rnd := rand.New(rand.NewPCG(1, 2))
