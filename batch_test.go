@@ -653,8 +653,8 @@ func TestPlannedBatchesCredit(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	for range 64 {
 		a, b := []int{0, 1}, []int{1, 0} // two distinct tuples of (2)_2
-		shuffle(rnd, a)
-		shuffle(rnd, b)
+		rnd.Shuffle(2, func(i, j int) { a[i], a[j] = a[j], a[i] })
+		rnd.Shuffle(2, func(i, j int) { b[i], b[j] = b[j], b[i] })
 		if slices.Equal(a, b) {
 			if _, err := advantage.Compute(2, [][]int{a, b}, [][]float64{{1}, {0}}); err == nil || !strings.Contains(err.Error(), "identical") {
 				t.Errorf("shuffled tuples %v and %v: advantage error %v, want identical sets", a, b, err)

@@ -14,8 +14,7 @@ import (
 // MaxSize bounds the per-problem sizes a [Config] may ask for: the plan's
 // K*n indices and the K*N2 aggregation outputs (the search traces N1 are
 // bounded by [advantage.MaxTraces]). It keeps a plan or a credit for one
-// problem in memory and every index product inside an int; it bounds an
-// [RSA] schedule's T*P*n indices likewise. Real configurations are many
+// problem in memory and every index product inside an int. Real configurations are many
 // orders of magnitude smaller.
 const MaxSize = 1 << 24
 

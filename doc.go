@@ -74,13 +74,8 @@
 // each to its own model with no other code. The credit formulas are those of
 // [spiral/advantage], the gates those of [spiral/lengthgate].
 //
-// [Config.Budget] and [GRPO.Budget] count tokens per problem: the generated
-// ceiling the paper matches (8*4096 + 16*4096 = 12*8192 = 98,304) and the
-// aggregation prefill it does not count (each of the K*N2 aggregation calls
-// reads the problem and n candidate traces). [RSA] schedules recursive
-// self-aggregation at inference time; its default, IndependentSets, is RSA as
-// published, and DistinctSets draws each step's sets the way SPIRAL draws
-// its training sets (see [SetRule]).
+// Token accounting is in [spiral/budget], the schedule of recursive
+// self-aggregation at inference time in [spiral/rsa].
 //
 // Tests of this package take a few seconds; rapid's -rapid.checks flag sets
 // the number of property cases (100 by default).

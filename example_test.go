@@ -92,28 +92,6 @@ func ExampleConfig_Credit_gates() {
 	// search gate:   {Outputs:8 Positive:3 AtTarget:0 Gated:1 MassRemoved:0.125}
 }
 
-// Matched generated-token ceilings, as in the paper's Table 1, and the
-// prefill it does not count: every aggregation call also reads n = 4
-// candidate traces of up to 4096 tokens. The prompt length (300 tokens) is
-// illustrative.
-func ExampleConfig_Budget() {
-	s, err := spiral.Paper().Budget(spiral.PaperLimits(300))
-	if err != nil {
-		panic(err)
-	}
-	g, err := spiral.PaperGRPO().Budget(300)
-	if err != nil {
-		panic(err)
-	}
-	fmt.Printf("%-7s %6s %9s %8s %14s\n", "method", "calls", "generated", "prefill", "cached prefill")
-	fmt.Printf("%-7s %6d %9d %8d %14d\n", "SPIRAL", s.Calls(), s.Generated(), s.Prefill(), s.CachedPrefill)
-	fmt.Printf("%-7s %6d %9d %8d %14d\n", "GRPO", g.Calls(), g.Generated(), g.Prefill(), g.CachedPrefill)
-	// Output:
-	// method   calls generated  prefill cached prefill
-	// SPIRAL      24     98304   269344          67036
-	// GRPO        12     98304     3600            300
-}
-
 // A trainer's step over a batch: plan every problem, generate and score (not
 // shown), then compute the credit of the whole batch into a reused result.
 func ExampleConfig_CreditBatch() {
@@ -148,23 +126,6 @@ func ExampleConfig_CreditBatch() {
 	// Output:
 	// problem 0: search [0 0.0625 0.0208 -0.0625 -0.0625 0.0625 -0.0625 0.0625], in no set 1, no signal false
 	// problem 1: search [0 0 0 0 0 0 0 0], in no set 0, no signal true
-}
-
-// Recursive self-aggregation at inference: a population of 8, sets of 4,
-// each member of the next population aggregating its own set.
-func ExampleRSA_Schedule() {
-	r := spiral.PaperRSA()
-	r.Steps = 2
-	s, err := r.Schedule(rand.New(rand.NewPCG(7, 7)))
-	if err != nil {
-		panic(err)
-	}
-	for t, step := range s {
-		fmt.Printf("step %d: %v\n", t+1, step)
-	}
-	// Output:
-	// step 1: [[3 4 6 7] [0 1 2 4] [1 4 6 7] [0 1 4 6] [0 2 3 5] [0 2 4 7] [2 3 4 6] [0 1 5 7]]
-	// step 2: [[0 3 6 7] [1 2 4 5] [1 2 3 5] [0 2 5 7] [0 1 5 7] [0 4 6 7] [1 3 5 7] [0 3 4 6]]
 }
 
 // The search estimator's multiplier M for the paper's uniform design and for

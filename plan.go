@@ -126,7 +126,8 @@ func (p *Planner) PlanTo(dst []int, rnd *rand.Rand) error {
 		}
 		if p.c.Order == Shuffled {
 			for i := 0; i < size; i += n {
-				shuffle(rnd, one[i:i+n])
+				set := one[i : i+n]
+				rnd.Shuffle(n, func(a, b int) { set[a], set[b] = set[b], set[a] })
 			}
 		}
 	}

@@ -41,6 +41,7 @@ import (
 	"text/tabwriter"
 
 	"spiral"
+	"spiral/budget"
 	"spiral/combin"
 	"spiral/estimator"
 )
@@ -155,11 +156,11 @@ func claims() ([]claim, error) {
 	if err != nil {
 		return nil, err
 	}
-	spiralBudget, err := cfg.Budget(spiral.PaperLimits(0))
+	spiralBudget, err := budget.SPIRAL(cfg, budget.PaperLimits(0))
 	if err != nil {
 		return nil, err
 	}
-	grpoBudget, err := spiral.PaperGRPO().Budget(0)
+	grpoBudget, err := budget.PaperGRPO().Budget(0)
 	if err != nil {
 		return nil, err
 	}

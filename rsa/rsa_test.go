@@ -1,4 +1,4 @@
-package spiral
+package rsa
 
 import (
 	"fmt"
@@ -8,20 +8,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"gonum.org/v1/gonum/stat/distuv"
 	"pgregory.net/rapid"
+
+	"spiral"
 )
 
 func TestRSAValidate(t *testing.T) {
 	tests := []struct {
-		r    RSA
+		r    Config
 		want []string
 	}{
-		{RSA{}, []string{"Population (P) = 0 < 1", "SetSize (n) = 0 < 1"}},
-		{RSA{Population: 4, SetSize: 5, Steps: -1}, []string{"SetSize (n) = 5 > Population (P) = 4", "Steps (T) = -1 < 0"}},
-		{RSA{Population: 4, SetSize: 4, Steps: 1, Sets: DistinctSets}, []string{"DistinctSets needs Population (P) = 4 <= C(P, n) = C(4, 4) = 1"}},
-		{RSA{Population: 8, SetSize: 4, Steps: 1, Sets: 3, Order: 4}, []string{"Sets = 3", "Order = 4"}},
-		{RSA{Population: 8, SetSize: 4, Steps: MaxSize}, []string{"exceed MaxSize"}},
+		{Config{}, []string{"Population (P) = 0 < 1", "SetSize (n) = 0 < 1"}},
+		{Config{Population: 4, SetSize: 5, Steps: -1}, []string{"SetSize (n) = 5 > Population (P) = 4", "Steps (T) = -1 < 0"}},
+		{Config{Population: 4, SetSize: 4, Steps: 1, Sets: DistinctSets}, []string{"DistinctSets needs Population (P) = 4 <= C(P, n) = C(4, 4) = 1"}},
+		{Config{Population: 8, SetSize: 4, Steps: 1, Sets: 3, Order: 4}, []string{"Sets = 3", "Order = 4"}},
+		{Config{Population: 8, SetSize: 4, Steps: spiral.MaxSize}, []string{"exceed MaxSize"}},
 	}
 	for _, tt := range tests {
 		err := tt.r.Validate()
@@ -36,21 +39,21 @@ func TestRSAValidate(t *testing.T) {
 		}
 	}
 	// P = C(P, n) = 5 distinct subsets: just enough.
-	if r := (RSA{Population: 5, SetSize: 4, Steps: 1, Sets: DistinctSets}); r.Validate() != nil {
+	if r := (Config{Population: 5, SetSize: 4, Steps: 1, Sets: DistinctSets}); r.Validate() != nil {
 		t.Errorf("%+v: Validate() = %v, want nil", r, r.Validate())
 	}
-	if _, err := PaperRSA().Schedule(nil); err == nil {
+	if _, err := Paper().Schedule(nil); err == nil {
 		t.Error("Schedule(nil): nil error")
 	}
-	if _, err := (RSA{}).Schedule(rand.New(rand.NewPCG(1, 2))); err == nil {
-		t.Error("RSA{}.Schedule: nil error")
+	if _, err := (Config{}).Schedule(rand.New(rand.NewPCG(1, 2))); err == nil {
+		t.Error("Config{}.Schedule: nil error")
 	}
 }
 
 // checkSchedule checks that s is a valid schedule of r: T steps of P sets,
-// each of n distinct indices in [0, P), ascending under IndexOrder, and the
+// each of n distinct indices in [0, P), ascending under spiral.IndexOrder, and the
 // sets of a step distinct under DistinctSets.
-func checkSchedule(t interface{ Fatalf(string, ...any) }, r RSA, s [][][]int) {
+func checkSchedule(t interface{ Fatalf(string, ...any) }, r Config, s [][][]int) {
 	if len(s) != r.Steps {
 		t.Fatalf("%d steps, want %d", len(s), r.Steps)
 	}
@@ -69,8 +72,8 @@ func checkSchedule(t interface{ Fatalf(string, ...any) }, r RSA, s [][][]int) {
 					t.Fatalf("step %d set %d = %v: not n distinct indices in [0, %d)", st, i, set, r.Population)
 				}
 			}
-			if r.Order == IndexOrder && !slices.Equal(sorted, set) {
-				t.Fatalf("step %d set %d = %v: not ascending under IndexOrder", st, i, set)
+			if r.Order == spiral.IndexOrder && !slices.Equal(sorted, set) {
+				t.Fatalf("step %d set %d = %v: not ascending under spiral.IndexOrder", st, i, set)
 			}
 			key := fmt.Sprint(sorted)
 			if r.Sets == DistinctSets && seen[key] {
@@ -85,12 +88,12 @@ func TestRSAScheduleProperties(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		p := rapid.IntRange(1, 12).Draw(rt, "P")
 		n := rapid.IntRange(1, p).Draw(rt, "n")
-		r := RSA{
+		r := Config{
 			Population: p,
 			SetSize:    n,
 			Steps:      rapid.IntRange(0, 6).Draw(rt, "T"),
 			Sets:       SetRule(rapid.IntRange(0, 1).Draw(rt, "rule")),
-			Order:      Order(rapid.IntRange(0, 1).Draw(rt, "order")),
+			Order:      spiral.Order(rapid.IntRange(0, 1).Draw(rt, "order")),
 		}
 		seed := rapid.Uint64().Draw(rt, "seed")
 		s, err := r.Schedule(rand.New(rand.NewPCG(seed, 7)))
@@ -121,7 +124,7 @@ func TestRSARepeatRate(t *testing.T) {
 	}
 	want = 1 - want // 0.33973
 	const steps = 4000
-	r := RSA{Population: 8, SetSize: 4, Steps: steps}
+	r := Config{Population: 8, SetSize: 4, Steps: steps}
 	for _, rule := range []SetRule{IndependentSets, DistinctSets} {
 		r.Sets = rule
 		s, err := r.Schedule(rand.New(rand.NewPCG(11, 12)))
@@ -157,12 +160,12 @@ func TestRSARepeatRate(t *testing.T) {
 
 // TestRSAUniform checks, by a chi-square test at a fixed seed, that member
 // 0's subset is uniform over the 70 subsets under both rules, and that
-// Shuffled puts the smallest index of a set at each of the 4 positions
+// spiral.Shuffled puts the smallest index of a set at each of the 4 positions
 // uniformly. Thresholds are the chi-square quantiles at 1 - 1e-6.
 func TestRSAUniform(t *testing.T) {
 	const steps = 7000
 	for _, rule := range []SetRule{IndependentSets, DistinctSets} {
-		r := RSA{Population: 8, SetSize: 4, Steps: steps, Sets: rule, Order: Shuffled}
+		r := Config{Population: 8, SetSize: 4, Steps: steps, Sets: rule, Order: spiral.Shuffled}
 		s, err := r.Schedule(rand.New(rand.NewPCG(3, uint64(rule))))
 		if err != nil {
 			t.Fatal(err)
@@ -194,5 +197,30 @@ func TestRSAUniform(t *testing.T) {
 		if lim := (distuv.ChiSquared{K: 3}).Quantile(1 - 1e-6); chi > lim {
 			t.Errorf("%v: position of the minimum chi-square %.1f > %.1f (counts %v)", rule, chi, lim, pos)
 		}
+	}
+}
+
+// TestScheduleGolden pins schedules for one seed: a change of algorithm,
+// machine or Go release that changes them fails here.
+func TestScheduleGolden(t *testing.T) {
+	s, err := Paper().Schedule(rand.New(rand.NewPCG(2026, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]int{{0, 4, 5, 7}, {0, 1, 6, 7}, {2, 4, 5, 6}, {0, 1, 4, 7}, {2, 4, 5, 6}, {0, 2, 6, 7}, {2, 3, 4, 6}, {0, 2, 5, 6}}
+	if diff := cmp.Diff(want, s[0]); diff != "" {
+		t.Errorf("RSA schedule step 0 for seed (2026, 1) changed (-want +got):\n%s", diff)
+	}
+	r := Config{Population: 8, SetSize: 4, Steps: 2, Sets: DistinctSets, Order: spiral.Shuffled}
+	s, err = r.Schedule(rand.New(rand.NewPCG(2026, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want2 := [][][]int{
+		{{7, 5, 4, 0}, {6, 7, 0, 1}, {5, 6, 4, 2}, {5, 1, 7, 0}, {2, 0, 1, 5}, {3, 0, 4, 7}, {1, 2, 0, 7}, {3, 1, 0, 4}},
+		{{1, 5, 3, 4}, {4, 7, 2, 0}, {4, 3, 6, 7}, {7, 1, 6, 3}, {4, 6, 7, 5}, {1, 7, 0, 3}, {1, 0, 6, 2}, {1, 5, 7, 0}},
+	}
+	if diff := cmp.Diff(want2, s); diff != "" {
+		t.Errorf("%+v schedule for seed (2026, 1) changed (-want +got):\n%s", r, diff)
 	}
 }

@@ -1,9 +1,24 @@
-package spiral
+// Package budget counts the tokens of one problem under SPIRAL, the GRPO
+// baseline and recursive self-aggregation, in one [Budget] type so that
+// methods can be compared field by field (docs/method.md#token-budget).
+//
+// Generated tokens are what the paper matches between methods (its Table 1:
+// SPIRAL's 8*4096 + 16*4096 = 98,304 against GRPO's 12*8192). Prefill, the
+// prompt tokens the model reads, is what it does not count: each of SPIRAL's
+// K*N2 aggregation calls reads the problem and n candidate traces.
+//
+//	s, err := budget.SPIRAL(spiral.Paper(), budget.PaperLimits(300))
+//	g, err := budget.PaperGRPO().Budget(300)
+//	fmt.Println(s.Generated(), g.Generated()) // 98304 98304
+package budget
 
 import (
 	"errors"
 	"fmt"
 	"math/bits"
+
+	"spiral"
+	"spiral/rsa"
 )
 
 // Limits are the token lengths a [Budget] is computed from.
@@ -26,37 +41,31 @@ func PaperLimits(prompt int) Limits {
 	return Limits{Prompt: prompt, Search: 4096, Aggregation: 4096}
 }
 
-// Budget is the token accounting of one problem under one method, with the
-// same fields for SPIRAL ([Config.Budget]) and GRPO ([GRPO.Budget]) so the
-// two can be compared field by field. Every figure is a ceiling: the count
-// when every output reaches its maximum length.
-//
-// Generated tokens are what the paper matches between methods (Table 1).
-// Prefill, the prompt tokens the model reads, is what it does not count; an
-// aggregation prompt holds n whole search traces, so SPIRAL's prefill is far
-// larger than GRPO's at the same generated budget.
+// Budget is the token accounting of one problem under one method. Every
+// figure is a ceiling: the count when every output reaches its maximum
+// length.
 type Budget struct {
 	// SearchCalls is the number of search generations: N1 for SPIRAL, the
-	// group size G for GRPO.
+	// group size G for GRPO, P for RSA.
 	SearchCalls int64
 	// AggregationCalls is the number of aggregation generations: K*N2 for
-	// SPIRAL, 0 for GRPO.
+	// SPIRAL, 0 for GRPO, T*P for RSA.
 	AggregationCalls int64
 	// SearchGenerated = SearchCalls * Limits.Search (GRPO: G * MaxLength).
 	SearchGenerated int64
-	// AggregationGenerated = K*N2 * Limits.Aggregation.
+	// AggregationGenerated = AggregationCalls * Limits.Aggregation.
 	AggregationGenerated int64
 	// SearchPrefill = SearchCalls * Limits.Prompt: every search call reads
 	// the problem prompt.
 	SearchPrefill int64
-	// AggregationPrefill = K*N2 * (Limits.Prompt + n*Limits.Search): every
-	// aggregation call reads the problem prompt and its n candidate traces,
-	// each up to Limits.Search tokens.
+	// AggregationPrefill is the prompt tokens of every aggregation call:
+	// the problem prompt and its n candidates. SPIRAL: K*N2 * (Limits.Prompt
+	// + n*Limits.Search).
 	AggregationPrefill int64
 	// CachedPrefill is the prefill when calls that read an identical prompt
 	// share one prefill (prefix caching): the problem prompt once for all
-	// search calls, and each of the K aggregation prompts once for its N2
-	// calls. SPIRAL: Prompt + K*(Prompt + n*Search); GRPO: Prompt.
+	// search calls, and each distinct aggregation prompt once. SPIRAL:
+	// Prompt + K*(Prompt + n*Search); GRPO: Prompt.
 	CachedPrefill int64
 }
 
@@ -73,11 +82,11 @@ func (b Budget) Prefill() int64 { return b.SearchPrefill + b.AggregationPrefill 
 // Calls returns SearchCalls + AggregationCalls, the generations per problem.
 func (b Budget) Calls() int64 { return b.SearchCalls + b.AggregationCalls }
 
-// Budget returns the token ceilings of one problem under c with the given
-// limits (see [Budget] for each formula). It returns an error if c is invalid,
-// a limit is negative or a maximum output length is 0, or a count overflows
-// int64.
-func (c Config) Budget(l Limits) (Budget, error) {
+// SPIRAL returns the token ceilings of one problem under c with the given
+// limits (see [Budget] for each formula). It returns an error if c is
+// invalid, a limit is negative or a maximum output length is 0, or a count
+// overflows int64.
+func SPIRAL(c spiral.Config, l Limits) (Budget, error) {
 	if err := c.Validate(); err != nil {
 		return Budget{}, err
 	}
@@ -100,7 +109,48 @@ func (c Config) Budget(l Limits) (Budget, error) {
 	m.add(b.SearchGenerated, b.AggregationGenerated)
 	m.add(b.SearchPrefill, b.AggregationPrefill)
 	if m.overflow {
-		return Budget{}, fmt.Errorf("spiral: budget of %+v with %+v overflows int64", c, l)
+		return Budget{}, fmt.Errorf("budget: SPIRAL budget of %+v with %+v overflows int64", c, l)
+	}
+	return b, nil
+}
+
+// RSA returns the token ceilings of one problem under the RSA schedule r:
+// SearchCalls = P initial candidates, AggregationCalls = T*P,
+// SearchGenerated = P*Ls, AggregationGenerated = T*P*La, SearchPrefill =
+// P*prompt, and AggregationPrefill = P*(prompt + n*Ls) + (T-1)*P*(prompt +
+// n*La) for T >= 1, since step 1 reads search candidates and every later
+// step reads aggregation outputs. CachedPrefill = prompt +
+// AggregationPrefill: the search prompt once, and every aggregation prompt
+// once (members that draw the same set under rsa.IndependentSets could share
+// more, so it is a ceiling). It returns an error if r or l is invalid or a
+// count overflows int64.
+func RSA(r rsa.Config, l Limits) (Budget, error) {
+	if err := r.Validate(); err != nil {
+		return Budget{}, err
+	}
+	if err := l.validate(); err != nil {
+		return Budget{}, err
+	}
+	var m checkedMath
+	p, n, t := int64(r.Population), int64(r.SetSize), int64(r.Steps)
+	pr, ls, la := int64(l.Prompt), int64(l.Search), int64(l.Aggregation)
+	b := Budget{
+		SearchCalls:          p,
+		AggregationCalls:     m.mul(t, p),
+		SearchGenerated:      m.mul(p, ls),
+		AggregationGenerated: m.mul(m.mul(t, p), la),
+		SearchPrefill:        m.mul(p, pr),
+	}
+	if t >= 1 {
+		first := m.mul(p, m.add(pr, m.mul(n, ls)))
+		later := m.mul(m.mul(t-1, p), m.add(pr, m.mul(n, la)))
+		b.AggregationPrefill = m.add(first, later)
+	}
+	b.CachedPrefill = m.add(pr, b.AggregationPrefill)
+	m.add(b.SearchGenerated, b.AggregationGenerated)
+	m.add(b.SearchPrefill, b.AggregationPrefill)
+	if m.overflow {
+		return Budget{}, fmt.Errorf("budget: RSA budget of %+v with %+v overflows int64", r, l)
 	}
 	return b, nil
 }
@@ -108,13 +158,13 @@ func (c Config) Budget(l Limits) (Budget, error) {
 func (l Limits) validate() error {
 	var errs []error
 	if l.Prompt < 0 {
-		errs = append(errs, fmt.Errorf("spiral: Limits.Prompt = %d < 0", l.Prompt))
+		errs = append(errs, fmt.Errorf("budget: Limits.Prompt = %d < 0", l.Prompt))
 	}
 	if l.Search < 1 {
-		errs = append(errs, fmt.Errorf("spiral: Limits.Search = %d < 1", l.Search))
+		errs = append(errs, fmt.Errorf("budget: Limits.Search = %d < 1", l.Search))
 	}
 	if l.Aggregation < 1 {
-		errs = append(errs, fmt.Errorf("spiral: Limits.Aggregation = %d < 1", l.Aggregation))
+		errs = append(errs, fmt.Errorf("budget: Limits.Aggregation = %d < 1", l.Aggregation))
 	}
 	return errors.Join(errs...)
 }
@@ -137,10 +187,10 @@ func PaperGRPO() GRPO { return GRPO{Group: 12, MaxLength: 8192} }
 func (g GRPO) Validate() error {
 	var errs []error
 	if g.Group < 1 {
-		errs = append(errs, fmt.Errorf("spiral: GRPO.Group (G) = %d < 1", g.Group))
+		errs = append(errs, fmt.Errorf("budget: GRPO.Group (G) = %d < 1", g.Group))
 	}
 	if g.MaxLength < 1 {
-		errs = append(errs, fmt.Errorf("spiral: GRPO.MaxLength = %d < 1", g.MaxLength))
+		errs = append(errs, fmt.Errorf("budget: GRPO.MaxLength = %d < 1", g.MaxLength))
 	}
 	return errors.Join(errs...)
 }
@@ -154,7 +204,7 @@ func (g GRPO) Budget(prompt int) (Budget, error) {
 		return Budget{}, err
 	}
 	if prompt < 0 {
-		return Budget{}, fmt.Errorf("spiral: prompt = %d < 0", prompt)
+		return Budget{}, fmt.Errorf("budget: prompt = %d < 0", prompt)
 	}
 	var m checkedMath
 	gg := int64(g.Group)
@@ -165,7 +215,7 @@ func (g GRPO) Budget(prompt int) (Budget, error) {
 		CachedPrefill:   int64(prompt),
 	}
 	if m.overflow {
-		return Budget{}, fmt.Errorf("spiral: budget of %+v with prompt %d overflows int64", g, prompt)
+		return Budget{}, fmt.Errorf("budget: GRPO budget of %+v with prompt %d overflows int64", g, prompt)
 	}
 	return b, nil
 }

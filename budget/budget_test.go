@@ -1,14 +1,17 @@
-package spiral
+package budget
 
 import (
 	"math"
 	"strings"
 	"testing"
+
+	"spiral"
+	"spiral/rsa"
 )
 
 func TestBudgetPaper(t *testing.T) {
 	// Section 4, Table 1: 8*4096 + 4*4*4096 = 98,304 = 12*8192.
-	s, err := Paper().Budget(PaperLimits(300))
+	s, err := SPIRAL(spiral.Paper(), PaperLimits(300))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,13 +50,19 @@ func TestBudgetErrors(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"bad config", func() error { _, err := (Config{}).Budget(PaperLimits(0)); return err }(), "SearchTraces (N1) = 0"},
-		{"negative prompt", func() error { _, err := Paper().Budget(Limits{Prompt: -1, Search: 1, Aggregation: 1}); return err }(), "Limits.Prompt = -1 < 0"},
-		{"zero search", func() error { _, err := Paper().Budget(Limits{Aggregation: 1}); return err }(), "Limits.Search = 0 < 1"},
-		{"zero aggregation", func() error { _, err := Paper().Budget(Limits{Search: 1}); return err }(), "Limits.Aggregation = 0 < 1"},
-		{"overflow", func() error { _, err := Paper().Budget(Limits{Search: math.MaxInt64 / 4, Aggregation: 1}); return err }(), "overflows int64"},
+		{"bad config", func() error { _, err := SPIRAL(spiral.Config{}, PaperLimits(0)); return err }(), "SearchTraces (N1) = 0"},
+		{"negative prompt", func() error {
+			_, err := SPIRAL(spiral.Paper(), Limits{Prompt: -1, Search: 1, Aggregation: 1})
+			return err
+		}(), "Limits.Prompt = -1 < 0"},
+		{"zero search", func() error { _, err := SPIRAL(spiral.Paper(), Limits{Aggregation: 1}); return err }(), "Limits.Search = 0 < 1"},
+		{"zero aggregation", func() error { _, err := SPIRAL(spiral.Paper(), Limits{Search: 1}); return err }(), "Limits.Aggregation = 0 < 1"},
+		{"overflow", func() error {
+			_, err := SPIRAL(spiral.Paper(), Limits{Search: math.MaxInt64 / 4, Aggregation: 1})
+			return err
+		}(), "overflows int64"},
 		{"prefill overflow", func() error {
-			_, err := Paper().Budget(Limits{Prompt: math.MaxInt64 / 16, Search: 1, Aggregation: 1})
+			_, err := SPIRAL(spiral.Paper(), Limits{Prompt: math.MaxInt64 / 16, Search: 1, Aggregation: 1})
 			return err
 		}(), "overflows int64"},
 		{"bad GRPO", func() error { _, err := (GRPO{Group: 0, MaxLength: -3}).Budget(0); return err }(), "GRPO.MaxLength = -3 < 1"},
@@ -75,7 +84,7 @@ func TestBudgetErrors(t *testing.T) {
 func TestBudgetRSA(t *testing.T) {
 	// P = 8, n = 4, T = 10, prompt 300, search 4096, aggregation 2048:
 	// step 1 reads search traces, steps 2..10 read aggregation outputs.
-	b, err := PaperRSA().Budget(Limits{Prompt: 300, Search: 4096, Aggregation: 2048})
+	b, err := RSA(rsa.Paper(), Limits{Prompt: 300, Search: 4096, Aggregation: 2048})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,16 +100,16 @@ func TestBudgetRSA(t *testing.T) {
 	if b != want {
 		t.Errorf("RSA budget = %+v, want %+v", b, want)
 	}
-	zero := PaperRSA()
+	zero := rsa.Paper()
 	zero.Steps = 0
-	b, err = zero.Budget(PaperLimits(300))
+	b, err = RSA(zero, PaperLimits(300))
 	if err != nil || b != (Budget{SearchCalls: 8, SearchGenerated: 8 * 4096, SearchPrefill: 2400, CachedPrefill: 300}) {
 		t.Errorf("T = 0: %+v, %v", b, err)
 	}
-	if _, err := (RSA{Population: 8, SetSize: 4, Steps: 1 << 40}).Budget(PaperLimits(0)); err == nil {
+	if _, err := RSA(rsa.Config{Population: 8, SetSize: 4, Steps: 1 << 40}, PaperLimits(0)); err == nil {
 		t.Error("T = 2^40: nil error")
 	}
-	if _, err := PaperRSA().Budget(Limits{Search: math.MaxInt64 / 2, Aggregation: 1}); err == nil || !strings.Contains(err.Error(), "overflows") {
+	if _, err := RSA(rsa.Paper(), Limits{Search: math.MaxInt64 / 2, Aggregation: 1}); err == nil || !strings.Contains(err.Error(), "overflows") {
 		t.Errorf("overflow: %v", err)
 	}
 }
@@ -110,7 +119,7 @@ func TestBudgetRSA(t *testing.T) {
 // aggregation outputs are counted at Limits.Aggregation. (The paper's 4096
 // for both cannot tell the two apart.)
 func TestBudgetUnequalLimits(t *testing.T) {
-	b, err := Paper().Budget(Limits{Prompt: 100, Search: 3000, Aggregation: 1000})
+	b, err := SPIRAL(spiral.Paper(), Limits{Prompt: 100, Search: 3000, Aggregation: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,11 +140,11 @@ func TestBudgetUnequalLimits(t *testing.T) {
 // TestBudgetSumOverflow: every product fits in int64 but Generated's sum
 // SearchGenerated + AggregationGenerated = 8*(MaxInt64/8) + 8 does not.
 func TestBudgetSumOverflow(t *testing.T) {
-	c := Config{SearchTraces: 8, SetSize: 1, Sets: 1, AggregationsPerSet: 1}
-	if _, err := c.Budget(Limits{Search: math.MaxInt64 / 8, Aggregation: 7}); err != nil {
+	c := spiral.Config{SearchTraces: 8, SetSize: 1, Sets: 1, AggregationsPerSet: 1}
+	if _, err := SPIRAL(c, Limits{Search: math.MaxInt64 / 8, Aggregation: 7}); err != nil {
 		t.Errorf("sum MaxInt64: %v", err)
 	}
-	if _, err := c.Budget(Limits{Search: math.MaxInt64 / 8, Aggregation: 8}); err == nil || !strings.Contains(err.Error(), "overflows int64") {
+	if _, err := SPIRAL(c, Limits{Search: math.MaxInt64 / 8, Aggregation: 8}); err == nil || !strings.Contains(err.Error(), "overflows int64") {
 		t.Errorf("sum MaxInt64 + 1: error %v, want overflow", err)
 	}
 }
