@@ -1,0 +1,138 @@
+package doccheck
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// moduleRoot returns the directory that holds go.mod, two levels up.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root %s: %v", root, err)
+	}
+	return root
+}
+
+// TestRepositoryLinks checks every relative link and fragment of every
+// Markdown file of the module.
+func TestRepositoryLinks(t *testing.T) {
+	root := moduleRoot(t)
+	files, err := MarkdownFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"README.md", "docs/method.md", "docs/findings.md"} {
+		if !slices.Contains(files, want) {
+			t.Errorf("%s not found among the Markdown files %v", want, files)
+		}
+	}
+	problems, err := Check(root, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+func TestSlug(t *testing.T) {
+	for _, c := range []struct{ heading, want string }{
+		{"Proposition 3.1", "proposition-31"},
+		{"The constant M", "the-constant-m"},
+		{"Aggregation factor and role weights", "aggregation-factor-and-role-weights"},
+		{"Finite K", "finite-k"},
+		{"Using it from other languages: `cmd/spiral`", "using-it-from-other-languages-cmdspiral"},
+		{"What a trainer should know (each settled by exact computation in `estimator`)",
+			"what-a-trainer-should-know-each-settled-by-exact-computation-in-estimator"},
+		{"Balanced set designs: when to prefer them", "balanced-set-designs-when-to-prefer-them"},
+		{"A_search and [links](x.md) **bold**", "a_search-and-links-bold"},
+		{"Ünïcode – dash", "ünïcode--dash"},
+	} {
+		if got := Slug(c.heading); got != c.want {
+			t.Errorf("Slug(%q) = %q, want %q", c.heading, got, c.want)
+		}
+	}
+}
+
+func TestFragments(t *testing.T) {
+	src := "# Title\n\n## Notation\n\n```\n## not a heading\n```\n\n## Notation\n\nSetext\n------\n\n" +
+		"text\n\n| a |\n| --- |\n\n<a id=\"custom\"></a>\n### Closing ###\n"
+	got := Fragments([]byte(src))
+	want := []string{"title", "notation", "notation-1", "setext", "custom", "closing"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Fragments = %q, want %q", got, want)
+	}
+}
+
+func TestLinks(t *testing.T) {
+	src := "See [a](a.md), ![img](img/x.png \"title\") and [web](https://example.com).\n" +
+		"`[code](no.md)` and [`code text`](code.md#frag)\n" +
+		"```\n[fenced](no.md)\n```\n" +
+		"[ref]: ref.md#x\n" +
+		"<a href=\"html.md\">x</a> <img src='pic.png'> [same](#here) [paren](f(1).md)\n"
+	var got []string
+	for _, l := range Links("dir/f.md", []byte(src)) {
+		got = append(got, l.Target)
+	}
+	want := []string{"a.md", "img/x.png", "code.md#frag", "ref.md#x", "#here", "f(1).md", "html.md", "pic.png"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Links = %q, want %q", got, want)
+	}
+}
+
+// TestCheckFindsBrokenLinks builds a small tree with good and bad links and
+// checks that exactly the bad ones are reported.
+func TestCheckFindsBrokenLinks(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, text string) {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("docs/method.md", "# Method\n\n## Proposition 3.1\n\nBack to [top](#method), [readme](../README.md#usage).\n")
+	write("docs/img/x.png", "")
+	write("README.md", "## Usage\n\n"+
+		"[ok](docs/method.md#proposition-31)\n"+ // fine
+		"[dir](docs/img) ![pic](docs/img/x.png)\n"+ // fine
+		"[bad anchor](docs/method.md#proposition-3.1)\n"+ // line 5
+		"[missing](docs/findings.md)\n"+ // line 6
+		"[self](#usage) [self bad](#nothing)\n"+ // line 7
+		"[outside](../x.md) [abs](/README.md)\n") // line 8
+	files, err := MarkdownFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"README.md", "docs/method.md"}; !slices.Equal(files, want) {
+		t.Fatalf("MarkdownFiles = %q, want %q", files, want)
+	}
+	problems, err := Check(root, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range problems {
+		got = append(got, p.Target)
+		t.Log(p)
+	}
+	want := []string{"docs/method.md#proposition-3.1", "docs/findings.md", "#nothing", "../x.md", "/README.md"}
+	if !slices.Equal(got, want) {
+		t.Errorf("problems at %q, want %q", got, want)
+	}
+	if r := Resolve(root, "README.md", "docs/method.md#proposition-31"); r != "" {
+		t.Errorf("Resolve of a good link: %s", r)
+	}
+	if r := Resolve(root, "README.md", "docs/method.md#nope"); r == "" {
+		t.Error("Resolve of a bad fragment reports nothing")
+	}
+}
