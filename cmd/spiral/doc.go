@@ -24,7 +24,7 @@
 //     package advantage, then the length gates of package lengthgate), and
 //     writes the search and aggregation advantages, the set scores and set
 //     advantages, the appearances and what the gates zeroed.
-//   - passk computes pass@k with estimator.PassAtK for each line {"n", "c"}.
+//   - passk computes pass@k with eval.PassAtK for each line {"n", "c"}.
 //   - vectors writes the conformance vectors (see below).
 //
 // # Protocol of credit and passk

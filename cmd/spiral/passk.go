@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"spiral/estimator"
+	"spiral/eval"
 )
 
 const passkHelp = `usage: spiral passk -k LIST < lines
@@ -18,7 +18,7 @@ pass@k (Chen et al., 2021) from n samples of which c are correct,
 
     pass@k = 1 - C(n-c, k) / C(n, k),
 
-with estimator.PassAtK (a product of c rounded factors, within about
+with eval.PassAtK (a product of c rounded factors, within about
 (2c+1) 2^-53 of the exact value; exactly 0 when c = 0 and exactly 1 when
 n - c < k), for every k of LIST.
 
@@ -68,7 +68,7 @@ func (h *passkHandler) handle(line []byte) ([]byte, error) {
 	}
 	h.out = append(h.out[:0], `{"pass_at_k":{`...)
 	for i, k := range h.ks {
-		p, err := estimator.PassAtK(in.N, in.C, k)
+		p, err := eval.PassAtK(in.N, in.C, k)
 		if err != nil {
 			return nil, err
 		}

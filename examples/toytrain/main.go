@@ -75,8 +75,8 @@
 // rate, the same with the best action for each set's strategies, which
 // measures what the search distribution is worth to a perfect aggregator.
 // At the end, pass@k coverage for k = 1..64 of each trained search policy
-// (estimator.CoverageCurve, from 256 samples per held-out problem) and the
-// scaling efficiency of each arm against the first (estimator.
+// (eval.CoverageCurve, from 256 samples per held-out problem) and the
+// scaling efficiency of each arm against the first (eval.
 // ScalingEfficiency: how many times fewer samples the arm needs to reach the
 // baseline's coverage).
 //
@@ -145,7 +145,7 @@ import (
 	"time"
 
 	"spiral"
-	"spiral/estimator"
+	"spiral/eval"
 )
 
 // options are everything a run depends on.
@@ -296,7 +296,7 @@ type result struct {
 	arms  []armResult
 	setN  int // n, the set size the aggregated metrics use
 	evals []problem
-	eff   []estimator.ScalingEfficiencyCurve // eff[i] compares arms[i+1] with arms[0]
+	eff   []eval.ScalingEfficiencyCurve // eff[i] compares arms[i+1] with arms[0]
 	pairs []pair
 }
 
@@ -378,7 +378,7 @@ func run(opt options) (*result, error) {
 		ks[k] = k + 1
 	}
 	for _, a := range res.arms[1:] {
-		e, err := estimator.ScalingEfficiency(ks, res.arms[0].coverage, a.coverage)
+		e, err := eval.ScalingEfficiency(ks, res.arms[0].coverage, a.coverage)
 		if err != nil {
 			return nil, err
 		}
@@ -431,7 +431,7 @@ func (res *result) train(a arm, replicate int, sr *streamResult, train []problem
 func (res *result) coverage(pol *policy, rnd *rand.Rand) ([]float64, error) {
 	p := make([]float64, res.opt.toy.V)
 	softmax(p, pol.search)
-	counts := make([]estimator.PassCount, len(res.evals))
+	counts := make([]eval.PassCount, len(res.evals))
 	for i, x := range res.evals {
 		counts[i].N = res.opt.evalSamples
 		for range res.opt.evalSamples {
@@ -440,5 +440,5 @@ func (res *result) coverage(pol *policy, rnd *rand.Rand) ([]float64, error) {
 			}
 		}
 	}
-	return estimator.CoverageCurve(counts, res.opt.kmax)
+	return eval.CoverageCurve(counts, res.opt.kmax)
 }

@@ -14,7 +14,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"spiral"
-	"spiral/estimator"
+	"spiral/eval"
 )
 
 // Output file names.
@@ -103,11 +103,11 @@ func (res *result) summary() string {
 	}
 	for i, e := range res.eff {
 		p := fmt.Sprintf("efficiency.%s_vs_%s.", res.arms[i+1].arm.name, res.arms[0].arm.name)
-		counts := map[estimator.EfficiencyStatus]int{}
+		counts := map[eval.EfficiencyStatus]int{}
 		for _, pt := range e.Points {
 			counts[pt.Status]++
 		}
-		for _, s := range []estimator.EfficiencyStatus{estimator.EfficiencyReached, estimator.EfficiencyLowerBound, estimator.EfficiencyUnreached, estimator.EfficiencySaturated} {
+		for _, s := range []eval.EfficiencyStatus{eval.EfficiencyReached, eval.EfficiencyLowerBound, eval.EfficiencyUnreached, eval.EfficiencySaturated} {
 			kv(p+"points_"+strings.ReplaceAll(s.String(), " ", "_"), counts[s])
 		}
 		if e.MaxIndex >= 0 {
@@ -177,7 +177,7 @@ func (res *result) verdict() string {
 			if e.MaxKA == kmax {
 				end = ", at the end of the grid, where the efficiency is still rising"
 			}
-			why = append(why, fmt.Sprintf("scaling efficiency (estimator.ScalingEfficiency, %s as the baseline): %s (%s) at k = 1, largest %.3f at k = %d%s",
+			why = append(why, fmt.Sprintf("scaling efficiency (eval.ScalingEfficiency, %s as the baseline): %s (%s) at k = 1, largest %.3f at k = %d%s",
 				B, f3(e.Points[0].Efficiency), e.Points[0].Status, e.Max, e.MaxKA, end))
 		}
 		for j, w := range why {

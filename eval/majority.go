@@ -1,4 +1,4 @@
-package estimator
+package eval
 
 import (
 	"cmp"
@@ -48,11 +48,11 @@ func checkTieRule[T any](what string, rule TieRule, compare func(a, b T) int) er
 		return nil
 	case TieSmallest:
 		if compare == nil {
-			return fmt.Errorf("estimator: %s: tie rule %v needs a compare function, got nil", what, rule)
+			return argError(what, "compare", fmt.Sprintf("tie rule %v needs a compare function, got nil", rule))
 		}
 		return nil
 	}
-	return fmt.Errorf("estimator: %s: unknown tie rule %v", what, rule)
+	return argError(what, "rule", fmt.Sprintf("unknown tie rule %v", rule))
 }
 
 // tallyAnswers groups answers by value (==), distinct values in order of
@@ -106,10 +106,10 @@ func MajorityVoteFunc[T comparable](answers []T, rule TieRule, compare func(a, b
 		return zero, err
 	}
 	if rule == TieRandom && rnd == nil {
-		return zero, fmt.Errorf("estimator: majority vote: tie rule %v with a nil *rand.Rand", rule)
+		return zero, argError("majority vote", "rnd", fmt.Sprintf("tie rule %v with a nil *rand.Rand", rule))
 	}
 	if len(answers) == 0 {
-		return zero, fmt.Errorf("estimator: majority vote: no answers")
+		return zero, argError("majority vote", "answers", "no answers")
 	}
 	values, counts, _ := tallyAnswers(answers)
 	most := 0
@@ -206,10 +206,10 @@ func ExpectedMajorityFunc[T comparable](answers []T, correct T, k int, rule TieR
 	}
 	n := len(answers)
 	if k < 1 {
-		return 0, fmt.Errorf("estimator: expected maj@k: k = %d < 1", k)
+		return 0, argError("expected maj@k", "k", fmt.Sprintf("k = %d < 1", k))
 	}
 	if k > n {
-		return 0, fmt.Errorf("estimator: expected maj@k: k = %d > n = %d answers", k, n)
+		return 0, argError("expected maj@k", "k", fmt.Sprintf("k = %d > n = %d answers", k, n))
 	}
 	values, counts, class := tallyAnswers(answers)
 	ci := -1
@@ -228,7 +228,8 @@ func ExpectedMajorityFunc[T comparable](answers []T, correct T, k int, rule TieR
 			}
 			s := compare(v, correct)
 			if s == 0 {
-				return 0, fmt.Errorf("estimator: expected maj@k: compare reports answer %v equal to the correct answer %v", v, correct)
+				return 0, &ArgError{Func: "expected maj@k", Arg: "answers", Index: slices.Index(answers, v),
+					Reason: fmt.Sprintf("compare reports answer %v equal to the correct answer %v", v, correct)}
 			}
 			smaller[a] = s < 0
 		}
@@ -236,8 +237,83 @@ func ExpectedMajorityFunc[T comparable](answers []T, correct T, k int, rule TieR
 	if ci < 0 {
 		return 0, nil
 	}
+	if err := checkMajorityCost(n, k, rule, ci, counts); err != nil {
+		return 0, err
+	}
 	dp := newMajorityDP(n, k, rule, ci, counts, class, smaller)
 	return dp.expectation(), nil
+}
+
+// checkMajorityCost bounds what ExpectedMajorityFunc's dynamic program
+// will cost for k and the counts of the distinct answers (ci the correct
+// one's), before it allocates: its tables hold at most maxSize values and it
+// takes at most maxSteps steps. The estimate follows the program's loops,
+// with each of the other answers (taken in increasing count) holding
+// min(count, r)+1 probabilities for each r <= min(k-1, answers left), and
+// each sweep for m correct copies visiting k-m+1 masses times
+// min(count, m)+1 values per answer: once for TieSmallest, once per number
+// of tied answers for TieRandom, and once per position of the first
+// correct copy (for the answers with at least m copies) for TieFirstSeen.
+// It takes O(D log D + k) time for D distinct answers.
+func checkMajorityCost(n, k int, rule TieRule, ci int, counts []int) error {
+	const what = "expected maj@k"
+	nc := counts[ci]
+	others := make([]int, 0, len(counts)-1)
+	R := 0
+	for a, c := range counts {
+		if a != ci {
+			others = append(others, c)
+			R += c
+		}
+	}
+	slices.Sort(others)
+	kf := float64(k)
+	table := 0.0
+	for _, c := range others {
+		rmax := float64(min(k-1, R))
+		cf := float64(c)
+		if rmax <= cf {
+			table += rmax * (rmax + 1) / 2
+		} else {
+			table += cf*(cf+1)/2 + (rmax-cf)*cf
+		}
+		table += 4 * (rmax + 1) // a probability and a slice header per r
+		R -= c
+	}
+	if table > maxSize {
+		return costError(what, "k", fmt.Sprintf(
+			"k = %d over %d answers (%d distinct) needs tables of about %.3g values > %d, the module's size cap (memory)",
+			k, n, len(counts), table, maxSize))
+	}
+	// For m = 1..min(nc, k): below[m] answers have fewer than m copies,
+	// holding sumBelow of them.
+	steps := table
+	below, sumBelow := 0, 0.0
+	D := len(others)
+	for m := 1; m <= min(nc, k); m++ {
+		for below < D && others[below] < m {
+			sumBelow += float64(others[below])
+			below++
+		}
+		mf := float64(m)
+		lt := float64(below) + sumBelow // sum of min(count, m)+1 over answers below m
+		ge := float64(D-below) * (mf + 1)
+		per := kf - mf + 1
+		switch rule {
+		case TieSmallest:
+			steps += per * (lt + ge)
+		case TieRandom:
+			steps += per * (lt + ge) * float64(min(D, (k-m)/m)+1)
+		case TieFirstSeen:
+			steps += per * (lt + float64(nc-m+1)*ge)
+		}
+		if steps > maxSteps {
+			return costError(what, "k", fmt.Sprintf(
+				"k = %d over %d answers (%d distinct, %d correct) takes more than 2^30 steps (time: seconds)",
+				k, n, len(counts), nc))
+		}
+	}
+	return nil
 }
 
 // majHypergeomPMF returns, for a population of R items of which c are
@@ -257,13 +333,13 @@ func majHypergeomPMF(R, c, r int) (pmf []float64, lo int) {
 	for x := mode; x < hi; x++ { // P(x+1)/P(x)
 		num := float64(c-x) * float64(r-x)
 		den := float64(x+1) * float64(R-c-r+x+1)
-		pmf[x+1-lo] = pmf[x-lo] * (num / den)
+		pmf[x+1-lo] = float64(pmf[x-lo] * (num / den))
 		sum += pmf[x+1-lo]
 	}
 	for x := mode; x > lo; x-- { // P(x-1)/P(x)
 		num := float64(x) * float64(R-c-r+x)
 		den := float64(c-x+1) * float64(r-x+1)
-		pmf[x-1-lo] = pmf[x-lo] * (num / den)
+		pmf[x-1-lo] = float64(pmf[x-lo] * (num / den))
 		sum += pmf[x-1-lo]
 	}
 	for i := range pmf {
@@ -384,7 +460,7 @@ func (d *majorityDP) expectation() float64 {
 		case TieFirstSeen:
 			win = d.winFirstSeen(m)
 		}
-		total += p * win
+		total += float64(p * win)
 	}
 	return min(total, 1)
 }
@@ -404,9 +480,9 @@ func (d *majorityDP) step(dst, src []float64, i, most, m int, tie float64) {
 		}
 		lo, pmf := cl.pmfLo[r], cl.pmf[r]
 		for x := lo; x < lo+len(pmf) && x <= most; x++ {
-			f := mass * pmf[x-lo]
+			f := float64(mass * pmf[x-lo])
 			if x == m {
-				f *= tie
+				f = float64(f * tie)
 			}
 			dst[r-x] += f
 		}
@@ -461,9 +537,9 @@ func (d *majorityDP) winRandom(m int) float64 {
 				for x := lo; x < lo+len(pmf) && x <= m; x++ {
 					if x == m {
 						// t < tmax here: t+1 ties take (t+2)m <= k picks.
-						w[(t+1)*rlen+r-x] += mass * pmf[x-lo]
+						w[(t+1)*rlen+r-x] += float64(mass * pmf[x-lo])
 					} else {
-						w[t*rlen+r-x] += mass * pmf[x-lo]
+						w[t*rlen+r-x] += float64(mass * pmf[x-lo])
 					}
 				}
 			}
@@ -519,7 +595,7 @@ func (d *majorityDP) winFirstSeen(m int) float64 {
 			d.step(w, v, i, m, m, ratio[i-split][d.others[i].after[j]])
 			v, w = w, v
 		}
-		win += pj * v[0]
+		win += float64(pj * v[0])
 	}
 	return win
 }

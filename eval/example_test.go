@@ -1,11 +1,11 @@
-package estimator_test
+package eval_test
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
 
-	"spiral/estimator"
+	"spiral/eval"
 )
 
 // pass@k from n = 16 samples of which c = 2 are correct: the unbiased
@@ -14,27 +14,27 @@ import (
 // error (the Codex reference code returns 1.0 there, even for c = 0).
 func ExamplePassAtK() {
 	for _, k := range []int{1, 4, 8} {
-		p, _ := estimator.PassAtK(16, 2, k)
-		exact, _ := estimator.PassAtKRat(16, 2, k)
+		p, _ := eval.PassAtK(16, 2, k)
+		exact, _ := eval.PassAtKRat(16, 2, k)
 		fmt.Printf("pass@%d = %.6f = %v\n", k, p, exact)
 	}
-	_, err := estimator.PassAtK(16, 0, 32)
+	_, err := eval.PassAtK(16, 0, 32)
 	fmt.Println(err)
 	// Output:
 	// pass@1 = 0.125000 = 1/8
 	// pass@4 = 0.450000 = 9/20
 	// pass@8 = 0.766667 = 23/30
-	// estimator: pass@k: k = 32 > n = 16: pass@k needs at least k samples
+	// eval: pass@k: k = 32 > n = 16: pass@k needs at least k samples
 }
 
 // The coverage curve of a small test set, each problem with its own
 // number of samples and of correct samples, with a 90% percentile
 // bootstrap interval over problems.
 func ExampleCoverageBootstrap() {
-	problems := []estimator.PassCount{
+	problems := []eval.PassCount{
 		{N: 16, C: 0}, {N: 16, C: 1}, {N: 16, C: 3}, {N: 16, C: 12}, {N: 20, C: 20},
 	}
-	band, _ := estimator.CoverageBootstrap(problems, 16, 2000, 0.9, rand.New(rand.NewPCG(1, 2)))
+	band, _ := eval.CoverageBootstrap(problems, 16, 2000, 0.9, rand.New(rand.NewPCG(1, 2)))
 	for _, k := range []int{1, 4, 16} {
 		fmt.Printf("coverage@%-2d = %.3f  90%% interval [%.3f, %.3f]\n", k, band.Mean[k-1], band.Lo[k-1], band.Hi[k-1])
 	}
@@ -58,7 +58,7 @@ func ExampleScalingEfficiency() {
 		base[i] = 1 - math.Pow(0.99, float64(k))
 		method[i] = 1 - math.Pow(0.95, float64(k))
 	}
-	res, _ := estimator.ScalingEfficiency(ks, base, method)
+	res, _ := eval.ScalingEfficiency(ks, base, method)
 	fmt.Printf("exact efficiency %.3f\n", math.Log(0.95)/math.Log(0.99))
 	for _, p := range res.Points {
 		fmt.Printf("k_A = %3d  coverage %.3f  k_B = %6.2f  efficiency %.3f  %v\n", p.KA, p.Coverage, p.KB, p.Efficiency, p.Status)
@@ -82,9 +82,9 @@ func ExampleScalingEfficiency() {
 // "42", under each tie rule.
 func ExampleMajorityVote() {
 	answers := []string{"42", "17", "17", "42", "9"}
-	first, _ := estimator.MajorityVote(answers, estimator.TieFirstSeen, nil)
-	smallest, _ := estimator.MajorityVote(answers, estimator.TieSmallest, nil)
-	random, _ := estimator.MajorityVote(answers, estimator.TieRandom, rand.New(rand.NewPCG(1, 2)))
+	first, _ := eval.MajorityVote(answers, eval.TieFirstSeen, nil)
+	smallest, _ := eval.MajorityVote(answers, eval.TieSmallest, nil)
+	random, _ := eval.MajorityVote(answers, eval.TieRandom, rand.New(rand.NewPCG(1, 2)))
 	fmt.Println(first, smallest, random == "17" || random == "42")
 	// Output:
 	// 42 17 true
@@ -95,8 +95,8 @@ func ExampleMajorityVote() {
 // comes first in 3.
 func ExampleExpectedMajority() {
 	answers := []string{"a", "b", "a", "b", "c"}
-	for _, rule := range []estimator.TieRule{estimator.TieFirstSeen, estimator.TieSmallest, estimator.TieRandom} {
-		e, _ := estimator.ExpectedMajority(answers, "a", 3, rule)
+	for _, rule := range []eval.TieRule{eval.TieFirstSeen, eval.TieSmallest, eval.TieRandom} {
+		e, _ := eval.ExpectedMajority(answers, "a", 3, rule)
 		fmt.Printf("%-10s %.4f\n", rule, e)
 	}
 	// Output:

@@ -1,4 +1,4 @@
-package estimator_test
+package eval_test
 
 import (
 	"math"
@@ -6,18 +6,18 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"spiral/estimator"
+	"spiral/eval"
 )
 
 // evalAIMESet is a test set the size of an AIME year, 30 problems with
 // n = 256 samples each, most of them hard: C = floor(257 u^3) correct for
 // u uniform, from a fixed seed.
-func evalAIMESet() []estimator.PassCount {
+func evalAIMESet() []eval.PassCount {
 	rnd := rand.New(rand.NewPCG(2025, 30))
-	ps := make([]estimator.PassCount, 30)
+	ps := make([]eval.PassCount, 30)
 	for i := range ps {
 		u := rnd.Float64()
-		ps[i] = estimator.PassCount{N: 256, C: min(256, int(257*u*u*u))}
+		ps[i] = eval.PassCount{N: 256, C: min(256, int(257*u*u*u))}
 	}
 	return ps
 }
@@ -50,7 +50,7 @@ func BenchmarkCoverageCurve(b *testing.B) {
 	for k := 1; k <= kmax; k++ {
 		sum := new(big.Rat)
 		for _, p := range ps {
-			r, _ := estimator.PassAtKRat(p.N, p.C, k)
+			r, _ := eval.PassAtKRat(p.N, p.C, k)
 			sum.Add(sum, r)
 		}
 		exact[k-1], _ = sum.Quo(sum, big.NewRat(int64(len(ps)), 1)).Float64()
@@ -71,9 +71,9 @@ func BenchmarkCoverageCurve(b *testing.B) {
 			dst[k-1] = s / float64(len(ps))
 		}
 	}
-	product := func(n, c, k int) float64 { v, _ := estimator.PassAtK(n, c, k); return v }
+	product := func(n, c, k int) float64 { v, _ := eval.PassAtK(n, c, k); return v }
 	bigRat := func(n, c, k int) float64 {
-		r, _ := estimator.PassAtKRat(n, c, k)
+		r, _ := eval.PassAtKRat(n, c, k)
 		v, _ := r.Float64()
 		return v
 	}
@@ -82,7 +82,7 @@ func BenchmarkCoverageCurve(b *testing.B) {
 		name string
 		run  func()
 	}{
-		{"recurrence", func() { _ = estimator.CoverageCurveTo(dst, ps) }},
+		{"recurrence", func() { _ = eval.CoverageCurveTo(dst, ps) }},
 		{"product-per-k", func() { perPoint(dst, product) }},
 		{"bigrat-binomial", func() { perPoint(dst, bigRat) }},
 		{"lgamma-float", func() { perPoint(dst, evalLgammaPassAtK) }},
@@ -132,13 +132,13 @@ func BenchmarkExpectedMajority(b *testing.B) {
 		{"n=256/D=129/k=64", evalAnswers(ones...), 64},
 	} {
 		for _, rule := range evalTieRules {
-			name := bc.name + "/" + map[estimator.TieRule]string{
-				estimator.TieFirstSeen: "first-seen", estimator.TieSmallest: "smallest", estimator.TieRandom: "random",
+			name := bc.name + "/" + map[eval.TieRule]string{
+				eval.TieFirstSeen: "first-seen", eval.TieSmallest: "smallest", eval.TieRandom: "random",
 			}[rule]
 			b.Run(name, func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					_, _ = estimator.ExpectedMajority(bc.answers, 0, bc.k, rule)
+					_, _ = eval.ExpectedMajority(bc.answers, 0, bc.k, rule)
 				}
 			})
 			if bc.name == "n=256/D=3/k=64" {

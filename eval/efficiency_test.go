@@ -1,4 +1,4 @@
-package estimator_test
+package eval_test
 
 import (
 	"math"
@@ -8,7 +8,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"spiral/estimator"
+	"spiral/eval"
 )
 
 // evalGeomCoverage is the coverage at width k of a model whose samples are
@@ -91,7 +91,7 @@ func TestScalingEfficiencyClosedForm(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			A, B := evalGeomCurve(tc.pA, 1, tc.ks), evalGeomCurve(tc.pB, 1, tc.ks)
-			res, err := estimator.ScalingEfficiency(tc.ks, A, B)
+			res, err := eval.ScalingEfficiency(tc.ks, A, B)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,26 +101,26 @@ func TestScalingEfficiencyClosedForm(t *testing.T) {
 				if pt.KA != tc.ks[i] || pt.Coverage != A[i] {
 					t.Fatalf("point %d: KA %d coverage %v, want %d %v", i, pt.KA, pt.Coverage, tc.ks[i], A[i])
 				}
-				var want estimator.EfficiencyStatus
+				var want eval.EfficiencyStatus
 				switch y := A[i]; {
 				case y >= 1 || (i > 0 && y == A[i-1]):
-					want = estimator.EfficiencySaturated
+					want = eval.EfficiencySaturated
 				case y <= B[0]:
-					want = estimator.EfficiencyLowerBound
+					want = eval.EfficiencyLowerBound
 				case y > B[len(B)-1]:
-					want = estimator.EfficiencyUnreached
+					want = eval.EfficiencyUnreached
 				default:
-					want = estimator.EfficiencyReached
+					want = eval.EfficiencyReached
 				}
 				if pt.Status != want {
 					t.Fatalf("k_A = %d: status %v, want %v", pt.KA, pt.Status, want)
 				}
 				switch pt.Status {
-				case estimator.EfficiencyLowerBound:
+				case eval.EfficiencyLowerBound:
 					if pt.KB != float64(tc.ks[0]) || pt.Efficiency != float64(pt.KA)/float64(tc.ks[0]) {
 						t.Errorf("k_A = %d: lower bound KB %v efficiency %v", pt.KA, pt.KB, pt.Efficiency)
 					}
-				case estimator.EfficiencyReached:
+				case eval.EfficiencyReached:
 					reached++
 					j := 1
 					for B[j] < A[i] {
@@ -165,7 +165,7 @@ func TestScalingEfficiencyExactOnGrid(t *testing.T) {
 		m  int
 	}{{evalPowersOfTwo(9), 4}, {evalRange(1, 300), 3}, {evalRange(1, 300), 7}} {
 		A, B := evalGeomCurve(0.004, 1, tc.ks), evalGeomCurve(0.004, tc.m, tc.ks)
-		res, err := estimator.ScalingEfficiency(tc.ks, A, B)
+		res, err := eval.ScalingEfficiency(tc.ks, A, B)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,9 +174,9 @@ func TestScalingEfficiencyExactOnGrid(t *testing.T) {
 			if pt.KA%tc.m != 0 || !slices.Contains(tc.ks, pt.KA/tc.m) {
 				continue
 			}
-			want := estimator.EfficiencyReached
+			want := eval.EfficiencyReached
 			if pt.KA/tc.m == tc.ks[0] {
-				want = estimator.EfficiencyLowerBound
+				want = eval.EfficiencyLowerBound
 			}
 			if pt.Status != want || pt.KB != float64(pt.KA/tc.m) || pt.Efficiency != float64(tc.m) {
 				t.Errorf("m = %d, k_A = %d: %v KB %v efficiency %v, want %v KB %d efficiency %d",
@@ -207,7 +207,7 @@ func TestScalingEfficiencyLinearInLogK(t *testing.T) {
 		B[i] = 0.05 + 0.1*math.Log2(float64(k))
 		A[i] = max(0, 0.05+0.1*math.Log2(float64(k)/3))
 	}
-	res, err := estimator.ScalingEfficiency(ks, A, B)
+	res, err := eval.ScalingEfficiency(ks, A, B)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,14 +216,14 @@ func TestScalingEfficiencyLinearInLogK(t *testing.T) {
 		case pt.KA < 3:
 			// A(1) = A(2) = 0: the first is a lower bound (k_B = 1), the
 			// second a plateau.
-			if pt.KA == 1 && pt.Status != estimator.EfficiencyLowerBound || pt.KA == 2 && pt.Status != estimator.EfficiencySaturated {
+			if pt.KA == 1 && pt.Status != eval.EfficiencyLowerBound || pt.KA == 2 && pt.Status != eval.EfficiencySaturated {
 				t.Errorf("k_A = %d: status %v", pt.KA, pt.Status)
 			}
-		case pt.Status == estimator.EfficiencyReached:
+		case pt.Status == eval.EfficiencyReached:
 			if math.Abs(pt.Efficiency/3-1) > 1e-12 {
 				t.Errorf("k_A = %d: efficiency %v, want 3", pt.KA, pt.Efficiency)
 			}
-		case pt.KA == 3 && pt.Status == estimator.EfficiencyLowerBound:
+		case pt.KA == 3 && pt.Status == eval.EfficiencyLowerBound:
 			// A(3) = 0.05 = B(1) up to rounding.
 		default:
 			t.Errorf("k_A = %d: status %v", pt.KA, pt.Status)
@@ -240,21 +240,21 @@ func TestScalingEfficiencyStatuses(t *testing.T) {
 	ks := []int{1, 2, 4, 8, 16, 32}
 	A := []float64{0.1, 0.2, 0.4, 0.4, 0.9, 1}
 	B := []float64{0.15, 0.3, 0.35, 0.5, 0.6, 0.7}
-	res, err := estimator.ScalingEfficiency(ks, A, B)
+	res, err := eval.ScalingEfficiency(ks, A, B)
 	if err != nil {
 		t.Fatal(err)
 	}
 	nan := math.NaN()
-	want := []estimator.EfficiencyPoint{
+	want := []eval.EfficiencyPoint{
 		// 0.1 <= B(1): k_B = 1.
-		{KA: 1, Coverage: 0.1, KB: 1, Efficiency: 1, Status: estimator.EfficiencyLowerBound},
+		{KA: 1, Coverage: 0.1, KB: 1, Efficiency: 1, Status: eval.EfficiencyLowerBound},
 		// 0.2 is a third of the way from B(1) = 0.15 to B(2) = 0.3: k_B = 2^(1/3).
-		{KA: 2, Coverage: 0.2, KB: math.Cbrt(2), Efficiency: 2 / math.Cbrt(2), Status: estimator.EfficiencyReached},
+		{KA: 2, Coverage: 0.2, KB: math.Cbrt(2), Efficiency: 2 / math.Cbrt(2), Status: eval.EfficiencyReached},
 		// 0.4 is a third of the way from B(4) = 0.35 to B(8) = 0.5: k_B = 4 * 2^(1/3).
-		{KA: 4, Coverage: 0.4, KB: 4 * math.Cbrt(2), Efficiency: 1 / math.Cbrt(2), Status: estimator.EfficiencyReached},
-		{KA: 8, Coverage: 0.4, KB: nan, Efficiency: nan, Status: estimator.EfficiencySaturated},
-		{KA: 16, Coverage: 0.9, KB: nan, Efficiency: nan, Status: estimator.EfficiencyUnreached},
-		{KA: 32, Coverage: 1, KB: nan, Efficiency: nan, Status: estimator.EfficiencySaturated},
+		{KA: 4, Coverage: 0.4, KB: 4 * math.Cbrt(2), Efficiency: 1 / math.Cbrt(2), Status: eval.EfficiencyReached},
+		{KA: 8, Coverage: 0.4, KB: nan, Efficiency: nan, Status: eval.EfficiencySaturated},
+		{KA: 16, Coverage: 0.9, KB: nan, Efficiency: nan, Status: eval.EfficiencyUnreached},
+		{KA: 32, Coverage: 1, KB: nan, Efficiency: nan, Status: eval.EfficiencySaturated},
 	}
 	close := func(a, b float64) bool {
 		return math.IsNaN(a) && math.IsNaN(b) || math.Abs(a-b) <= 1e-14*math.Abs(b)
@@ -268,10 +268,10 @@ func TestScalingEfficiencyStatuses(t *testing.T) {
 	if res.MaxIndex != 1 || res.MaxKA != 2 || !close(res.Max, 2/math.Cbrt(2)) {
 		t.Errorf("max %v at k_A = %d (index %d), want %v at 2 (index 1)", res.Max, res.MaxKA, res.MaxIndex, 2/math.Cbrt(2))
 	}
-	for s, name := range map[estimator.EfficiencyStatus]string{
-		estimator.EfficiencyReached: "reached", estimator.EfficiencyLowerBound: "lower bound",
-		estimator.EfficiencyUnreached: "unreached", estimator.EfficiencySaturated: "saturated",
-		estimator.EfficiencyStatus(0): "EfficiencyStatus(0)",
+	for s, name := range map[eval.EfficiencyStatus]string{
+		eval.EfficiencyReached: "reached", eval.EfficiencyLowerBound: "lower bound",
+		eval.EfficiencyUnreached: "unreached", eval.EfficiencySaturated: "saturated",
+		eval.EfficiencyStatus(0): "EfficiencyStatus(0)",
 	} {
 		if s.String() != name {
 			t.Errorf("%d.String() = %q, want %q", int(s), s.String(), name)
@@ -279,12 +279,12 @@ func TestScalingEfficiencyStatuses(t *testing.T) {
 	}
 
 	// No reached point: the maximum is NaN at index -1.
-	none, err := estimator.ScalingEfficiency([]int{1, 2}, []float64{0.5, 0.9}, []float64{0.6, 0.7})
+	none, err := eval.ScalingEfficiency([]int{1, 2}, []float64{0.5, 0.9}, []float64{0.6, 0.7})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if none.MaxIndex != -1 || none.MaxKA != 0 || !math.IsNaN(none.Max) ||
-		none.Points[0].Status != estimator.EfficiencyLowerBound || none.Points[1].Status != estimator.EfficiencyUnreached {
+		none.Points[0].Status != eval.EfficiencyLowerBound || none.Points[1].Status != eval.EfficiencyUnreached {
 		t.Errorf("no reached point: %+v", none)
 	}
 }
@@ -316,7 +316,7 @@ func TestScalingEfficiencyProperties(t *testing.T) {
 			ks[i] = k
 		}
 		A, B := curve(t, "A", m), curve(t, "B", m)
-		res, err := estimator.ScalingEfficiency(ks, A, B)
+		res, err := eval.ScalingEfficiency(ks, A, B)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -324,20 +324,20 @@ func TestScalingEfficiencyProperties(t *testing.T) {
 		for i, pt := range res.Points {
 			y := A[i]
 			switch pt.Status {
-			case estimator.EfficiencySaturated:
+			case eval.EfficiencySaturated:
 				if !(y == 1 || i > 0 && y == A[i-1]) {
 					t.Fatalf("point %d saturated with A = %v after %v", i, y, A)
 				}
 				continue
-			case estimator.EfficiencyLowerBound:
+			case eval.EfficiencyLowerBound:
 				if B[0] < y {
 					t.Fatalf("point %d: lower bound but B(k_1) = %v < %v", i, B[0], y)
 				}
-			case estimator.EfficiencyUnreached:
+			case eval.EfficiencyUnreached:
 				if B[m-1] >= y {
 					t.Fatalf("point %d: unreached but B(k_m) = %v >= %v", i, B[m-1], y)
 				}
-			case estimator.EfficiencyReached:
+			case eval.EfficiencyReached:
 				j := slices.IndexFunc(B, func(b float64) bool { return b >= y })
 				if j < 1 || pt.KB < float64(ks[j-1]) || pt.KB > float64(ks[j]) {
 					t.Fatalf("point %d: KB = %v outside segment %d of %v (target %v, B %v)", i, pt.KB, j, ks, y, B)
@@ -362,15 +362,15 @@ func TestScalingEfficiencyProperties(t *testing.T) {
 		if res.MaxIndex != best {
 			t.Fatalf("MaxIndex %d, want %d", res.MaxIndex, best)
 		}
-		self, err := estimator.ScalingEfficiency(ks, A, A)
+		self, err := eval.ScalingEfficiency(ks, A, A)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, pt := range self.Points {
-			if pt.Status == estimator.EfficiencyReached && pt.Efficiency != 1 {
+			if pt.Status == eval.EfficiencyReached && pt.Efficiency != 1 {
 				t.Fatalf("self-comparison at k_A = %d: efficiency %v", pt.KA, pt.Efficiency)
 			}
-			if pt.Status == estimator.EfficiencyUnreached {
+			if pt.Status == eval.EfficiencyUnreached {
 				t.Fatalf("self-comparison at k_A = %d: unreached", pt.KA)
 			}
 		}
@@ -400,7 +400,7 @@ func TestScalingEfficiencyErrors(t *testing.T) {
 		{ks, []float64{0.1, 0.3, 0.2}, ok, "baseline[2] = 0.2 < baseline[1] = 0.3: coverage must be nondecreasing in k (k = 4 after k = 2)"},
 		{ks, ok, []float64{0.5, 0.4, 0.6}, "method[1] = 0.4 < method[0] = 0.5"},
 	} {
-		if _, err := estimator.ScalingEfficiency(tc.ks, tc.a, tc.b); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := eval.ScalingEfficiency(tc.ks, tc.a, tc.b); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ScalingEfficiency(%v, %v, %v): error %v, want one containing %q", tc.ks, tc.a, tc.b, err, tc.want)
 		}
 	}

@@ -1,8 +1,9 @@
-package estimator
+package eval
 
 import (
 	"fmt"
 	"math"
+	"sort"
 )
 
 // EfficiencyStatus says how one point of a scaling-efficiency curve was
@@ -81,16 +82,17 @@ type ScalingEfficiencyCurve struct {
 // checkCoverageGrid validates one coverage curve against the grid: same
 // length, every value in [0, 1] (so not NaN), nondecreasing in k.
 func checkCoverageGrid(name string, ks []int, y []float64) error {
+	const what = "scaling efficiency"
 	if len(y) != len(ks) {
-		return fmt.Errorf("estimator: scaling efficiency: len(%s) = %d != len(ks) = %d", name, len(y), len(ks))
+		return argError(what, name, fmt.Sprintf("len(%s) = %d != len(ks) = %d", name, len(y), len(ks)))
 	}
 	for i, v := range y {
 		if !(v >= 0 && v <= 1) {
-			return fmt.Errorf("estimator: scaling efficiency: %s[%d] = %v (at k = %d) is not a coverage in [0, 1]", name, i, v, ks[i])
+			return &ArgError{Func: what, Arg: name, Index: i, Reason: fmt.Sprintf("%s[%d] = %v (at k = %d) is not a coverage in [0, 1]", name, i, v, ks[i])}
 		}
 		if i > 0 && v < y[i-1] {
-			return fmt.Errorf("estimator: scaling efficiency: %s[%d] = %v < %s[%d] = %v: coverage must be nondecreasing in k (k = %d after k = %d)",
-				name, i, v, name, i-1, y[i-1], ks[i], ks[i-1])
+			return &ArgError{Func: what, Arg: name, Index: i, Reason: fmt.Sprintf("%s[%d] = %v < %s[%d] = %v: coverage must be nondecreasing in k (k = %d after k = %d)",
+				name, i, v, name, i-1, y[i-1], ks[i], ks[i-1])}
 		}
 	}
 	return nil
@@ -145,20 +147,21 @@ func checkCoverageGrid(name string, ks []int, y []float64) error {
 // there in log k, so the chord overstates B). Read Max together with the KB
 // it was found at.
 //
-// It returns an error naming the value if ks is empty, ks[0] < 1, ks is not
-// strictly increasing, the curves' lengths differ from len(ks), or a
-// coverage value is NaN, outside [0, 1], or smaller than the value before
-// it.
+// It costs O(m log m) for a grid of m widths. It returns an [*ArgError]
+// naming the value if ks is empty, ks[0] < 1, ks is not strictly
+// increasing, the curves' lengths differ from len(ks), or a coverage value
+// is NaN, outside [0, 1], or smaller than the value before it.
 func ScalingEfficiency(ks []int, baseline, method []float64) (ScalingEfficiencyCurve, error) {
+	const what = "scaling efficiency"
 	if len(ks) == 0 {
-		return ScalingEfficiencyCurve{}, fmt.Errorf("estimator: scaling efficiency: empty grid: len(ks) = 0")
+		return ScalingEfficiencyCurve{}, argError(what, "ks", "empty grid: len(ks) = 0")
 	}
 	for i, k := range ks {
 		if i == 0 && k < 1 {
-			return ScalingEfficiencyCurve{}, fmt.Errorf("estimator: scaling efficiency: ks[0] = %d < 1", k)
+			return ScalingEfficiencyCurve{}, &ArgError{Func: what, Arg: "ks", Index: 0, Reason: fmt.Sprintf("ks[0] = %d < 1", k)}
 		}
 		if i > 0 && k <= ks[i-1] {
-			return ScalingEfficiencyCurve{}, fmt.Errorf("estimator: scaling efficiency: ks[%d] = %d <= ks[%d] = %d: widths must be strictly increasing", i, k, i-1, ks[i-1])
+			return ScalingEfficiencyCurve{}, &ArgError{Func: what, Arg: "ks", Index: i, Reason: fmt.Sprintf("ks[%d] = %d <= ks[%d] = %d: widths must be strictly increasing", i, k, i-1, ks[i-1])}
 		}
 	}
 	if err := checkCoverageGrid("baseline", ks, baseline); err != nil {
@@ -199,14 +202,12 @@ func ScalingEfficiency(ks []int, baseline, method []float64) (ScalingEfficiencyC
 	return res, nil
 }
 
-// interpolateWidthLogK returns the smallest width at which the curve y,
-// given on the grid ks and interpolated linearly in log k, reaches target,
-// for method[0] < target <= method[len-1].
+// interpolateWidthLogK returns the smallest width at which the
+// nondecreasing curve y, given on the grid ks and interpolated linearly in
+// log k, reaches target, for y[0] < target <= y[len-1].
 func interpolateWidthLogK(ks []int, y []float64, target float64) float64 {
-	j := 1
-	for y[j] < target {
-		j++
-	}
+	// j is the first index with y[j] >= target, found by bisection.
+	j := sort.Search(len(y), func(i int) bool { return y[i] >= target })
 	t := (target - y[j-1]) / (y[j] - y[j-1])
 	if t >= 1 {
 		return float64(ks[j])

@@ -1,4 +1,4 @@
-package estimator_test
+package eval_test
 
 import (
 	"cmp"
@@ -12,16 +12,16 @@ import (
 	"gonum.org/v1/gonum/stat/combin"
 	"pgregory.net/rapid"
 
-	"spiral/estimator"
+	"spiral/eval"
 )
 
-var evalTieRules = []estimator.TieRule{estimator.TieFirstSeen, estimator.TieSmallest, estimator.TieRandom}
+var evalTieRules = []eval.TieRule{eval.TieFirstSeen, eval.TieSmallest, eval.TieRandom}
 
 // evalVoteWin is the probability that a majority vote over votes returns
 // correct under rule, written independently of the package: 0 or 1 for the
 // deterministic rules, 1/t for TieRandom when the correct answer is one of
 // t tied answers.
-func evalVoteWin(votes []int, correct int, rule estimator.TieRule) *big.Rat {
+func evalVoteWin(votes []int, correct int, rule eval.TieRule) *big.Rat {
 	count := map[int]int{}
 	first := map[int]int{}
 	for i, v := range votes {
@@ -43,12 +43,12 @@ func evalVoteWin(votes []int, correct int, rule estimator.TieRule) *big.Rat {
 			continue
 		}
 		tied++
-		if rule == estimator.TieFirstSeen && first[v] < first[correct] ||
-			rule == estimator.TieSmallest && v < correct {
+		if rule == eval.TieFirstSeen && first[v] < first[correct] ||
+			rule == eval.TieSmallest && v < correct {
 			return new(big.Rat)
 		}
 	}
-	if rule == estimator.TieRandom {
+	if rule == eval.TieRandom {
 		return big.NewRat(1, int64(tied+1))
 	}
 	return big.NewRat(1, 1)
@@ -57,7 +57,7 @@ func evalVoteWin(votes []int, correct int, rule estimator.TieRule) *big.Rat {
 // evalBruteMajority is the expected maj@k by brute force: the average of
 // evalVoteWin over all C(n, k) subsets of the answers in their original
 // order.
-func evalBruteMajority(answers []int, correct, k int, rule estimator.TieRule) *big.Rat {
+func evalBruteMajority(answers []int, correct, k int, rule eval.TieRule) *big.Rat {
 	sum := new(big.Rat)
 	gen := combin.NewCombinationGenerator(len(answers), k)
 	idx := make([]int, k)
@@ -81,7 +81,7 @@ func evalBruteMajority(answers []int, correct, k int, rule estimator.TieRule) *b
 // the position of the correct answer's first chosen copy). It visits all
 // compositions, with no pruning, so it is a check on the dynamic program
 // of ExpectedMajority for n too large for brute force.
-func evalCompositionMajority(answers []int, correct, k int, rule estimator.TieRule) *big.Rat {
+func evalCompositionMajority(answers []int, correct, k int, rule eval.TieRule) *big.Rat {
 	var values []int
 	counts := map[int]int{}
 	for _, v := range answers {
@@ -140,14 +140,14 @@ func evalCompositionMajority(answers []int, correct, k int, rule estimator.TieRu
 			}
 			var win *big.Rat
 			switch rule {
-			case estimator.TieRandom:
+			case eval.TieRandom:
 				win = big.NewRat(1, int64(len(tied)+1))
-			case estimator.TieSmallest:
+			case eval.TieSmallest:
 				win = big.NewRat(1, 1)
 				if len(tied) > 0 && slices.Min(tied) < correct {
 					win = new(big.Rat)
 				}
-			case estimator.TieFirstSeen:
+			case eval.TieFirstSeen:
 				win = new(big.Rat)
 				for j := range nc {
 					p := new(big.Rat).SetFrac(binom(nc-1-j, mc-1), binom(nc, mc))
@@ -181,20 +181,20 @@ func TestMajorityVote(t *testing.T) {
 		{[]string{"x", "y", "y"}, "y", "y", "y"},
 		{[]string{"z"}, "z", "z", "z"},
 	} {
-		if got, err := estimator.MajorityVote(tc.answers, estimator.TieFirstSeen, nil); err != nil || got != tc.first {
+		if got, err := eval.MajorityVote(tc.answers, eval.TieFirstSeen, nil); err != nil || got != tc.first {
 			t.Errorf("MajorityVote(%q, first seen) = %q, %v; want %q", tc.answers, got, err, tc.first)
 		}
-		if got, err := estimator.MajorityVote(tc.answers, estimator.TieSmallest, nil); err != nil || got != tc.smallest {
+		if got, err := eval.MajorityVote(tc.answers, eval.TieSmallest, nil); err != nil || got != tc.smallest {
 			t.Errorf("MajorityVote(%q, smallest) = %q, %v; want %q", tc.answers, got, err, tc.smallest)
 		}
-		got, err := estimator.MajorityVote(tc.answers, estimator.TieRandom, rnd)
+		got, err := eval.MajorityVote(tc.answers, eval.TieRandom, rnd)
 		if err != nil || tc.onlyWin != "" && got != tc.onlyWin {
 			t.Errorf("MajorityVote(%q, random) = %q, %v; want %q", tc.answers, got, err, tc.onlyWin)
 		}
 	}
 	// NaN never equals itself: each NaN is an answer of its own.
 	nan := math.NaN()
-	if got, _ := estimator.MajorityVote([]float64{nan, nan, 1, 1}, estimator.TieFirstSeen, nil); got != 1 {
+	if got, _ := eval.MajorityVote([]float64{nan, nan, 1, 1}, eval.TieFirstSeen, nil); got != 1 {
 		t.Errorf("MajorityVote(NaN, NaN, 1, 1) = %v, want 1", got)
 	}
 	// A comparable type with a caller's order: the smallest tied answer by
@@ -202,10 +202,10 @@ func TestMajorityVote(t *testing.T) {
 	type ans struct{ text, rank int }
 	votes := []ans{{1, 9}, {2, 3}, {2, 3}, {1, 9}, {5, 1}}
 	byRank := func(a, b ans) int { return cmp.Compare(a.rank, b.rank) }
-	if got, err := estimator.MajorityVoteFunc(votes, estimator.TieSmallest, byRank, nil); err != nil || got != (ans{2, 3}) {
+	if got, err := eval.MajorityVoteFunc(votes, eval.TieSmallest, byRank, nil); err != nil || got != (ans{2, 3}) {
 		t.Errorf("MajorityVoteFunc(smallest by rank) = %v, %v; want {2 3}", got, err)
 	}
-	if got, err := estimator.MajorityVoteFunc(votes, estimator.TieFirstSeen, nil, nil); err != nil || got != (ans{1, 9}) {
+	if got, err := eval.MajorityVoteFunc(votes, eval.TieFirstSeen, nil, nil); err != nil || got != (ans{1, 9}) {
 		t.Errorf("MajorityVoteFunc(first seen) = %v, %v; want {1 9}", got, err)
 	}
 }
@@ -219,11 +219,11 @@ func TestMajorityVoteRandomTie(t *testing.T) {
 	a, b := rand.New(rand.NewPCG(5, 6)), rand.New(rand.NewPCG(5, 6))
 	wins := map[string]int{}
 	for range 3000 {
-		x, err := estimator.MajorityVote(answers, estimator.TieRandom, a)
+		x, err := eval.MajorityVote(answers, eval.TieRandom, a)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if y, _ := estimator.MajorityVote(answers, estimator.TieRandom, b); y != x {
+		if y, _ := eval.MajorityVote(answers, eval.TieRandom, b); y != x {
 			t.Fatalf("same seed, different votes: %q and %q", x, y)
 		}
 		wins[x]++
@@ -245,47 +245,47 @@ func TestMajorityErrors(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	for _, tc := range []struct {
 		answers []string
-		rule    estimator.TieRule
+		rule    eval.TieRule
 		rnd     *rand.Rand
 		want    string
 	}{
-		{nil, estimator.TieFirstSeen, nil, "no answers"},
-		{[]string{"a"}, estimator.TieRule(0), rnd, "unknown tie rule TieRule(0)"},
-		{[]string{"a"}, estimator.TieRule(9), rnd, "unknown tie rule TieRule(9)"},
-		{[]string{"a"}, estimator.TieRandom, nil, "tie rule random with a nil *rand.Rand"},
+		{nil, eval.TieFirstSeen, nil, "no answers"},
+		{[]string{"a"}, eval.TieRule(0), rnd, "unknown tie rule TieRule(0)"},
+		{[]string{"a"}, eval.TieRule(9), rnd, "unknown tie rule TieRule(9)"},
+		{[]string{"a"}, eval.TieRandom, nil, "tie rule random with a nil *rand.Rand"},
 	} {
-		if _, err := estimator.MajorityVote(tc.answers, tc.rule, tc.rnd); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := eval.MajorityVote(tc.answers, tc.rule, tc.rnd); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("MajorityVote(%q, %v): error %v, want one containing %q", tc.answers, tc.rule, err, tc.want)
 		}
 	}
-	if _, err := estimator.MajorityVoteFunc([]int{1}, estimator.TieSmallest, nil, nil); err == nil || !strings.Contains(err.Error(), "tie rule smallest needs a compare function") {
+	if _, err := eval.MajorityVoteFunc([]int{1}, eval.TieSmallest, nil, nil); err == nil || !strings.Contains(err.Error(), "tie rule smallest needs a compare function") {
 		t.Errorf("MajorityVoteFunc(smallest, nil compare): error %v", err)
 	}
 	answers := []string{"a", "b", "a"}
 	for _, tc := range []struct {
 		k    int
-		rule estimator.TieRule
+		rule eval.TieRule
 		want string
 	}{
-		{0, estimator.TieFirstSeen, "k = 0 < 1"},
-		{4, estimator.TieSmallest, "k = 4 > n = 3 answers"},
-		{2, estimator.TieRule(0), "unknown tie rule TieRule(0)"},
+		{0, eval.TieFirstSeen, "k = 0 < 1"},
+		{4, eval.TieSmallest, "k = 4 > n = 3 answers"},
+		{2, eval.TieRule(0), "unknown tie rule TieRule(0)"},
 	} {
-		if _, err := estimator.ExpectedMajority(answers, "a", tc.k, tc.rule); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := eval.ExpectedMajority(answers, "a", tc.k, tc.rule); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ExpectedMajority(k = %d, %v): error %v, want one containing %q", tc.k, tc.rule, err, tc.want)
 		}
 	}
-	if _, err := estimator.ExpectedMajority(nil, "a", 1, estimator.TieRandom); err == nil || !strings.Contains(err.Error(), "k = 1 > n = 0") {
+	if _, err := eval.ExpectedMajority(nil, "a", 1, eval.TieRandom); err == nil || !strings.Contains(err.Error(), "k = 1 > n = 0") {
 		t.Errorf("ExpectedMajority(no answers): error %v", err)
 	}
-	if _, err := estimator.ExpectedMajorityFunc(answers, "a", 2, estimator.TieSmallest, nil); err == nil || !strings.Contains(err.Error(), "needs a compare function") {
+	if _, err := eval.ExpectedMajorityFunc(answers, "a", 2, eval.TieSmallest, nil); err == nil || !strings.Contains(err.Error(), "needs a compare function") {
 		t.Errorf("ExpectedMajorityFunc(smallest, nil compare): error %v", err)
 	}
 	fold := func(a, b string) int { return cmp.Compare(strings.ToLower(a), strings.ToLower(b)) }
-	if _, err := estimator.ExpectedMajorityFunc([]string{"A", "a", "b"}, "a", 2, estimator.TieSmallest, fold); err == nil || !strings.Contains(err.Error(), "answer A equal to the correct answer a") {
+	if _, err := eval.ExpectedMajorityFunc([]string{"A", "a", "b"}, "a", 2, eval.TieSmallest, fold); err == nil || !strings.Contains(err.Error(), "answer A equal to the correct answer a") {
 		t.Errorf("ExpectedMajorityFunc(case-folding compare): error %v", err)
 	}
-	for r, name := range map[estimator.TieRule]string{estimator.TieFirstSeen: "first seen", estimator.TieSmallest: "smallest", estimator.TieRandom: "random"} {
+	for r, name := range map[eval.TieRule]string{eval.TieFirstSeen: "first seen", eval.TieSmallest: "smallest", eval.TieRandom: "random"} {
 		if r.String() != name {
 			t.Errorf("%d.String() = %q, want %q", int(r), r.String(), name)
 		}
@@ -311,7 +311,7 @@ func TestExpectedMajorityBruteForce(t *testing.T) {
 		correct := rapid.IntRange(0, d).Draw(t, "correct") // d: absent
 		for _, rule := range evalTieRules {
 			want := evalRatFloat(evalBruteMajority(answers, correct, k, rule))
-			got, err := estimator.ExpectedMajority(answers, correct, k, rule)
+			got, err := eval.ExpectedMajority(answers, correct, k, rule)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -332,10 +332,10 @@ func TestExpectedMajorityBruteForce(t *testing.T) {
 // (3 + 3)/10 = 3/5.
 func TestExpectedMajorityHandValue(t *testing.T) {
 	answers := []string{"a", "b", "a", "b", "c"}
-	for rule, want := range map[estimator.TieRule]float64{
-		estimator.TieRandom: 13.0 / 30, estimator.TieSmallest: 7.0 / 10, estimator.TieFirstSeen: 3.0 / 5,
+	for rule, want := range map[eval.TieRule]float64{
+		eval.TieRandom: 13.0 / 30, eval.TieSmallest: 7.0 / 10, eval.TieFirstSeen: 3.0 / 5,
 	} {
-		got, err := estimator.ExpectedMajority(answers, "a", 3, rule)
+		got, err := eval.ExpectedMajority(answers, "a", 3, rule)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -353,13 +353,14 @@ func TestExpectedMajorityCompositions(t *testing.T) {
 	for _, tc := range []struct {
 		counts []int // counts[0] is the correct answer's
 		ks     []int
+		long   bool // seconds in rationals: only with SPIRAL_LONG=1
 	}{
-		{[]int{20, 24, 20}, []int{1, 5, 16, 33, 63, 64}},
-		{[]int{40, 50, 6}, []int{2, 9, 48, 95}},
-		{[]int{10, 12, 9, 11, 10, 12}, []int{6, 20}},
-		{[]int{100, 96, 60}, []int{17, 40, 128}},
+		{[]int{20, 24, 20}, []int{1, 5, 16, 33, 63, 64}, false},
+		{[]int{40, 50, 6}, []int{2, 9, 48, 95}, false},
+		{[]int{10, 12, 9, 11, 10, 12}, []int{6, 20}, true},
+		{[]int{100, 96, 60}, []int{17, 40, 128}, true},
 	} {
-		if testing.Short() && len(tc.counts) > 3 {
+		if tc.long && !long() {
 			continue
 		}
 		var answers []int
@@ -371,11 +372,11 @@ func TestExpectedMajorityCompositions(t *testing.T) {
 		rnd.Shuffle(len(answers), func(i, j int) { answers[i], answers[j] = answers[j], answers[i] })
 		for _, k := range tc.ks {
 			for _, rule := range evalTieRules {
-				if rule == estimator.TieFirstSeen && len(answers) > 200 && k > 64 {
+				if rule == eval.TieFirstSeen && len(answers) > 200 && k > 64 {
 					continue // a second in rationals; k = 40 covers it
 				}
 				want := evalRatFloat(evalCompositionMajority(answers, 0, k, rule))
-				got, err := estimator.ExpectedMajority(answers, 0, k, rule)
+				got, err := eval.ExpectedMajority(answers, 0, k, rule)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -404,7 +405,7 @@ func TestExpectedMajorityProperties(t *testing.T) {
 		for _, rule := range evalTieRules {
 			sum := 0.0
 			for v := range d {
-				e, err := estimator.ExpectedMajority(answers, v, k, rule)
+				e, err := eval.ExpectedMajority(answers, v, k, rule)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -412,17 +413,17 @@ func TestExpectedMajorityProperties(t *testing.T) {
 					t.Fatalf("%v: expectation %v for answer %d", rule, e, v)
 				}
 				sum += e
-				if rule != estimator.TieFirstSeen {
-					s, _ := estimator.ExpectedMajority(shuffled, v, k, rule)
+				if rule != eval.TieFirstSeen {
+					s, _ := eval.ExpectedMajority(shuffled, v, k, rule)
 					if math.Abs(s-e) > evalMajorityTol {
 						t.Fatalf("%v depends on the order: %v and %v", rule, e, s)
 					}
 				}
-				one, _ := estimator.ExpectedMajority(answers, v, 1, rule)
+				one, _ := eval.ExpectedMajority(answers, v, 1, rule)
 				if f := float64(strings.Count(evalDigits(answers), string(rune('0'+v)))) / float64(n); math.Abs(one-f) > evalMajorityTol {
 					t.Fatalf("%v: k = 1 gives %v for answer %d, frequency %v", rule, one, v, f)
 				}
-				all, _ := estimator.ExpectedMajority(answers, v, n, rule)
+				all, _ := eval.ExpectedMajority(answers, v, n, rule)
 				if want := evalRatFloat(evalVoteWin(answers, v, rule)); math.Abs(all-want) > evalMajorityTol {
 					t.Fatalf("%v: k = n gives %v for answer %d, full vote %v", rule, all, v, want)
 				}
@@ -458,10 +459,10 @@ func evalDigits(answers []int) string {
 func TestExpectedMajorityUnbiased(t *testing.T) {
 	prob := []*big.Rat{big.NewRat(1, 2), big.NewRat(1, 3), big.NewRat(1, 6)}
 	const n, k = 4, 3
-	want := map[estimator.TieRule][2]*big.Rat{ // maj@3, E[with replacement]
-		estimator.TieFirstSeen: {big.NewRat(5, 9), big.NewRat(25, 48)},
-		estimator.TieRandom:    {big.NewRat(5, 9), big.NewRat(25, 48)},
-		estimator.TieSmallest:  {big.NewRat(2, 3), big.NewRat(9, 16)},
+	want := map[eval.TieRule][2]*big.Rat{ // maj@3, E[with replacement]
+		eval.TieFirstSeen: {big.NewRat(5, 9), big.NewRat(25, 48)},
+		eval.TieRandom:    {big.NewRat(5, 9), big.NewRat(25, 48)},
+		eval.TieSmallest:  {big.NewRat(2, 3), big.NewRat(9, 16)},
 	}
 	seqs := func(length int, yield func(seq []int, p *big.Rat)) {
 		seq := make([]int, length)
@@ -479,7 +480,7 @@ func TestExpectedMajorityUnbiased(t *testing.T) {
 		seqs(k, func(seq []int, p *big.Rat) { truth.Add(truth, p.Mul(p, evalVoteWin(seq, 0, rule))) })
 		subsets, replaced := 0.0, new(big.Rat)
 		seqs(n, func(seq []int, p *big.Rat) {
-			e, err := estimator.ExpectedMajority(seq, 0, k, rule)
+			e, err := eval.ExpectedMajority(seq, 0, k, rule)
 			if err != nil {
 				t.Fatal(err)
 			}

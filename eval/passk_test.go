@@ -1,4 +1,4 @@
-package estimator_test
+package eval_test
 
 import (
 	"math"
@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/gonum/stat/combin"
 	"pgregory.net/rapid"
 
-	"spiral/estimator"
+	"spiral/eval"
 )
 
 // evalRatFloat converts an exact rational to the nearest float64.
@@ -30,7 +30,7 @@ const evalPassAtKTol = 1e-12
 func TestPassAtKEnumeration(t *testing.T) {
 	for n := 1; n <= 11; n++ {
 		for c := 0; c <= n; c++ {
-			curve, err := estimator.PassAtKCurve(n, c, n)
+			curve, err := eval.PassAtKCurve(n, c, n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -46,7 +46,7 @@ func TestPassAtKEnumeration(t *testing.T) {
 					}
 				}
 				want := big.NewRat(int64(hits), int64(total))
-				got, err := estimator.PassAtKRat(n, c, k)
+				got, err := eval.PassAtKRat(n, c, k)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -54,7 +54,7 @@ func TestPassAtKEnumeration(t *testing.T) {
 					t.Errorf("PassAtKRat(%d, %d, %d) = %v, enumeration gives %v", n, c, k, got, want)
 				}
 				w := evalRatFloat(want)
-				f, err := estimator.PassAtK(n, c, k)
+				f, err := eval.PassAtK(n, c, k)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -74,14 +74,14 @@ func TestPassAtKHandValues(t *testing.T) {
 		k    int
 		want *big.Rat
 	}{{1, big.NewRat(1, 8)}, {4, big.NewRat(9, 20)}, {8, big.NewRat(23, 30)}, {15, big.NewRat(1, 1)}, {16, big.NewRat(1, 1)}} {
-		got, err := estimator.PassAtKRat(16, 2, tc.k)
+		got, err := eval.PassAtKRat(16, 2, tc.k)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got.Cmp(tc.want) != 0 {
 			t.Errorf("PassAtKRat(16, 2, %d) = %v, want %v", tc.k, got, tc.want)
 		}
-		f, _ := estimator.PassAtK(16, 2, tc.k)
+		f, _ := eval.PassAtK(16, 2, tc.k)
 		if w := evalRatFloat(tc.want); math.Abs(f-w) > 1e-15 {
 			t.Errorf("PassAtK(16, 2, %d) = %v, want %v", tc.k, f, w)
 		}
@@ -97,11 +97,11 @@ func TestPassAtKProperties(t *testing.T) {
 		n := rapid.IntRange(1, 400).Draw(t, "n")
 		c := rapid.IntRange(0, n).Draw(t, "c")
 		k := rapid.IntRange(1, n).Draw(t, "k")
-		f, err := estimator.PassAtK(n, c, k)
+		f, err := eval.PassAtK(n, c, k)
 		if err != nil {
 			t.Fatal(err)
 		}
-		exact, err := estimator.PassAtKRat(n, c, k)
+		exact, err := eval.PassAtKRat(n, c, k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,22 +114,22 @@ func TestPassAtKProperties(t *testing.T) {
 			t.Fatalf("PassAtK(%d, %d, %d) = %v, exact %v: off by %g > the documented (2c+1) 2^-53 = %g", n, c, k, f, exact.FloatString(20), d, bound)
 		}
 		if k < n {
-			next, _ := estimator.PassAtK(n, c, k+1)
+			next, _ := eval.PassAtK(n, c, k+1)
 			if next < f {
 				t.Fatalf("not monotone in k: pass@%d = %v > pass@%d = %v (n=%d c=%d)", k, f, k+1, next, n, c)
 			}
 		}
 		if c < n {
-			next, _ := estimator.PassAtK(n, c+1, k)
+			next, _ := eval.PassAtK(n, c+1, k)
 			if next < f {
 				t.Fatalf("not monotone in c: c=%d gives %v > c=%d gives %v (n=%d k=%d)", c, f, c+1, next, n, k)
 			}
 		}
-		one, _ := estimator.PassAtKRat(n, c, 1)
+		one, _ := eval.PassAtKRat(n, c, 1)
 		if one.Cmp(big.NewRat(int64(c), int64(n))) != 0 {
 			t.Fatalf("PassAtKRat(%d, %d, 1) = %v, want c/n", n, c, one)
 		}
-		if f1, _ := estimator.PassAtK(n, c, 1); math.Abs(f1-float64(c)/float64(n)) > evalPassAtKTol {
+		if f1, _ := eval.PassAtK(n, c, 1); math.Abs(f1-float64(c)/float64(n)) > evalPassAtKTol {
 			t.Fatalf("PassAtK(%d, %d, 1) = %v, want c/n = %v", n, c, f1, float64(c)/float64(n))
 		}
 		if n-c < k && (f != 1 || exact.Cmp(big.NewRat(1, 1)) != 0) {
@@ -141,7 +141,7 @@ func TestPassAtKProperties(t *testing.T) {
 		if c == 0 && f != 0 {
 			t.Fatalf("c = 0: PassAtK(%d, 0, %d) = %v, want 0", n, k, f)
 		}
-		curve, err := estimator.PassAtKCurve(n, c, k)
+		curve, err := eval.PassAtKCurve(n, c, k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,29 +173,29 @@ func TestPassAtKErrors(t *testing.T) {
 		{4, 1, -2, "k = -2 < 1"},
 		{0, 0, 1, "k = 1 > n = 0"},
 	} {
-		if f, err := estimator.PassAtK(tc.n, tc.c, tc.k); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if f, err := eval.PassAtK(tc.n, tc.c, tc.k); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("PassAtK(%d, %d, %d) = %v, %v; want error containing %q", tc.n, tc.c, tc.k, f, err, tc.want)
 		}
-		if r, err := estimator.PassAtKRat(tc.n, tc.c, tc.k); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if r, err := eval.PassAtKRat(tc.n, tc.c, tc.k); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("PassAtKRat(%d, %d, %d) = %v, %v; want error containing %q", tc.n, tc.c, tc.k, r, err, tc.want)
 		}
 		if tc.k >= 1 {
-			if _, err := estimator.PassAtKCurve(tc.n, tc.c, tc.k); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := eval.PassAtKCurve(tc.n, tc.c, tc.k); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("PassAtKCurve(%d, %d, %d): error %v, want one containing %q", tc.n, tc.c, tc.k, err, tc.want)
 			}
 		}
 	}
-	if _, err := estimator.PassAtKCurve(4, 1, 0); err == nil || !strings.Contains(err.Error(), "kmax = 0") {
+	if _, err := eval.PassAtKCurve(4, 1, 0); err == nil || !strings.Contains(err.Error(), "kmax = 0") {
 		t.Errorf("PassAtKCurve(4, 1, 0): error %v, want one naming kmax = 0", err)
 	}
 	dst := []float64{7, 7, 7}
-	if err := estimator.PassAtKCurveTo(dst, 2, 1); err == nil || !strings.Contains(err.Error(), "k = 3 > n = 2") {
+	if err := eval.PassAtKCurveTo(dst, 2, 1); err == nil || !strings.Contains(err.Error(), "k = 3 > n = 2") {
 		t.Errorf("PassAtKCurveTo(len 3, 2, 1): error %v, want one naming k = 3 > n = 2", err)
 	}
 	if dst[0] != 7 || dst[1] != 7 || dst[2] != 7 {
 		t.Errorf("PassAtKCurveTo changed dst on error: %v", dst)
 	}
-	if err := estimator.PassAtKCurveTo(nil, 2, 1); err == nil || !strings.Contains(err.Error(), "len(dst) = 0") {
+	if err := eval.PassAtKCurveTo(nil, 2, 1); err == nil || !strings.Contains(err.Error(), "len(dst) = 0") {
 		t.Errorf("PassAtKCurveTo(nil, 2, 1): error %v, want one naming len(dst) = 0", err)
 	}
 }
@@ -204,7 +204,7 @@ func TestPassAtKErrors(t *testing.T) {
 // allocate.
 func TestPassAtKCurveToAllocs(t *testing.T) {
 	dst := make([]float64, 256)
-	if a := testing.AllocsPerRun(10, func() { _ = estimator.PassAtKCurveTo(dst, 256, 17) }); a != 0 {
+	if a := testing.AllocsPerRun(10, func() { _ = eval.PassAtKCurveTo(dst, 256, 17) }); a != 0 {
 		t.Errorf("PassAtKCurveTo allocates %v times per call", a)
 	}
 }

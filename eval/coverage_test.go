@@ -1,4 +1,4 @@
-package estimator_test
+package eval_test
 
 import (
 	"math"
@@ -10,17 +10,17 @@ import (
 
 	"pgregory.net/rapid"
 
-	"spiral/estimator"
+	"spiral/eval"
 )
 
 // evalDrawProblems draws a random test set whose problems all have at
 // least kmax samples.
-func evalDrawProblems(t *rapid.T, kmax int) []estimator.PassCount {
+func evalDrawProblems(t *rapid.T, kmax int) []eval.PassCount {
 	P := rapid.IntRange(1, 12).Draw(t, "P")
-	ps := make([]estimator.PassCount, P)
+	ps := make([]eval.PassCount, P)
 	for i := range ps {
 		n := rapid.IntRange(kmax, kmax+40).Draw(t, "N")
-		ps[i] = estimator.PassCount{N: n, C: rapid.IntRange(0, n).Draw(t, "C")}
+		ps[i] = eval.PassCount{N: n, C: rapid.IntRange(0, n).Draw(t, "C")}
 	}
 	return ps
 }
@@ -32,12 +32,12 @@ func TestCoverageCurveExact(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		kmax := rapid.IntRange(1, 64).Draw(t, "kmax")
 		ps := evalDrawProblems(t, kmax)
-		curve, err := estimator.CoverageCurve(ps, kmax)
+		curve, err := eval.CoverageCurve(ps, kmax)
 		if err != nil {
 			t.Fatal(err)
 		}
 		dst := make([]float64, kmax)
-		if err := estimator.CoverageCurveTo(dst, ps); err != nil {
+		if err := eval.CoverageCurveTo(dst, ps); err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(dst, curve) {
@@ -46,7 +46,7 @@ func TestCoverageCurveExact(t *testing.T) {
 		for k := 1; k <= kmax; k++ {
 			sum := new(big.Rat)
 			for _, p := range ps {
-				r, err := estimator.PassAtKRat(p.N, p.C, k)
+				r, err := eval.PassAtKRat(p.N, p.C, k)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -66,28 +66,28 @@ func TestCoverageCurveExact(t *testing.T) {
 // TestCoverageErrors checks that bad test sets are rejected with errors
 // naming the value and, for the dst-first form, that dst is unchanged.
 func TestCoverageErrors(t *testing.T) {
-	good := []estimator.PassCount{{N: 8, C: 3}, {N: 4, C: 0}}
+	good := []eval.PassCount{{N: 8, C: 3}, {N: 4, C: 0}}
 	for _, tc := range []struct {
-		ps   []estimator.PassCount
+		ps   []eval.PassCount
 		kmax int
 		want string
 	}{
 		{nil, 3, "no problems"},
 		{good, 0, "kmax = 0 < 1"},
-		{good, 5, "problem 1: k = 5 > n = 4"},
-		{[]estimator.PassCount{{N: 8, C: 9}}, 1, "problem 0: c = 9 > n = 8"},
-		{[]estimator.PassCount{{N: 8, C: 1}, {N: 8, C: -2}}, 1, "problem 1: c = -2 < 0"},
+		{good, 5, "problems[1]: N = 4 < kmax = 5"},
+		{[]eval.PassCount{{N: 8, C: 9}}, 1, "problems[0]: C = 9 > N = 8"},
+		{[]eval.PassCount{{N: 8, C: 1}, {N: 8, C: -2}}, 1, "problems[1]: C = -2 < 0"},
 	} {
-		if _, err := estimator.CoverageCurve(tc.ps, tc.kmax); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := eval.CoverageCurve(tc.ps, tc.kmax); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("CoverageCurve(%v, %d): error %v, want one containing %q", tc.ps, tc.kmax, err, tc.want)
 		}
-		if _, err := estimator.CoverageBootstrap(tc.ps, tc.kmax, 10, 0.9, rand.New(rand.NewPCG(1, 2))); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := eval.CoverageBootstrap(tc.ps, tc.kmax, 10, 0.9, rand.New(rand.NewPCG(1, 2))); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("CoverageBootstrap(%v, %d): error %v, want one containing %q", tc.ps, tc.kmax, err, tc.want)
 		}
 	}
 	dst := []float64{7, 7, 7, 7, 7}
-	if err := estimator.CoverageCurveTo(dst, good); err == nil || !strings.Contains(err.Error(), "k = 5 > n = 4") {
-		t.Errorf("CoverageCurveTo(len 5): error %v, want one naming k = 5 > n = 4", err)
+	if err := eval.CoverageCurveTo(dst, good); err == nil || !strings.Contains(err.Error(), "N = 4 < kmax = 5") {
+		t.Errorf("CoverageCurveTo(len 5): error %v, want one naming N = 4 < kmax = 5", err)
 	}
 	if slices.ContainsFunc(dst, func(v float64) bool { return v != 7 }) {
 		t.Errorf("CoverageCurveTo changed dst on error: %v", dst)
@@ -105,7 +105,7 @@ func TestCoverageErrors(t *testing.T) {
 		{10, math.NaN(), rnd, "level = NaN"},
 		{10, 0.9, nil, "nil *rand.Rand"},
 	} {
-		if _, err := estimator.CoverageBootstrap(good, 2, tc.b, tc.level, tc.rnd); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := eval.CoverageBootstrap(good, 2, tc.b, tc.level, tc.rnd); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("CoverageBootstrap(b=%d, level=%v): error %v, want one containing %q", tc.b, tc.level, err, tc.want)
 		}
 	}
@@ -114,12 +114,12 @@ func TestCoverageErrors(t *testing.T) {
 // TestCoverageCurveToAllocs checks that the dst-first curve does not
 // allocate.
 func TestCoverageCurveToAllocs(t *testing.T) {
-	ps := make([]estimator.PassCount, 30)
+	ps := make([]eval.PassCount, 30)
 	for i := range ps {
-		ps[i] = estimator.PassCount{N: 256, C: 8 * i}
+		ps[i] = eval.PassCount{N: 256, C: 8 * i}
 	}
 	dst := make([]float64, 256)
-	if a := testing.AllocsPerRun(10, func() { _ = estimator.CoverageCurveTo(dst, ps) }); a != 0 {
+	if a := testing.AllocsPerRun(10, func() { _ = eval.CoverageCurveTo(dst, ps) }); a != 0 {
 		t.Errorf("CoverageCurveTo allocates %v times per call", a)
 	}
 }
@@ -128,19 +128,19 @@ func TestCoverageCurveToAllocs(t *testing.T) {
 // same band, that Mean is the coverage curve, that 0 <= Lo <= Hi <= 1, and
 // that a test set of identical problems gives a zero-width band.
 func TestCoverageBootstrapDeterministic(t *testing.T) {
-	ps := []estimator.PassCount{{16, 0}, {16, 1}, {16, 5}, {16, 16}, {20, 3}}
-	a, err := estimator.CoverageBootstrap(ps, 16, 500, 0.95, rand.New(rand.NewPCG(7, 8)))
+	ps := []eval.PassCount{{16, 0}, {16, 1}, {16, 5}, {16, 16}, {20, 3}}
+	a, err := eval.CoverageBootstrap(ps, 16, 500, 0.95, rand.New(rand.NewPCG(7, 8)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := estimator.CoverageBootstrap(ps, 16, 500, 0.95, rand.New(rand.NewPCG(7, 8)))
+	b, err := eval.CoverageBootstrap(ps, 16, 500, 0.95, rand.New(rand.NewPCG(7, 8)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(a.Lo, b.Lo) || !slices.Equal(a.Hi, b.Hi) || !slices.Equal(a.Mean, b.Mean) {
 		t.Fatalf("same seed, different bands:\n%+v\n%+v", a, b)
 	}
-	curve, _ := estimator.CoverageCurve(ps, 16)
+	curve, _ := eval.CoverageCurve(ps, 16)
 	if !slices.Equal(a.Mean, curve) {
 		t.Errorf("Mean = %v, CoverageCurve = %v", a.Mean, curve)
 	}
@@ -153,8 +153,8 @@ func TestCoverageBootstrapDeterministic(t *testing.T) {
 		}
 	}
 	// Identical problems: every resample is the same test set.
-	same := []estimator.PassCount{{10, 3}, {10, 3}, {10, 3}}
-	s, err := estimator.CoverageBootstrap(same, 10, 50, 0.9, rand.New(rand.NewPCG(1, 1)))
+	same := []eval.PassCount{{10, 3}, {10, 3}, {10, 3}}
+	s, err := eval.CoverageBootstrap(same, 10, 50, 0.9, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,18 +171,18 @@ func TestCoverageBootstrapDeterministic(t *testing.T) {
 // and 60% quantiles are the middle value, each by more than 15 standard
 // errors (the seed is fixed, so the test is deterministic).
 func TestCoverageBootstrapTwoProblems(t *testing.T) {
-	ps := []estimator.PassCount{{8, 1}, {8, 4}}
-	mean, _ := estimator.CoverageCurve(ps, 3)
-	lo, _ := estimator.PassAtK(8, 1, 2)
-	hi, _ := estimator.PassAtK(8, 4, 2)
-	wide, err := estimator.CoverageBootstrap(ps, 3, 2000, 0.9, rand.New(rand.NewPCG(3, 4)))
+	ps := []eval.PassCount{{8, 1}, {8, 4}}
+	mean, _ := eval.CoverageCurve(ps, 3)
+	lo, _ := eval.PassAtK(8, 1, 2)
+	hi, _ := eval.PassAtK(8, 4, 2)
+	wide, err := eval.CoverageBootstrap(ps, 3, 2000, 0.9, rand.New(rand.NewPCG(3, 4)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if math.Abs(wide.Lo[1]-lo) > 1e-15 || math.Abs(wide.Hi[1]-hi) > 1e-15 {
 		t.Errorf("90%% band at k = 2: [%v, %v], want [%v, %v]", wide.Lo[1], wide.Hi[1], lo, hi)
 	}
-	narrow, err := estimator.CoverageBootstrap(ps, 3, 2000, 0.2, rand.New(rand.NewPCG(3, 4)))
+	narrow, err := eval.CoverageBootstrap(ps, 3, 2000, 0.2, rand.New(rand.NewPCG(3, 4)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,19 +208,19 @@ func TestCoverageBootstrapTwoProblems(t *testing.T) {
 // g <= 2/sqrt(200)).
 func TestCoverageBootstrapNormalWidth(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(11, 12))
-	ps := make([]estimator.PassCount, 200)
+	ps := make([]eval.PassCount, 200)
 	for i := range ps {
-		ps[i] = estimator.PassCount{N: 64, C: rnd.IntN(65)}
+		ps[i] = eval.PassCount{N: 64, C: rnd.IntN(65)}
 	}
 	const B, z = 4000, 1.6448536269514722
-	band, err := estimator.CoverageBootstrap(ps, 16, B, 0.9, rand.New(rand.NewPCG(13, 14)))
+	band, err := eval.CoverageBootstrap(ps, 16, B, 0.9, rand.New(rand.NewPCG(13, 14)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []int{1, 4, 16} {
 		var sum, sum2 float64
 		for _, p := range ps {
-			v, _ := estimator.PassAtK(p.N, p.C, k)
+			v, _ := eval.PassAtK(p.N, p.C, k)
 			sum += v
 			sum2 += v * v
 		}
