@@ -1,19 +1,21 @@
-// Command reproduce checks, claim by claim, that the library reproduces every
-// number of the SPIRAL paper that follows from its mathematics, and prints
-// one row per claim: the claim, where it is stated, the value as printed,
-// the value the library computes at run time, and whether they match.
+// Command reproduce checks, claim by claim, the numbers that follow from the
+// SPIRAL paper's configuration and mathematics, and prints one row per
+// claim: the claim, the expected value, the value the library computes at
+// run time, whether they match, and where the expected value comes from.
 //
-// The paper's values are written here as printed in the paper and in
-// SPIRAL.md (they are the claims); a few rows, marked "derived" in the source
-// column, are the paper's formulas worked out by hand at the paper's
-// configuration (q_K and M, the role weights, the prefill in tokens), because
-// the paper prints the formula and not the number. Every library value comes
-// from the library's own functions: combin for the set family and its
-// selection probabilities, estimator for Proposition 3.1's constants and the
-// role weights, and the root package spiral for the configuration, the credit
-// of the worked example and the token budgets.
+// A source is either the paper ("paper, " and the location where it prints
+// the value; of these numbers it prints only the generated-token ceilings)
+// or a derivation in this repository ("derived, " and the section of
+// docs/method.md or docs/findings.md that works the value out from the
+// paper's formulas at its configuration, N1 = 8, n = 4, K = 4, N2 = 4).
+// Expected values are written here as printed or as derived by hand; every
+// library value comes from the library's own functions: combin for the set
+// family and its selection probabilities, estimator for Proposition 3.1's
+// constants and the role weights, the root package spiral for the
+// configuration and the credit of the worked example, and budget for the
+// token ceilings.
 //
-// Values are compared exactly, as rational numbers, except a value printed
+// Values are compared exactly, as rational numbers, except a value written
 // rounded (5.71%), which is compared with the library's exact value rounded
 // to the same number of decimals (half away from zero).
 //
@@ -25,8 +27,8 @@
 //	go run ./examples/reproduce [-json]
 //
 // With -json the same rows are printed as a JSON array of objects with the
-// fields claim, source, paper, library, exact (the library's exact value, for
-// rounded rows only) and match.
+// fields claim, expected, library, exact (the library's exact value, for
+// rounded rows only), match and source.
 package main
 
 import (
@@ -46,25 +48,28 @@ import (
 	"spiral/estimator"
 )
 
-// row is one claim, as printed and as computed.
+// row is one claim, as expected and as computed.
 type row struct {
-	Claim  string `json:"claim"`
-	Source string `json:"source"`
-	// Paper is the value as printed in the paper or SPIRAL.md.
-	Paper string `json:"paper"`
-	// Library is the library's value, written in the style of Paper
+	Claim string `json:"claim"`
+	// Expected is the value as printed in the paper or as derived in the
+	// source.
+	Expected string `json:"expected"`
+	// Library is the library's value, written in the style of Expected
 	// (rounded to the same decimals for a rounded claim).
 	Library string `json:"library"`
 	// Exact is the library's exact value when Library is rounded.
 	Exact string `json:"exact,omitempty"`
 	Match bool   `json:"match"`
+	// Source says where Expected comes from: "paper, " and a location in
+	// the paper, or "derived, " and a docs/ section of this repository.
+	Source string `json:"source"`
 }
 
 // claim is a row before it is computed: compute returns the library's values
 // (one, or one per element of a tuple such as "(0.25, 0, -0.25, 0)").
 type claim struct {
-	claim, source, paper string
-	compute              func() ([]*big.Rat, error)
+	claim, expected, source string
+	compute                 func() ([]*big.Rat, error)
 }
 
 func main() {
@@ -107,7 +112,7 @@ func status(rows []row) int {
 	return 0
 }
 
-// compute computes every claim and compares it with the paper's value.
+// compute computes every claim and compares it with its expected value.
 func compute() ([]row, error) {
 	claims, err := claims()
 	if err != nil {
@@ -119,7 +124,7 @@ func compute() ([]row, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.claim, err)
 		}
-		r, err := compare(c.paper, got)
+		r, err := compare(c.expected, got)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.claim, err)
 		}
@@ -140,7 +145,8 @@ func mismatches(rows []row) int {
 	return n
 }
 
-// claims lists the paper's claims and how the library computes each.
+// claims lists the claims, where each expected value comes from, and how the
+// library computes each.
 func claims() ([]claim, error) {
 	cfg := spiral.Paper()
 	subsets, err := combin.Subsets(cfg.SearchTraces, cfg.SetSize)
@@ -170,51 +176,73 @@ func claims() ([]claim, error) {
 	}
 
 	return []claim{
-		{"possible sets of 4 of 8 traces, C(8, 4)", "SPIRAL.md §1", "70",
+		{"possible sets of 4 of 8 traces, C(8, 4)", "70",
+			"derived, docs/method.md#the-procedure",
 			func() ([]*big.Rat, error) { return ints(subsets.Count().Int64()), nil }},
-		{"rollouts per problem, 8 + 16", "SPIRAL.md §1", "24",
+		{"rollouts per problem, 8 + 16", "24",
+			"derived, docs/method.md#the-procedure",
 			func() ([]*big.Rat, error) { return ints(int64(cfg.Generations())), nil }},
-		{"rewarded rollouts per problem (K·N2)", "SPIRAL.md §1", "16",
+		{"rewarded rollouts per problem (K·N2)", "16",
+			"derived, docs/method.md#the-procedure",
 			func() ([]*big.Rat, error) { return ints(int64(cfg.AggregationOutputs())), nil }},
-		{"P(trace in no set) = C(35, 4)/C(70, 4)", "SPIRAL.md §4", "52360/916895",
+		{"P(trace in no set) = C(35, 4)/C(70, 4)", "52360/916895",
+			"derived, docs/method.md#proposition-31",
 			func() ([]*big.Rat, error) { return one(subsets.MissProb(K)) }},
-		{"P(trace in no set), rounded", "SPIRAL.md §4", "5.71%",
+		{"P(trace in no set), rounded", "5.71%",
+			"derived, docs/method.md#proposition-31",
 			func() ([]*big.Rat, error) { return one(subsets.MissProb(K)) }},
-		{"expected appearances of a trace, K·n/N", "SPIRAL.md §4", "2",
+		{"expected appearances of a trace, K·n/N1", "2",
+			"derived, docs/method.md#proposition-31",
 			func() ([]*big.Rat, error) { return one(meanAppearances(subsets, K)) }},
-		{"q_K, subsets: 1 − 88/1541", "Prop. 3.1, derived", "1453/1541",
+		{"q_K, subsets: 1 − 88/1541", "1453/1541",
+			"derived, docs/method.md#proposition-31",
 			func() ([]*big.Rat, error) { return one(estimator.CoverProb(subsets, K)) }},
-		{"M = (N/n)·q_K − 1, subsets", "Prop. 3.1, derived", "1365/1541",
+		{"M = (N1/n)·q_K − 1, subsets", "1365/1541",
+			"derived, docs/method.md#proposition-31",
 			func() ([]*big.Rat, error) { return one(estimator.M(subsets, K)) }},
-		{"q_K, tuples: 1 − C(840, 4)/C(1680, 4)", "Prop. 3.1, derived", "1760221/1877122",
+		{"q_K, tuples: 1 − C(840, 4)/C(1680, 4)", "1760221/1877122",
+			"derived, docs/method.md#proposition-31",
 			func() ([]*big.Rat, error) { return one(estimator.CoverProb(tuples, K)) }},
-		{"M = (N/n)·q_K − 1, tuples", "Prop. 3.1, derived", "821660/938561",
+		{"M = (N1/n)·q_K − 1, tuples", "821660/938561",
+			"derived, docs/method.md#proposition-31",
 			func() ([]*big.Rat, error) { return one(estimator.M(tuples, K)) }},
-		{"M at K = 1 (a lone set has no advantage)", "SPIRAL.md §4", "0",
+		{"M at K = 1 (a lone set has no advantage)", "0",
+			"derived, docs/method.md#proposition-31",
 			func() ([]*big.Rat, error) { return one(estimator.M(subsets, 1)) }},
-		{"worked example: set scores f", "SPIRAL.md §2", "(0.75, 0.50, 0.25, 0.50)",
+		{"worked example: set scores f", "(0.75, 0.50, 0.25, 0.50)",
+			"derived, docs/method.md#worked-example",
 			func() ([]*big.Rat, error) { return floats(example.SetScores...) }},
-		{"worked example: set baseline fbar", "SPIRAL.md §2", "0.50",
+		{"worked example: set baseline fbar", "0.50",
+			"derived, docs/method.md#worked-example",
 			func() ([]*big.Rat, error) { return floats(example.SetScores[0] - example.SetAdvantages[0]) }},
-		{"worked example: set advantages A_set", "SPIRAL.md §2", "(+0.25, 0, -0.25, 0)",
+		{"worked example: set advantages A_set", "(+0.25, 0, -0.25, 0)",
+			"derived, docs/method.md#worked-example",
 			func() ([]*big.Rat, error) { return floats(example.SetAdvantages...) }},
-		{"worked example: A_search of a trace in G1 and G3 only", "SPIRAL.md §2", "0",
+		{"worked example: A_search of a trace in G1 and G3 only", "0",
+			"derived, docs/method.md#worked-example",
 			func() ([]*big.Rat, error) { return floats(example.Search.Advantages[exampleTrace]) }},
-		{"worked example: A_agg of G1 with rewards (1, 1, 1, 0)", "SPIRAL.md §2", "(0.25, 0.25, 0.25, -0.75)",
+		{"worked example: A_agg of G1 with rewards (1, 1, 1, 0)", "(0.25, 0.25, 0.25, -0.75)",
+			"derived, docs/method.md#worked-example",
 			func() ([]*big.Rat, error) { return floats(example.Aggregation.Advantages[0]...) }},
-		{"SPIRAL generated-token ceiling, 8·4096 + 4·4·4096", "SPIRAL.md §5", "98,304",
+		{"SPIRAL generated-token ceiling, 8·4096 + 4·4·4096", "98,304",
+			"paper, Section 4 and Appendix A (Table 1)",
 			func() ([]*big.Rat, error) { return ints(spiralBudget.Generated()), nil }},
-		{"GRPO generated-token ceiling, 12·8192", "SPIRAL.md §5", "98,304",
+		{"GRPO generated-token ceiling, 12·8192", "98,304",
+			"paper, Section 4 and Appendix A (Table 1)",
 			func() ([]*big.Rat, error) { return ints(grpoBudget.Generated()), nil }},
-		{"uncounted candidate prefill per aggregation call, n·4096", "SPIRAL.md §5, derived", "16,384",
+		{"uncounted candidate prefill per aggregation call, n·4096", "16,384",
+			"derived, docs/method.md#token-budget",
 			func() ([]*big.Rat, error) {
 				return ints(spiralBudget.AggregationPrefill / spiralBudget.AggregationCalls), nil
 			}},
-		{"uncounted candidate prefill per problem, 16·4·4096", "SPIRAL.md §5, derived", "262,144",
+		{"uncounted candidate prefill per problem, 16·4·4096", "262,144",
+			"derived, docs/method.md#token-budget",
 			func() ([]*big.Rat, error) { return ints(spiralBudget.AggregationPrefill), nil }},
-		{"role weight of the search gradient (= M)", "SPIRAL.md §4, derived", "1365/1541",
+		{"role weight of the search gradient (= M)", "1365/1541",
+			"derived, docs/findings.md#aggregation-factor-and-role-weights",
 			func() ([]*big.Rat, error) { return []*big.Rat{roles.Search}, nil }},
-		{"role weight of the aggregation gradient, K·(N2 − 1)", "SPIRAL.md §4, derived", "12",
+		{"role weight of the aggregation gradient, K·(N2 − 1)", "12",
+			"derived, docs/findings.md#aggregation-factor-and-role-weights",
 			func() ([]*big.Rat, error) { return []*big.Rat{roles.Aggregation}, nil }},
 	}, nil
 }
@@ -223,7 +251,7 @@ func claims() ([]claim, error) {
 const exampleTrace = 0
 
 // workedExample computes, with the root package's Credit, the credit of
-// SPIRAL.md's worked example at the paper's configuration: four sets of four
+// docs/method.md's worked example at the paper's configuration: four sets of four
 // of the eight traces, trace 0 in G1 and G3 only, and four rewards per set
 // whose means are f = (0.75, 0.50, 0.25, 0.50), G1's being (1, 1, 1, 0).
 func workedExample(cfg spiral.Config) (spiral.Credit, error) {
@@ -289,8 +317,8 @@ func one(r *big.Rat, err error) ([]*big.Rat, error) {
 	return []*big.Rat{r}, nil
 }
 
-// compare compares the library's values got with the paper's value as
-// printed, and writes the library's values in the paper's style.
+// compare compares the library's values got with the expected value as
+// written, and writes the library's values in the same style.
 //
 // A printed value ending in % is a rounded percentage: it matches when the
 // library's exact value, times 100 and rounded to the same number of decimals,
@@ -299,9 +327,9 @@ func one(r *big.Rat, err error) ([]*big.Rat, error) {
 // fractions a/b, with an optional sign; outside a tuple commas may group an
 // integer's digits), and it matches
 // when every element equals the library's value exactly.
-func compare(paper string, got []*big.Rat) (row, error) {
-	r := row{Paper: paper}
-	if pct, ok := strings.CutSuffix(paper, "%"); ok {
+func compare(expected string, got []*big.Rat) (row, error) {
+	r := row{Expected: expected}
+	if pct, ok := strings.CutSuffix(expected, "%"); ok {
 		if len(got) != 1 {
 			return r, fmt.Errorf("a percentage needs one library value, got %d", len(got))
 		}
@@ -311,16 +339,16 @@ func compare(paper string, got []*big.Rat) (row, error) {
 		}
 		r.Library = new(big.Rat).Mul(got[0], big.NewRat(100, 1)).FloatString(decimals) + "%"
 		r.Exact = got[0].RatString()
-		r.Match = r.Library == paper
+		r.Match = r.Library == expected
 		return r, nil
 	}
-	elems := []string{paper}
-	tuple := strings.HasPrefix(paper, "(") && strings.HasSuffix(paper, ")")
+	elems := []string{expected}
+	tuple := strings.HasPrefix(expected, "(") && strings.HasSuffix(expected, ")")
 	if tuple {
-		elems = strings.Split(paper[1:len(paper)-1], ",")
+		elems = strings.Split(expected[1:len(expected)-1], ",")
 	}
 	if len(elems) != len(got) {
-		return r, fmt.Errorf("paper value %q has %d elements, the library %d", paper, len(elems), len(got))
+		return r, fmt.Errorf("expected value %q has %d elements, the library %d", expected, len(elems), len(got))
 	}
 	r.Match = true
 	lib := make([]string, len(got))
@@ -346,7 +374,7 @@ func parseNumber(s string) (*big.Rat, error) {
 	t := strings.ReplaceAll(s, ",", "")
 	r, ok := new(big.Rat).SetString(t)
 	if !ok || t == "" {
-		return nil, fmt.Errorf("paper value %q is not a number", s)
+		return nil, fmt.Errorf("expected value %q is not a number", s)
 	}
 	return r, nil
 }
@@ -400,7 +428,7 @@ func groupDigits(s string) string {
 // writeTable writes the rows as an aligned table and a closing verdict.
 func writeTable(w io.Writer, rows []row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "claim\tsource\tpaper\tlibrary\tmatch")
+	fmt.Fprintln(tw, "claim\texpected\tlibrary\tmatch\tsource")
 	for _, r := range rows {
 		lib := r.Library
 		if r.Exact != "" {
@@ -410,7 +438,7 @@ func writeTable(w io.Writer, rows []row) error {
 		if !r.Match {
 			match = "NO"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Claim, r.Source, r.Paper, lib, match)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Claim, r.Expected, lib, match, r.Source)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/big"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"spiral/internal/doccheck"
 )
 
 // TestRowsMatch runs the program and checks that every claim matches and
@@ -19,16 +24,16 @@ func TestRowsMatch(t *testing.T) {
 	}
 	for _, r := range rows {
 		if !r.Match {
-			t.Errorf("%s: paper %s, library %s", r.Claim, r.Paper, r.Library)
+			t.Errorf("%s: expected %s, library %s", r.Claim, r.Expected, r.Library)
 		}
 	}
-	// The claims the issue asks for, by the value the paper prints.
+	// The claims the table must hold, by their expected values.
 	for _, want := range []string{"70", "24", "16", "52360/916895", "5.71%", "2", "1453/1541",
 		"1365/1541", "1760221/1877122", "821660/938561", "(+0.25, 0, -0.25, 0)",
 		"(0.25, 0.25, 0.25, -0.75)", "98,304", "16,384", "262,144", "12"} {
 		found := false
 		for _, r := range rows {
-			found = found || r.Paper == want
+			found = found || r.Expected == want
 		}
 		if !found {
 			t.Errorf("no row claims %s", want)
@@ -142,5 +147,83 @@ func TestExitStatus(t *testing.T) {
 	var errs bytes.Buffer
 	if status := run(&out, &errs, []string{"-nosuchflag"}); status != 2 {
 		t.Errorf("bad flag: exit status %d, want 2", status)
+	}
+}
+
+// paperSource is a source printed in the paper: "paper, " and a location
+// that names a section, appendix, equation, proposition, table or figure.
+var paperSource = regexp.MustCompile(`^paper, .*\b(Section|Appendix|Eq\.|Proposition|Table|Figure) [0-9A-Z]`)
+
+// derivedSource is a source derived in this repository: "derived, " and a
+// path relative to the module root, with an optional #fragment.
+var derivedSource = regexp.MustCompile(`^derived, (\S+)$`)
+
+// checkSource returns why a row's source is not acceptable, or "" if it is:
+// it must be a location in the paper or a docs/ file (and heading) that
+// exists in the repository.
+func checkSource(root, source string) string {
+	if paperSource.MatchString(source) {
+		return ""
+	}
+	m := derivedSource.FindStringSubmatch(source)
+	if m == nil {
+		return `neither "paper, <Section|Appendix|Eq.|Proposition|Table|Figure> ..." nor "derived, <file>#<heading>"`
+	}
+	if !strings.HasPrefix(m[1], "docs/") {
+		return "a derivation must be cited from docs/"
+	}
+	return doccheck.Resolve(root, "README.md", m[1])
+}
+
+// TestSources checks that every row says where its expected value comes
+// from, and that every cited file and heading exists in the repository.
+func TestSources(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root: %v", err)
+	}
+	rows, err := compute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	paper := 0
+	for _, r := range rows {
+		if why := checkSource(root, r.Source); why != "" {
+			t.Errorf("%s: source %q: %s", r.Claim, r.Source, why)
+		}
+		if strings.HasPrefix(r.Source, "paper, ") {
+			paper++
+		}
+	}
+	if paper == 0 {
+		t.Error("no row cites a value printed in the paper")
+	}
+	// The check itself rejects what it must.
+	for _, bad := range []string{
+		"",
+		"paper",
+		"paper, somewhere",
+		"derived",
+		"derived, docs/nosuchfile.md#x",
+		"derived, docs/method.md#no-such-heading",
+		"derived, docs/method.md#proposition-31 and more",
+		"derived, README.md",
+		"Prop. 3.1, derived",
+	} {
+		if checkSource(root, bad) == "" {
+			t.Errorf("source %q is accepted", bad)
+		}
+	}
+	for _, good := range []string{
+		"paper, Section 4 and Appendix A (Table 1)",
+		"derived, docs/method.md#proposition-31",
+		"derived, docs/findings.md",
+	} {
+		if why := checkSource(root, good); why != "" {
+			t.Errorf("source %q is rejected: %s", good, why)
+		}
 	}
 }
