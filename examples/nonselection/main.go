@@ -1,7 +1,9 @@
-// Command nonselection reproduces the paper's 5.71%: with N = 8 search traces
-// and K = 4 sets drawn uniformly without replacement from the C(8, 4) = 70
-// sets of n = 4 traces, a given trace is in none of the sets with probability
-// C(35, 4)/C(70, 4) = 52360/916895 = 88/1541, about 5.71%.
+// Command nonselection computes the chance that a search trace gets no
+// credit at the paper's configuration (docs/method.md#proposition-31): with
+// N1 = 8 search traces and K = 4 sets drawn uniformly without replacement
+// from the C(8, 4) = 70 sets of n = 4 traces, a given trace is in none of the
+// sets with probability C(35, 4)/C(70, 4) = 52360/916895 = 88/1541, about
+// 5.71%.
 //
 // It computes that probability three ways, side by side: by the exact formula
 // (combin's MissProb), by enumerating every choice of K sets out of 70 and
@@ -31,7 +33,7 @@ import (
 
 // config is what one run computes.
 type config struct {
-	N, n      int    // traces and set size: the paper's 8 and 4
+	N1, n     int    // search traces and set size: the paper's 8 and 4
 	paperK    int    // the paper's K = 4
 	maxK      int    // the table covers K = 1..maxK
 	draws     int    // simulated draws per K
@@ -58,7 +60,7 @@ type row struct {
 }
 
 func main() {
-	cfg := config{N: 8, n: 4, paperK: 4, maxK: 10}
+	cfg := config{N1: 8, n: 4, paperK: 4, maxK: 10}
 	flag.Uint64Var(&cfg.seed, "seed", 1, "seed of the simulation")
 	flag.IntVar(&cfg.draws, "draws", 1_000_000, "simulated draws of K sets, for each K")
 	flag.Uint64Var(&cfg.maxChoice, "enum", 20_000_000, "enumerate every choice of K sets when there are at most this many")
@@ -82,7 +84,7 @@ func compute(cfg config) ([]row, error) {
 	if cfg.draws < 1 {
 		return nil, fmt.Errorf("draws = %d < 1", cfg.draws)
 	}
-	f, err := combin.Subsets(cfg.N, cfg.n)
+	f, err := combin.Subsets(cfg.N1, cfg.n)
 	if err != nil {
 		return nil, err
 	}
@@ -174,10 +176,10 @@ func simulate(f combin.Family, K, draws int, rnd *rand.Rand) (float64, error) {
 }
 
 func report(w io.Writer, cfg config, rows []row) error {
-	f, _ := combin.Subsets(cfg.N, cfg.n)
+	f, _ := combin.Subsets(cfg.N1, cfg.n)
 	p := rows[cfg.paperK-1]
 	fmt.Fprintf(w, "P(a given trace is in none of K sets), the K sets drawn uniformly without\n")
-	fmt.Fprintf(w, "replacement from the %v = %v sets of n = %d of N = %d traces.\n\n", f, f.Count(), cfg.n, cfg.N)
+	fmt.Fprintf(w, "replacement from the %v = %v sets of n = %d of N1 = %d traces.\n\n", f, f.Count(), cfg.n, cfg.N1)
 	fmt.Fprintf(w, "Paper configuration, K = %d:\n", cfg.paperK)
 	fmt.Fprintf(w, "  exact       C(%v, %d)/C(%v, %d) = %v/%v = %v = %.6f (%.2f%%)\n",
 		f.Avoiding(), p.K, f.Count(), p.K, p.exactNum, p.exactDen, p.exact, p.exactFloat, 100*p.exactFloat)

@@ -9,7 +9,7 @@ import (
 )
 
 func TestNonselection(t *testing.T) {
-	cfg := config{N: 8, n: 4, paperK: 4, maxK: 10, draws: 20_000, seed: 3, maxChoice: 1_000_000}
+	cfg := config{N1: 8, n: 4, paperK: 4, maxK: 10, draws: 20_000, seed: 3, maxChoice: 1_000_000}
 	rows, err := compute(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func TestNonselection(t *testing.T) {
 }
 
 func TestNonselectionBadDraws(t *testing.T) {
-	if err := run(new(bytes.Buffer), config{N: 8, n: 4, paperK: 4, maxK: 10, draws: 0}); err == nil {
+	if err := run(new(bytes.Buffer), config{N1: 8, n: 4, paperK: 4, maxK: 10, draws: 0}); err == nil {
 		t.Error("draws = 0 gave no error")
 	}
 }
