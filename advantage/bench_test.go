@@ -74,7 +74,7 @@ func BenchmarkGroupRelative(b *testing.B) {
 		ids[i], ids[j] = ids[j], ids[i]
 		rewards[i], rewards[j] = rewards[j], rewards[i]
 	})
-	opt := GroupOptions{ScaleByStd: true, Bessel: true, Epsilon: 1e-6}
+	opt := GroupOptions{Scale: ScaleGroup, Bessel: true, Epsilon: 1e-6}
 	b.Run("GroupRelative", func(b *testing.B) {
 		dst := make([]float64, len(rewards))
 		cpubench.Loop(b, func() {

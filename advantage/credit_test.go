@@ -288,8 +288,8 @@ func TestLargeOffset(t *testing.T) {
 		want float64
 	}{
 		{GroupOptions{}, d / 2},
-		{GroupOptions{ScaleByStd: true}, 1},
-		{GroupOptions{ScaleByStd: true, Bessel: true}, 1 / math.Sqrt2},
+		{GroupOptions{Scale: ScaleGroup}, 1},
+		{GroupOptions{Scale: ScaleGroup, Bessel: true}, 1 / math.Sqrt2},
 		{GroupOptions{LeaveOneOut: true}, d},
 	} {
 		dst := make([]float64, 2)

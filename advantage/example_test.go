@@ -69,7 +69,7 @@ func ExampleGroupRelative() {
 
 	// verl's default GRPO: divide by torch.std (Bessel) + 1e-6. For p,
 	// std = sqrt(0.75/3) = 0.5.
-	verl := advantage.GroupOptions{ScaleByStd: true, Bessel: true, Epsilon: 1e-6}
+	verl := advantage.GroupOptions{Scale: advantage.ScaleGroup, Bessel: true, Epsilon: 1e-6}
 	if _, err := advantage.GroupRelative(dst, rewards, ids, verl); err != nil {
 		fmt.Println(err)
 		return

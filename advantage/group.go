@@ -2,101 +2,194 @@ package advantage
 
 import (
 	"fmt"
+	"hash/maphash"
 	"math"
 
 	"golang.org/x/exp/constraints"
 )
 
+// Scale says what [GroupRelative] divides a centred reward by. Its text
+// forms are the values of TRL's scale_rewards: "none", "group", "batch".
+type Scale int
+
+const (
+	// ScaleNone divides by nothing: A_i = r_i - baseline (Dr. GRPO, RLOO).
+	ScaleNone Scale = iota
+	// ScaleGroup divides by the standard deviation of the row's own group
+	// plus Epsilon (the original GRPO).
+	ScaleGroup
+	// ScaleBatch divides by the standard deviation of every scored reward
+	// of the call, taken about their common mean, plus Epsilon, while the
+	// baseline stays the group's own (TRL's scale_rewards="batch", LitePPO's
+	// "group mean, batch std").
+	ScaleBatch
+)
+
+var scaleText = [...]string{ScaleNone: "none", ScaleGroup: "group", ScaleBatch: "batch"}
+
+// String returns "none", "group" or "batch", or "Scale(v)" for an undefined
+// value.
+func (s Scale) String() string {
+	if s >= 0 && int(s) < len(scaleText) {
+		return scaleText[s]
+	}
+	return fmt.Sprintf("Scale(%d)", int(s))
+}
+
+// MarshalText encodes s as "none", "group" or "batch"; an undefined value is
+// an error.
+func (s Scale) MarshalText() ([]byte, error) {
+	if s >= 0 && int(s) < len(scaleText) {
+		return []byte(scaleText[s]), nil
+	}
+	return nil, fmt.Errorf("advantage: scale = %d is not ScaleNone, ScaleGroup or ScaleBatch", int(s))
+}
+
+// UnmarshalText decodes "none", "group" or "batch"; anything else is an error
+// naming the text.
+func (s *Scale) UnmarshalText(text []byte) error {
+	for v, t := range scaleText {
+		if string(text) == t {
+			*s = Scale(v)
+			return nil
+		}
+	}
+	return fmt.Errorf("advantage: scale = %q, want \"none\", \"group\" or \"batch\"", text)
+}
+
 // GroupOptions selects a member of the GRPO family for [GroupRelative]. The
 // zero value is plain mean-centring, A_i = r_i - mean, as in Dr. GRPO and
-// as SPIRAL's aggregation advantage A_agg.
-//
-// verl's default GRPO (compute_grpo_outcome_advantage with
-// norm_adv_by_std_in_grpo=True) is
-//
-//	GroupOptions{ScaleByStd: true, Bessel: true, Epsilon: 1e-6}
-//
-// since it divides by torch.std, which is Bessel-corrected, plus 1e-6; its
-// Dr. GRPO setting (norm_adv_by_std_in_grpo=False) is the zero value, and
-// its RLOO estimator is GroupOptions{LeaveOneOut: true}.
+// as SPIRAL's aggregation advantage A_agg. [Preset] names the conventions
+// of verl, TRL and OpenRLHF.
 type GroupOptions struct {
-	// ScaleByStd divides each centred reward by (std + Epsilon), std being
-	// the standard deviation of the group's rewards, as the original GRPO
-	// does.
-	ScaleByStd bool
-	// Epsilon is added to std before dividing. It must be finite and >= 0;
-	// it is used only with ScaleByStd. 0 is safe: a group whose rewards
-	// are all equal gets 0 without any division.
-	Epsilon float64
-	// Bessel makes std use the denominator G-1 (the sample standard
-	// deviation, torch.std's default) instead of G (the population
-	// standard deviation). Used only with ScaleByStd.
-	Bessel bool
-	// LeaveOneOut replaces the group mean by the mean of the other rewards
-	// of the group (RLOO):
+	// Scale selects the divisor: none, the group's standard deviation, or
+	// the batch's.
+	Scale Scale `json:"scale"`
+	// Epsilon is added to the standard deviation before dividing. It must
+	// be finite and >= 0 and is used only when Scale is not ScaleNone. 0 is
+	// safe: a group whose rewards are all equal gets 0 without a division.
+	Epsilon float64 `json:"epsilon"`
+	// Bessel makes the standard deviation use the denominator n-1 (torch.std's
+	// default) instead of n, n being the number of scored rewards it is
+	// taken over.
+	Bessel bool `json:"bessel"`
+	// LeaveOneOut replaces the group mean by the mean of the group's other
+	// scored rewards (RLOO):
 	//
-	//	A_i = r_i - (1/(G-1)) sum_{j != i} r_j = (G/(G-1)) (r_i - mean).
+	//	A_i = r_i - (1/(G-1)) sum_{j != i} r_j = (G/(G-1)) (r_i - mean),
 	//
-	// With ScaleByStd as well, this is then divided by (std + Epsilon).
-	LeaveOneOut bool
+	// then divided as Scale says.
+	LeaveOneOut bool `json:"leave_one_out"`
+	// NaNUnscorable makes a NaN reward mark its row unscorable, as TRL does
+	// with a completion no reward function could score: the row is left out
+	// of its group's mean and standard deviation (and the batch's), its
+	// advantage is 0, and it is counted in the report. Without it a NaN
+	// reward is an error. ±Inf is an error either way.
+	NaNUnscorable bool `json:"nan_unscorable"`
+}
+
+// Validate reports whether opt is valid: Scale defined, Epsilon finite and
+// >= 0.
+func (opt GroupOptions) Validate() error {
+	if opt.Scale < ScaleNone || opt.Scale > ScaleBatch {
+		return fmt.Errorf("advantage: Scale = %d is not ScaleNone, ScaleGroup or ScaleBatch", int(opt.Scale))
+	}
+	if math.IsNaN(opt.Epsilon) || math.IsInf(opt.Epsilon, 0) || opt.Epsilon < 0 {
+		return fmt.Errorf("advantage: Epsilon = %v, want finite and >= 0", opt.Epsilon)
+	}
+	return nil
 }
 
 // GroupReport describes the groups seen by [GroupRelative]. Groups are
-// listed by id, in the order of their first row. The advantages of every
-// row of a listed group are 0: a dynamic-sampling trainer drops such groups.
+// listed by id, in the order of their first row. Every row of a listed
+// group gets advantage 0: a dynamic-sampling trainer drops such groups.
 type GroupReport[ID comparable] struct {
 	// Groups is the number of distinct group ids.
 	Groups int
-	// Singletons lists the groups with exactly one row. A lone reward has
-	// no baseline to compare with, so its advantage is 0, never the raw
-	// reward.
+	// Singletons lists the groups with exactly one scored row. A lone
+	// reward has no baseline to compare with, so its advantage is 0, never
+	// the raw reward.
 	Singletons []ID
-	// ZeroVariance lists the groups with two or more rows whose rewards
-	// are all equal (for 0/1 rewards: all wrong or all right).
+	// ZeroVariance lists the groups with two or more scored rows whose
+	// rewards are all equal (for 0/1 rewards: all wrong or all right).
 	ZeroVariance []ID
+	// Unscored lists the groups none of whose rows could be scored (every
+	// reward NaN under NaNUnscorable).
+	Unscored []ID
+	// Unscorable is the number of rows whose reward was NaN under
+	// NaNUnscorable.
+	Unscorable int
 }
+
+// maxGroupRows is the largest number of rows GroupRelative takes, 2^29:
+// rows are numbered with int32 in a table of up to 2^30 entries, which
+// must fit an int on 32-bit platforms.
+const maxGroupRows = 1 << 29
 
 // GroupRelative writes to dst the group-relative advantage of every reward:
 // rewards[i] belongs to the group ids[i], rows of one group may be anywhere
 // and in any order (verl's layout, whose index array holds a uid per row),
-// and dst[i] is the advantage of rewards[i]. For a group of G rewards with
-// mean m and standard deviation s (denominator G, or G-1 with Bessel):
+// and dst[i] is the advantage of rewards[i]. For a group of G scored rewards
+// with mean m, and s the standard deviation that opt.Scale selects
+// (denominator n, or n-1 with Bessel):
 //
-//	A_i = r_i - m                          zero GroupOptions (Dr. GRPO)
-//	A_i = (G/(G-1)) (r_i - m)              LeaveOneOut (RLOO)
-//	A_i = (r_i - m) / (s + Epsilon)        ScaleByStd (GRPO)
+//	A_i = r_i - m                       ScaleNone (Dr. GRPO)
+//	A_i = (G/(G-1)) (r_i - m)           ScaleNone, LeaveOneOut (RLOO)
+//	A_i = (r_i - m) / (s + Epsilon)     ScaleGroup (GRPO), ScaleBatch
 //
-// A group of one row gets 0 and is listed in the report's Singletons; a
-// group of two or more equal rewards gets exactly 0 and is listed in
-// ZeroVariance.
+// (LeaveOneOut with a Scale divides the RLOO value). With ScaleGroup, s is
+// the group's standard deviation about m; with ScaleBatch, it is that of
+// every scored reward of the call about their common mean, the same s for
+// every row.
+//
+// A group with one scored row gets 0 and is listed in the report's
+// Singletons; a group of two or more equal rewards gets exactly 0 and is
+// listed in ZeroVariance; an unscorable row (see
+// [GroupOptions.NaNUnscorable]) gets 0. Every advantage is finite: with a
+// Scale its magnitude is at most 2 sqrt(n), n the number of scored rewards
+// the standard deviation is taken over, and without one at most
+// 2 [MaxAbsReward].
 //
 // Rewards are converted to float64 and results rounded to F when stored.
-// Means and variances are two-pass: the mean m0 = sum/G, then the mean c of
-// the deviations r_i - m0, then r_i - m = (r_i - m0) - c, and s from the
-// sum of squares of those centred values (scaled by their largest magnitude,
-// so that it neither overflows nor underflows); never E[r^2] - E[r]^2.
+// Means and standard deviations are two-pass: the mean m0 = sum/G, then the
+// mean c of the deviations r_i - m0, then r_i - m = (r_i - m0) - c, and s from
+// the sum of squares of those centred values scaled by their largest
+// magnitude, so that it neither overflows nor underflows; never
+// E[r^2] - E[r]^2.
 //
-// Where this differs from verl (verl/trainer/ppo/core_algos.py): verl gives
+// Where this differs from the trainers whose [Preset] it offers: verl gives
 // a group of one the mean 0 and std 1, so its advantage is the raw reward
 // r/(1+eps) (GRPO) or r (Dr. GRPO, RLOO), where here it is 0 and reported;
-// verl computes in the tensors' dtype (usually float32), here the arithmetic
-// is float64 whatever F is; and verl takes one scalar per row from summed
-// token-level rewards, where here the caller passes that scalar.
+// the trainers compute in the tensors' dtype (usually float32) and may leave
+// a rounding residue in an all-equal group's mean (divided by Epsilon, it
+// can reach 1e-3), where here the arithmetic is float64 whatever F is and
+// an all-equal group gets exactly 0; and they take one scalar per row from
+// summed token-level rewards, where here the caller passes that scalar.
 //
 // GroupRelative returns an error, before writing anything, if
-// len(ids) != len(rewards), if opt.Epsilon is negative or not finite, or if
-// a reward is NaN, infinite or larger in magnitude than [MaxAbsReward] (the
-// error names its row and group). It panics if len(dst) != len(rewards), a
-// programmer's error. It allocates a map from id to group number, the
-// group number of each row, and O(1) statistics per group.
+// len(ids) != len(rewards), if opt is invalid, if there are more than
+// 2^29 rows, or if a reward is NaN (unless opt.NaNUnscorable), infinite
+// or larger in magnitude than [MaxAbsReward] (the error names its row and
+// group). It panics if len(dst) != len(rewards), a programmer's error. Its
+// cost is linear in the number of rows whatever the ids (they are numbered
+// with a seeded hash table), and it allocates a fixed number of buffers
+// (about 20 bytes per row and 80 per group), plus the report's lists.
 func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []ID, opt GroupOptions) (GroupReport[ID], error) {
 	if len(ids) != len(rewards) {
 		return GroupReport[ID]{}, fmt.Errorf("advantage: len(ids) = %d, want len(rewards) = %d", len(ids), len(rewards))
 	}
-	if math.IsNaN(opt.Epsilon) || math.IsInf(opt.Epsilon, 0) || opt.Epsilon < 0 {
-		return GroupReport[ID]{}, fmt.Errorf("advantage: Epsilon = %v, want finite and >= 0", opt.Epsilon)
+	if err := opt.Validate(); err != nil {
+		return GroupReport[ID]{}, err
 	}
+	if len(rewards) > maxGroupRows {
+		return GroupReport[ID]{}, fmt.Errorf("advantage: len(rewards) = %d exceeds %d rows", len(rewards), maxGroupRows)
+	}
+	unscorable := 0
 	for i, x := range rewards {
+		if x != x && opt.NaNUnscorable {
+			unscorable++
+			continue
+		}
 		if err := checkReward(float64(x)); err != nil {
 			return GroupReport[ID]{}, fmt.Errorf("advantage: rewards[%d] = %v (group %v): %w", i, x, ids[i], err)
 		}
@@ -105,102 +198,220 @@ func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 		panic(fmt.Sprintf("advantage: len(dst) = %d, want len(rewards) = %d", len(dst), len(rewards)))
 	}
 
-	// Pass 1: number the groups in order of first appearance, and take the
-	// first-pass mean m0 of each.
-	type stats struct {
-		raw, dev meanAcc
-		m0, c    float64 // first-pass mean, and mean deviation from it
-		scale    float64 // max |r - m| in the group
-		ss       float64 // sum of ((r - m)/scale)^2
-		den      float64 // (std + Epsilon)/scale, for ScaleByStd
-	}
-	number := make(map[ID]int)
-	group := make([]int, len(rewards))
-	var gs []stats
-	var rep GroupReport[ID]
-	var order []ID
-	for i, id := range ids {
-		g, ok := number[id]
-		if !ok {
-			g = len(gs)
-			number[id] = g
-			gs = append(gs, stats{})
-			order = append(order, id)
+	group, groups := numberGroups(ids)
+	gs := make([]groupStats, groups)
+	scored := func(x F) bool { return x == x } // NaN only under NaNUnscorable
+
+	// Pass 1: the first-pass mean m0 of each group (and of the batch).
+	var batch groupStats
+	for i, x := range rewards {
+		if scored(x) {
+			gs[group[i]].raw.add(float64(x))
+			batch.raw.add(float64(x))
 		}
-		group[i] = g
-		gs[g].raw.add(float64(rewards[i]))
 	}
 	for g := range gs {
 		gs[g].m0 = gs[g].raw.mean()
 	}
+	batch.m0 = batch.raw.mean()
 	// Pass 2: the mean deviation c, so that r - m = (r - m0) - c.
 	for i, x := range rewards {
-		st := &gs[group[i]]
-		st.dev.add(float64(x) - st.m0)
+		if scored(x) {
+			st := &gs[group[i]]
+			st.dev += float64(x) - st.m0
+			if opt.Scale == ScaleBatch {
+				batch.dev += float64(x) - batch.m0
+			}
+		}
 	}
 	for g := range gs {
-		gs[g].c = gs[g].dev.mean()
+		gs[g].centre()
 	}
-	centred := func(i int) float64 {
-		st := &gs[group[i]]
-		return (float64(rewards[i]) - st.m0) - st.c
-	}
-	// Passes 3 and 4: the scaled sum of squares of the centred rewards.
-	if opt.ScaleByStd {
-		for i := range rewards {
-			st := &gs[group[i]]
-			st.scale = max(st.scale, math.Abs(centred(i)))
+	batch.centre()
+	// Passes 3 and 4: the scaled sums of squares.
+	switch opt.Scale {
+	case ScaleGroup:
+		for i, x := range rewards {
+			if scored(x) {
+				st := &gs[group[i]]
+				st.scale = max(st.scale, math.Abs(st.centred(float64(x))))
+			}
 		}
-		for i := range rewards {
-			if st := &gs[group[i]]; st.scale > 0 {
-				e := centred(i) / st.scale
+		for i, x := range rewards {
+			if st := &gs[group[i]]; scored(x) && st.scale > 0 {
+				e := st.centred(float64(x)) / st.scale
 				st.ss += e * e
 			}
 		}
-		// std + Epsilon with std = scale*sqrt(ss/dof), divided through by
-		// scale: scale*sqrt(ss/dof) underflows to 0 for a subnormal scale
-		// (rewards {0 x 9, 5e-324}), which gave 0/0. den is at least
-		// sqrt(1/dof), and Epsilon/scale may be +Inf (advantages ±0).
 		for g := range gs {
-			st := &gs[g]
-			dof := float64(st.raw.n)
-			if opt.Bessel {
-				dof--
-			}
-			if dof > 0 && st.scale > 0 {
-				st.den = math.Sqrt(st.ss/dof) + opt.Epsilon/st.scale
+			gs[g].spread(opt)
+		}
+	case ScaleBatch:
+		for _, x := range rewards {
+			if scored(x) {
+				batch.scale = max(batch.scale, math.Abs(batch.centred(float64(x))))
 			}
 		}
+		if batch.scale > 0 {
+			for _, x := range rewards {
+				if scored(x) {
+					e := batch.centred(float64(x)) / batch.scale
+					batch.ss += e * e
+				}
+			}
+		}
+		batch.spread(opt)
 	}
 
-	rep.Groups = len(gs)
-	for g, id := range order {
-		switch st := &gs[g]; {
-		case st.raw.n == 1:
-			rep.Singletons = append(rep.Singletons, id)
-		case !st.raw.mixed:
-			rep.ZeroVariance = append(rep.ZeroVariance, id)
-		}
-	}
+	rep := groupReport(ids, group, gs)
+	rep.Unscorable = unscorable
 
 	// Pass 5: write the advantages.
-	for i := range rewards {
+	for i, x := range rewards {
 		st := &gs[group[i]]
 		n := st.raw.n
-		// scale == 0 would mean every centred reward is 0 although the
-		// rewards differ; it guards the division, not a known case.
-		if n == 1 || !st.raw.mixed || st.scale == 0 && opt.ScaleByStd {
+		if !scored(x) || n < 2 || !st.raw.mixed {
 			dst[i] = 0
 			continue
 		}
-		a := centred(i)
+		a := st.centred(float64(x))
 		if opt.LeaveOneOut {
 			a *= float64(n) / float64(n-1)
 		}
-		if opt.ScaleByStd {
-			a = (a / st.scale) / st.den // a/scale is in [-2, 2]
+		// scale == 0 would mean every centred reward is 0 although the
+		// rewards differ; it guards the division, not a known case.
+		switch d := st; opt.Scale {
+		case ScaleBatch:
+			d = &batch
+			fallthrough
+		case ScaleGroup:
+			if d.scale == 0 || d.den == 0 {
+				a = 0
+			} else {
+				a = (a / d.scale) / d.den // |a/scale| <= 2, den >= sqrt(1/dof)
+			}
 		}
 		dst[i] = F(a)
 	}
 	return rep, nil
+}
+
+// groupStats holds the running statistics of one group (or of the batch).
+type groupStats struct {
+	raw   meanAcc // the scored rewards
+	m0    float64 // first-pass mean
+	dev   float64 // sum of r - m0
+	c     float64 // mean of r - m0
+	scale float64 // max |r - m|
+	ss    float64 // sum of ((r - m)/scale)^2
+	den   float64 // (std + Epsilon)/scale, 0 when std is undefined
+}
+
+// centre turns the sum of deviations into their mean c. A group of equal
+// rewards has m0 equal to them and c = 0.
+func (st *groupStats) centre() {
+	if st.raw.mixed {
+		st.c = st.dev / float64(st.raw.n)
+	}
+}
+
+// centred returns r - m as (r - m0) - c.
+func (st *groupStats) centred(x float64) float64 { return (x - st.m0) - st.c }
+
+// spread sets den = (std + Epsilon)/scale with std = scale*sqrt(ss/dof),
+// divided through by scale: scale*sqrt(ss/dof) underflows to 0 for a
+// subnormal scale (rewards {0 x 9, 5e-324}), which would give 0/0. den is at
+// least sqrt(1/dof), since the largest centred value contributes 1 to ss,
+// and Epsilon/scale may be +Inf (advantages ±0).
+func (st *groupStats) spread(opt GroupOptions) {
+	dof := float64(st.raw.n)
+	if opt.Bessel {
+		dof--
+	}
+	if dof > 0 && st.scale > 0 {
+		st.den = math.Sqrt(st.ss/dof) + opt.Epsilon/st.scale
+	}
+}
+
+// groupReport lists the groups by class, in the order of their first row,
+// allocating each list once at its final length.
+func groupReport[ID comparable](ids []ID, group []int32, gs []groupStats) GroupReport[ID] {
+	rep := GroupReport[ID]{Groups: len(gs)}
+	var singletons, zeroVariance, unscored int
+	for g := range gs {
+		switch st := &gs[g]; {
+		case st.raw.n == 0:
+			unscored++
+		case st.raw.n == 1:
+			singletons++
+		case !st.raw.mixed:
+			zeroVariance++
+		}
+	}
+	if singletons+zeroVariance+unscored == 0 {
+		return rep
+	}
+	if singletons > 0 {
+		rep.Singletons = make([]ID, 0, singletons)
+	}
+	if zeroVariance > 0 {
+		rep.ZeroVariance = make([]ID, 0, zeroVariance)
+	}
+	if unscored > 0 {
+		rep.Unscored = make([]ID, 0, unscored)
+	}
+	// Groups are numbered in order of first row, so the first row of group
+	// next is the first row whose group is next.
+	next := int32(0)
+	for i, g := range group {
+		if g != next {
+			continue
+		}
+		next++
+		switch st := &gs[g]; {
+		case st.raw.n == 0:
+			rep.Unscored = append(rep.Unscored, ids[i])
+		case st.raw.n == 1:
+			rep.Singletons = append(rep.Singletons, ids[i])
+		case !st.raw.mixed:
+			rep.ZeroVariance = append(rep.ZeroVariance, ids[i])
+		}
+	}
+	return rep
+}
+
+// groupSeed keys the hash that numbers group ids: chosen at random once per
+// process, so that no choice of ids can make the table degrade.
+var groupSeed = maphash.MakeSeed()
+
+// numberGroups numbers the distinct ids in order of first appearance and
+// returns the number of each row's id and the number of ids. It uses one
+// allocation: an open-addressing table of at most 4 len(ids) int32 entries
+// (load factor at most 1/2), each holding 1 + the first row of an id, and
+// the rows' numbers. len(ids) must be at most maxGroupRows.
+func numberGroups[ID comparable](ids []ID) (group []int32, groups int) {
+	size := 8
+	for size < 2*len(ids) {
+		size <<= 1
+	}
+	buf := make([]int32, size+len(ids))
+	table, group := buf[:size], buf[size:]
+	mask := uint64(size - 1)
+	var n int32
+	for i, id := range ids {
+		for h := maphash.Comparable(groupSeed, id) & mask; ; h = (h + 1) & mask {
+			e := table[h]
+			if e == 0 {
+				table[h] = int32(i) + 1
+				group[i] = n
+				n++
+				break
+			}
+			if ids[e-1] == id {
+				group[i] = group[e-1]
+				break
+			}
+		}
+	}
+	return group, int(n)
 }
