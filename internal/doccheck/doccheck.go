@@ -9,6 +9,10 @@
 // reference definitions, [label]: target, and the href and src attributes of
 // HTML tags. Links with a scheme (https:, mailto:) and links inside code
 // spans or fenced code blocks are not checked.
+//
+// Source files cite the documents in plain text, as docs/method.md#notation;
+// [References] finds those citations so that they can be checked the same
+// way.
 package doccheck
 
 import (
@@ -45,30 +49,7 @@ func (p Problem) String() string {
 
 // MarkdownFiles returns the slash-separated paths, relative to root, of every
 // *.md file under root, skipping directories whose name starts with a dot.
-func MarkdownFiles(root string) ([]string, error) {
-	var files []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != root && strings.HasPrefix(d.Name(), ".") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if strings.HasSuffix(d.Name(), ".md") {
-			rel, err := filepath.Rel(root, p)
-			if err != nil {
-				return err
-			}
-			files = append(files, filepath.ToSlash(rel))
-		}
-		return nil
-	})
-	slices.Sort(files)
-	return files, err
-}
+func MarkdownFiles(root string) ([]string, error) { return SourceFiles(root, ".md") }
 
 // Check checks the relative links of the given Markdown files (paths
 // relative to root, as from MarkdownFiles) and returns the links that do not
@@ -88,6 +69,72 @@ func Check(root string, files []string) ([]Problem, error) {
 		}
 	}
 	return problems, nil
+}
+
+// docRefRE matches a plain-text citation of a document under docs/.
+var docRefRE = regexp.MustCompile(`\bdocs/[A-Za-z0-9_./-]*[A-Za-z0-9_]\.md(?:#[A-Za-z0-9_-]+)?`)
+
+// References returns the citations of documents under docs/ (such as
+// docs/method.md#notation) in src, the text of file, with their lines. A
+// citation is resolved from the module root, whatever file it is written in.
+func References(file string, src []byte) []Link {
+	var refs []Link
+	for n, line := range strings.Split(string(src), "\n") {
+		for _, m := range docRefRE.FindAllString(line, -1) {
+			refs = append(refs, Link{File: file, Line: n + 1, Target: m})
+		}
+	}
+	return refs
+}
+
+// CheckReferences checks the citations that References finds in the given
+// files (paths relative to root) and returns those that do not resolve.
+func CheckReferences(root string, files []string) ([]Problem, error) {
+	c := checker{root: root, anchors: map[string]map[string]bool{}}
+	var problems []Problem
+	for _, f := range files {
+		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range References(f, src) {
+			if reason := c.resolve("README.md", l.Target); reason != "" {
+				problems = append(problems, Problem{l, reason})
+			}
+		}
+	}
+	return problems, nil
+}
+
+// SourceFiles returns the slash-separated paths, relative to root, of the
+// files under root whose names end in one of the suffixes, skipping
+// directories whose name starts with a dot.
+func SourceFiles(root string, suffixes ...string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != root && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		for _, s := range suffixes {
+			if strings.HasSuffix(d.Name(), s) {
+				rel, err := filepath.Rel(root, p)
+				if err != nil {
+					return err
+				}
+				files = append(files, filepath.ToSlash(rel))
+				break
+			}
+		}
+		return nil
+	})
+	slices.Sort(files)
+	return files, err
 }
 
 // Resolve reports why the relative link target, written in the Markdown

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -39,6 +40,63 @@ func TestRepositoryLinks(t *testing.T) {
 	}
 	for _, p := range problems {
 		t.Error(p)
+	}
+}
+
+// TestSourceReferences checks every citation of a document under docs/ in
+// the module's Go files (tests excepted: some cite missing documents on
+// purpose) and JSON files.
+func TestSourceReferences(t *testing.T) {
+	root := moduleRoot(t)
+	all, err := SourceFiles(root, ".go", ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, f := range all {
+		if !strings.HasSuffix(f, "_test.go") {
+			files = append(files, f)
+		}
+	}
+	problems, err := CheckReferences(root, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+func TestReferences(t *testing.T) {
+	src := "// see docs/method.md#notation and docs/findings.md.\n\"about\": \"docs/method.md, docs/x/y.md#a_b-1\"\n"
+	var got []string
+	for _, r := range References("f.go", []byte(src)) {
+		got = append(got, r.Target)
+	}
+	want := []string{"docs/method.md#notation", "docs/findings.md", "docs/method.md", "docs/x/y.md#a_b-1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("References = %q, want %q", got, want)
+	}
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "docs", "method.md"), []byte("## Notation\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "a.go"), []byte("// docs/method.md#notation docs/method.md#nope docs/gone.md\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	problems, err := CheckReferences(root, []string{"a.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, p := range problems {
+		got = append(got, p.Target)
+	}
+	if want := []string{"docs/method.md#nope", "docs/gone.md"}; !slices.Equal(got, want) {
+		t.Errorf("CheckReferences reports %q, want %q", got, want)
 	}
 }
 
