@@ -1,75 +1,52 @@
 // Package lengthgate implements the asymmetric length gate of the SPIRAL
-// paper's Eq. 8 (Appendix A) and, clearly separated from it, the two overlong
-// controls that users of DAPO-style trainers already know: soft overlong
-// punishment and overlong filtering.
+// paper (Appendix A, Eq. 8) and, beside it, the overlong controls of
+// DAPO-style trainers: soft overlong punishment and overlong filtering.
 //
-// # The gate of Eq. 8
-//
-// The paper's 4B model grew its outputs too fast, so every advantage A of an
-// output of length L (in generated tokens) passes through
+// [Gate] modifies the advantage A of an output of length L tokens:
 //
 //	A_mod = A   if A < 0, or A > 0 and L < L_target
 //	A_mod = 0   if A > 0 and L > L_target
 //
-// Overlong successes stop being reinforced; overlong failures are still
-// penalised. The paper leaves the following open, and this package makes each
-// an explicit choice:
+// with the cases the paper leaves open made explicit: L == L_target is
+// gated ([GateAtTarget], the zero value) or kept ([KeepAtTarget]); A == 0
+// passes unchanged; Target 0 disables the gate. [Gates] holds one gate for
+// search traces and one for aggregation outputs. See
+// docs/method.md#the-length-gate. The gate is not neutral: it biases the
+// update against length, and whether a long correct output is pushed down
+// or only up by less depends on the reward noise (N2), K and the policy;
+// see docs/findings.md#length-gate-bias.
 //
-//   - L == L_target: covered by neither case. The default, [GateAtTarget],
-//     reads the first case literally (a positive advantage survives only when
-//     L < L_target), so L == L_target is gated. [KeepAtTarget] keeps it.
-//   - A == 0: covered by neither case. It passes unchanged (setting it to 0
-//     would not change it anyway, and it is never counted as gated).
-//   - L_target: not disclosed. The paper's maximum output length is 4096
-//     tokens per trace; the target is a user setting, [Gate.Target]. Target 0
-//     is the zero-value gate, which changes nothing; a negative target is an
-//     error.
-//   - Search and aggregation may use different targets: [Gates] holds one gate
-//     per role (the paper does not say whether they share one; [Shared] gives
-//     both roles the same gate).
+// [SoftOverlong] is DAPO's length penalty, added to rewards. [OverlongFilter]
+// (by length) and [MaskTruncated] (by the end-of-sequence flag, as TRL's
+// mask_truncated_completions) give a mask that removes truncated outputs
+// from the loss.
 //
-// # Where each pass runs, and why the order matters
+// # Order of passes
 //
-// A training step for one problem runs, in this order:
+// One training step runs, per problem:
 //
-//  1. Generation. Every output's length L is known.
-//  2. Reward passes, BEFORE any baseline: [SoftOverlong] adds DAPO's length
-//     penalty to each rewarded output's reward. This is reward shaping by
-//     design: the penalty enters the set scores f_i, the set baseline fbar and
-//     every advantage computed from them, exactly as DAPO adds it to the rule
-//     reward before its group baseline. In SPIRAL only aggregation outputs
-//     have rewards; a search trace has no reward of its own to shape.
-//  3. Baselines and advantages (package advantage): f_i, fbar, A_set,
-//     A_search, A_agg.
-//  4. The gate of Eq. 8, AFTER the baselines: [Gate.Apply] zeroes positive
+//  1. Dynamic sampling on the raw rewards: whether the problem has any
+//     signal, or a mean reward inside the range (advantage.InRewardRange),
+//     is decided before any shaping, so a length penalty cannot turn a
+//     problem with no signal into one with credit.
+//  2. Reward shaping, before the baselines: [SoftOverlong.Apply] adds the
+//     penalty to each rewarded output's reward.
+//  3. Baselines and advantages from the shaped rewards (package advantage).
+//  4. The gate, after the baselines: [Gate.Apply] zeroes the positive
 //     advantages of long outputs. It acts on advantages, never on rewards,
-//     so a gated output does not move anyone's baseline. Gating the reward
-//     instead would change the mean it belongs to: with a set's rewards
-//     (1, 1, 1, 0), f = 0.75 and A_agg = (0.25, 0.25, 0.25, -0.75); gating
-//     the first output's advantage gives (0, 0.25, 0.25, -0.75), but zeroing
-//     its reward gives f = 0.5 and A_agg = (-0.5, 0.5, 0.5, -0.5): the long
-//     correct answer is now actively punished, the other outputs' credit
-//     doubles, the failure's penalty shrinks, and the lower set score shifts
-//     fbar, every A_set and every search trace's advantage as well.
-//  5. The loss. [OverlongFilter] gives a mask that removes truncated outputs
-//     from the loss (DAPO's overlong filtering: the loss of truncated samples
-//     is masked). It can be computed from lengths at any time, but it is
-//     applied to the per-output loss terms only: a filtered output's reward
-//     still took part in its group's baseline, as in DAPO and in trainers
-//     that implement it. Dropping truncated outputs before the baselines
-//     would instead change every other output's advantage.
+//     so a gated output moves no one's baseline.
+//  5. The loss: the overlong mask drops truncated outputs' loss terms; their
+//     rewards still took part in the baselines.
 //
-// The soft punishment and the gate answer different questions: the punishment
-// lowers the reward of outputs near or past the generation limit L_max; the
-// gate withholds positive credit from outputs longer than L_target, which is
-// usually well below L_max, and leaves every negative advantage as it was.
+// The root package's batch credit runs passes 1 to 4 in this order.
 //
 // # Input rules
 //
-// Lengths, advantages and rewards come from outside and are validated first:
-// a negative length, a NaN or infinite advantage or reward, or slices of
-// different lengths give an error naming the argument, the position and the
-// value, and on any error every slice is left untouched (no partial update).
-// The only panics are for a dst-first call whose destination slice has the
-// wrong length, a programmer error, documented on each such function.
+// Lengths, advantages and rewards are checked first: a negative length, a
+// NaN or infinite value, or slices of different lengths give an error naming
+// the argument, the position and the value, and nothing is written. No
+// finite input gives a non-finite output. The only panics are for a
+// destination slice of the wrong length, a programmer error documented on
+// each such function. The generic forms ([ApplyGate], [ApplySoftOverlong])
+// take float32 as well as float64.
 package lengthgate

@@ -133,6 +133,20 @@ func ExampleOverlongFilter() {
 	// [true true false] dropped 1
 }
 
+// TRL's mask_truncated_completions keys on the end-of-sequence token, not
+// on the length: with L_max = 4096, an output that ended with EOS at
+// exactly 4096 tokens stays, and one that stopped at 1200 tokens without
+// EOS is dropped.
+func ExampleMaskTruncated() {
+	lengths := []int{1000, 4096, 1200}
+	ended := []bool{true, true, false} // from the generator's finish reason
+	keep := make([]bool, len(ended))
+	dropped := lengthgate.MaskTruncated(keep, ended)
+	fmt.Println(lengths, keep, "dropped", dropped)
+	// Output:
+	// [1000 4096 1200] [true true false] dropped 1
+}
+
 // A trainer logs the gate's effect over a batch by adding per-problem
 // reports.
 func ExampleReport_Add() {

@@ -1,6 +1,9 @@
 package lengthgate
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Float is the set of floating-point types the generic functions accept.
 // (golang.org/x/exp/constraints.Float, restated so this package imports no
@@ -78,10 +81,10 @@ func (b *Boundary) UnmarshalText(text []byte) error {
 // The gate is applied to advantages AFTER the baselines were computed, never
 // to rewards, so a gated output does not move anyone's baseline: zeroing a
 // reward would shift the mean of its set (and the set baseline), and so the
-// advantages of every other output that shares that mean. See the package
-// documentation for a worked example and for where the gate sits relative to
-// DAPO's overlong controls. Search and aggregation may use different gates;
-// see [Gates].
+// advantages of every other output that shares that mean (the package's
+// gateAfterBaselines example shows both). See the package documentation for
+// the order of passes. Search and aggregation may use different gates; see
+// [Gates].
 type Gate struct {
 	// Target is L_target in tokens. 0 disables the gate.
 	Target int `json:"target"`
@@ -136,19 +139,26 @@ type Report struct {
 	AtTarget int
 	// Gated is how many positive advantages were set to 0.
 	Gated int
-	// MassRemoved is the sum, in index order, of the positive advantages set
-	// to 0 (>= 0; summed in float64 for float32 input too, so it overflows to
-	// +Inf only if the advantages themselves are near math.MaxFloat64).
+	// MassRemoved is the sum, in index order and in float64 (for float32
+	// advantages too), of the positive advantages set to 0. It is >= 0 and
+	// finite: a sum that would exceed math.MaxFloat64 stops there.
 	MassRemoved float64
 }
 
-// Add accumulates o into r, field by field.
+// Add accumulates o into r, field by field (MassRemoved stopping at
+// math.MaxFloat64).
 func (r *Report) Add(o Report) {
 	r.Outputs += o.Outputs
 	r.Positive += o.Positive
 	r.AtTarget += o.AtTarget
 	r.Gated += o.Gated
-	r.MassRemoved += o.MassRemoved
+	r.MassRemoved = addMass(r.MassRemoved, o.MassRemoved)
+}
+
+// addMass returns x + y for x, y >= 0, or math.MaxFloat64 where the sum
+// overflows.
+func addMass(x, y float64) float64 {
+	return min(x+y, math.MaxFloat64)
 }
 
 // GatedFraction returns Gated/Positive, the fraction of positive advantages
@@ -210,7 +220,7 @@ func gate[F Float](g Gate, dst, adv []F, lengths []int) Report {
 			}
 			if !g.KeepsPositive(l) {
 				r.Gated++
-				r.MassRemoved += float64(a)
+				r.MassRemoved = addMass(r.MassRemoved, float64(a))
 				dst[i] = 0
 				continue
 			}

@@ -467,3 +467,20 @@ func TestGateBadInputProperty(t *testing.T) {
 		}
 	})
 }
+
+// TestMassRemovedFinite: the mass removed stops at math.MaxFloat64 rather
+// than overflowing, within one call and across reports.
+func TestMassRemovedFinite(t *testing.T) {
+	adv := []float64{math.MaxFloat64, math.MaxFloat64, 1}
+	r, err := Gate{Target: 10}.Apply(adv, []int{11, 11, 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.MassRemoved != math.MaxFloat64 || r.Gated != 3 {
+		t.Errorf("report %+v, want MassRemoved = MaxFloat64", r)
+	}
+	r.Add(r)
+	if r.MassRemoved != math.MaxFloat64 {
+		t.Errorf("after Add: %v", r.MassRemoved)
+	}
+}

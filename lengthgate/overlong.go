@@ -1,9 +1,6 @@
 package lengthgate
 
-import (
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // SoftOverlong is DAPO's soft overlong punishment (Yu et al. 2025, "DAPO",
 // Eq. 13), a reward-shaping pass that runs BEFORE any baseline or advantage
@@ -39,11 +36,18 @@ type SoftOverlong struct {
 	// L_cache, verl's overlong_buffer.len), 0 <= Buffer <= MaxLength.
 	Buffer int
 	// Factor scales the penalty (verl's overlong_buffer.penalty_factor); it
-	// must be finite and > 0. There is no implicit default: a zero Factor is
-	// an error, so a forgotten field cannot silently switch the penalty off.
-	// [NewSoftOverlong] sets DAPO's factor 1.
+	// must satisfy 0 < Factor <= [MaxFactor]. There is no implicit default:
+	// a zero Factor is an error, so a forgotten field cannot silently switch
+	// the penalty off. [NewSoftOverlong] sets DAPO's factor 1.
 	Factor float64
 }
+
+// MaxFactor is the largest [SoftOverlong.Factor] accepted, 1e30. It keeps
+// every shaped reward finite, in float32 as in float64: a penalty of at most
+// 1e30 is below half an ulp of the largest finite float32 (about 1e31) and
+// float64, so adding it to any finite reward rounds to a finite value, and a
+// [PenaltyReport.Total] of at most 1e30 per output cannot overflow.
+const MaxFactor = 1e30
 
 // NewSoftOverlong returns DAPO's soft overlong punishment with factor 1.
 func NewSoftOverlong(maxLength, buffer int) SoftOverlong {
@@ -51,7 +55,7 @@ func NewSoftOverlong(maxLength, buffer int) SoftOverlong {
 }
 
 // Validate reports whether s is valid: MaxLength >= 1,
-// 0 <= Buffer <= MaxLength, and Factor finite and > 0.
+// 0 <= Buffer <= MaxLength, and 0 < Factor <= MaxFactor.
 func (s SoftOverlong) Validate() error {
 	switch {
 	case s.MaxLength < 1:
@@ -60,8 +64,8 @@ func (s SoftOverlong) Validate() error {
 		return fmt.Errorf("lengthgate: SoftOverlong.Buffer = %d < 0", s.Buffer)
 	case s.Buffer > s.MaxLength:
 		return fmt.Errorf("lengthgate: SoftOverlong.Buffer = %d > MaxLength = %d", s.Buffer, s.MaxLength)
-	case math.IsNaN(s.Factor) || math.IsInf(s.Factor, 0) || s.Factor <= 0:
-		return fmt.Errorf("lengthgate: SoftOverlong.Factor = %v is not finite and > 0 (DAPO uses 1)", s.Factor)
+	case !(s.Factor > 0 && s.Factor <= MaxFactor):
+		return fmt.Errorf("lengthgate: SoftOverlong.Factor = %v, want 0 < Factor <= MaxFactor = %g (DAPO uses 1)", s.Factor, MaxFactor)
 	}
 	return nil
 }
@@ -102,7 +106,8 @@ type PenaltyReport struct {
 	Penalized int
 	// Overlong is how many had L > L_max and so the full penalty -Factor.
 	Overlong int
-	// Total is the sum, in index order, of the penalties added (<= 0).
+	// Total is the sum, in index order, of the penalties added (<= 0). It is
+	// at least -MaxFactor times Outputs, so it is finite.
 	Total float64
 }
 
@@ -132,8 +137,9 @@ func (s SoftOverlong) ApplyTo(dst, rewards []float64, lengths []int) (PenaltyRep
 }
 
 // ApplySoftOverlong is [SoftOverlong.ApplyTo] for any floating-point type.
-// The penalty is computed in float64 and the sum rounded once to F. It
-// panics if len(dst) != len(rewards).
+// The penalty is computed in float64 and the sum rounded once to F, which
+// is finite for every finite reward (see [MaxFactor]). It panics if
+// len(dst) != len(rewards).
 func ApplySoftOverlong[F Float](s SoftOverlong, dst, rewards []F, lengths []int) (PenaltyReport, error) {
 	if len(dst) != len(rewards) {
 		panic(fmt.Sprintf("lengthgate: len(dst) = %d != len(rewards) = %d", len(dst), len(rewards)))
@@ -173,8 +179,8 @@ func ApplySoftOverlong[F Float](s SoftOverlong, dst, rewards []F, lengths []int)
 // From lengths alone an output is taken as truncated when L >= MaxLength:
 // a generator capped at L_max tokens cannot tell "stopped exactly at L_max"
 // from "cut off at L_max" by length, so the boundary counts as truncated.
-// When the generator reports a finish reason (no end-of-sequence token), that
-// flag is the better signal and the mask is simply its negation.
+// When the generator says whether each output ended with its end-of-sequence
+// token, [MaskTruncated] uses that flag instead.
 type OverlongFilter struct {
 	// MaxLength is L_max in tokens, >= 1.
 	MaxLength int
@@ -216,4 +222,28 @@ func (f OverlongFilter) Mask(keep []bool, lengths []int) (dropped int, err error
 		}
 	}
 	return dropped, nil
+}
+
+// MaskTruncated is overlong filtering keyed on the end-of-sequence flag, as
+// TRL's mask_truncated_completions: an output is truncated when it did not
+// end with the end-of-sequence token (TRL: its last token is neither EOS nor
+// padding), whatever its length. It sets keep[i] = ended[i], so that output
+// i stays in the loss only if it ended with EOS, and returns how many were
+// dropped. Unlike [OverlongFilter], it keeps an output that ended with EOS
+// at exactly L_max tokens and drops one cut short of L_max by a stop that
+// was not EOS. Like it, it is a mask on the per-output loss terms only: a
+// dropped output's reward still takes part in its baseline. It panics if
+// len(keep) != len(ended), a programmer error (keep is the caller's
+// destination).
+func MaskTruncated(keep, ended []bool) (dropped int) {
+	if len(keep) != len(ended) {
+		panic(fmt.Sprintf("lengthgate: len(keep) = %d != len(ended) = %d", len(keep), len(ended)))
+	}
+	for i, e := range ended {
+		keep[i] = e
+		if !e {
+			dropped++
+		}
+	}
+	return dropped
 }

@@ -210,10 +210,12 @@ func TestSoftOverlongBadInput(t *testing.T) {
 		{"negative L_max", SoftOverlong{-5, 0, 1}, []float64{1}, []int{1}, "MaxLength = -5 < 1"},
 		{"negative buffer", SoftOverlong{4096, -1, 1}, []float64{1}, []int{1}, "Buffer = -1 < 0"},
 		{"buffer > L_max", SoftOverlong{4096, 4097, 1}, []float64{1}, []int{1}, "Buffer = 4097 > MaxLength = 4096"},
-		{"zero factor", SoftOverlong{4096, 1024, 0}, []float64{1}, []int{1}, "Factor = 0 is not finite and > 0"},
+		{"zero factor", SoftOverlong{4096, 1024, 0}, []float64{1}, []int{1}, "Factor = 0, want 0 < Factor <= MaxFactor = 1e+30"},
 		{"negative factor", SoftOverlong{4096, 1024, -1}, []float64{1}, []int{1}, "Factor = -1"},
 		{"NaN factor", SoftOverlong{4096, 1024, math.NaN()}, []float64{1}, []int{1}, "Factor = NaN"},
 		{"Inf factor", SoftOverlong{4096, 1024, math.Inf(1)}, []float64{1}, []int{1}, "Factor = +Inf"},
+		{"factor above MaxFactor", SoftOverlong{4096, 1024, 1e308}, []float64{-1e308}, []int{5000}, "Factor = 1e+308, want 0 < Factor <= MaxFactor"},
+		{"factor just above MaxFactor", SoftOverlong{4096, 1024, math.Nextafter(MaxFactor, math.Inf(1))}, []float64{0}, []int{5000}, "Factor = 1.0000000000000002e+30"},
 		{"mismatch", ok, []float64{1, 1}, []int{1}, "len(rewards) = 2 != len(lengths) = 1"},
 		{"negative length", ok, []float64{1, 1}, []int{5000, -7}, "lengths[1] = -7 < 0"},
 		{"NaN reward", ok, []float64{1, 1, math.NaN()}, []int{5000, 5000, 5000}, "rewards[2] = NaN is not finite"},
@@ -282,4 +284,90 @@ func TestOverlongFilter(t *testing.T) {
 		}
 	}()
 	f.Mask(make([]bool, 1), []int{1, 2})
+}
+
+// TestSoftOverlongFinite: no finite input gives a non-finite output. Factor
+// 1e308 with reward -1e308 (which summed to -Inf), two full penalties of
+// 1e308 (whose report Total overflowed) and Factor 1e39 on float32 rewards
+// (a penalty beyond float32's range) are refused; with any accepted factor,
+// up to MaxFactor, the most negative finite reward of either type stays
+// finite once shaped, and so do the report's Total and sums of reports.
+func TestSoftOverlongFinite(t *testing.T) {
+	huge := SoftOverlong{MaxLength: 4096, Buffer: 1024, Factor: 1e308}
+	rewards := []float64{-1e308, 0}
+	if _, err := huge.Apply(rewards, []int{5000, 5000}); err == nil || rewards[0] != -1e308 {
+		t.Errorf("Factor 1e308: err %v, rewards %v", err, rewards)
+	}
+	r32 := []float32{0}
+	if _, err := ApplySoftOverlong(SoftOverlong{4096, 1024, 1e39}, r32, r32, []int{5000}); err == nil || r32[0] != 0 {
+		t.Errorf("float32 with Factor 1e39: err %v, rewards %v", err, r32)
+	}
+
+	rapid.Check(t, func(t *rapid.T) {
+		s := SoftOverlong{MaxLength: 4096, Buffer: rapid.IntRange(0, 4096).Draw(t, "buffer"),
+			Factor: rapid.SampledFrom([]float64{MaxFactor, 1e29, 1, 5e-324}).Draw(t, "factor")}
+		n := rapid.IntRange(1, 50).Draw(t, "n")
+		lengths := rapid.SliceOfN(rapid.IntRange(3000, 6000), n, n).Draw(t, "lengths")
+		r64 := rapid.SliceOfN(rapid.SampledFrom([]float64{-math.MaxFloat64, math.MaxFloat64, -MaxFactor, 0}), n, n).Draw(t, "rewards")
+		rep, err := s.Apply(r64, lengths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r32 := rapid.SliceOfN(rapid.SampledFrom([]float32{-math.MaxFloat32, math.MaxFloat32, -1e30, 0}), n, n).Draw(t, "rewards32")
+		rep32, err := ApplySoftOverlong(s, r32, r32, lengths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range r64 {
+			if math.IsInf(r64[i], 0) || math.IsInf(float64(r32[i]), 0) {
+				t.Fatalf("row %d: shaped %v, %v", i, r64[i], r32[i])
+			}
+		}
+		var total PenaltyReport
+		for range 1000 {
+			total.Add(rep)
+			total.Add(rep32)
+		}
+		if math.IsInf(rep.Total, 0) || math.IsInf(total.Total, 0) || rep.Total < -s.Factor*float64(n) {
+			t.Fatalf("Total %v, summed %v", rep.Total, total.Total)
+		}
+	})
+}
+
+// TestMaskTruncated: TRL's mask_truncated_completions on token ids (EOS 2,
+// padding 0): a completion is truncated when its last token is neither EOS
+// nor padding. MaskTruncated on the end-of-sequence flag gives TRL's mask,
+// which differs from the length-based OverlongFilter (L_max = 4) on a
+// completion that ended with EOS at exactly L_max and on one that stopped
+// early without EOS.
+func TestMaskTruncated(t *testing.T) {
+	const eos, pad, maxLength = 2, 0, 4
+	completions := [][]int{{5, 6, 2}, {5, 6, 7, 8}, {5, 6, 7, 2}, {5, 6}, {9, 2, 0}}
+	ended := make([]bool, len(completions))
+	lengths := make([]int, len(completions))
+	trlKeep := make([]bool, len(completions))
+	for i, ids := range completions {
+		last := ids[len(ids)-1]
+		isTruncated := last != eos && last != pad // TRL: ids[-1] not in [eos, pad]
+		trlKeep[i] = !isTruncated
+		ended[i] = last == eos || last == pad
+		lengths[i] = len(ids)
+	}
+	keep := make([]bool, len(completions))
+	if dropped := MaskTruncated(keep, ended); !slices.Equal(keep, trlKeep) || dropped != 2 {
+		t.Errorf("MaskTruncated: %v (dropped %d), TRL %v", keep, dropped, trlKeep)
+	}
+	byLength := make([]bool, len(completions))
+	if _, err := (OverlongFilter{MaxLength: maxLength}).Mask(byLength, lengths); err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{true, false, false, true, true}; !slices.Equal(byLength, want) {
+		t.Errorf("OverlongFilter: %v, want %v", byLength, want)
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "len(keep) = 1 != len(ended) = 2") {
+			t.Errorf("recover() = %v", r)
+		}
+	}()
+	MaskTruncated(make([]bool, 1), []bool{true, false})
 }
