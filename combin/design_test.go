@@ -24,7 +24,7 @@ var balancedMethods = []struct {
 func checkBalanced(t tester, f Family, K int, flat []int) {
 	t.Helper()
 	checkSample(t, f, K, flat)
-	N, n := f.N(), f.GroupSize()
+	N, n := f.Traces(), f.SetSize()
 	count := make([]int, N)
 	for _, v := range flat {
 		count[v]++

@@ -8,7 +8,7 @@
 // is proved for tuples. T denotes the size of the family and T_avoid the
 // number of its groups that avoid one given index.
 //
-// What the package provides, for every family with 1 <= n <= N <= [MaxN]:
+// What the package provides, for every family with 1 <= n <= N <= [MaxSize]:
 //
 //   - exact counts T and T_avoid ([Family.Count], [Family.Avoiding]) as
 //     big.Int, with [Family.Count64] for the common case T < 2^64;

@@ -7,8 +7,8 @@ import (
 	"math/bits"
 )
 
-// MaxN is the largest ground-set size N that Subsets and Tuples accept.
-const MaxN = 1 << 24
+// MaxSize is the largest ground-set size N that Subsets and Tuples accept.
+const MaxSize = 1 << 24
 
 // A Family is one family of groups of distinct indices drawn from the ground
 // set {0, ..., N-1}: either the C(N, n) unordered n-subsets (made by Subsets)
@@ -33,20 +33,20 @@ type Family struct {
 }
 
 // Subsets returns the family of the C(N, n) unordered n-subsets of
-// {0, ..., N-1}. It returns an error unless 1 <= n <= N <= MaxN.
+// {0, ..., N-1}. It returns an error unless 1 <= n <= N <= MaxSize.
 func Subsets(N, n int) (Family, error) { return newFamily(N, n, false) }
 
 // Tuples returns the family of the (N)_n = N!/(N-n)! ordered n-tuples of
 // distinct indices from {0, ..., N-1}. It returns an error unless
-// 1 <= n <= N <= MaxN.
+// 1 <= n <= N <= MaxSize.
 func Tuples(N, n int) (Family, error) { return newFamily(N, n, true) }
 
 func newFamily(N, n int, ordered bool) (Family, error) {
 	switch {
 	case N < 1:
 		return Family{}, fmt.Errorf("combin: N = %d < 1", N)
-	case N > MaxN:
-		return Family{}, fmt.Errorf("combin: N = %d > MaxN = %d", N, MaxN)
+	case N > MaxSize:
+		return Family{}, fmt.Errorf("combin: N = %d > MaxSize = %d", N, MaxSize)
 	case n < 1:
 		return Family{}, fmt.Errorf("combin: n = %d < 1", n)
 	case n > N:
@@ -61,10 +61,10 @@ func newFamily(N, n int, ordered bool) (Family, error) {
 }
 
 // N returns the size of the ground set {0, ..., N-1}.
-func (f Family) N() int { return f.size }
+func (f Family) Traces() int { return f.size }
 
 // GroupSize returns n, the number of indices in each group.
-func (f Family) GroupSize() int { return f.n }
+func (f Family) SetSize() int { return f.n }
 
 // Ordered reports whether f is a family of ordered tuples (made by Tuples)
 // rather than unordered subsets (made by Subsets).
@@ -186,7 +186,7 @@ func mulDiv64(a, b, c uint64) uint64 {
 }
 
 // logCount returns ln T from math.Lgamma, with an absolute error below about
-// 1e-7 for N <= MaxN; it is only used where T >= 2^64 and a coarse value
+// 1e-7 for N <= MaxSize; it is only used where T >= 2^64 and a coarse value
 // suffices.
 func (f Family) logCount() float64 {
 	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }

@@ -42,8 +42,8 @@ func TestCountsAgainstPascal(t *testing.T) {
 				if ok != wantT.IsUint64() || (ok && got64 != wantT.Uint64()) || (!ok && got64 != 0) {
 					t.Fatalf("%v.Count64() = %d, %t; T = %v", f, got64, ok, wantT)
 				}
-				if f.N() != N || f.GroupSize() != n || f.Ordered() != ordered {
-					t.Fatalf("%v: N, GroupSize, Ordered = %d, %d, %t", f, f.N(), f.GroupSize(), f.Ordered())
+				if f.Traces() != N || f.SetSize() != n || f.Ordered() != ordered {
+					t.Fatalf("%v: N, GroupSize, Ordered = %d, %d, %t", f, f.Traces(), f.SetSize(), f.Ordered())
 				}
 			}
 		}
@@ -57,12 +57,12 @@ func TestCount64Boundary(t *testing.T) {
 		N, n    int
 		fits    bool
 	}{
-		{false, 67, 33, true},  // C(67, 33) = 14226520737620288370 < 2^64
-		{false, 68, 34, false}, // C(68, 34) = 28453041475240576740 > 2^64
-		{true, 20, 20, true},   // 20! = 2432902008176640000
-		{true, 21, 21, false},  // 21! = 51090942171709440000
-		{true, MaxN, 2, true},  // about 2^48
-		{true, MaxN, 3, false}, // about 2^72
+		{false, 67, 33, true},     // C(67, 33) = 14226520737620288370 < 2^64
+		{false, 68, 34, false},    // C(68, 34) = 28453041475240576740 > 2^64
+		{true, 20, 20, true},      // 20! = 2432902008176640000
+		{true, 21, 21, false},     // 21! = 51090942171709440000
+		{true, MaxSize, 2, true},  // about 2^48
+		{true, MaxSize, 3, false}, // about 2^72
 		{false, 1024, 16, false},
 	} {
 		f := mustFamily(t, tc.ordered, tc.N, tc.n)
@@ -98,7 +98,7 @@ func TestCountsLarge(t *testing.T) {
 	for _, tc := range []struct {
 		ordered bool
 		N, n    int
-	}{{false, 1024, 16}, {true, 1024, 16}, {false, MaxN, 2}, {true, MaxN, 5}, {false, 3000, 1500}} {
+	}{{false, 1024, 16}, {true, 1024, 16}, {false, MaxSize, 2}, {true, MaxSize, 5}, {false, 3000, 1500}} {
 		f := mustFamily(t, tc.ordered, tc.N, tc.n)
 		want := big.NewRat(1, 1)
 		for i := range tc.n {
@@ -125,7 +125,7 @@ func TestFamilyErrors(t *testing.T) {
 	}{
 		{0, 1, "N = 0 < 1"},
 		{-3, 1, "N = -3 < 1"},
-		{MaxN + 1, 1, fmt.Sprintf("N = %d > MaxN = %d", MaxN+1, MaxN)},
+		{MaxSize + 1, 1, fmt.Sprintf("N = %d > MaxSize = %d", MaxSize+1, MaxSize)},
 		{5, 0, "n = 0 < 1"},
 		{5, -2, "n = -2 < 1"},
 		{4, 5, "n = 5 > N = 4"},

@@ -1,30 +1,98 @@
 package combin
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 )
 
+// MaxExactBits bounds the size of the numbers that the exact paths
+// ([Family.MissProb], [Family.AppearanceDist], the exact fields of
+// [Family.Constants]) work with: they refuse a question whose answer would
+// need numerators or denominators of more than MaxExactBits bits, so that
+// every exact answer comes within a fraction of a second.
+const MaxExactBits = 1 << 17
+
+// maxAppearanceCost bounds (K+1) b² for AppearanceDist's K+1 reductions of
+// b-bit fractions.
+const maxAppearanceCost = 1 << 36
+
 // MissProb returns the exact probability that one given index is in none of
-// K distinct groups drawn uniformly without replacement from f:
+// K distinct sets drawn uniformly without replacement from f:
 //
 //	C(T_avoid, K) / C(T, K) = prod_{i=0}^{K-1} (T_avoid - i) / (T - i),
 //
-// where T is the family size (Count) and T_avoid the number of groups that
+// where T is the family size (Count) and T_avoid the number of sets that
 // avoid the index (Avoiding). It is 1 for K = 0 and 0 for K > T_avoid. For
 // Subsets(8, 4) and K = 4 it is C(35, 4)/C(70, 4) = 88/1541, about 5.71%.
 //
-// MissProb returns an error unless 0 <= K <= T. It takes O(K) multiplications
-// of numbers up to K*log2(T) bits.
+// MissProb returns an error unless 0 <= K <= T, and an error naming the
+// bound when the numbers involved, m = min(K, T - T_avoid) factors of T's
+// size, would exceed MaxExactBits bits (m log2 T > 2^17: K > 2125 for
+// Subsets(64, 32), K > 131 for Subsets(1000, 500)); use MissProbFloat then.
 func (f Family) MissProb(K int) (*big.Rat, error) {
 	if err := f.checkK(K); err != nil {
 		return nil, err
 	}
-	num := falling(f.Avoiding(), K)
-	if num.Sign() == 0 {
+	return f.missProbRat(K)
+}
+
+// exactFactors returns how many factors m the exact miss probability takes
+// and an upper bound on their total size in bits; m = min(K, T - T_avoid),
+// using C(T_avoid, K)/C(T, K) = C(T-K, D)/C(T, D) for D = T - T_avoid.
+func (f Family) exactFactors(K int) (m int, bits float64) {
+	m = K
+	if f.fits {
+		if d := f.t64 - f.avoid64; d < uint64(K) {
+			m = int(d)
+		}
+	}
+	return m, float64(m) * (f.logCount()/math.Ln2 + 1)
+}
+
+// errExactCost returns the error for an exact question too large to answer.
+func (f Family) errExactCost(what string, K int, bits float64) error {
+	return fmt.Errorf("combin: %s of %v with K = %d needs numbers of about %.3g bits > MaxExactBits = %d (too slow to compute exactly); use the float path", what, f, K, bits, MaxExactBits)
+}
+
+// missProbRat is MissProb after the K check.
+func (f Family) missProbRat(K int) (*big.Rat, error) {
+	if (f.fits && uint64(K) > f.avoid64) || (K > 0 && f.n == f.size) {
 		return new(big.Rat), nil
 	}
-	return new(big.Rat).SetFrac(num, falling(f.Count(), K)), nil
+	m, bits := f.exactFactors(K)
+	if bits > MaxExactBits {
+		return nil, f.errExactCost("MissProb", K, bits)
+	}
+	T, avoid := f.Count(), f.Avoiding()
+	if K > 0 && avoid.Cmp(big.NewInt(int64(K))) < 0 {
+		return new(big.Rat), nil
+	}
+	var num, den *big.Int
+	if m == K {
+		num, den = fallingTree(avoid, 0, K), fallingTree(T, 0, K)
+	} else {
+		// C(T-K, D)/C(T, D) = (T-K)_D / (T)_D.
+		num, den = fallingTree(T, K, m), fallingTree(T, 0, m)
+	}
+	return new(big.Rat).SetFrac(num, den), nil
+}
+
+// fallingTree returns prod_{i=lo}^{lo+k-1} (x - i) by a balanced product
+// tree, so that the large multiplications are between numbers of similar
+// size. It requires x >= lo + k - 1.
+func fallingTree(x *big.Int, lo, k int) *big.Int {
+	if k <= 16 {
+		p := big.NewInt(1)
+		var t big.Int
+		for i := lo; i < lo+k; i++ {
+			p.Mul(p, t.Sub(x, t.SetInt64(int64(i))))
+		}
+		return p
+	}
+	h := k / 2
+	a := fallingTree(x, lo, h)
+	return a.Mul(a, fallingTree(x, lo+h, k-h))
 }
 
 // MissProbFloat returns MissProb(K) as a float64, computed without big
@@ -45,8 +113,14 @@ func (f Family) MissProbFloat(K int) (float64, error) {
 	if err := f.checkK(K); err != nil {
 		return 0, err
 	}
+	return math.Exp(f.logMissProb(K)), nil
+}
+
+// logMissProb returns the natural logarithm of MissProb(K), for 0 <= K <= T,
+// or -Inf when MissProb(K) = 0.
+func (f Family) logMissProb(K int) float64 {
 	if K == 0 {
-		return 1, nil
+		return 0
 	}
 	var sum, comp float64 // Neumaier: the total is sum + comp
 	add := func(x float64) {
@@ -60,7 +134,7 @@ func (f Family) MissProbFloat(K int) (float64, error) {
 	}
 	if f.fits {
 		if uint64(K) > f.avoid64 {
-			return 0, nil
+			return math.Inf(-1)
 		}
 		d := float64(f.t64 - f.avoid64)
 		for i := range uint64(K) {
@@ -71,10 +145,10 @@ func (f Family) MissProbFloat(K int) (float64, error) {
 				add(math.Log(float64(f.avoid64-i) / ti))
 			}
 		}
-		return math.Exp(sum + comp), nil
+		return sum + comp
 	}
 	if f.n == f.size {
-		return 0, nil // T_avoid = 0 < K
+		return math.Inf(-1) // T_avoid = 0 < K
 	}
 	// T >= 2^64 > K, so i/T < 1/2 and 1 - i/T is well conditioned; T is
 	// only needed coarsely (it may even overflow a float64, giving 1/T = 0).
@@ -89,7 +163,7 @@ func (f Family) MissProbFloat(K int) (float64, error) {
 			add(math.Log((q - u) / (1 - u)))
 		}
 	}
-	return math.Exp(sum + comp), nil
+	return sum + comp
 }
 
 // AppearanceDist returns the exact distribution of the number of groups that
@@ -104,8 +178,11 @@ func (f Family) MissProbFloat(K int) (float64, error) {
 // with mean K*n/N (the expected number of appearances: 2 for Subsets(8, 4),
 // K = 4). Entry 0 is MissProb(K).
 //
-// AppearanceDist returns an error unless 0 <= K <= T. It takes O(K)
-// big-number products and reductions, each of up to K*log2(T) bits.
+// AppearanceDist returns an error unless 0 <= K <= T, and an error naming
+// the bound when its K+1 fractions, each reduced from numbers of up to
+// b = K log2 T bits at a cost of order b², would cost more than
+// (K+1) b² = 2^36 (K > 262 for Subsets(64, 32), K > 40 for
+// Subsets(1000, 500)), or when b > MaxExactBits.
 func (f Family) AppearanceDist(K int) ([]*big.Rat, error) {
 	if err := f.checkK(K); err != nil {
 		return nil, err
@@ -113,7 +190,7 @@ func (f Family) AppearanceDist(K int) ([]*big.Rat, error) {
 	// P(j) = C(K, j) (D)_j (T_avoid)_{K-j} / (T)_K with D = T - T_avoid.
 	T, avoid := f.Count(), f.Avoiding()
 	D := new(big.Int).Sub(T, avoid)
-	den := falling(T, K)
+	den := fallingTree(T, 0, K)
 	fa := make([]*big.Int, K+1) // fa[m] = (T_avoid)_m
 	fa[0] = big.NewInt(1)
 	var t big.Int
@@ -136,19 +213,4 @@ func (f Family) AppearanceDist(K int) ([]*big.Rat, error) {
 		fd.Mul(fd, t.Sub(D, t.SetInt64(int64(j))))
 	}
 	return dist, nil
-}
-
-// falling returns (x)_k = x (x-1) ... (x-k+1) for x >= 0, which is 0 when
-// k > x.
-func falling(x *big.Int, k int) *big.Int {
-	p := big.NewInt(1)
-	var t big.Int
-	for i := range k {
-		t.Sub(x, t.SetInt64(int64(i)))
-		if t.Sign() <= 0 {
-			return p.SetInt64(0)
-		}
-		p.Mul(p, &t)
-	}
-	return p
 }

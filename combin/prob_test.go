@@ -89,7 +89,7 @@ func TestProbsByEnumeration(t *testing.T) {
 				t.Fatal(err)
 			}
 			miss, _ := f.MissProb(K)
-			for _, x := range []int{0, f.N() - 1} {
+			for _, x := range []int{0, f.Traces() - 1} {
 				want := enumerate(f, K, x)
 				if miss.Cmp(want[0]) != 0 {
 					t.Errorf("%v.MissProb(%d) = %v, enumeration of index %d gives %v", f, K, miss, x, want[0])
@@ -123,7 +123,7 @@ func TestAppearanceDistMoments(t *testing.T) {
 			mean.Add(mean, x.Mul(p, big.NewRat(int64(j), 1)))
 			second.Add(second, x.Mul(p, big.NewRat(int64(j)*int64(j), 1)))
 		}
-		N, n := int64(f.N()), int64(f.GroupSize())
+		N, n := int64(f.Traces()), int64(f.SetSize())
 		wantMean := big.NewRat(int64(K)*n, N)
 		variance := new(big.Rat).Sub(second, x.Mul(mean, mean))
 		T := new(big.Rat).SetInt(f.Count())
@@ -154,7 +154,7 @@ func TestAppearanceDistMoments(t *testing.T) {
 		check(t, tc.f, tc.K)
 	}
 	rapid.Check(t, func(t *rapid.T) {
-		f := drawFamily(t, rapid.SampledFrom([]int{8, 100, MaxN}).Draw(t, "maxN"), 30)
+		f := drawFamily(t, rapid.SampledFrom([]int{8, 100, MaxSize}).Draw(t, "maxN"), 30)
 		maxK := 60
 		if T, ok := f.Count64(); ok && T < uint64(maxK) {
 			maxK = int(T)
@@ -217,8 +217,8 @@ func TestMissProbFloatAccuracy(t *testing.T) {
 		{mustFamily(t, false, 100, 99), []int{1, 2, 5, 100}}, // y = 0.99: the ln branch
 		{mustFamily(t, false, 1000, 999), []int{1, 3, 1000}},
 		{mustFamily(t, false, 300, 280), []int{1, 30, 200}}, // T > 2^64, y = 14/15
-		{mustFamily(t, true, MaxN, 2), []int{1, 1000}},
-		{mustFamily(t, false, MaxN, MaxN-1), []int{1, 10, 40}}, // T = MaxN, tiny miss probability
+		{mustFamily(t, true, MaxSize, 2), []int{1, 1000}},
+		{mustFamily(t, false, MaxSize, MaxSize-1), []int{1, 10, 40}}, // T = MaxSize, tiny miss probability
 		// y = (N-1)/N is not a float64, so ln(1-y) through log1p(-y) would
 		// lose about log2(N) bits: only the ln branch is within tol.
 		{mustFamily(t, false, 3_000_001, 3_000_000), []int{1, 2}},

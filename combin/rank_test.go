@@ -84,7 +84,7 @@ func TestTupleOrderDiffersFromGonum(t *testing.T) {
 // n-i) with math/big's Binomial; for tuples sum_i less_i (N-1-i)_{n-1-i}
 // where less_i counts the unused indices below g[i].
 func rankFormula(f Family, g []int) *big.Int {
-	N, n := int64(f.N()), int64(f.GroupSize())
+	N, n := int64(f.Traces()), int64(f.SetSize())
 	r := new(big.Int)
 	if !f.Ordered() {
 		for i, c := range g {
@@ -113,7 +113,7 @@ func rankFormula(f Family, g []int) *big.Int {
 func TestRankProperties(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		f := drawFamily(t, rapid.SampledFrom([]int{10, 70, 3000}).Draw(t, "maxN"), 40)
-		N, n := f.N(), f.GroupSize()
+		N, n := f.Traces(), f.SetSize()
 		g := rapid.SliceOfNDistinct(rapid.IntRange(0, N-1), n, n, rapid.ID[int]).Draw(t, "g")
 		if !f.Ordered() {
 			slices.Sort(g)
@@ -157,7 +157,7 @@ func TestRankEnds(t *testing.T) {
 	for _, tc := range []struct {
 		ordered bool
 		N, n    int
-	}{{false, 1024, 16}, {true, 30, 20}, {false, 200, 100}, {true, MaxN, 4}} {
+	}{{false, 1024, 16}, {true, 30, 20}, {false, 200, 100}, {true, MaxSize, 4}} {
 		f := mustFamily(t, tc.ordered, tc.N, tc.n)
 		first, last := make([]int, tc.n), make([]int, tc.n)
 		for i := range tc.n {
@@ -251,7 +251,7 @@ func TestUnrankToPanicsOnLength(t *testing.T) {
 
 func TestUnrankToAllocs(t *testing.T) {
 	for _, f := range []Family{mustFamily(t, false, 8, 4), mustFamily(t, true, 8, 4), mustFamily(t, false, 60, 30), mustFamily(t, true, 20, 20)} {
-		dst := make([]int, f.GroupSize())
+		dst := make([]int, f.SetSize())
 		T, _ := f.Count64()
 		r := T / 3
 		if a := testing.AllocsPerRun(100, func() { _ = f.UnrankTo(dst, r) }); a != 0 {

@@ -297,7 +297,7 @@ func isNewGroup(flat []int, n, i int, set []int) bool {
 }
 
 // hashGroup returns a 64-bit hash of g (a multiply-xorshift mix).
-func hashGroup(g []int) uint64 {
+func hashGroup[E int | int32](g []E) uint64 {
 	h := uint64(0x9e3779b97f4a7c15)
 	for _, v := range g {
 		h ^= uint64(v)

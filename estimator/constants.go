@@ -20,14 +20,24 @@ import (
 // For the paper's configuration (subsets, N = 8, n = 4, K = 4),
 // q_K = 1453/1541.
 func CoverProb(f combin.Family, K int) (*big.Rat, error) {
-	miss, err := f.MissProb(K)
+	c, err := exactConstants(f, combin.Uniform, K)
 	if err != nil {
 		return nil, err
 	}
-	if K < 1 {
-		return nil, fmt.Errorf("estimator: K = %d, want >= 1 group", K)
+	return c.CoverProb, nil
+}
+
+// exactConstants returns f.Constants(d, K), or an error when its exact
+// fields are not computed.
+func exactConstants(f combin.Family, d combin.Design, K int) (combin.Constants, error) {
+	c, err := f.Constants(d, K)
+	if err != nil {
+		return c, err
 	}
-	return miss.Sub(big.NewRat(1, 1), miss), nil
+	if c.M == nil {
+		return c, fmt.Errorf("estimator: the exact constants of %v with K = %d are beyond combin.MaxExactBits", f, K)
+	}
+	return c, nil
 }
 
 // CoverProbFloat is CoverProb as a float64 (the nearest float64 to the exact
@@ -52,12 +62,11 @@ func CoverProbFloat(f combin.Family, K int) (float64, error) {
 // (subsets, N = 8, n = 4, K = 4), M = 1365/1541 ~ 0.8858. Errors are those
 // of CoverProb.
 func M(f combin.Family, K int) (*big.Rat, error) {
-	q, err := CoverProb(f, K)
+	c, err := exactConstants(f, combin.Uniform, K)
 	if err != nil {
 		return nil, err
 	}
-	q.Mul(q, big.NewRat(int64(f.N()), int64(f.GroupSize())))
-	return q.Sub(q, big.NewRat(1, 1)), nil
+	return c.M, nil
 }
 
 // MFloat is M as a float64 (the nearest float64 to the exact rational).

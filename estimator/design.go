@@ -164,7 +164,7 @@ func FixedDesign(N int, sets [][]int) (*Design, error) {
 // or C(T, K) exceeds 33,554,432.
 func UniformDesign(f combin.Family, K int) (*Design, error) {
 	T64, ok := f.Count64()
-	if !ok || T64*uint64(f.N()) > maxDesignSelections {
+	if !ok || T64*uint64(f.Traces()) > maxDesignSelections {
 		return nil, fmt.Errorf("estimator: family %v of %v groups is too large for exact enumeration", f, f.Count())
 	}
 	T := int(T64)
@@ -178,7 +178,7 @@ func UniformDesign(f combin.Family, K int) (*Design, error) {
 	for g := range f.All() {
 		groups = append(groups, slices.Clone(g))
 	}
-	d, err := newDesignGroups(f.N(), groups)
+	d, err := newDesignGroups(f.Traces(), groups)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +232,7 @@ func RelabelledDesign(N int, sets [][]int) (*Design, error) {
 // It returns an error if f is not a subset family, K is not in [1, T],
 // N > 9, or more than 4,194,304 round sequences would be enumerated.
 func BalancedDesign(f combin.Family, K int) (*Design, error) {
-	N, n := f.N(), f.GroupSize()
+	N, n := f.Traces(), f.SetSize()
 	if f.Ordered() || n == 0 {
 		return nil, fmt.Errorf("estimator: balanced designs are drawn from subsets, not from %v", f)
 	}
@@ -612,18 +612,11 @@ func PositionalGradient(c *Categorical, t *Table) ([][]*big.Rat, error) {
 // is 1, against 1365/1541 ~ 0.8858 for the uniform design. It returns an
 // error if f is not a subset family or K is not in [1, C(N, n)].
 func BalancedM(f combin.Family, K int) (*big.Rat, error) {
-	if f.Ordered() || f.GroupSize() == 0 {
-		return nil, fmt.Errorf("estimator: balanced designs are drawn from subsets, not from %v", f)
+	c, err := exactConstants(f, combin.Balanced, K)
+	if err != nil {
+		return nil, err
 	}
-	if T, ok := f.Count64(); K < 1 || (ok && uint64(K) > T) {
-		return nil, fmt.Errorf("estimator: K = %d, want in [1, T = %v]", K, f.Count())
-	}
-	N, n := int64(f.N()), int64(f.GroupSize())
-	covered := N
-	if int64(K) < (N+n-1)/n {
-		covered = int64(K) * n
-	}
-	return big.NewRat(covered-n, n), nil
+	return c.M, nil
 }
 
 // BalancedMFloat is BalancedM as a float64 (the nearest float64 to the

@@ -66,7 +66,7 @@ func (w *welford) add(x []float64) {
 func (w *welford) cov(i, j int) float64 { return w.co[i*len(w.mean)+j] / float64(w.n-1) }
 
 func (s designSim) run(R int, seed uint64, m float64) (designSimResult, error) {
-	N, n, V := s.f.N(), s.f.GroupSize(), s.c.Size()
+	N, n, V := s.f.Traces(), s.f.SetSize(), s.c.Size()
 	var sample func(dst []int, rnd *rand.Rand) error
 	if s.balanced {
 		b, err := combin.NewBalancedSampler(s.f, s.K)

@@ -174,7 +174,7 @@ const maxSelections = 1 << 25
 // N = 8, n = 4, K = 4, has C(70, 4) = 916,895 and takes well under a second;
 // the tuple family at N = 8, n = 4 has C(1680, 4) ~ 3.3e11 and is refused).
 func SelectionWeights(f combin.Family, K int) (*Weights, error) {
-	N := f.N()
+	N := f.Traces()
 	T64, ok := f.Count64()
 	if !ok || T64*uint64(N) > maxSelections {
 		return nil, fmt.Errorf("estimator: family of %v groups is too large for exact enumeration", f.Count())
@@ -476,7 +476,7 @@ func (w *Weights) Expectation(c *Categorical, t *Table, p Presentation) ([]*big.
 }
 
 // ExactExpectation is SelectionWeights(f, K) followed by Expectation: the
-// exact expectation of the search estimator for N = f.N() iid traces from c,
+// exact expectation of the search estimator for N = f.Traces() iid traces from c,
 // K groups drawn uniformly from f, and set scores f_H under presentation p.
 // Proposition 3.1 says it equals M(f, K) * Gradient(c, t, PresentIndexOrder) for
 // tuples; see the package documentation for what it equals for subsets under

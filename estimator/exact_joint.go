@@ -150,7 +150,7 @@ type setOutcome struct {
 }
 
 // JointExpectation returns the exact expectation of the whole SPIRAL update
-// for one problem, by brute force over everything random: the N = f.N()
+// for one problem, by brute force over everything random: the N = f.Traces()
 // search symbols, the selection of K groups (uniform without replacement
 // from f), each selected set's presentation order (one of n! for PresentShuffled),
 // its N2 aggregation outputs and their Bernoulli rewards. The set scores are
@@ -167,8 +167,8 @@ func JointExpectation(c *Categorical, a *Aggregator, f combin.Family, K, N2 int,
 	if c.Size() != a.v {
 		return JointUpdate{}, fmt.Errorf("estimator: policy has V = %d symbols, aggregator has V = %d", c.Size(), a.v)
 	}
-	if f.GroupSize() != a.n {
-		return JointUpdate{}, fmt.Errorf("estimator: family has groups of n = %d, aggregator reads n = %d", f.GroupSize(), a.n)
+	if f.SetSize() != a.n {
+		return JointUpdate{}, fmt.Errorf("estimator: family has groups of n = %d, aggregator reads n = %d", f.SetSize(), a.n)
 	}
 	if _, err := AggregationFactor(N2, b); err != nil {
 		return JointUpdate{}, err
@@ -176,7 +176,7 @@ func JointExpectation(c *Categorical, a *Aggregator, f combin.Family, K, N2 int,
 	if p != PresentIndexOrder && p != PresentShuffled && p != PresentBySymbol {
 		return JointUpdate{}, fmt.Errorf("estimator: unknown presentation %v", p)
 	}
-	V, n, N, V2 := a.v, a.n, f.N(), a.Outputs()
+	V, n, N, V2 := a.v, a.n, f.Traces(), a.Outputs()
 	T64, ok := f.Count64()
 	if !ok || T64 > maxLeaves {
 		return JointUpdate{}, fmt.Errorf("estimator: family of %v groups is too large for JointExpectation", f.Count())

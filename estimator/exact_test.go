@@ -27,7 +27,7 @@ type fataler interface {
 
 func cachedWeights(t fataler, f combin.Family, K int) *Weights {
 	t.Helper()
-	key := fmt.Sprintf("%d/%d/%v/%d", f.N(), f.GroupSize(), f.Ordered(), K)
+	key := fmt.Sprintf("%d/%d/%v/%d", f.Traces(), f.SetSize(), f.Ordered(), K)
 	if w, ok := weightsCache.Load(key); ok {
 		return w.(*Weights)
 	}
@@ -356,7 +356,7 @@ func TestKOne(t *testing.T) {
 			}
 		}
 		c := must(UniformCategorical(2))
-		got, err := w.Expectation(c, must(CoverTable(2, f.GroupSize(), 2)), PresentIndexOrder)
+		got, err := w.Expectation(c, must(CoverTable(2, f.SetSize(), 2)), PresentIndexOrder)
 		if err != nil || !isZero(got) {
 			t.Errorf("%v: E[g] with K=1 = %v, %v, want 0", f, got, err)
 		}

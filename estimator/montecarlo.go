@@ -62,7 +62,7 @@ const MonteCarloChunk = 1 << 13
 // MonteCarlo simulates the SPIRAL search estimator on a toy policy, one
 // replicate at a time. A replicate is one SPIRAL step on one problem:
 //
-//  1. draw N = Family.N() traces y_1..y_N independently from Policy (a trace
+//  1. draw N = Family.Traces() traces y_1..y_N independently from Policy (a trace
 //     is a symbol);
 //  2. draw K distinct groups uniformly from Family (a combin.Sampler);
 //  3. present each group's traces in the order set by Presentation and
@@ -95,7 +95,7 @@ type MonteCarlo struct {
 	K            int // sets per replicate, 1 <= K <= T
 	N2           int // aggregation rewards per set; 0 means exact set scores
 	Policy       *Categorical
-	Objective    *Table // V symbols, arity Family.GroupSize()
+	Objective    *Table // V symbols, arity Family.SetSize()
 	Presentation Presentation
 	Gate         lengthgate.Gate // applied to search advantages only
 	Lengths      []int           // length of each symbol's trace, when Gate is enabled
@@ -146,7 +146,7 @@ const (
 // advantage batch (N2, or 1 for exact scores).
 func (mc *MonteCarlo) validate() (rewardsPerSet int, err error) {
 	f := mc.Family
-	if f.GroupSize() == 0 {
+	if f.SetSize() == 0 {
 		return 0, fmt.Errorf("estimator: Family is the zero Family, want one made by combin.Subsets or combin.Tuples")
 	}
 	if mc.Policy == nil {
@@ -158,7 +158,7 @@ func (mc *MonteCarlo) validate() (rewardsPerSet int, err error) {
 	if V := mc.Policy.Size(); mc.Objective.V() != V {
 		return 0, fmt.Errorf("estimator: Objective has V = %d symbols, Policy has V = %d", mc.Objective.V(), V)
 	}
-	if n := f.GroupSize(); mc.Objective.Arity() != n {
+	if n := f.SetSize(); mc.Objective.Arity() != n {
 		return 0, fmt.Errorf("estimator: Objective has arity %d, Family %v has group size n = %d", mc.Objective.Arity(), f, n)
 	}
 	if mc.K < 1 {
@@ -277,7 +277,7 @@ type mcWorker struct {
 
 func newMCWorker(mc *MonteCarlo, rewardsPerSet int) (*mcWorker, error) {
 	f := mc.Family
-	N, n, V := f.N(), f.GroupSize(), mc.Policy.Size()
+	N, n, V := f.Traces(), f.SetSize(), mc.Policy.Size()
 	sampler, err := combin.NewSampler(f, mc.K)
 	if err != nil {
 		return nil, fmt.Errorf("estimator: %w", err)
@@ -335,7 +335,7 @@ func (w *mcWorker) replicate() error {
 	if err := w.sampler.SampleTo(groups, rnd); err != nil {
 		return err
 	}
-	n, V := mc.Family.GroupSize(), mc.Policy.Size()
+	n, V := mc.Family.SetSize(), mc.Policy.Size()
 	rewardsPerSet := len(w.batch.Rewards) / mc.K
 	for k := range mc.K {
 		// The credit is computed on the groups as drawn; the presentation

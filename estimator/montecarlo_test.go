@@ -26,7 +26,7 @@ func longMonteCarlo() bool { return os.Getenv("SPIRAL_LONG") == "1" }
 // the same order as mcWorker.replicate, so with the same stream it must give
 // the same g. It returns g and the search advantages (after the gate).
 func mcNaiveReplicate(tb testing.TB, mc *MonteCarlo, rnd *rand.Rand) (g, search []float64) {
-	N, n, V := mc.Family.N(), mc.Family.GroupSize(), mc.Policy.Size()
+	N, n, V := mc.Family.Traces(), mc.Family.SetSize(), mc.Policy.Size()
 	y := make([]int, N)
 	for i := range y {
 		y[i] = mc.Policy.Sample(rnd)
@@ -258,7 +258,7 @@ func mcCheckProposition(t *testing.T, name string, mc MonteCarlo, R int, seed ui
 	if z > 5 {
 		t.Errorf("%s: mean %v is %.2f standard errors from M grad J = %v, want <= 5", name, res.Mean, z, want)
 	}
-	if wrong.GroupSize() == 0 {
+	if wrong.SetSize() == 0 {
 		return
 	}
 	mWrong := mcM(t, wrong, mc.K)
@@ -596,7 +596,7 @@ func mcBruteForce(tb testing.TB, mc *MonteCarlo) mcBruteMoments {
 	if mc.Presentation == PresentShuffled {
 		tb.Fatal("mcBruteForce: PresentShuffled is not enumerated")
 	}
-	N, n, V := mc.Family.N(), mc.Family.GroupSize(), mc.Policy.Size()
+	N, n, V := mc.Family.Traces(), mc.Family.SetSize(), mc.Policy.Size()
 	var groups [][]int
 	for g := range mc.Family.All() {
 		groups = append(groups, slices.Clone(g))

@@ -262,10 +262,10 @@ func RoleWeights(f combin.Family, K, N2 int, b Baseline, r Reduction) (Roles, er
 	switch r {
 	case SumReduction:
 	case MeanPerRole:
-		m.Quo(m, big.NewRat(int64(f.N()), 1))
+		m.Quo(m, big.NewRat(int64(f.Traces()), 1))
 		agg.Quo(agg, big.NewRat(int64(K*N2), 1))
 	case MeanPooled:
-		total := big.NewRat(int64(f.N()+K*N2), 1)
+		total := big.NewRat(int64(f.Traces()+K*N2), 1)
 		m.Quo(m, total)
 		agg.Quo(agg, total)
 	default:

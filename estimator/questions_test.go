@@ -365,7 +365,7 @@ func TestAdvantageCrossCheck(t *testing.T) {
 		for trial := range 50 {
 			K := 2 + trial%4
 			sel := rnd.Perm(len(groups))[:K]
-			w, err := DesignWeights(f.N(), groups, func(yield func([]int, *big.Rat) bool) { yield(sel, big.NewRat(1, 1)) })
+			w, err := DesignWeights(f.Traces(), groups, func(yield func([]int, *big.Rat) bool) { yield(sel, big.NewRat(1, 1)) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -386,11 +386,11 @@ func TestAdvantageCrossCheck(t *testing.T) {
 				}
 				fhat[k] = big.NewRat(int64(sum), N2)
 			}
-			cr, err := advantage.Compute(f.N(), chosen, rewards)
+			cr, err := advantage.Compute(f.Traces(), chosen, rewards)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i := range f.N() {
+			for i := range f.Traces() {
 				a := new(big.Rat)
 				for k, h := range sel {
 					a.Add(a, new(big.Rat).Mul(w.At(i, h), fhat[k]))

@@ -114,7 +114,7 @@ func constants(N, n, K int, ordered, balanced bool) (constantsOutput, error) {
 
 // newConstantsOutput writes the constants of K groups of the family fam.
 func newConstantsOutput(fam combin.Family, K int, miss, cover, m *big.Rat, missFloat, coverFloat, mFloat float64) constantsOutput {
-	N, n := fam.N(), fam.GroupSize()
+	N, n := fam.Traces(), fam.SetSize()
 	appear, _ := new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(int64(K)), big.NewInt(int64(n))), big.NewInt(int64(N))).Float64()
 	return constantsOutput{
 		FamilySize:          fam.Count().String(),

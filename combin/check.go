@@ -1,0 +1,233 @@
+package combin
+
+import (
+	"fmt"
+	"slices"
+)
+
+// A SetErrorReason says what is wrong with a set (see [SetError]).
+type SetErrorReason int
+
+const (
+	// Empty: set Set has size Index < 1.
+	Empty SetErrorReason = iota + 1
+	// Length: the set sizes do not match len(members). Either set Set, of
+	// size Index, runs past the end of members (it would start at member
+	// Position), or Set = len(sizes) and Index members are left over after
+	// the last set, which ends at member Position.
+	Length
+	// OutOfRange: member Position of set Set is Index, outside [0, Traces).
+	OutOfRange
+	// Repeated: member Position of set Set is Index, which is also its
+	// member Other < Position.
+	Repeated
+	// Duplicate: set Set is identical to the earlier set Other: the same
+	// members as a set for subsets, the same sequence for tuples.
+	Duplicate
+)
+
+// String returns the reason's name, such as "duplicate".
+func (r SetErrorReason) String() string {
+	switch r {
+	case Empty:
+		return "empty"
+	case Length:
+		return "length"
+	case OutOfRange:
+		return "out of range"
+	case Repeated:
+		return "repeated"
+	case Duplicate:
+		return "duplicate"
+	}
+	return fmt.Sprintf("SetErrorReason(%d)", int(r))
+}
+
+// A SetError reports the first problem that [CheckSets] finds in a list of
+// sets: which set (numbered from 0), which member of it (numbered from 0
+// within the set), the offending trace index or size, and why. Its fields
+// mean what the Reason's documentation says; fields a reason does not use
+// are -1.
+type SetError struct {
+	Reason   SetErrorReason
+	Set      int // the set, numbered from 0
+	Position int // the member within the set, numbered from 0
+	Index    int // the trace index (or the size, for Empty and Length)
+	Other    int // the earlier position (Repeated) or the earlier set (Duplicate)
+	Traces   int // N1: trace indices lie in [0, Traces)
+}
+
+func (e *SetError) Error() string {
+	switch e.Reason {
+	case Empty:
+		return fmt.Sprintf("combin: set %d has size %d, want at least 1", e.Set, e.Index)
+	case Length:
+		if e.Position < 0 {
+			return fmt.Sprintf("combin: set %d of size %d runs past the end of members", e.Set, e.Index)
+		}
+		return fmt.Sprintf("combin: %d members left over after the last set (set %d ends at member %d)", e.Index, e.Set-1, e.Position)
+	case OutOfRange:
+		return fmt.Sprintf("combin: set %d, member %d: trace index %d out of range [0, N1 = %d)", e.Set, e.Position, e.Index, e.Traces)
+	case Repeated:
+		return fmt.Sprintf("combin: set %d, member %d: trace index %d repeats member %d", e.Set, e.Position, e.Index, e.Other)
+	case Duplicate:
+		return fmt.Sprintf("combin: set %d is identical to set %d", e.Set, e.Other)
+	}
+	return fmt.Sprintf("combin: set %d: %v", e.Set, e.Reason)
+}
+
+// stackScratch is the number of int32 of scratch that CheckSets keeps on the
+// stack; larger inputs allocate.
+const stackScratch = 256
+
+// CheckSets checks a list of sets of trace indices laid out flat: set i
+// holds members[o_i : o_i+sizes[i]], with o_0 = 0 and o_{i+1} = o_i +
+// sizes[i]. It returns nil when every size is at least 1, the sizes add up
+// to len(members), every index lies in [0, traces), no index appears twice
+// in one set, and no two sets are identical: the same members in any order
+// when ordered is false (subsets), the same sequence when ordered is true
+// (tuples). Otherwise it returns a [*SetError] for the first problem, sets
+// in order and, within a set, range before repetition.
+//
+// It returns a plain error if traces is not in [1, MaxSize] or len(members)
+// > MaxSize.
+//
+// CheckSets takes O(m log s) time for m = len(members) and sets of size at
+// most s, by sorting a copy of each set and hashing the sets. It does not
+// allocate when m + 4 len(sizes) <= 128; otherwise it allocates at most about
+// 4m + 16 len(sizes) bytes of scratch.
+func CheckSets(traces int, ordered bool, sizes []int, members []int) error {
+	if err := checkSetArgs(traces, len(members)); err != nil {
+		return err
+	}
+	return checkSets(traces, ordered, sizes, 0, members)
+}
+
+// CheckSets is [CheckSets] for sets of f: it checks len(members)/n sets of
+// n = f.SetSize() members each, against N1 = f.Traces() traces and the
+// identity of f's kind (sets for Subsets, sequences for Tuples). A length
+// that is not a multiple of n is a *SetError with Reason Length. Subsets
+// need not be sorted.
+func (f Family) CheckSets(members []int) error {
+	if err := f.check(); err != nil {
+		return err
+	}
+	if err := checkSetArgs(f.size, len(members)); err != nil {
+		return err
+	}
+	return checkSets(f.size, f.ordered, nil, f.n, members)
+}
+
+func checkSetArgs(traces, m int) error {
+	if traces < 1 || traces > MaxSize {
+		return fmt.Errorf("combin: traces = %d out of range [1, MaxSize = %d]", traces, MaxSize)
+	}
+	if m > MaxSize {
+		return fmt.Errorf("combin: len(members) = %d > MaxSize = %d", m, MaxSize)
+	}
+	return nil
+}
+
+// checkSets is CheckSets for sizes, or, when sizes is nil, for sets of n
+// members each.
+func checkSets(traces int, ordered bool, sizes []int, n int, members []int) error {
+	m := len(members)
+	K := len(sizes)
+	if sizes == nil {
+		K = m / n
+	}
+	// Scratch, all int32 since every value is below MaxSize: a sorted copy
+	// of each set, the offsets of ragged sets, and an open-addressing hash
+	// table of set numbers + 1 with at least 2K slots.
+	slots := 1
+	for slots < 2*K {
+		slots <<= 1
+	}
+	need := m + slots
+	if sizes != nil {
+		need += K
+	}
+	var stack [stackScratch]int32
+	var buf []int32
+	if need <= len(stack) {
+		buf = stack[:need]
+		clear(buf[m:])
+	} else {
+		buf = make([]int32, need)
+	}
+	sorted, table := buf[:m], buf[m:m+slots]
+	var offsets []int32
+	if sizes != nil {
+		offsets = buf[m+slots:]
+	}
+	mask := slots - 1
+	o := 0
+	for i := range K {
+		size := n
+		if sizes != nil {
+			size = sizes[i]
+			if size < 1 {
+				return &SetError{Reason: Empty, Set: i, Position: -1, Index: size, Other: -1, Traces: traces}
+			}
+			if size > m-o {
+				return &SetError{Reason: Length, Set: i, Position: -1, Index: size, Other: -1, Traces: traces}
+			}
+			offsets[i] = int32(o)
+		}
+		set := members[o : o+size]
+		s := sorted[o : o+size]
+		for p, v := range set {
+			if uint(v) >= uint(traces) {
+				return &SetError{Reason: OutOfRange, Set: i, Position: p, Index: v, Other: -1, Traces: traces}
+			}
+			s[p] = int32(v)
+		}
+		slices.Sort(s)
+		for j := 1; j < size; j++ {
+			if s[j] == s[j-1] {
+				return repeatedError(i, set, traces)
+			}
+		}
+		var h uint64
+		if ordered {
+			h = hashGroup(set)
+		} else {
+			h = hashGroup(s)
+		}
+		for slot := int(h) & mask; ; slot = (slot + 1) & mask {
+			j := int(table[slot]) - 1
+			if j < 0 {
+				table[slot] = int32(i + 1)
+				break
+			}
+			jo, js := j*n, n
+			if sizes != nil {
+				jo, js = int(offsets[j]), sizes[j]
+			}
+			if js != size {
+				continue
+			}
+			if (ordered && slices.Equal(members[jo:jo+js], set)) || (!ordered && slices.Equal(sorted[jo:jo+js], s)) {
+				return &SetError{Reason: Duplicate, Set: i, Position: -1, Index: -1, Other: j, Traces: traces}
+			}
+		}
+		o += size
+	}
+	if o != m {
+		return &SetError{Reason: Length, Set: K, Position: o, Index: m - o, Other: -1, Traces: traces}
+	}
+	return nil
+}
+
+// repeatedError returns the error for the first member of set (set number
+// i) that repeats an earlier member. It is only called when there is one.
+func repeatedError(i int, set []int, traces int) error {
+	first := make(map[int]int, len(set))
+	for p, v := range set {
+		if q, ok := first[v]; ok {
+			return &SetError{Reason: Repeated, Set: i, Position: p, Index: v, Other: q, Traces: traces}
+		}
+		first[v] = p
+	}
+	panic("combin: repeatedError: no repeated member (unreachable)")
+}

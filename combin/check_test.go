@@ -1,0 +1,202 @@
+package combin
+
+import (
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// refCheckSets is CheckSets written the plain way: pairwise comparisons and
+// maps, the same order of checks.
+func refCheckSets(traces int, ordered bool, sizes, members []int) error {
+	o := 0
+	var sets [][]int
+	for i, size := range sizes {
+		if size < 1 {
+			return &SetError{Reason: Empty, Set: i, Position: -1, Index: size, Other: -1, Traces: traces}
+		}
+		if o+size > len(members) {
+			return &SetError{Reason: Length, Set: i, Position: -1, Index: size, Other: -1, Traces: traces}
+		}
+		set := members[o : o+size]
+		for p, v := range set {
+			if v < 0 || v >= traces {
+				return &SetError{Reason: OutOfRange, Set: i, Position: p, Index: v, Other: -1, Traces: traces}
+			}
+		}
+		for p := range set {
+			for q := range p {
+				if set[q] == set[p] {
+					return &SetError{Reason: Repeated, Set: i, Position: p, Index: set[p], Other: q, Traces: traces}
+				}
+			}
+		}
+		for j, other := range sets {
+			a, b := slices.Clone(other), slices.Clone(set)
+			if !ordered {
+				slices.Sort(a)
+				slices.Sort(b)
+			}
+			if slices.Equal(a, b) {
+				return &SetError{Reason: Duplicate, Set: i, Position: -1, Index: -1, Other: j, Traces: traces}
+			}
+		}
+		sets = append(sets, set)
+		o += size
+	}
+	if o != len(members) {
+		return &SetError{Reason: Length, Set: len(sizes), Position: o, Index: len(members) - o, Other: -1, Traces: traces}
+	}
+	return nil
+}
+
+func sameSetError(got, want error) bool {
+	if got == nil || want == nil {
+		return got == nil && want == nil
+	}
+	var g, w *SetError
+	return errors.As(got, &g) && errors.As(want, &w) && *g == *w
+}
+
+func TestCheckSetsCases(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		traces  int
+		ordered bool
+		sizes   []int
+		members []int
+		want    *SetError
+	}{
+		{"ok", 8, false, []int{2, 3}, []int{0, 1, 2, 3, 4}, nil},
+		{"ok unsorted", 8, false, []int{2, 2}, []int{1, 0, 0, 2}, nil},
+		{"empty", 8, false, []int{2, 0}, []int{0, 1}, &SetError{Empty, 1, -1, 0, -1, 8}},
+		{"negative size", 8, false, []int{-1}, nil, &SetError{Empty, 0, -1, -1, -1, 8}},
+		{"past end", 8, false, []int{2, 3}, []int{0, 1, 2}, &SetError{Length, 1, -1, 3, -1, 8}},
+		{"left over", 8, false, []int{2}, []int{0, 1, 2}, &SetError{Length, 1, 2, 1, -1, 8}},
+		{"out of range", 8, false, []int{3}, []int{0, 8, 1}, &SetError{OutOfRange, 0, 1, 8, -1, 8}},
+		{"negative index", 8, true, []int{1, 2}, []int{0, 1, -3}, &SetError{OutOfRange, 1, 1, -3, -1, 8}},
+		{"repeated", 8, false, []int{1, 4}, []int{5, 1, 2, 3, 2}, &SetError{Repeated, 1, 3, 2, 1, 8}},
+		{"duplicate subset", 8, false, []int{2, 2, 2}, []int{0, 1, 2, 3, 1, 0}, &SetError{Duplicate, 2, -1, -1, 0, 8}},
+		{"tuples differ", 8, true, []int{2, 2}, []int{0, 1, 1, 0}, nil},
+		{"duplicate tuple", 8, true, []int{2, 1, 2}, []int{0, 1, 7, 0, 1}, &SetError{Duplicate, 2, -1, -1, 0, 8}},
+		{"ragged not duplicate", 8, false, []int{1, 2}, []int{0, 0, 1}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckSets(tc.traces, tc.ordered, tc.sizes, tc.members)
+			var want error
+			if tc.want != nil {
+				want = tc.want
+			}
+			if !sameSetError(err, want) {
+				t.Fatalf("CheckSets = %#v, want %#v", err, tc.want)
+			}
+			if ref := refCheckSets(tc.traces, tc.ordered, tc.sizes, tc.members); !sameSetError(ref, want) {
+				t.Fatalf("reference = %#v, want %#v", ref, tc.want)
+			}
+			if err != nil && err.Error() == "" {
+				t.Fatal("empty message")
+			}
+		})
+	}
+}
+
+func TestCheckSetsArguments(t *testing.T) {
+	for _, tc := range []struct {
+		traces int
+		m      int
+	}{{0, 1}, {-1, 1}, {MaxSize + 1, 1}} {
+		err := CheckSets(tc.traces, false, []int{1}, make([]int, tc.m))
+		var se *SetError
+		if err == nil || errors.As(err, &se) {
+			t.Errorf("CheckSets(traces = %d) = %v, want an argument error", tc.traces, err)
+		}
+	}
+	// A members slice beyond MaxSize is refused before it is read.
+	huge := make([]int, MaxSize+1)
+	if err := CheckSets(8, false, nil, huge); err == nil {
+		t.Error("CheckSets with len(members) > MaxSize: no error")
+	}
+}
+
+// TestCheckSetsMatchesReference: on random small inputs, often with
+// problems, CheckSets reports exactly what the pairwise reference reports.
+func TestCheckSetsMatchesReference(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		traces := rapid.IntRange(1, 6).Draw(t, "traces")
+		ordered := rapid.Bool().Draw(t, "ordered")
+		sizes := rapid.SliceOfN(rapid.IntRange(-1, 4), 0, 8).Draw(t, "sizes")
+		sum := 0
+		for _, s := range sizes {
+			sum += max(s, 0)
+		}
+		m := max(0, sum+rapid.IntRange(-2, 2).Draw(t, "extra"))
+		members := rapid.SliceOfN(rapid.IntRange(-1, traces), m, m).Draw(t, "members")
+		got := CheckSets(traces, ordered, sizes, members)
+		want := refCheckSets(traces, ordered, sizes, members)
+		if !sameSetError(got, want) {
+			t.Fatalf("CheckSets = %v, reference = %v", got, want)
+		}
+	})
+}
+
+func TestFamilyCheckSets(t *testing.T) {
+	f := mustFamily(t, false, 8, 4)
+	if err := f.CheckSets([]int{0, 1, 2, 3, 7, 6, 5, 4}); err != nil {
+		t.Fatal(err)
+	}
+	err := f.CheckSets([]int{0, 1, 2, 3, 3, 2, 1, 0})
+	if !sameSetError(err, &SetError{Duplicate, 1, -1, -1, 0, 8}) {
+		t.Fatalf("duplicate subsets: %v", err)
+	}
+	tf := mustFamily(t, true, 8, 4)
+	if err := tf.CheckSets([]int{0, 1, 2, 3, 3, 2, 1, 0}); err != nil {
+		t.Fatalf("distinct tuples: %v", err)
+	}
+	if err := f.CheckSets([]int{0, 1, 2, 3, 4}); !sameSetError(err, &SetError{Length, 1, 4, 1, -1, 8}) {
+		t.Fatalf("length 5 for n = 4: %v", err)
+	}
+	if err := (Family{}).CheckSets(nil); err == nil {
+		t.Fatal("zero Family: no error")
+	}
+}
+
+// TestCheckSetsAllocations: no allocation for the paper's four sets, and a
+// bounded number (one scratch slice) for 65,536 distinct sets.
+func TestCheckSetsAllocations(t *testing.T) {
+	members := []int{0, 1, 2, 3, 4, 5, 6, 7, 0, 2, 4, 6, 1, 3, 5, 7}
+	if a := testing.AllocsPerRun(100, func() {
+		if err := CheckSets(8, false, []int{4, 4, 4, 4}, members); err != nil {
+			t.Fatal(err)
+		}
+	}); a != 0 {
+		t.Errorf("CheckSets on 4 sets of 4: %v allocations, want 0", a)
+	}
+	f := mustFamily(t, false, 8, 4)
+	if a := testing.AllocsPerRun(100, func() { _ = f.CheckSets(members) }); a != 0 {
+		t.Errorf("Family.CheckSets on 4 sets of 4: %v allocations, want 0", a)
+	}
+	const K, n = 1 << 16, 16
+	big := mustFamily(t, false, 1<<12, n)
+	s, err := NewSampler(big, K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := make([]int, s.Len())
+	if err := s.SampleTo(flat, rand.New(rand.NewPCG(1, 2))); err != nil {
+		t.Fatal(err)
+	}
+	if a := testing.AllocsPerRun(2, func() {
+		if err := big.CheckSets(flat); err != nil {
+			t.Fatal(err)
+		}
+	}); a > 1 {
+		t.Errorf("CheckSets on %d sets: %v allocations, want at most 1", K, a)
+	}
+	copy(flat[len(flat)-n:], flat[:n])
+	if err := big.CheckSets(flat); !sameSetError(err, &SetError{Duplicate, K - 1, -1, -1, 0, 1 << 12}) {
+		t.Errorf("last set = first set: %v", err)
+	}
+}
