@@ -41,6 +41,10 @@ func Subsets(N, n int) (Family, error) { return newFamily(N, n, false) }
 // 1 <= n <= N <= MaxSize.
 func Tuples(N, n int) (Family, error) { return newFamily(N, n, true) }
 
+// NewFamily returns Tuples(N1, n) when ordered is true and Subsets(N1, n)
+// otherwise.
+func NewFamily(N1, n int, ordered bool) (Family, error) { return newFamily(N1, n, ordered) }
+
 func newFamily(N, n int, ordered bool) (Family, error) {
 	switch {
 	case N < 1:

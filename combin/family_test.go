@@ -188,3 +188,15 @@ func TestFamilyValue(t *testing.T) {
 		t.Errorf("String: %q, %q", a, c)
 	}
 }
+
+func TestNewFamily(t *testing.T) {
+	for _, ordered := range []bool{false, true} {
+		f, err := NewFamily(8, 4, ordered)
+		if err != nil || f != mustFamily(t, ordered, 8, 4) {
+			t.Errorf("NewFamily(8, 4, %t) = %v, %v", ordered, f, err)
+		}
+		if _, err := NewFamily(4, 8, ordered); err == nil {
+			t.Errorf("NewFamily(4, 8, %t): no error", ordered)
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 
 // maxSize is the module's one size cap: the longest curve a function
 // allocates, and the most values a bootstrap keeps.
-const maxSize = combin.MaxN
+const maxSize = combin.MaxSize
 
 // productMax is the most rounded factors PassAtK multiplies. Beyond it
 // (both c and k larger) it uses Stirling's series; see passAtKLarge.
