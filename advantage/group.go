@@ -121,10 +121,11 @@ type GroupReport[ID comparable] struct {
 	Unscorable int
 }
 
-// maxGroupRows is the largest number of rows GroupRelative takes, 2^29:
-// rows are numbered with int32 in a table of up to 2^30 entries, which
-// must fit an int on 32-bit platforms.
-const maxGroupRows = 1 << 29
+// maxGroupRows is the largest number of rows GroupRelative takes, 2^24,
+// the module's one size cap: rows are numbered with int32, and the call's
+// memory, at most about 100 bytes a row (when every row is its own group),
+// stays under 2 GB.
+const maxGroupRows = 1 << 24
 
 // GroupRelative writes to dst the group-relative advantage of every reward:
 // rewards[i] belongs to the group ids[i], rows of one group may be anywhere
@@ -168,12 +169,12 @@ const maxGroupRows = 1 << 29
 //
 // GroupRelative returns an error, before writing anything, if
 // len(ids) != len(rewards), if opt is invalid, if there are more than
-// 2^29 rows, or if a reward is NaN (unless opt.NaNUnscorable), infinite
+// 2^24 rows, or if a reward is NaN (unless opt.NaNUnscorable), infinite
 // or larger in magnitude than [MaxAbsReward] (the error names its row and
 // group). It panics if len(dst) != len(rewards), a programmer's error. Its
 // cost is linear in the number of rows whatever the ids (they are numbered
 // with a seeded hash table), and it allocates a fixed number of buffers
-// (about 20 bytes per row and 80 per group), plus the report's lists.
+// (at most 20 bytes per row and 72 per group), plus the report's lists.
 func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []ID, opt GroupOptions) (GroupReport[ID], error) {
 	if len(ids) != len(rewards) {
 		return GroupReport[ID]{}, fmt.Errorf("advantage: len(ids) = %d, want len(rewards) = %d", len(ids), len(rewards))
@@ -218,9 +219,9 @@ func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 	for i, x := range rewards {
 		if scored(x) {
 			st := &gs[group[i]]
-			st.dev += float64(x) - st.m0
+			st.c += float64(x) - st.m0
 			if opt.Scale == ScaleBatch {
-				batch.dev += float64(x) - batch.m0
+				batch.c += float64(x) - batch.m0
 			}
 		}
 	}
@@ -300,18 +301,19 @@ func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 type groupStats struct {
 	raw   meanAcc // the scored rewards
 	m0    float64 // first-pass mean
-	dev   float64 // sum of r - m0
-	c     float64 // mean of r - m0
+	c     float64 // sum, then (after centre) mean, of r - m0
 	scale float64 // max |r - m|
 	ss    float64 // sum of ((r - m)/scale)^2
 	den   float64 // (std + Epsilon)/scale, 0 when std is undefined
 }
 
-// centre turns the sum of deviations into their mean c. A group of equal
+// centre turns the sum of deviations c into their mean. A group of equal
 // rewards has m0 equal to them and c = 0.
 func (st *groupStats) centre() {
 	if st.raw.mixed {
-		st.c = st.dev / float64(st.raw.n)
+		st.c /= float64(st.raw.n)
+	} else {
+		st.c = 0
 	}
 }
 

@@ -488,6 +488,12 @@ func TestGroupErrors(t *testing.T) {
 			t.Errorf("%s: dst written on error: %v", tc.name, dst)
 		}
 	}
+	// More rows than the cap: refused before any work (the ids cost no
+	// memory, the rewards are never read).
+	big := make([]float32, maxGroupRows+1)
+	if _, err := GroupRelative(big, big, make([]struct{}, len(big)), GroupOptions{}); err == nil || !strings.Contains(err.Error(), "len(rewards) = 16777217 exceeds 16777216 rows") {
+		t.Errorf("too many rows: error %v", err)
+	}
 	msg := func() (msg any) {
 		defer func() { msg = recover() }()
 		_, _ = GroupRelative(make([]float64, 2), []float64{1, 0, 1}, []int{1, 1, 1}, GroupOptions{})

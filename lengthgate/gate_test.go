@@ -66,7 +66,7 @@ func TestGateEq8Table(t *testing.T) {
 		{"A==-0, L>T", gated, negZero, 5000, negZero, false, false},
 		{"L==0, T==1", Gate{Target: 1}, 0.5, 0, 0.5, false, false},
 		{"L==1, T==1", Gate{Target: 1}, 0.5, 1, 0, true, true},
-		{"disabled, A>0, huge L", Gate{}, 0.25, 1 << 40, 0.25, false, false},
+		{"disabled, A>0, huge L", Gate{}, 0.25, math.MaxInt, 0.25, false, false},
 		{"disabled KeepAtTarget, A>0, L==0", Gate{Boundary: KeepAtTarget}, 0.25, 0, 0.25, false, false},
 	}
 	for _, tc := range tests {
