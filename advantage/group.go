@@ -6,6 +6,8 @@ import (
 	"math"
 
 	"golang.org/x/exp/constraints"
+
+	"spiral/combin"
 )
 
 // Scale says what [GroupRelative] divides a centred reward by. Its text
@@ -121,11 +123,11 @@ type GroupReport[ID comparable] struct {
 	Unscorable int
 }
 
-// maxGroupRows is the largest number of rows GroupRelative takes, 2^24,
-// the module's one size cap: rows are numbered with int32, and the call's
-// memory, at most about 100 bytes a row (when every row is its own group),
-// stays under 2 GB.
-const maxGroupRows = 1 << 24
+// maxGroupRows is the largest number of rows GroupRelative takes: the
+// module's one size cap, combin.MaxSize = 2^24. Rows are numbered with
+// int32, and the call's memory, at most about 100 bytes a row (when every
+// row is its own group), stays under 2 GB.
+const maxGroupRows = combin.MaxSize
 
 // GroupRelative writes to dst the group-relative advantage of every reward:
 // rewards[i] belongs to the group ids[i], rows of one group may be anywhere
@@ -158,20 +160,21 @@ const maxGroupRows = 1 << 24
 // magnitude, so that it neither overflows nor underflows; never
 // E[r^2] - E[r]^2.
 //
-// Where this differs from the trainers whose [Preset] it offers: verl gives
-// a group of one the mean 0 and std 1, so its advantage is the raw reward
-// r/(1+eps) (GRPO) or r (Dr. GRPO, RLOO), where here it is 0 and reported;
-// the trainers compute in the tensors' dtype (usually float32) and may leave
-// a rounding residue in an all-equal group's mean (divided by Epsilon, it
-// can reach 1e-3), where here the arithmetic is float64 whatever F is and
-// an all-equal group gets exactly 0; and they take one scalar per row from
-// summed token-level rewards, where here the caller passes that scalar.
+// Where this differs from the trainers whose [Preset] it offers: a group of
+// one scored row gets 0 and is reported, where verl gives it mean 0 and std
+// 1 (so the raw reward r/(1+eps) for GRPO, r for Dr. GRPO and RLOO) and
+// OpenRLHF's GRPO and RLOO give NaN; the trainers compute in the tensors'
+// dtype (usually float32) and may leave a rounding residue in an all-equal
+// group's mean, which the division by std + Epsilon can magnify, where here
+// the arithmetic is float64 whatever F is and an all-equal group gets
+// exactly 0; and they take one scalar per row from summed token-level
+// rewards, where here the caller passes that scalar.
 //
 // GroupRelative returns an error, before writing anything, if
 // len(ids) != len(rewards), if opt is invalid, if there are more than
-// 2^24 rows, or if a reward is NaN (unless opt.NaNUnscorable), infinite
-// or larger in magnitude than [MaxAbsReward] (the error names its row and
-// group). It panics if len(dst) != len(rewards), a programmer's error. Its
+// [combin.MaxSize] rows, or if a reward is NaN (unless opt.NaNUnscorable),
+// infinite or larger in magnitude than [MaxAbsReward] (the error names its
+// row and group). It panics if len(dst) != len(rewards), a programmer's error. Its
 // cost is linear in the number of rows whatever the ids (they are numbered
 // with a seeded hash table), and it allocates a fixed number of buffers
 // (at most 20 bytes per row and 72 per group), plus the report's lists.
@@ -183,7 +186,7 @@ func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 		return GroupReport[ID]{}, err
 	}
 	if len(rewards) > maxGroupRows {
-		return GroupReport[ID]{}, fmt.Errorf("advantage: len(rewards) = %d exceeds %d rows", len(rewards), maxGroupRows)
+		return GroupReport[ID]{}, fmt.Errorf("advantage: len(rewards) = %d > combin.MaxSize = %d rows", len(rewards), maxGroupRows)
 	}
 	unscorable := 0
 	for i, x := range rewards {
