@@ -220,13 +220,16 @@ func gate[F Float](g Gate, dst, adv []F, lengths []int) Report {
 			}
 			if !g.KeepsPositive(l) {
 				r.Gated++
-				r.MassRemoved = addMass(r.MassRemoved, float64(a))
+				r.MassRemoved += float64(a)
 				dst[i] = 0
 				continue
 			}
 		}
 		dst[i] = a
 	}
+	// The terms are >= 0, so a sum that overflowed stayed +Inf: stopping it
+	// at MaxFloat64 once is stopping every partial sum there.
+	r.MassRemoved = min(r.MassRemoved, math.MaxFloat64)
 	return r
 }
 
