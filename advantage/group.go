@@ -174,10 +174,11 @@ const maxGroupRows = combin.MaxSize
 // len(ids) != len(rewards), if opt is invalid, if there are more than
 // [combin.MaxSize] rows, or if a reward is NaN (unless opt.NaNUnscorable),
 // infinite or larger in magnitude than [MaxAbsReward] (the error names its
-// row and group). It panics if len(dst) != len(rewards), a programmer's error. Its
-// cost is linear in the number of rows whatever the ids (they are numbered
-// with a seeded hash table), and it allocates a fixed number of buffers
-// (at most 20 bytes per row and 72 per group), plus the report's lists.
+// row and group). It panics if len(dst) != len(rewards), a programmer's
+// error. Its cost is linear in the number of rows whatever the ids (they are
+// numbered with a seeded hash table), and it allocates a fixed number of
+// buffers (at most 20 bytes per row and 72 per group), plus the report's
+// lists.
 func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []ID, opt GroupOptions) (GroupReport[ID], error) {
 	if len(ids) != len(rewards) {
 		return GroupReport[ID]{}, fmt.Errorf("advantage: len(ids) = %d, want len(rewards) = %d", len(ids), len(rewards))
@@ -211,7 +212,9 @@ func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 	for i, x := range rewards {
 		if scored(x) {
 			gs[group[i]].raw.add(float64(x))
-			batch.raw.add(float64(x))
+			if opt.Scale == ScaleBatch {
+				batch.raw.add(float64(x))
+			}
 		}
 	}
 	for g := range gs {
