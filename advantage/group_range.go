@@ -47,7 +47,7 @@ func (r RewardRange) Contains(mean float64) bool {
 
 // InRewardRange reports whether one prompt group, whose raw rewards are
 // given, is kept by r: whether the mean of its scored rewards lies strictly
-// inside (r.Low, r.High). unscorable is nil or parallel to rewards; a row
+// inside (r.Low, r.High). unscorable is empty or parallel to rewards; a row
 // marked true is left out of the mean (its reward is not checked). A group
 // with no scored reward is not kept (it has no mean), unless r is
 // disabled, which keeps every group.
@@ -65,10 +65,10 @@ func InRewardRange[F constraints.Float](r RewardRange, rewards []F, unscorable [
 	if err := r.Validate(); err != nil {
 		return false, err
 	}
-	if unscorable != nil && len(unscorable) != len(rewards) {
+	if len(unscorable) != 0 && len(unscorable) != len(rewards) {
 		return false, fmt.Errorf("advantage: len(unscorable) = %d, want 0 or len(rewards) = %d", len(unscorable), len(rewards))
 	}
-	scored := func(i int) bool { return unscorable == nil || !unscorable[i] }
+	scored := func(i int) bool { return len(unscorable) == 0 || !unscorable[i] }
 	var acc meanAcc
 	for i, x := range rewards {
 		if !scored(i) {

@@ -71,6 +71,7 @@ func TestRewardRangeCases(t *testing.T) {
 		{"unscorable leaves all right", RewardRange{0, 1}, []float64{1, 0, 1}, []bool{false, true, false}, false},
 		{"all unscorable", RewardRange{0, 1}, []float64{nan, nan}, []bool{true, true}, false},
 		{"continuous", RewardRange{-1, 0}, []float64{-0.5, 0.25, -1.5}, nil, true},
+		{"empty unscorable", RewardRange{0, 1}, []float64{1, 0}, []bool{}, true},
 		{"large", RewardRange{-1, 1}, []float64{MaxAbsReward, -MaxAbsReward}, nil, true},
 	} {
 		got, err := InRewardRange(tc.r, tc.rewards, tc.unscorable)
