@@ -5,7 +5,6 @@ import (
 	"iter"
 	"math/big"
 	"slices"
-	"strings"
 
 	"spiral/combin"
 )
@@ -257,12 +256,18 @@ func BalancedDesign(f combin.Family, K int) (*Design, error) {
 	if err != nil {
 		return nil, err
 	}
-	seq := make([]int, slots)
+	// A set is a bit mask of its members (N <= 9). masks holds the sets
+	// being filled, slot t going to set t/n; a design is keyed by its sorted
+	// masks, two bytes each.
+	masks := make([]uint16, K)
 	for t := range min(slots, N) {
-		seq[t] = t
+		masks[t/n] |= 1 << t
 	}
-	counts := make(map[string]int64)
-	designs := make(map[string][][]int)
+	sorted := make([]uint16, K)
+	key := make([]byte, 2*K)
+	index := make(map[string]int)
+	var designs [][]uint16
+	var counts []int64
 	var valid int64
 	used := make([][]bool, (slots+N-1)/N) // per round
 	for r := range used {
@@ -271,78 +276,59 @@ func BalancedDesign(f combin.Family, K int) (*Design, error) {
 	var rec func(t int)
 	rec = func(t int) {
 		if t == slots {
-			sets, ok := roundSets(seq, n)
-			if !ok {
-				return
+			copy(sorted, masks)
+			slices.Sort(sorted)
+			for k := 1; k < K; k++ {
+				if sorted[k] == sorted[k-1] {
+					return // two equal sets
+				}
 			}
 			valid++
-			k := fmt.Sprint(sets)
-			if counts[k] == 0 {
-				designs[k] = sets
+			for k, m := range sorted {
+				key[2*k], key[2*k+1] = byte(m), byte(m>>8)
 			}
-			counts[k]++
+			if i, ok := index[string(key)]; ok {
+				counts[i]++
+				return
+			}
+			index[string(key)] = len(designs)
+			designs = append(designs, slices.Clone(sorted))
+			counts = append(counts, 1)
 			return
 		}
-		u := used[t/N]
+		u, k := used[t/N], t/n
 		for v := range N {
-			if u[v] {
-				continue
+			bit := uint16(1) << v
+			if u[v] || masks[k]&bit != 0 {
+				continue // v is in this round, or in this set from the previous round
 			}
-			seq[t] = v
-			if (t+1)%n == 0 && repeats(seq[t+1-n:t+1]) {
-				continue // a group straddling two rounds holds v twice
-			}
-			u[v] = true
+			u[v], masks[k] = true, masks[k]|bit
 			rec(t + 1)
-			u[v] = false
+			u[v], masks[k] = false, masks[k]&^bit
 		}
 	}
 	rec(min(slots, N))
 	if valid == 0 {
 		return nil, fmt.Errorf("estimator: no valid rounds design for %v, K = %d", f, K)
 	}
-	keys := make([]string, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
+	order := make([]int, len(designs))
+	for i := range order {
+		order[i] = i
 	}
-	slices.Sort(keys) // a deterministic order of orbits
-	for _, k := range keys {
-		l.addOrbit(designs[k], big.NewRat(counts[k], valid))
-	}
-	return l.design()
-}
-
-// repeats reports whether g holds an index twice.
-func repeats(g []int) bool {
-	for i, x := range g {
-		if slices.Contains(g[:i], x) {
-			return true
-		}
-	}
-	return false
-}
-
-// roundSets cuts seq into sets of n consecutive slots, each sorted, in
-// increasing order; it reports false if a set repeats an index or two sets
-// are equal.
-func roundSets(seq []int, n int) ([][]int, bool) {
-	sets := make([][]int, len(seq)/n)
-	for k := range sets {
-		s := slices.Sorted(slices.Values(seq[k*n : (k+1)*n]))
-		for i := 1; i < n; i++ {
-			if s[i] == s[i-1] {
-				return nil, false
+	slices.SortFunc(order, func(i, j int) int { return slices.Compare(designs[i], designs[j]) }) // a deterministic order of orbits
+	sets := make([][]int, K)
+	for _, i := range order {
+		for k, m := range designs[i] {
+			sets[k] = sets[k][:0]
+			for v := range N {
+				if m&(1<<v) != 0 {
+					sets[k] = append(sets[k], v)
+				}
 			}
 		}
-		sets[k] = s
+		l.addOrbit(sets, big.NewRat(counts[i], valid))
 	}
-	slices.SortFunc(sets, slices.Compare)
-	for k := 1; k < len(sets); k++ {
-		if slices.Equal(sets[k], sets[k-1]) {
-			return nil, false
-		}
-	}
-	return sets, true
+	return l.design()
 }
 
 // labelledLaw accumulates a distribution over designs of n-subsets of [0, N)
@@ -352,6 +338,8 @@ type labelledLaw struct {
 	f     combin.Family
 	perms [][]int
 	orbit map[string]int // selection key -> orbit
+	ranks []int          // scratch of selection
+	key   []byte         // the last selection's key
 	// per orbit: its distinct selections, and its total probability
 	members [][][]int
 	weight  []*big.Rat
@@ -362,7 +350,8 @@ func newLabelledLaw(N, n int) (*labelledLaw, error) {
 	if err != nil {
 		return nil, fmt.Errorf("estimator: %w", err)
 	}
-	l := &labelledLaw{N: N, n: n, f: f, orbit: map[string]int{}}
+	T, _ := f.Count64()
+	l := &labelledLaw{N: N, n: n, f: f, orbit: map[string]int{}, ranks: make([]int, T)}
 	perms, err := combin.Tuples(N, N) // every permutation of the N labels
 	if err != nil {
 		return nil, fmt.Errorf("estimator: %w", err)
@@ -374,9 +363,9 @@ func newLabelledLaw(N, n int) (*labelledLaw, error) {
 }
 
 // selection returns the sorted ranks of the sets (each sorted) in f, and its
-// key.
-func (l *labelledLaw) selection(sets [][]int) ([]int, string) {
-	s := make([]int, len(sets))
+// key (two bytes per rank) in l.key, valid until the next call.
+func (l *labelledLaw) selection(sets [][]int) []int {
+	s := l.ranks[:len(sets)]
 	for k, g := range sets {
 		r, err := l.f.Rank64(g)
 		if err != nil {
@@ -385,18 +374,18 @@ func (l *labelledLaw) selection(sets [][]int) ([]int, string) {
 		s[k] = int(r)
 	}
 	slices.Sort(s)
-	var b strings.Builder
+	l.key = l.key[:0]
 	for _, r := range s {
-		fmt.Fprintf(&b, "%d,", r)
+		l.key = append(l.key, byte(r), byte(r>>8))
 	}
-	return s, b.String()
+	return s
 }
 
 // addOrbit adds weight w spread uniformly over the relabellings of sets
 // (sorted subsets).
 func (l *labelledLaw) addOrbit(sets [][]int, w *big.Rat) {
-	_, key := l.selection(sets)
-	if o, ok := l.orbit[key]; ok {
+	l.selection(sets)
+	if o, ok := l.orbit[string(l.key)]; ok {
 		l.weight[o].Add(l.weight[o], w)
 		return
 	}
@@ -414,10 +403,10 @@ func (l *labelledLaw) addOrbit(sets [][]int, w *big.Rat) {
 			}
 			slices.Sort(img[k])
 		}
-		s, key := l.selection(img)
-		if _, ok := l.orbit[key]; !ok {
-			l.orbit[key] = o
-			l.members[o] = append(l.members[o], s)
+		s := l.selection(img)
+		if _, ok := l.orbit[string(l.key)]; !ok {
+			l.orbit[string(l.key)] = o
+			l.members[o] = append(l.members[o], slices.Clone(s))
 		}
 	}
 }

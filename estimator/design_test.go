@@ -264,7 +264,7 @@ func drawTable(t *rapid.T, V, n int) *Table {
 // enumeration from the definitions, exactly, for random small designs,
 // policies, tables, presentation rules and N2 in {0, 1, 2}.
 func TestDesignMomentsBruteForce(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	checkProperty(t, 25, func(t *rapid.T) {
 		N := rapid.IntRange(2, 4).Draw(t, "N")
 		n := rapid.IntRange(1, min(N, 3)).Draw(t, "n")
 		p := rapid.SampledFrom([]Presentation{PresentIndexOrder, PresentShuffled, PresentBySymbol}).Draw(t, "presentation")

@@ -159,7 +159,7 @@ func pow(a, b int) int {
 // M(f, K) * grad J exactly (tuples in their own order, subsets in index
 // order; order-sensitive tables included).
 func TestPropositionRapid(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	checkProperty(t, 30, func(t *rapid.T) {
 		f, K, c, tab := rapidConfig(t)
 		w := cachedWeights(t, f, K)
 		got, err := w.Expectation(c, tab, PresentIndexOrder)
@@ -183,7 +183,7 @@ func TestPropositionRapid(t *testing.T) {
 // TestPresentationRapid: for every presentation rule the expectation equals
 // M(f, K) * grad J_p with J_p = E[f(present_p(y))]; for PresentShuffled, J_p = J.
 func TestPresentationRapid(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	checkProperty(t, 30, func(t *rapid.T) {
 		f, K, c, tab := rapidConfig(t)
 		p := Presentation(rapid.IntRange(0, 2).Draw(t, "presentation"))
 		w := cachedWeights(t, f, K)

@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -15,10 +14,6 @@ import (
 	"spiral/combin"
 	"spiral/lengthgate"
 )
-
-// longMonteCarlo reports whether the long Monte Carlo campaigns are on
-// (SPIRAL_LONG=1).
-func longMonteCarlo() bool { return os.Getenv("SPIRAL_LONG") == "1" }
 
 // mcNaiveReplicate is one replicate of mc written plainly: the allocating
 // combin.Family.Sample, the definitions of SPIRAL.md section 2 and of Eq. 8,
@@ -221,14 +216,10 @@ func mcSeparation(res MonteCarloResult, a, b []float64) float64 {
 	return worst
 }
 
-// mcReplicates returns short under -short, long under SPIRAL_LONG=1 and def
-// otherwise.
-func mcReplicates(short, def, long int) int {
-	switch {
-	case longMonteCarlo():
-		return long
-	case testing.Short():
-		return short
+// mcReplicates returns def, or campaign under SPIRAL_LONG=1.
+func mcReplicates(def, campaign int) int {
+	if long() {
+		return campaign
 	}
 	return def
 }
@@ -244,10 +235,10 @@ func mcRun(tb testing.TB, mc MonteCarlo, R int, seed uint64) MonteCarloResult {
 
 // mcCheckProposition runs mc and requires every component of the mean to be
 // within 5 standard errors of M * grad J (M of mc.Family and mc.K). If
-// wrong is a valid family, it also requires the M' of wrong (at the same K)
-// to fail that check, after showing that M grad J and M' grad J are at least
-// 10 standard errors apart, so that the failure is not luck.
-func mcCheckProposition(t *testing.T, name string, mc MonteCarlo, R int, seed uint64, wrong combin.Family) {
+// wrongM > 0, it also requires wrongM grad J (named wrong) to fail that
+// check, after showing that M grad J and wrongM grad J are at least 10
+// standard errors apart, so that the failure is not luck.
+func mcCheckProposition(t *testing.T, name string, mc MonteCarlo, R int, seed uint64, wrong string, wrongM float64) {
 	t.Helper()
 	res := mcRun(t, mc, R, seed)
 	grad := mcGradient(t, mc.Policy, mc.Objective, mc.Presentation)
@@ -258,17 +249,16 @@ func mcCheckProposition(t *testing.T, name string, mc MonteCarlo, R int, seed ui
 	if z > 5 {
 		t.Errorf("%s: mean %v is %.2f standard errors from M grad J = %v, want <= 5", name, res.Mean, z, want)
 	}
-	if wrong.SetSize() == 0 {
+	if wrongM <= 0 {
 		return
 	}
-	mWrong := mcM(t, wrong, mc.K)
-	wrongWant := mcScaled(mWrong, grad)
+	wrongWant := mcScaled(wrongM, grad)
 	sep := mcSeparation(res, want, wrongWant)
 	if sep < 10 {
 		t.Fatalf("%s: M grad J and the wrong M' grad J are only %.2f standard errors apart with R = %d, want >= 10", name, sep, R)
 	}
 	zw := mcZScore(res, wrongWant)
-	t.Logf("%s: wrong M' = %.6f (q_K of %v): candidates %.1f SE apart; mean is %.2f SE from M' grad J", name, mWrong, wrong, sep, zw)
+	t.Logf("%s: wrong M' = %.6f (%s): candidates %.1f SE apart; mean is %.2f SE from M' grad J", name, wrongM, wrong, sep, zw)
 	if zw <= 5 {
 		t.Errorf("%s: mean %v is within %.2f standard errors of the WRONG M' grad J = %v", name, res.Mean, zw, wrongWant)
 	}
@@ -277,11 +267,13 @@ func mcCheckProposition(t *testing.T, name string, mc MonteCarlo, R int, seed ui
 // TestMonteCarloPaperNoisy is Proposition 3.1 by simulation at the paper's
 // configuration (Subsets(8, 4), K = 4) with noisy set scores (N2 = 4
 // Bernoulli rewards per set): every component of the mean is within 5
-// standard errors of M * grad J. Without -short, a deliberately wrong M'
-// (the tuple family's: (N/n) q_K - 1 with q_K of Tuples(8, 4), 1.2% smaller)
-// must fail the same check on the same replicates; that takes about 1.2e6
-// replicates for a 10-standard-error separation, so -short shows the wrong M
-// failing on a smaller configuration instead (TestMonteCarloWrongM).
+// standard errors of M * grad J, and a wrong M' must fail the same check on
+// the same replicates: by default M' = N/n - 1 = 1, the constant that
+// ignores traces in no set (13% larger); under SPIRAL_LONG=1 the tuple
+// family's M' ((N/n) q_K - 1 with q_K of Tuples(8, 4), 1.2% smaller), which
+// takes about 1.2e6 replicates for a 10-standard-error separation, and two
+// more tables. TestMonteCarloWrongM shows a 22% error on a smaller
+// configuration.
 func TestMonteCarloPaperNoisy(t *testing.T) {
 	sub := mcFamily(t, 8, 4, false)
 	symmetric, err := SymmetricRandomTable(rand.New(rand.NewPCG(5, 5)), 2, 4, 8)
@@ -293,22 +285,23 @@ func TestMonteCarloPaperNoisy(t *testing.T) {
 		t.Fatal(err)
 	}
 	// sd(g_0) ~ 0.213 and |grad J_0| = 0.1875, so 2e6 replicates put M grad J
-	// and M' grad J ~13 standard errors apart.
-	wrong := mcFamily(t, 8, 4, true)
-	R := mcReplicates(300_000, 2_000_000, 100_000_000)
-	if testing.Short() {
-		wrong = combin.Family{}
+	// and the tuple family's M' grad J ~13 standard errors apart; 1e5 put
+	// M grad J and 1 * grad J ~30 apart.
+	wrong, wrongM := "N/n - 1", 1.0
+	if long() {
+		wrong, wrongM = "q_K of Tuples(8, 4)", mcM(t, mcFamily(t, 8, 4, true), 4)
 	}
+	R := mcReplicates(100_000, 100_000_000)
 	mcCheckProposition(t, "symmetric random table, p = (1/2, 1/2)",
-		MonteCarlo{Family: sub, K: 4, N2: 4, Policy: mcPolicy(t, "1/2", "1/2"), Objective: symmetric}, R, 100, wrong)
-	if testing.Short() {
+		MonteCarlo{Family: sub, K: 4, N2: 4, Policy: mcPolicy(t, "1/2", "1/2"), Objective: symmetric}, R, 100, wrong, wrongM)
+	if !long() {
 		return
 	}
-	R = mcReplicates(0, 500_000, 20_000_000)
+	R = 20_000_000
 	mcCheckProposition(t, "random (order-sensitive) table, p = (1/3, 2/3)",
-		MonteCarlo{Family: sub, K: 4, N2: 4, Policy: mcPolicy(t, "1/3", "2/3"), Objective: random}, R, 101, combin.Family{})
+		MonteCarlo{Family: sub, K: 4, N2: 4, Policy: mcPolicy(t, "1/3", "2/3"), Objective: random}, R, 101, "", 0)
 	mcCheckProposition(t, "find table, p = (3/4, 1/4)",
-		MonteCarlo{Family: sub, K: 4, N2: 4, Policy: mcPolicy(t, "3/4", "1/4"), Objective: mcFindTable(t, 2, 4)}, R, 102, combin.Family{})
+		MonteCarlo{Family: sub, K: 4, N2: 4, Policy: mcPolicy(t, "3/4", "1/4"), Objective: mcFindTable(t, 2, 4)}, R, 102, "", 0)
 }
 
 // TestMonteCarloWrongM shows, quickly, that the Monte Carlo check rejects a
@@ -319,7 +312,7 @@ func TestMonteCarloPaperNoisy(t *testing.T) {
 func TestMonteCarloWrongM(t *testing.T) {
 	mcCheckProposition(t, "Subsets(4, 3), K = 2, find table, p = (3/4, 1/4)",
 		MonteCarlo{Family: mcFamily(t, 4, 3, false), K: 2, N2: 4, Policy: mcPolicy(t, "3/4", "1/4"), Objective: mcFindTable(t, 2, 3)},
-		40_000, 110, mcFamily(t, 4, 3, true))
+		40_000, 110, "q_K of Tuples(4, 3)", mcM(t, mcFamily(t, 4, 3, true), 2))
 }
 
 // TestMonteCarloTuples is Proposition 3.1 by simulation for the tuple family
@@ -333,7 +326,7 @@ func TestMonteCarloTuples(t *testing.T) {
 		t.Fatal(err)
 	}
 	pol := mcPolicy(t, "1/3", "2/3")
-	R := mcReplicates(50_000, 500_000, 20_000_000)
+	R := mcReplicates(50_000, 20_000_000)
 	res := mcRun(t, MonteCarlo{Family: tup, K: 4, N2: 4, Policy: pol, Objective: tab}, R, 7)
 	want := mcScaled(mcM(t, tup, 4), mcGradient(t, pol, tab, PresentIndexOrder))
 	if z := mcZScore(res, want); z > 5 {
@@ -358,7 +351,7 @@ func TestMonteCarloPresentation(t *testing.T) {
 	m := mcM(t, sub, 4)
 	want := mcScaled(m, mcGradient(t, pol, tab, PresentIndexOrder))
 	wantSort := mcScaled(m, mcGradient(t, pol, tab, PresentBySymbol))
-	R := mcReplicates(50_000, 400_000, 20_000_000)
+	R := mcReplicates(50_000, 20_000_000)
 	for i, p := range []Presentation{PresentIndexOrder, PresentShuffled, PresentBySymbol} {
 		res := mcRun(t, MonteCarlo{Family: sub, K: 4, N2: 4, Policy: pol, Objective: tab, Presentation: p}, R, uint64(20+i))
 		z, zSort := mcZScore(res, want), mcZScore(res, wantSort)
@@ -394,9 +387,9 @@ func TestMonteCarloMatchesNaive(t *testing.T) {
 		t.Fatal(err)
 	}
 	gates := []lengthgate.Gate{{}, {Target: 10}, {Target: 10, Boundary: lengthgate.KeepAtTarget}}
-	reps := 300
-	if testing.Short() {
-		reps = 50
+	reps := 50
+	if long() {
+		reps = 300
 	}
 	for _, ordered := range []bool{false, true} {
 		for _, p := range []Presentation{PresentIndexOrder, PresentShuffled, PresentBySymbol} {
@@ -725,7 +718,7 @@ func TestMonteCarloBruteForce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	R := mcReplicates(30_000, 200_000, 10_000_000)
+	R := mcReplicates(10_000, 10_000_000)
 	gate := lengthgate.Gate{Target: 2} // symbol 1 (length 3) is overlong
 	seed := uint64(40)
 	gatedExact := make(map[string][]float64) // E[g] with exact scores, by family and presentation
@@ -784,7 +777,7 @@ func TestMonteCarloBruteForce(t *testing.T) {
 }
 
 // TestMonteCarloFiniteK measures, at N = 8, n = 4 (subsets) with noisy
-// scores (N2 = 4) on the "find" toy (p = (3/4, 1/4)), for K = 2..16: the
+// scores (N2 = 4) on the "find" toy (p = (3/4, 1/4)), for K = 2, 3, 4, 8, 16 (K = 2..16 under SPIRAL_LONG=1): the
 // probability that a trace gets no credit (exact: MissProbFloat; the
 // simulation must agree within 5 standard errors), the variance of one
 // trace's search advantage (unconditional, and given that the trace is in a
@@ -799,11 +792,15 @@ func TestMonteCarloFiniteK(t *testing.T) {
 	tab := mcFindTable(t, 2, 4)
 	grad := mcGradient(t, pol, tab, PresentIndexOrder)
 	const N2 = 4
-	R := mcReplicates(10_000, 40_000, 10_000_000)
+	R := mcReplicates(10_000, 10_000_000)
 	t.Logf("R = %d per K", R)
 	t.Logf(" K  P(no credit)  MC frequency         Var(A)               Var(A|credit)  M         SNR    SNR^2/rollout")
 	varA := make(map[int]Estimate)
-	for K := 2; K <= 16; K++ {
+	Ks := []int{2, 3, 4, 8, 16}
+	if long() {
+		Ks = []int{2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	}
+	for _, K := range Ks {
 		res := mcRun(t, MonteCarlo{Family: sub, K: K, N2: N2, Policy: pol, Objective: tab}, R, uint64(1000+K))
 		miss, err := sub.MissProbFloat(K)
 		if err != nil {
@@ -857,7 +854,7 @@ func TestMonteCarloGateBias(t *testing.T) {
 	pol := mcPolicy(t, "1/2", "1/4", "1/4")
 	tab := mcFindTable(t, 3, 4)
 	want := mcScaled(mcM(t, sub, 4), mcGradient(t, pol, tab, PresentIndexOrder))
-	R := mcReplicates(50_000, 300_000, 100_000_000)
+	R := mcReplicates(50_000, 100_000_000)
 	mc := MonteCarlo{Family: sub, K: 4, N2: 4, Policy: pol, Objective: tab,
 		Gate: lengthgate.Gate{Target: 4096}, Lengths: []int{2000, 3000, 6000}}
 	res := mcRun(t, mc, R, 77)
@@ -889,7 +886,7 @@ func TestMonteCarloNoisyScores(t *testing.T) {
 	pol := mcPolicy(t, "3/4", "1/4")
 	tab := mcFindTable(t, 2, 4)
 	want := mcScaled(mcM(t, sub, 4), mcGradient(t, pol, tab, PresentIndexOrder))
-	R := mcReplicates(20_000, 200_000, 20_000_000)
+	R := mcReplicates(20_000, 20_000_000)
 	for _, N2 := range []int{0, 1, 4, 16} {
 		res := mcRun(t, MonteCarlo{Family: sub, K: 4, N2: N2, Policy: pol, Objective: tab}, R, uint64(300+N2))
 		z := mcZScore(res, want)

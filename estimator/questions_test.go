@@ -29,7 +29,7 @@ func drawRewards(t *rapid.T, V int, label string) []*big.Rat {
 // is (N2 - 1) grad E[r] with the within-set baseline and N2 grad E[r] leave
 // one out; the naive factor N2 fails for the within-set baseline.
 func TestAggregationCreditRapid(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	checkProperty(t, 30, func(t *rapid.T) {
 		V2 := rapid.IntRange(2, 3).Draw(t, "V2")
 		b := Baseline(rapid.IntRange(0, 1).Draw(t, "baseline"))
 		minN2 := 1
@@ -243,7 +243,7 @@ func TestJointExpectation(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(11, 13))
 	c := must(NewCategorical(rats("2/5", "3/5")))
 	for _, tc := range configs {
-		if tc.longOnly && testing.Short() {
+		if tc.longOnly && !long() {
 			continue
 		}
 		f := family(t, tc.ordered, tc.N, tc.n)
