@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"spiral/advantage"
-	"spiral/internal/credit"
 	"spiral/lengthgate"
 )
 
@@ -65,8 +64,8 @@ type BatchCredit struct {
 	// using the paper's dynamic sampling resamples it.
 	NoSignal []bool
 
-	layout credit.Layout[float64] // sizes of the last batch; Members and Rewards alias the input during a call
-	adv    credit.Result[float64] // views of the exported slices
+	layout advantage.Batch[float64]       // sizes of the last batch; Members and Rewards alias the input during a call
+	adv    advantage.BatchCredit[float64] // views of the exported slices
 	chk    planChecker
 }
 
@@ -191,14 +190,14 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 // with its own reward count) into dst, already resized. The lengths are nil
 // or checked, in the layouts of the traces and of the rewards.
 //
-// The credit itself is computed by internal/credit, the implementation
-// behind advantage.ComputeBatch, without advantage's validation of the
-// batch: the caller has checked everything that validation checks, with
-// errors in this package's terms (the config by Validate, each plan by the
-// plan check, which compares Subsets as sets and so is stricter than
-// advantage's comparison of sets as passed, and every reward).
+// The credit itself is computed by advantage.ComputeBatch, with the sets
+// vouched for: the caller has checked them (each plan by the plan check),
+// and everything else, with errors in this package's terms.
 func (c Config) creditValid(dst *BatchCredit, searchLengths, aggLengths []int) {
-	credit.Compute(dst.adv, dst.layout)
+	dst.layout.SetsChecked = true
+	if err := advantage.ComputeBatch(&dst.adv, dst.layout); err != nil {
+		panic("spiral: checked input rejected: " + err.Error())
+	}
 	n1, k := c.SearchTraces, c.Sets
 	r := 0 // offset of problem q's rewards
 	for q := range dst.Problems {
@@ -297,13 +296,11 @@ func (b *BatchCredit) resize(p, n1, k, nr int) {
 	l.Sets = grow(l.Sets, p)
 	l.SetSizes = grow(l.SetSizes, p*k)
 	l.RewardCounts = grow(l.RewardCounts, p*k)
-	b.adv = credit.Result[float64]{
-		SetScores:     b.SetScores,
-		SetAdvantages: b.SetAdvantages,
-		Search:        s.Advantages,
-		Appearances:   s.Appearances,
-		Aggregation:   a.Advantages,
-	}
+	b.adv.SetScores = b.SetScores
+	b.adv.SetAdvantages = b.SetAdvantages
+	b.adv.Search = s.Advantages
+	b.adv.Appearances = s.Appearances
+	b.adv.Aggregation = a.Advantages
 }
 
 // grow returns s with length n, reusing its array when it is large enough.
@@ -351,9 +348,6 @@ var (
 // reject (NaN, infinite, or |r| > advantage.MaxAbsReward) and why, or -1 and
 // nil.
 func checkRewards(rs []float64) (int, error) {
-	if credit.RewardsValid(rs) {
-		return -1, nil
-	}
 	for i, x := range rs {
 		if !(math.Abs(x) <= advantage.MaxAbsReward) { // true for NaN
 			if math.IsNaN(x) || math.IsInf(x, 0) {

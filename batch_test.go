@@ -1,6 +1,7 @@
 package spiral
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -645,7 +646,8 @@ func TestPlannedBatchesCredit(t *testing.T) {
 			t.Fatal(err)
 		}
 		ab.Members, ab.Rewards = in.Groups, in.Rewards
-		if _, err := advantage.NewBatchCredit(ab); err != nil {
+		ab.Ordered = c.Family == Tuples
+		if err := advantage.ComputeBatch(new(advantage.BatchCredit[float64]), ab); err != nil {
 			t.Fatalf("advantage on planned groups: %v", err)
 		}
 	})
@@ -656,7 +658,10 @@ func TestPlannedBatchesCredit(t *testing.T) {
 		rnd.Shuffle(2, func(i, j int) { a[i], a[j] = a[j], a[i] })
 		rnd.Shuffle(2, func(i, j int) { b[i], b[j] = b[j], b[i] })
 		if slices.Equal(a, b) {
-			if _, err := advantage.Compute(2, [][]int{a, b}, [][]float64{{1}, {0}}); err == nil || !strings.Contains(err.Error(), "identical") {
+			var se *combin.SetError
+			in := advantage.Batch[float64]{Traces: []int{2}, Sets: []int{2}, SetSizes: []int{2, 2}, Members: append(a, b...),
+				RewardCounts: []int{1, 1}, Rewards: []float64{1, 0}, Ordered: true}
+			if err := advantage.ComputeBatch(new(advantage.BatchCredit[float64]), in); !errors.As(err, &se) || se.Reason != combin.Duplicate {
 				t.Errorf("shuffled tuples %v and %v: advantage error %v, want identical sets", a, b, err)
 			}
 			return

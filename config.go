@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/big"
 
-	"spiral/advantage"
 	"spiral/combin"
 	"spiral/estimator"
 	"spiral/lengthgate"
@@ -13,7 +12,7 @@ import (
 
 // MaxSize bounds the per-problem sizes a [Config] may ask for: the plan's
 // K*n indices and the K*N2 aggregation outputs (the search traces N1 are
-// bounded by [advantage.MaxTraces]). It keeps a plan or a credit for one
+// bounded by [combin.MaxSize]). It keeps a plan or a credit for one
 // problem in memory and every index product inside an int. Real configurations are many
 // orders of magnitude smaller.
 const MaxSize = 1 << 24
@@ -234,8 +233,8 @@ func (c Config) Validate() error {
 	n1, n, k, n2 := c.SearchTraces, c.SetSize, c.Sets, c.AggregationsPerSet
 	if n1 < 1 {
 		bad("SearchTraces (N1) = %d < 1", n1)
-	} else if n1 > advantage.MaxTraces {
-		bad("SearchTraces (N1) = %d > advantage.MaxTraces = %d", n1, advantage.MaxTraces)
+	} else if n1 > combin.MaxSize {
+		bad("SearchTraces (N1) = %d > combin.MaxSize = %d", n1, combin.MaxSize)
 	}
 	if n < 1 {
 		bad("SetSize (n) = %d < 1", n)
@@ -279,7 +278,7 @@ func (c Config) Validate() error {
 	if k >= 1 && n2 >= 1 && k > MaxSize/n2 {
 		bad("Sets (K) = %d: K*N2 = %d*%d > MaxSize = %d", k, k, n2, MaxSize)
 	}
-	if famOK && n1 >= 1 && n1 <= advantage.MaxTraces && n >= 1 && n <= n1 && k >= 1 {
+	if famOK && n1 >= 1 && n1 <= combin.MaxSize && n >= 1 && n <= n1 && k >= 1 {
 		fam, err := c.family()
 		if err != nil {
 			errs = append(errs, err)

@@ -48,7 +48,7 @@ func TestConfigValidate(t *testing.T) {
 		{"bad order", with(func(c *Config) { c.Order = 5 }), []string{"Order = 5"}},
 		{"shuffled tuples", with(func(c *Config) { c.Family = Tuples; c.Order = Shuffled }), []string{"Order = Shuffled with Family = Tuples"}},
 		{"bad gate", with(func(c *Config) { c.Gates.Aggregation.Target = -1 }), []string{"Gates", "aggregation gate", "Target = -1"}},
-		{"too large", with(func(c *Config) { c.SearchTraces = 1 << 30 }), []string{"SearchTraces (N1) = 1073741824 > advantage.MaxTraces"}},
+		{"too large", with(func(c *Config) { c.SearchTraces = 1 << 30 }), []string{"SearchTraces (N1) = 1073741824 > combin.MaxSize"}},
 		{"K*N2 too large", Config{SearchTraces: 1 << 10, SetSize: 2, Sets: 1 << 12, AggregationsPerSet: 1 << 13}, []string{"K*N2 = 4096*8192 > MaxSize"}},
 	}
 	for _, tt := range tests {

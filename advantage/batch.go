@@ -1,74 +1,95 @@
 package advantage
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 	"math"
-	"math/bits"
-	"slices"
 
 	"golang.org/x/exp/constraints"
 
-	"spiral/internal/credit"
+	"spiral/combin"
 )
 
-// MaxAbsReward is the largest reward magnitude accepted. A reward r with
-// |r| > MaxAbsReward is rejected as bad input, like a NaN: with |r| bounded
-// by 1e30 no mean, deviation, variance or advantage can overflow, either in
-// the float64 arithmetic used inside or when a result is stored as float32,
-// so every output is finite. SPIRAL's rewards lie in [0, 1]. The bound
-// applies to the value: float32(1e30) is 1.0000000150474662e30, and is
-// rejected.
-const MaxAbsReward = credit.MaxAbsReward
+// MaxAbsReward is the largest reward magnitude accepted. A scored reward r
+// with |r| > MaxAbsReward is rejected as bad input, like a NaN: with |r|
+// bounded by 1e30 no mean, deviation, variance or advantage can overflow,
+// either in the float64 arithmetic used inside or when a result is stored
+// as float32, so every output is finite. SPIRAL's rewards lie in [0, 1].
+// The bound applies to the value: float32(1e30) is 1.0000000150474662e30,
+// and is rejected.
+const MaxAbsReward = 1e30
 
-// MaxTraces is the largest number of traces (N1) accepted for one problem.
-// It bounds the memory a caller's sizes can make this package allocate.
-const MaxTraces = 1 << 20
-
-// Batch describes the inputs of [ComputeBatch] for many problems, laid out
-// flat: problem after problem and, inside a problem, set after set. Sets are
-// numbered across the whole batch (global set s), and so are rewards; trace
-// indices inside Members are local to their problem.
+// Batch is the input of [ComputeBatch]: problems laid out flat, problem
+// after problem and, inside a problem, set after set. Sets are numbered
+// across the whole batch (global set s), and so are rewards; trace indices
+// in Members are local to their problem.
 //
 // For P problems the lengths must satisfy
 //
 //	len(Sets) == len(Traces) == P
 //	len(SetSizes) == len(RewardCounts) == sum(Sets)
 //	len(Members) == sum(SetSizes)
-//	len(Rewards) == sum(RewardCounts)
+//	len(Rewards) == sum(RewardCounts), and len(Unscorable) too unless nil
 //
-// The paper's batch (256 problems, N1 = 8, K = 4 sets of n = 4, N2 = 4) has
-// len(Traces) = 256, len(SetSizes) = 1024, len(Members) = 4096 and
+// The paper's batch (256 problems, N1 = 8, K = 4 sets of n = 4, N2 = 4)
+// has len(Traces) = 256, len(SetSizes) = 1024, len(Members) = 4096 and
 // len(Rewards) = 4096; [NewUniformBatch] builds that layout.
 type Batch[F constraints.Float] struct {
-	// Traces[p] is the number of search traces N1 of problem p; they are
-	// numbered 0..Traces[p]-1 in Members. Traces that are in no set are
-	// allowed and get zero search credit.
+	// Traces[p] is the number of search traces N1 of problem p, at least 1
+	// and at most combin.MaxSize; they are numbered 0..Traces[p]-1 in
+	// Members. Traces in no set are allowed and get zero search credit.
+	// The batch holds at most combin.MaxSize traces in all.
 	Traces []int
-	// Sets[p] is the number of sampled sets K of problem p, at least 1.
+	// Sets[p] is the number of sets K of problem p, at least 1.
 	Sets []int
 	// SetSizes[s] is the number of members n of global set s, at least 1.
 	SetSizes []int
 	// Members holds the trace indices of every set, concatenated in set
 	// order: global set s is Members[sum(SetSizes[:s]) : sum(SetSizes[:s+1])].
-	// Each set is listed as drawn (see [ComputeBatch] on identical sets);
-	// the order inside a set does not change the credit.
+	// The order inside a set does not change the credit.
 	Members []int
-	// RewardCounts[s] is the number of aggregation rewards N2 of global set
-	// s, at least 1. Counts may differ between sets (ragged N2, for example
-	// when a failed generation was dropped); each set's score uses its own.
+	// RewardCounts[s] is the number of aggregation outputs N2 of global set
+	// s, at least 1. Counts may differ between sets (a failed generation
+	// dropped); each set's score uses its own.
 	RewardCounts []int
-	// Rewards holds the aggregation rewards of every set, concatenated in set
-	// order, in the same layout as Members.
+	// Rewards holds the aggregation rewards of every set, concatenated in
+	// set order, in the same layout as Members.
 	Rewards []F
+
+	// Unscorable, if not nil, is parallel to Rewards: Unscorable[j] marks
+	// an output that could not be scored. Its reward is not read (it may
+	// be NaN); it is left out of its set's score and of every baseline,
+	// and its aggregation advantage is 0. A set with no scored output has
+	// no score: it is left out of its problem's fbar and of its members'
+	// search credit, and its set score and advantage are 0. The counts
+	// used are reported in BatchCredit.ScoredOutputs and ScoredSets.
+	Unscorable []bool
+
+	// Ordered makes two sets identical when they list the same members in
+	// the same order (ordered tuples); by default they are identical when
+	// they hold the same members in any order (subsets).
+	Ordered bool
+	// SetsChecked vouches that every problem's sets pass combin.CheckSets
+	// (with Ordered), for example because they were drawn by a sampler or
+	// planner; ComputeBatch then does not check them again. Everything
+	// else is still checked. Sets that do not pass give meaningless credit
+	// or a panic (an index out of range), never memory corruption.
+	SetsChecked bool
+	// SkipBad makes ComputeBatch credit the good problems of a batch
+	// whose layout is sound even when some problems are bad: each bad
+	// problem gets zero credit and is marked in BatchCredit.Rejected, and
+	// the returned *BatchError lists them. Without SkipBad a bad problem
+	// leaves dst untouched.
+	SkipBad bool
 }
 
 // Span locates one problem in a [Batch] and in its [BatchCredit]: the
 // problem's traces are Search[Trace : Trace+Traces] (and the same range of
 // Appearances), its sets SetSizes[Set : Set+Sets] (and the same range of
-// RewardCounts, SetScores and SetAdvantages), its members
+// RewardCounts, SetScores, SetAdvantages and ScoredOutputs), its members
 // Members[Member : Member+Members] and its rewards Rewards[Reward :
-// Reward+Rewards] (and the same range of Aggregation).
+// Reward+Rewards] (and the same range of Unscorable and Aggregation).
 type Span struct {
 	Trace, Traces   int
 	Set, Sets       int
@@ -77,8 +98,8 @@ type Span struct {
 }
 
 // Spans returns the Span of each problem of b, in order, with its index.
-// On a batch that [ComputeBatch] would reject it stops at the first problem
-// whose slices run past the end of b's.
+// On a batch whose layout [ComputeBatch] would reject it stops at the
+// first problem whose slices run past the end of b's.
 func (b Batch[F]) Spans() iter.Seq2[int, Span] {
 	return func(yield func(int, Span) bool) {
 		var sp Span
@@ -91,9 +112,10 @@ func (b Batch[F]) Spans() iter.Seq2[int, Span] {
 			if sp.Sets < 0 || sp.Sets > len(b.SetSizes)-sp.Set || sp.Sets > len(b.RewardCounts)-sp.Set {
 				return
 			}
-			sp.Members = sum(b.SetSizes[sp.Set : sp.Set+sp.Sets])
-			sp.Rewards = sum(b.RewardCounts[sp.Set : sp.Set+sp.Sets])
-			if sp.Members < 0 || sp.Members > len(b.Members)-sp.Member || sp.Rewards < 0 || sp.Rewards > len(b.Rewards)-sp.Reward {
+			var ok1, ok2 bool
+			sp.Members, ok1 = sumTo(b.SetSizes[sp.Set:sp.Set+sp.Sets], len(b.Members)-sp.Member)
+			sp.Rewards, ok2 = sumTo(b.RewardCounts[sp.Set:sp.Set+sp.Sets], len(b.Rewards)-sp.Reward)
+			if !ok1 || !ok2 {
 				return
 			}
 			if !yield(p, sp) {
@@ -103,56 +125,64 @@ func (b Batch[F]) Spans() iter.Seq2[int, Span] {
 	}
 }
 
-// BatchCredit receives the results of [ComputeBatch], in the order of the
-// Batch that produced them. Use [NewBatchCredit] to allocate one, and reuse
-// it for later batches of the same shape: ComputeBatch then allocates
-// nothing.
+// sumTo returns the sum of xs and whether every x and the sum are in
+// [0, limit], adding nothing that could overflow.
+func sumTo(xs []int, limit int) (int, bool) {
+	s := 0
+	for _, x := range xs {
+		if x < 0 || x > limit-s {
+			return s, false
+		}
+		s += x
+	}
+	return s, true
+}
+
+// BatchCredit receives the results of [ComputeBatch], in the layout of the
+// Batch that produced them. The zero value is ready to use: ComputeBatch
+// sets every slice to the length the batch needs, reusing its array when
+// it is large enough, so a BatchCredit reused for batches of one size
+// allocates nothing after the first. A BatchCredit must not be used by two
+// calls at the same time.
 type BatchCredit[F constraints.Float] struct {
-	// SetScores[s] is f_s, the mean of global set s's rewards.
+	// SetScores[s] is f of global set s: the mean of its scored rewards.
 	SetScores []F
-	// SetAdvantages[s] is A_set = f_s - fbar, fbar the mean of f over the
-	// sets of the same problem.
+	// SetAdvantages[s] is A_set = f - fbar, fbar the mean of f over the
+	// scored sets of the same problem.
 	SetAdvantages []F
 	// Search[t] is A_search of trace t, traces numbered across the batch
 	// (problem p's traces start at sum(Traces[:p]); see [Batch.Spans]).
-	// 0 for a trace in no set.
+	// 0 for a trace in no scored set.
 	Search []F
-	// Appearances[t] is the number of sets of its problem that hold trace t.
+	// Appearances[t] is |G(y)|, the number of scored sets of its problem
+	// that hold trace t.
 	Appearances []int
-	// Aggregation is A_agg = r - f_s for every reward, in the layout of
-	// Batch.Rewards.
+	// Aggregation is A_agg = r - f for every output, in the layout of
+	// Batch.Rewards; 0 for an unscorable output.
 	Aggregation []F
-}
+	// ScoredOutputs[s] is the number of scored outputs of global set s
+	// (N2 less those marked unscorable); 0 for a set left out.
+	ScoredOutputs []int
+	// ScoredSets[p] is the number of sets of problem p with a scored
+	// output, those that fbar averages.
+	ScoredSets []int
+	// Rejected[p] reports that problem p was bad and got zero credit
+	// (only with Batch.SkipBad).
+	Rejected []bool
 
-// NewBatchCredit returns a BatchCredit with slices of the lengths
-// [ComputeBatch] needs for in: sum(Traces) for Search and Appearances,
-// len(SetSizes) for SetScores and SetAdvantages, len(Rewards) for
-// Aggregation. It validates in as ComputeBatch does and returns the same
-// error if in is not valid.
-func NewBatchCredit[F constraints.Float](in Batch[F]) (BatchCredit[F], error) {
-	traces, err := in.validate()
-	if err != nil {
-		return BatchCredit[F]{}, err
-	}
-	return BatchCredit[F]{
-		SetScores:     make([]F, len(in.SetSizes)),
-		SetAdvantages: make([]F, len(in.SetSizes)),
-		Search:        make([]F, traces),
-		Appearances:   make([]int, traces),
-		Aggregation:   make([]F, len(in.Rewards)),
-	}, nil
+	sc scratch
 }
 
 // NewUniformBatch returns the layout of a batch of problems that all have
-// the same shape: traces search traces, sets sampled sets of setSize members
-// each, and rewards aggregation rewards per set. Traces, Sets, SetSizes and
-// RewardCounts are filled in; Members and Rewards have the right lengths and
-// are zero, for the caller to fill. NewUniformBatch[float64](256, 8, 4, 4, 4)
-// is the paper's batch.
+// the same shape: traces search traces, sets sets of setSize members each,
+// and rewards aggregation rewards per set. Traces, Sets, SetSizes and
+// RewardCounts are filled in; Members and Rewards have the right lengths
+// and are zero, for the caller to fill. NewUniformBatch[float64](256, 8,
+// 4, 4, 4) is the paper's batch.
 //
-// It returns an error if an argument is less than 1, if setSize > traces, if
-// traces > [MaxTraces], or if the batch would have more than 1<<31 traces,
-// members or rewards.
+// It returns an error if an argument is less than 1, if setSize > traces,
+// or if the batch would have more than combin.MaxSize traces, members or
+// rewards.
 func NewUniformBatch[F constraints.Float](problems, traces, sets, setSize, rewards int) (Batch[F], error) {
 	for _, a := range []struct {
 		name string
@@ -165,15 +195,12 @@ func NewUniformBatch[F constraints.Float](problems, traces, sets, setSize, rewar
 	if setSize > traces {
 		return Batch[F]{}, fmt.Errorf("advantage: setSize = %d > traces = %d", setSize, traces)
 	}
-	if traces > MaxTraces {
-		return Batch[F]{}, fmt.Errorf("advantage: traces = %d > MaxTraces = %d", traces, MaxTraces)
-	}
-	const limit = 1 << 31
-	nSets := problems * sets
-	if problems > limit/traces || problems > limit/sets || nSets > limit/setSize || nSets > limit/rewards {
-		return Batch[F]{}, fmt.Errorf("advantage: %d problems of %d traces and %d sets of %d members and %d rewards: more than %d entries",
+	const limit = combin.MaxSize
+	if problems > limit/traces || problems > limit/sets || problems*sets > limit/setSize || problems*sets > limit/rewards {
+		return Batch[F]{}, fmt.Errorf("advantage: %d problems of %d traces and %d sets of %d members and %d rewards: more than combin.MaxSize = %d traces, members or rewards",
 			problems, traces, sets, setSize, rewards, limit)
 	}
+	nSets := problems * sets
 	return Batch[F]{
 		Traces:       filled(problems, traces),
 		Sets:         filled(problems, sets),
@@ -192,286 +219,237 @@ func filled(n, v int) []int {
 	return s
 }
 
-// ComputeBatch computes SPIRAL's three credit signals (SPIRAL.md section 2)
-// for every problem of in and writes them to dst, in input order. For each
-// problem, with sets G_1..G_K and rewards r_ij of set i:
+// ComputeBatch computes SPIRAL's credit (the formulas of the package
+// documentation) for every problem of in and writes it to dst, in the
+// layout of in; dst's slices are resized to fit. Work and memory are
+// linear in the size of in: O(N1 + K n + sum N2) per problem.
 //
-//	f_i          = (1/N2_i) sum_j r_ij             dst.SetScores
-//	fbar         = (1/K) sum_i f_i
-//	A_set(G_i)   = f_i - fbar                      dst.SetAdvantages
-//	A_search(y)  = (1/|G(y)|) sum_{G_i ∋ y} A_set(G_i), 0 if G(y) is empty
-//	                                               dst.Search
-//	|G(y)|                                         dst.Appearances
-//	A_agg(i, j)  = r_ij - f_i                      dst.Aggregation
+// It checks in first. A layout that does not hold together (lengths that
+// do not match, a negative count, more than combin.MaxSize traces) gives
+// an *[InputError] naming the field and, where there is one, the problem.
+// Otherwise every problem is checked, and a *[BatchError] lists each bad
+// one with its first *InputError: no traces, no sets, an empty set, a
+// member out of range [0, Traces[p]) or repeated inside a set, two
+// identical sets (see Batch.Ordered; not checked with Batch.SetsChecked),
+// a set with no outputs, a scored reward that is NaN, infinite or larger
+// in magnitude than [MaxAbsReward]. On error dst is left untouched, unless
+// in.SkipBad: then the good problems are credited and the bad ones
+// marked in dst.Rejected.
 //
-// Rewards are converted to float64, every sum is taken in float64, and
-// results are rounded to F only when stored. The arithmetic is done on
-// deviations from the problem's mean reward (a two-pass scheme), so a
-// common offset in the rewards, however large, costs no accuracy in the
-// advantages. Advantages that are 0 by definition are exactly 0, not a
-// rounding residue: the aggregation advantages of a set whose rewards are
-// all equal; every set and search advantage of a problem whose set scores
-// all come out equal (as when every set has the same rewards); the search
-// advantage of a trace that is in every set of its problem; and a search
-// advantage within rounding error of 0 (see the package documentation).
-// Work is O(K*n + sum_i N2_i + N1) per problem, plus O(K^2) cheap
-// comparisons to reject identical sets.
-//
-// ComputeBatch validates all of in before it writes anything, and on error
-// leaves dst untouched. Errors, each naming the problem, set and position:
-// a length of in inconsistent with the others (see [Batch]); a problem with
-// fewer than 1 or more than [MaxTraces] traces, or no sets; an empty set; a
-// member out of range [0, Traces[p]); a trace repeated inside a set; two
-// identical sets in one problem; a set with no rewards; a reward that is NaN,
-// infinite or larger in magnitude than [MaxAbsReward].
-//
-// Two sets are identical when they hold the same trace indices in the same
-// order: sets are compared as passed, so {0, 1, 2, 3} and {1, 0, 2, 3}
-// are different sets (as ordered tuples are). The check is meant to catch
-// a sampler that drew the same group twice, so pass each set as it was
-// drawn: the credit depends only on which traces a set holds, never on
-// their order, so the order in which the aggregator reads the candidates
-// does not matter here. A caller that reorders candidates for the prompt
-// (a shuffle, or an order that depends on the traces' content, such as
-// their length) and passes the reordered sets can make two distinct drawn
-// tuples identical, {0, 1, 2, 3} and {1, 0, 2, 3} both sorted to
-// {0, 1, 2, 3}, and gets an "identical" error that it would not get with
-// the sets as drawn (TestSetsAsDrawn). A caller that samples unordered
-// sets and wants a repeated subset rejected should pass every set sorted.
-//
-// ComputeBatch allocates nothing. It panics if dst is nil or if, once in is
-// known to be valid, a slice of dst does not have the length
-// [NewBatchCredit] gives it: that is a programmer's error.
+// ComputeBatch allocates only to grow dst, and on error. It panics if dst
+// is nil.
 func ComputeBatch[F constraints.Float](dst *BatchCredit[F], in Batch[F]) error {
-	traces, err := in.validate()
+	v, err := in.check()
 	if err != nil {
-		return err
-	}
-	dst.mustFit(traces, len(in.SetSizes), len(in.Rewards))
-	computeValid(dst, in)
-	return nil
-}
-
-func (c *BatchCredit[F]) mustFit(traces, sets, rewards int) {
-	mustLen("SetScores", len(c.SetScores), sets)
-	mustLen("SetAdvantages", len(c.SetAdvantages), sets)
-	mustLen("Search", len(c.Search), traces)
-	mustLen("Appearances", len(c.Appearances), traces)
-	mustLen("Aggregation", len(c.Aggregation), rewards)
-}
-
-func mustLen(name string, got, want int) {
-	if got != want {
-		panic(fmt.Sprintf("advantage: len(dst.%s) = %d, want %d", name, got, want))
-	}
-}
-
-// validate checks every length and value of in, and returns the total
-// number of traces. A valid batch of small problems is accepted by
-// quickValid alone; anything else goes through checkAll, which finds the
-// first error in input order.
-func (in Batch[F]) validate() (traces int, err error) {
-	if traces, ok := in.quickValid(); ok {
-		return traces, nil
-	}
-	return in.checkAll()
-}
-
-// quickSets is the largest number of sets, and quickTraces the largest
-// number of traces, of a problem that quickValid checks.
-const (
-	quickSets   = 64
-	quickTraces = 64
-)
-
-// quickValid reports whether in is valid, with the total number of traces,
-// for a batch whose problems have at most quickTraces traces and quickSets
-// sets each (the paper's problems have 8 and 4); for any other batch it
-// reports false. It accepts exactly the batches of such problems that
-// checkAll accepts (TestQuickValid), in one pass over the members and one
-// over the rewards with few branches: each set's members are gathered into
-// a bit mask, which has as many bits as the set has members exactly when
-// none repeats, and two identical sets have equal masks, so only sets with
-// equal masks are compared member by member.
-func (in Batch[F]) quickValid() (traces int, ok bool) {
-	sizes, counts, members := in.SetSizes, in.RewardCounts, in.Members
-	if len(in.Sets) != len(in.Traces) || len(counts) != len(sizes) {
-		return 0, false
-	}
-	var masks [quickSets]uint64 // masks[i]: the members of set i of the current problem
-	s, m, r := 0, 0, 0          // offsets of the current set, member and reward
-	for p, nt := range in.Traces {
-		k := in.Sets[p]
-		if uint(nt-1) >= quickTraces || uint(k-1) >= quickSets || k > len(sizes)-s {
-			return 0, false
+		var be *BatchError
+		if !in.SkipBad || !errors.As(err, &be) {
+			return err
 		}
-		first := m // offset of the problem's first member
-		cs := counts[s : s+k]
-		for i, size := range sizes[s : s+k] {
-			// 1 <= size <= len(members)-m and 1 <= count <= len(Rewards)-r.
-			if uint(size-1) >= uint(len(members)-m) || uint(cs[i]-1) >= uint(len(in.Rewards)-r) {
-				return 0, false
+	}
+	dst.resize(len(in.Traces), v.traces, len(in.SetSizes), len(in.Rewards), v.maxTraces, v.maxSets)
+	var bad []*InputError
+	if err != nil {
+		bad = err.(*BatchError).Problems
+	}
+	var (
+		pr         problem[F]
+		t, s, m, r int // offsets of problem q's first trace, set, member and reward
+	)
+	for q, nt := range in.Traces {
+		k := in.Sets[q]
+		nm, nr := sum(in.SetSizes[s:s+k]), sum(in.RewardCounts[s:s+k])
+		rejected := len(bad) > 0 && bad[0].Problem == q
+		dst.Rejected[q] = rejected
+		if rejected {
+			bad = bad[1:]
+			clear(dst.SetScores[s : s+k])
+			clear(dst.SetAdvantages[s : s+k])
+			clear(dst.ScoredOutputs[s : s+k])
+			clear(dst.Search[t : t+nt])
+			clear(dst.Appearances[t : t+nt])
+			clear(dst.Aggregation[r : r+nr])
+			dst.ScoredSets[q] = 0
+		} else {
+			pr = problem[F]{
+				sizes:         in.SetSizes[s : s+k],
+				counts:        in.RewardCounts[s : s+k],
+				members:       in.Members[m : m+nm],
+				rewards:       in.Rewards[r : r+nr],
+				setScores:     dst.SetScores[s : s+k],
+				setAdv:        dst.SetAdvantages[s : s+k],
+				scoredOutputs: dst.ScoredOutputs[s : s+k],
+				search:        dst.Search[t : t+nt],
+				appearances:   dst.Appearances[t : t+nt],
+				agg:           dst.Aggregation[r : r+nr],
 			}
-			mask, ok := memberMask(members[m:m+size], nt)
-			if !ok {
-				return 0, false
+			if in.Unscorable != nil {
+				pr.unscorable = in.Unscorable[r : r+nr]
 			}
-			for i0, mask0 := range masks[:i] {
-				if mask0 == mask && in.sameMembers(s, first, i0, i) {
-					return 0, false
-				}
-			}
-			masks[i] = mask
-			m += size
-			r += cs[i]
+			dst.ScoredSets[q] = pr.credit(&dst.sc)
 		}
-		s += k
-		traces += nt
+		t, s, m, r = t+nt, s+k, m+nm, r+nr
 	}
-	if s != len(sizes) || m != len(members) || r != len(in.Rewards) || !credit.RewardsValid(in.Rewards) {
-		return 0, false
-	}
-	return traces, true
+	return err
 }
 
-// memberMask returns the bit mask of the members of g, and whether they are
-// all in [0, nt) with none repeated, for nt <= 64. Their bitwise OR is
-// below 64 exactly when every member is in [0, 64) (a negative one has the
-// high bits set); then they are below nt when the mask has no bit at nt or
-// above, and distinct when it has one bit for each. It is not inlined:
-// inside quickValid, the compiler kept mask and or on the stack, storing
-// and reloading them for every member.
-//
-//go:noinline
-func memberMask(g []int, nt int) (mask uint64, ok bool) {
-	var or uint64
-	for _, y := range g {
-		or |= uint64(y)
-		mask |= 1 << (uint64(y) & 63)
+// resize sets the length of every slice of c for p problems with traces
+// traces, sets sets and rewards rewards in all, and at most maxTraces
+// traces and maxSets sets in one problem.
+func (c *BatchCredit[F]) resize(p, traces, sets, rewards, maxTraces, maxSets int) {
+	c.SetScores = grow(c.SetScores, sets)
+	c.SetAdvantages = grow(c.SetAdvantages, sets)
+	c.ScoredOutputs = grow(c.ScoredOutputs, sets)
+	c.Search = grow(c.Search, traces)
+	c.Appearances = grow(c.Appearances, traces)
+	c.Aggregation = grow(c.Aggregation, rewards)
+	c.ScoredSets = grow(c.ScoredSets, p)
+	c.Rejected = grow(c.Rejected, p)
+	c.sc.sums = grow(c.sc.sums, maxTraces)
+	c.sc.dev = grow(c.sc.dev, maxSets)
+	c.sc.lo = grow(c.sc.lo, maxSets)
+}
+
+// grow returns s with length n, reusing its array when it is large enough.
+func grow[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
 	}
-	return mask, or < 64 && mask>>uint(nt) == 0 && bits.OnesCount64(mask) == len(g)
+	return make([]T, n)
 }
 
-// sameMembers reports whether sets i0 and i of the problem whose first set
-// is global set s and whose members start at Members[first] list the same
-// members in the same order.
-func (in Batch[F]) sameMembers(s, first, i0, i int) bool {
-	m0 := first + sum(in.SetSizes[s:s+i0])
-	m := m0 + sum(in.SetSizes[s+i0:s+i])
-	return slices.Equal(in.Members[m0:m0+in.SetSizes[s+i0]], in.Members[m:m+in.SetSizes[s+i]])
+// checked summarizes a batch that passed check.
+type checked struct {
+	traces, maxTraces, maxSets int
 }
 
-// checkAll checks every length and value of in, in input order, and
-// returns the total number of traces or the first error.
-func (in Batch[F]) checkAll() (traces int, err error) {
+// check checks in: its layout (an *InputError, which comes first), and each
+// problem (a *BatchError listing every bad one).
+func (in Batch[F]) check() (v checked, err error) {
 	if len(in.Sets) != len(in.Traces) {
-		return 0, fmt.Errorf("advantage: len(Sets) = %d, want len(Traces) = %d", len(in.Sets), len(in.Traces))
+		return v, layoutError("Sets", "len(Sets) = %d, want len(Traces) = %d", len(in.Sets), len(in.Traces))
 	}
 	if len(in.RewardCounts) != len(in.SetSizes) {
-		return 0, fmt.Errorf("advantage: len(RewardCounts) = %d, want len(SetSizes) = %d", len(in.RewardCounts), len(in.SetSizes))
+		return v, layoutError("RewardCounts", "len(RewardCounts) = %d, want len(SetSizes) = %d", len(in.RewardCounts), len(in.SetSizes))
 	}
-	s, m, r := 0, 0, 0 // offsets of the current set, member and reward
+	if in.Unscorable != nil && len(in.Unscorable) != len(in.Rewards) {
+		return v, layoutError("Unscorable", "len(Unscorable) = %d, want len(Rewards) = %d", len(in.Unscorable), len(in.Rewards))
+	}
+	rewardsOK := rewardsValid(in.Rewards, in.Unscorable)
+	var bad []*InputError
+	s, m, r := 0, 0, 0 // offsets of problem p's first set, member and reward
 	for p, nt := range in.Traces {
-		if nt < 1 || nt > MaxTraces {
-			return 0, fmt.Errorf("advantage: problem %d: traces = %d, want 1 <= traces <= %d", p, nt, MaxTraces)
+		if nt < 0 || nt > combin.MaxSize-v.traces {
+			if nt < 0 {
+				return v, &InputError{Field: "Traces", Problem: p, Set: -1, Output: -1, Value: float64(nt), Err: fmt.Errorf("traces = %d < 0", nt)}
+			}
+			return v, &InputError{Field: "Traces", Problem: p, Set: -1, Output: -1, Value: float64(nt),
+				Err: fmt.Errorf("traces = %d: the batch would hold more than combin.MaxSize = %d traces", nt, combin.MaxSize)}
 		}
 		k := in.Sets[p]
-		if k < 1 {
-			return 0, fmt.Errorf("advantage: problem %d: sets = %d, want >= 1", p, k)
+		if k < 0 || k > len(in.SetSizes)-s {
+			return v, &InputError{Field: "Sets", Problem: p, Set: -1, Output: -1, Value: float64(k),
+				Err: fmt.Errorf("sets = %d, but len(SetSizes) = %d leaves %d", k, len(in.SetSizes), len(in.SetSizes)-s)}
 		}
-		if k > len(in.SetSizes)-s {
-			return 0, fmt.Errorf("advantage: problem %d: sets = %d, but len(SetSizes) = %d leaves %d",
-				p, k, len(in.SetSizes), len(in.SetSizes)-s)
+		sizes, counts := in.SetSizes[s:s+k], in.RewardCounts[s:s+k]
+		nm, ok := sumTo(sizes, len(in.Members)-m)
+		if !ok {
+			return v, &InputError{Field: "SetSizes", Problem: p, Set: -1, Output: -1,
+				Err: fmt.Errorf("a size is negative or the sizes run past len(Members) = %d", len(in.Members))}
 		}
-		firstMember := m
-		for i := range k {
-			size, count := in.SetSizes[s+i], in.RewardCounts[s+i]
-			if size < 1 {
-				return 0, fmt.Errorf("advantage: problem %d, set %d: empty (size %d)", p, i, size)
-			}
-			if size > len(in.Members)-m {
-				return 0, fmt.Errorf("advantage: problem %d, set %d: size %d, but len(Members) = %d leaves %d",
-					p, i, size, len(in.Members), len(in.Members)-m)
-			}
-			g := in.Members[m : m+size]
-			var seen uint64 // bit y set: trace y < 64 is in g[:j]
-			for j, y := range g {
-				if y < 0 || y >= nt {
-					return 0, fmt.Errorf("advantage: problem %d, set %d, member %d = %d out of range [0, %d)", p, i, j, y, nt)
-				}
-				repeated := false
-				if y < 64 {
-					repeated = seen&(1<<y) != 0
-					seen |= 1 << y
-				} else {
-					repeated = slices.Contains(g[:j], y)
-				}
-				if repeated {
-					j0 := slices.Index(g[:j], y)
-					return 0, fmt.Errorf("advantage: problem %d, set %d: trace %d repeated (members %d and %d)", p, i, y, j0, j)
-				}
-			}
-			for i0, m0 := 0, firstMember; i0 < i; i0++ {
-				size0 := in.SetSizes[s+i0]
-				if slices.Equal(in.Members[m0:m0+size0], g) {
-					return 0, fmt.Errorf("advantage: problem %d: sets %d and %d are identical %v", p, i0, i, g)
-				}
-				m0 += size0
-			}
-			m += size
-			if count < 1 {
-				return 0, fmt.Errorf("advantage: problem %d, set %d: no rewards (count %d)", p, i, count)
-			}
-			if count > len(in.Rewards)-r {
-				return 0, fmt.Errorf("advantage: problem %d, set %d: %d rewards, but len(Rewards) = %d leaves %d",
-					p, i, count, len(in.Rewards), len(in.Rewards)-r)
-			}
-			if !credit.RewardsValid(in.Rewards[r : r+count]) {
-				for j, x := range in.Rewards[r : r+count] {
-					if err := checkReward(float64(x)); err != nil {
-						return 0, fmt.Errorf("advantage: problem %d, set %d, reward %d = %v: %w", p, i, j, x, err)
-					}
-				}
-			}
-			r += count
+		nr, ok := sumTo(counts, len(in.Rewards)-r)
+		if !ok {
+			return v, &InputError{Field: "RewardCounts", Problem: p, Set: -1, Output: -1,
+				Err: fmt.Errorf("a count is negative or the counts run past len(Rewards) = %d", len(in.Rewards))}
 		}
-		s += k
-		traces += nt
+		if e := in.checkProblem(p, nt, sizes, counts, in.Members[m:m+nm], r, nr, rewardsOK); e != nil {
+			bad = append(bad, e)
+		}
+		v.traces += nt
+		v.maxTraces = max(v.maxTraces, nt)
+		v.maxSets = max(v.maxSets, k)
+		s, m, r = s+k, m+nm, r+nr
 	}
-	if s != len(in.SetSizes) {
-		return 0, fmt.Errorf("advantage: Sets sum to %d, want len(SetSizes) = %d", s, len(in.SetSizes))
+	switch {
+	case s != len(in.SetSizes):
+		return v, layoutError("Sets", "Sets sum to %d, want len(SetSizes) = %d", s, len(in.SetSizes))
+	case m != len(in.Members):
+		return v, layoutError("SetSizes", "SetSizes sum to %d, want len(Members) = %d", m, len(in.Members))
+	case r != len(in.Rewards):
+		return v, layoutError("RewardCounts", "RewardCounts sum to %d, want len(Rewards) = %d", r, len(in.Rewards))
 	}
-	if m != len(in.Members) {
-		return 0, fmt.Errorf("advantage: SetSizes sum to %d, want len(Members) = %d", m, len(in.Members))
+	if bad != nil {
+		return v, &BatchError{Problems: bad}
 	}
-	if r != len(in.Rewards) {
-		return 0, fmt.Errorf("advantage: RewardCounts sum to %d, want len(Rewards) = %d", r, len(in.Rewards))
-	}
-	return traces, nil
+	return v, nil
 }
 
-// errNotFinite and errTooLarge are wrapped in the errors for bad rewards.
-var (
-	errNotFinite = fmt.Errorf("reward is not finite")
-	errTooLarge  = fmt.Errorf("reward magnitude exceeds MaxAbsReward = %g", MaxAbsReward)
-)
+// checkProblem returns the first error of problem p, whose rewards are
+// in.Rewards[r:r+nr], or nil. rewardsOK reports that every scored reward
+// of the batch is good.
+func (in Batch[F]) checkProblem(p, nt int, sizes, counts, members []int, r, nr int, rewardsOK bool) *InputError {
+	if nt < 1 {
+		return problemError("Traces", p, -1, float64(nt), "traces = %d, want >= 1", nt)
+	}
+	if len(sizes) < 1 {
+		return problemError("Sets", p, -1, 0, "sets = 0, want >= 1")
+	}
+	for i, c := range counts {
+		if c < 1 {
+			return problemError("RewardCounts", p, i, 0, "no outputs (count 0)")
+		}
+	}
+	if !in.SetsChecked {
+		if err := combin.CheckSets(nt, in.Ordered, sizes, members); err != nil {
+			e := &InputError{Field: "Members", Problem: p, Set: -1, Output: -1, Err: err}
+			var se *combin.SetError
+			if errors.As(err, &se) {
+				e.Set, e.Output = se.Set, se.Position
+				switch se.Reason {
+				case combin.Empty:
+					e.Field, e.Value = "SetSizes", float64(se.Index)
+				case combin.OutOfRange, combin.Repeated:
+					e.Value = float64(se.Index)
+				}
+			}
+			return e
+		}
+	}
+	if rewardsOK {
+		return nil
+	}
+	rs := in.Rewards[r : r+nr]
+	var un []bool
+	if in.Unscorable != nil {
+		un = in.Unscorable[r : r+nr]
+	}
+	if rewardsValid(rs, un) {
+		return nil
+	}
+	o := 0
+	for i, c := range counts {
+		for j, x := range rs[o : o+c] {
+			if un != nil && un[o+j] {
+				continue
+			}
+			if err := checkReward(float64(x)); err != nil {
+				return &InputError{Field: "Rewards", Problem: p, Set: i, Output: j, Value: float64(x), Err: err}
+			}
+		}
+		o += c
+	}
+	return nil // unreachable: rewardsValid found a bad reward
+}
 
-// checkReward returns an error saying why x is not a valid reward, or nil.
+// checkReward returns ErrNotFinite or ErrTooLarge if x is not a valid
+// reward, or nil.
 func checkReward(x float64) error {
 	switch {
 	case math.IsNaN(x) || math.IsInf(x, 0):
-		return errNotFinite
+		return ErrNotFinite
 	case math.Abs(x) > MaxAbsReward:
-		return errTooLarge
+		return ErrTooLarge
 	}
 	return nil
-}
-
-// computeValid computes the credit of a batch already validated into dst,
-// already checked to fit, with the package's one implementation of the
-// formulas.
-func computeValid[F constraints.Float](dst *BatchCredit[F], in Batch[F]) {
-	credit.Compute(credit.Result[F](*dst), credit.Layout[F](in))
 }
 
 func sum(xs []int) int {

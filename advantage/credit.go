@@ -1,15 +1,17 @@
 package advantage
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
-// Credit holds SPIRAL's three credit signals for one problem (SPIRAL.md
-// section 2), as returned by [Compute].
+// Credit holds SPIRAL's credit for one problem, as returned by [Compute]:
+// the fields of a [BatchCredit] for a batch of one problem, with the
+// aggregation advantages cut into one row per set.
 type Credit struct {
-	// SetScores[i] is f_i = (1/N2_i) sum_j r_ij, the mean of set i's
-	// rewards over its own count N2_i.
+	// SetScores[i] is f_i, the mean of set i's rewards over its own count.
 	SetScores []float64
-	// SetAdvantages[i] is A_set(G_i) = f_i - fbar, with fbar = (1/K) sum_i f_i.
-	// They sum to 0.
+	// SetAdvantages[i] is A_set(G_i) = f_i - fbar. They sum to 0.
 	SetAdvantages []float64
 	// Search[y] is A_search(y), the mean of A_set over the sets that hold
 	// trace y; 0 for a trace in no set.
@@ -22,44 +24,50 @@ type Credit struct {
 	Aggregation [][]float64
 }
 
-// Compute computes SPIRAL's credit for one problem with traces search traces
-// (numbered 0..traces-1): groups[i] lists the trace indices of set i, as
-// drawn (in whatever order the aggregator reads them: the credit does not
-// depend on it, but two sets are compared as passed), and rewards[i] the
-// rewards of set i's aggregation outputs. Sets may have different sizes
-// and different numbers of rewards.
+// Compute computes SPIRAL's credit for one problem with traces search
+// traces (numbered 0..traces-1): sets[i] lists the trace indices of set i
+// and rewards[i] the rewards of its aggregation outputs. Sets may have
+// different sizes and different numbers of rewards; two sets holding the
+// same members in any order are identical, an error.
 //
-// Compute is [ComputeBatch] on a batch of one problem: the formulas, the
-// numerics, the meaning of identical sets and the errors are documented
-// there (errors name the problem as problem 0). It also returns an error if
-// len(rewards) != len(groups). Compute allocates its result; use
-// ComputeBatch with a reused [BatchCredit] to allocate nothing.
-func Compute(traces int, groups [][]int, rewards [][]float64) (Credit, error) {
-	if len(rewards) != len(groups) {
-		return Credit{}, fmt.Errorf("advantage: len(rewards) = %d, want len(groups) = %d", len(rewards), len(groups))
+// Compute is [ComputeBatch] on a batch of one problem, and its errors are
+// that function's, as an *[InputError] naming the argument ("traces",
+// "sets" or "rewards"), problem 0, the set and the position. It also
+// returns an error if len(rewards) != len(sets). Compute allocates its
+// result; ComputeBatch with a reused [BatchCredit] allocates nothing.
+func Compute(traces int, sets [][]int, rewards [][]float64) (Credit, error) {
+	if len(rewards) != len(sets) {
+		return Credit{}, &InputError{Field: "rewards", Problem: -1, Set: -1, Output: -1, Value: float64(len(rewards)),
+			Err: fmt.Errorf("len(rewards) = %d, want len(sets) = %d", len(rewards), len(sets))}
 	}
 	in := Batch[float64]{
 		Traces:       []int{traces},
-		Sets:         []int{len(groups)},
-		SetSizes:     make([]int, len(groups)),
-		RewardCounts: make([]int, len(groups)),
+		Sets:         []int{len(sets)},
+		SetSizes:     make([]int, len(sets)),
+		RewardCounts: make([]int, len(sets)),
 	}
-	for i, g := range groups {
+	nm, nr := 0, 0
+	for i, g := range sets {
 		in.SetSizes[i] = len(g)
 		in.RewardCounts[i] = len(rewards[i])
+		nm += len(g)
+		nr += len(rewards[i])
 	}
-	in.Members = make([]int, 0, sum(in.SetSizes))
-	in.Rewards = make([]float64, 0, sum(in.RewardCounts))
-	for i, g := range groups {
+	in.Members = make([]int, 0, nm)
+	in.Rewards = make([]float64, 0, nr)
+	for i, g := range sets {
 		in.Members = append(in.Members, g...)
 		in.Rewards = append(in.Rewards, rewards[i]...)
 	}
-	dst, err := NewBatchCredit(in)
-	if err != nil {
+	var dst BatchCredit[float64]
+	if err := ComputeBatch(&dst, in); err != nil {
+		var e *InputError
+		if errors.As(err, &e) {
+			e.Field = argument[e.Field]
+			return Credit{}, e
+		}
 		return Credit{}, err
 	}
-	computeValid(&dst, in)
-
 	agg := make([][]float64, len(rewards))
 	o := 0
 	for i, c := range in.RewardCounts {
@@ -73,4 +81,10 @@ func Compute(traces int, groups [][]int, rewards [][]float64) (Credit, error) {
 		Appearances:   dst.Appearances,
 		Aggregation:   agg,
 	}, nil
+}
+
+// argument names the argument of Compute that holds each Batch field.
+var argument = map[string]string{
+	"Traces": "traces", "Sets": "sets", "SetSizes": "sets", "Members": "sets",
+	"RewardCounts": "rewards", "Rewards": "rewards", "Unscorable": "rewards",
 }

@@ -7,9 +7,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
+
+	"spiral/internal/spiraltest"
 )
 
-// TestWorkedExample checks SPIRAL.md section 2's worked example value by
+// TestWorkedExample checks the worked example of docs/method.md value by
 // value, exactly (every value is a dyadic rational).
 func TestWorkedExample(t *testing.T) {
 	groups := [][]int{{0, 1, 2, 3}, {1, 2, 4, 5}, {0, 4, 5, 6}, {2, 3, 5, 6}}
@@ -35,16 +37,55 @@ func TestWorkedExample(t *testing.T) {
 	}
 }
 
-// TestMatchesReference compares Compute with the formulas written plainly.
+// TestMatchesReference compares Compute with the exact reference, to the
+// documented accuracy.
 func TestMatchesReference(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := drawSpec(t)
-		got := mustCompute(t, s)
-		want := reference(s)
-		if diff := cmp.Diff(want, got, approx(1e-12*(1+maxAbs(s.Rewards)))); diff != "" {
-			t.Fatalf("Compute(%+v) vs reference (-want +got):\n%s", s, diff)
-		}
+		checkAccuracy(t, s, mustCompute(t, s))
 	})
+}
+
+// TestMixedMagnitudes: with rewards from subnormal to 1e30 in one problem,
+// each set's score and aggregation advantages are accurate to its own
+// values, and set and search advantages to the spread of the set scores.
+func TestMixedMagnitudes(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := drawSpecOf(t, rapid.Custom(func(t *rapid.T) float64 { return mixedReward(t, "r") }))
+		checkAccuracy(t, s, mustCompute(t, s))
+	})
+}
+
+// TestCrossSetPrecision: large rewards in other sets do not cost a set
+// any precision. The last set's score is 0.15 and its aggregation
+// advantages ±0.05 (of the float64 values 0.1 and 0.2), to within 2 ulps,
+// and they sum to 0.
+func TestCrossSetPrecision(t *testing.T) {
+	for _, big := range []float64{1e12, 1e15, 1e20, 1e30, -1e30} {
+		sets := [][]int{{0}, {1}, {2}, {3}}
+		rewards := [][]float64{{big}, {big}, {big}, {0.1, 0.2}}
+		c, err := Compute(4, sets, rewards)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := spec{Traces: 4, Sets: sets, Rewards: rewards}
+		checkAccuracy(t, s, c)
+		ulps := func(got, want float64) float64 {
+			return math.Abs(got-want) / (math.Nextafter(math.Abs(want), math.Inf(1)) - math.Abs(want))
+		}
+		// The exact values for the float64 inputs 0.1 and 0.2.
+		f := spiraltest.Float(ref(s).SetScores[3])
+		d := spiraltest.Float(ref(s).Aggregation[3][1])
+		if ulps(c.SetScores[3], f) > 2 || ulps(c.Aggregation[3][0], -d) > 2 || ulps(c.Aggregation[3][1], d) > 2 {
+			t.Errorf("other sets %g: f = %v, A_agg = %v, want %v and ±%v", big, c.SetScores[3], c.Aggregation[3], f, d)
+		}
+		if math.Abs(f-0.15) > 1e-16 || math.Abs(d-0.05) > 1e-16 {
+			t.Errorf("exact values %v, ±%v, want 0.15, ±0.05", f, d)
+		}
+		if sum := c.Aggregation[3][0] + c.Aggregation[3][1]; math.Abs(sum) > 2*u*0.1 {
+			t.Errorf("other sets %g: A_agg %v sum to %g", big, c.Aggregation[3], sum)
+		}
+	}
 }
 
 // TestSumsToZero: the set advantages of a problem sum to 0, and so do the
@@ -128,10 +169,10 @@ func TestRelabelling(t *testing.T) {
 		pi := rapid.Permutation(all).Draw(t, "pi")
 		c := mustCompute(t, s)
 		renamed := s
-		renamed.Groups = make([][]int, len(s.Groups))
-		for i, g := range s.Groups {
+		renamed.Sets = make([][]int, len(s.Sets))
+		for i, g := range s.Sets {
 			for _, y := range g {
-				renamed.Groups[i] = append(renamed.Groups[i], pi[y])
+				renamed.Sets[i] = append(renamed.Sets[i], pi[y])
 			}
 		}
 		d := mustCompute(t, renamed)
@@ -183,8 +224,8 @@ func TestExactZeros(t *testing.T) {
 			}
 		}
 		for y := range s.Traces {
-			if c.Appearances[y] == len(s.Groups) && c.Search[y] != 0 {
-				t.Fatalf("trace %d is in all %d sets: A_search = %g, want exactly 0", y, len(s.Groups), c.Search[y])
+			if c.Appearances[y] == len(s.Sets) && c.Search[y] != 0 {
+				t.Fatalf("trace %d is in all %d sets: A_search = %g, want exactly 0", y, len(s.Sets), c.Search[y])
 			}
 		}
 		for i, rs := range s.Rewards {

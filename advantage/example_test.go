@@ -1,12 +1,14 @@
 package advantage_test
 
 import (
+	"errors"
 	"fmt"
+	"math"
 
 	"spiral/advantage"
 )
 
-// The worked example of SPIRAL.md section 2: 8 search traces, K = 4 sets
+// The worked example of docs/method.md: 8 search traces, K = 4 sets
 // of n = 4 and N2 = 4 rewards per set, with set scores
 // f = (0.75, 0.50, 0.25, 0.50). Trace 0 is only in G1 and G3, so its
 // search advantage is (0.25 - 0.25)/2 = 0; trace 7 is in no set.
@@ -99,10 +101,7 @@ func ExampleComputeBatch() {
 		1, 1, 1, 0, 1, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0, // f = 0.75, 0.50, 0.25, 0.50
 		1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, // f = 0.25 for every set
 	})
-	dst, err := advantage.NewBatchCredit(in)
-	if err != nil {
-		panic(err)
-	}
+	var dst advantage.BatchCredit[float64] // reused from step to step
 	if err := advantage.ComputeBatch(&dst, in); err != nil {
 		panic(err)
 	}
@@ -115,4 +114,50 @@ func ExampleComputeBatch() {
 	// set advantages: [0.25 0 -0.25 0 0 0 0 0]
 	// search:         [0 0.125 0.08333333333333333 0.125 -0.125 -0.08333333333333333 -0.125 0 0 0 0 0 0 0 0 0]
 	// appearances:    [2 2 3 2 2 3 2 0 2 2 2 2 2 2 2 2]
+}
+
+// A batch in which one output could not be scored and one problem has a
+// bad reward. The unscorable output is marked, so its NaN is not read and
+// its set's score is the mean of the other three. With SkipBad the bad
+// problem is reported and zeroed, and the others are credited; errors.As
+// recovers the problem, set and output of the error, and errors.Is its
+// reason.
+func ExampleBatchError() {
+	in, err := advantage.NewUniformBatch[float64](3, 2, 1, 2, 4)
+	if err != nil {
+		panic(err)
+	}
+	copy(in.Members, []int{0, 1, 0, 1, 0, 1})
+	copy(in.Rewards, []float64{
+		1, 0, math.NaN(), 1, // problem 0: the third output could not be scored
+		1, 1, 0, 0, // problem 1
+		0, 1, math.Inf(1), 0, // problem 2: a bad reward, not marked
+	})
+	in.Unscorable = make([]bool, len(in.Rewards))
+	in.Unscorable[2] = true
+	in.SkipBad = true
+
+	var dst advantage.BatchCredit[float64]
+	err = advantage.ComputeBatch(&dst, in)
+	var batchErr *advantage.BatchError
+	if err != nil && !errors.As(err, &batchErr) {
+		fmt.Println(err) // the layout does not hold together: nothing credited
+		return
+	}
+	if batchErr != nil {
+		for _, e := range batchErr.Problems {
+			fmt.Printf("resample problem %d (%s, set %d, output %d, not finite: %v)\n",
+				e.Problem, e.Field, e.Set, e.Output, errors.Is(e, advantage.ErrNotFinite))
+		}
+	}
+	fmt.Println("set scores:   ", dst.SetScores)
+	fmt.Println("scored:       ", dst.ScoredOutputs)
+	fmt.Println("aggregation:  ", dst.Aggregation[:4])
+	fmt.Println("rejected:     ", dst.Rejected)
+	// Output:
+	// resample problem 2 (Rewards, set 0, output 2, not finite: true)
+	// set scores:    [0.6666666666666666 0.5 0]
+	// scored:        [3 4 0]
+	// aggregation:   [0.3333333333333333 -0.6666666666666666 0 0.3333333333333333]
+	// rejected:      [false false true]
 }

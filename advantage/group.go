@@ -154,10 +154,10 @@ const maxGroupRows = combin.MaxSize
 // 2 [MaxAbsReward].
 //
 // Rewards are converted to float64 and results rounded to F when stored.
-// Means and standard deviations are two-pass: the mean m0 = sum/G, then the
-// mean c of the deviations r_i - m0, then r_i - m = (r_i - m0) - c, and s from
-// the sum of squares of those centred values scaled by their largest
-// magnitude, so that it neither overflows nor underflows; never
+// The mean is SPIRAL's set mean (a compensated sum, the mean kept as a
+// pair m0 + c), so r_i - m = (r_i - m0) - c is A_agg bit for bit, and s
+// comes from the sum of squares of those centred values scaled by their
+// largest magnitude, so that it neither overflows nor underflows; never
 // E[r^2] - E[r]^2.
 //
 // Where this differs from the trainers whose [Preset] it offers: a group of
@@ -207,7 +207,8 @@ func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 	gs := make([]groupStats, groups)
 	scored := func(x F) bool { return x == x } // NaN only under NaNUnscorable
 
-	// Pass 1: the first-pass mean m0 of each group (and of the batch).
+	// Pass 1: the mean of each group (and of the batch), as the pair
+	// m0 + c of meanAcc, so that r - m = (r - m0) - c.
 	var batch groupStats
 	for i, x := range rewards {
 		if scored(x) {
@@ -218,23 +219,9 @@ func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 		}
 	}
 	for g := range gs {
-		gs[g].m0 = gs[g].raw.mean()
+		gs[g].m0, gs[g].c = gs[g].raw.pair()
 	}
-	batch.m0 = batch.raw.mean()
-	// Pass 2: the mean deviation c, so that r - m = (r - m0) - c.
-	for i, x := range rewards {
-		if scored(x) {
-			st := &gs[group[i]]
-			st.c += float64(x) - st.m0
-			if opt.Scale == ScaleBatch {
-				batch.c += float64(x) - batch.m0
-			}
-		}
-	}
-	for g := range gs {
-		gs[g].centre()
-	}
-	batch.centre()
+	batch.m0, batch.c = batch.raw.pair()
 	// Passes 3 and 4: the scaled sums of squares.
 	switch opt.Scale {
 	case ScaleGroup:
@@ -306,21 +293,10 @@ func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 // groupStats holds the running statistics of one group (or of the batch).
 type groupStats struct {
 	raw   meanAcc // the scored rewards
-	m0    float64 // first-pass mean
-	c     float64 // sum, then (after centre) mean, of r - m0
+	m0, c float64 // the mean, as the pair m0 + c
 	scale float64 // max |r - m|
 	ss    float64 // sum of ((r - m)/scale)^2
 	den   float64 // (std + Epsilon)/scale, 0 when std is undefined
-}
-
-// centre turns the sum of deviations c into their mean. A group of equal
-// rewards has m0 equal to them and c = 0.
-func (st *groupStats) centre() {
-	if st.raw.mixed {
-		st.c /= float64(st.raw.n)
-	} else {
-		st.c = 0
-	}
 }
 
 // centred returns r - m as (r - m0) - c.

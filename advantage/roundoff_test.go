@@ -3,23 +3,31 @@ package advantage
 import (
 	"math"
 	"math/big"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"spiral/internal/spiraltest"
 )
 
-// TestSearchRoundingZero is the problem on which a property test of the
-// root package found a search advantage of 6.9e-18 where the exact value
-// is 0: set scores (2/3, 1/3, 7/12, 1/4), fbar = 11/24, and trace 2 only in
-// the first and the last set, whose set advantages are +5/24 and -5/24.
-// Every exact search advantage is 0, so every computed one must be exactly
-// 0, or a dynamic-sampling trainer would keep a problem with no signal.
+// roundingGroups are ordered tuples (two pairs of them hold the same
+// members) with set scores (2/3, 1/3, 7/12, 1/4), fbar = 11/24: trace 2 is
+// only in the first and the last set, whose set advantages are +5/24 and
+// -5/24, trace 0 only in the middle two, trace 1 in every set.
+var (
+	roundingGroups  = [][]int{{2, 1}, {1, 0}, {0, 1}, {1, 2}}
+	roundingRewards = [][]float64{{0, 1, 1}, {0, 0.5, 0.5}, {0.25, 0.5, 1}, {0, 0.25, 0.5}}
+)
+
+// TestSearchRoundingZero is the problem on which a property test found a
+// search advantage of 6.9e-18 where the exact value is 0. Every exact
+// search advantage is 0, so every computed one must be exactly 0, or a
+// dynamic-sampling trainer would keep a problem with no signal.
 func TestSearchRoundingZero(t *testing.T) {
-	groups := [][]int{{2, 1}, {1, 0}, {0, 1}, {1, 2}}
-	rewards := [][]float64{{0, 1, 1}, {0, 0.5, 0.5}, {0.25, 0.5, 1}, {0, 0.25, 0.5}}
-	c, err := Compute(3, groups, rewards)
-	if err != nil {
-		t.Fatal(err)
+	c := computeOne(t, spec{Traces: 3, Sets: roundingGroups, Rewards: roundingRewards}, true)
+	if _, err := Compute(3, roundingGroups, roundingRewards); err == nil {
+		t.Error("Compute accepts sets {2, 1} and {1, 2}, identical as subsets")
 	}
 	for y, a := range c.Search {
 		if a != 0 {
@@ -37,18 +45,11 @@ func TestSearchExactZerosRapid(t *testing.T) {
 		n := rapid.IntRange(1, traces).Draw(t, "n")
 		k := rapid.IntRange(2, 6).Draw(t, "K")
 		var groups [][]int
-		seen := map[string]bool{}
 		for range k {
 			g := rapid.Permutation(seq(traces)).Draw(t, "perm")[:n]
-			key := string(rune(len(g)))
-			for _, y := range g {
-				key += string(rune('a' + y))
+			if !slices.ContainsFunc(groups, func(h []int) bool { return sameSet(g, h) }) {
+				groups = append(groups, g)
 			}
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			groups = append(groups, g)
 		}
 		if len(groups) < 2 {
 			t.Skip("fewer than 2 distinct groups")
@@ -67,7 +68,7 @@ func TestSearchExactZerosRapid(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := exactSearch(traces, groups, exactR)
+		want := spiraltest.RefCredit(traces, groups, exactR, nil).Search
 		for y, w := range want {
 			wf, _ := w.Float64()
 			switch {
@@ -80,43 +81,74 @@ func TestSearchExactZerosRapid(t *testing.T) {
 	})
 }
 
-// exactSearch is SPIRAL.md section 2 in rational arithmetic.
-func exactSearch(traces int, groups [][]int, rewards [][]*big.Rat) []*big.Rat {
-	k := len(groups)
-	f := make([]*big.Rat, k)
-	fbar := new(big.Rat)
-	for i, rs := range rewards {
-		f[i] = new(big.Rat)
-		for _, r := range rs {
-			f[i].Add(f[i], r)
-		}
-		f[i].Quo(f[i], big.NewRat(int64(len(rs)), 1))
-		fbar.Add(fbar, f[i])
-	}
-	fbar.Quo(fbar, big.NewRat(int64(k), 1))
-	out := make([]*big.Rat, traces)
-	for y := range out {
-		s, c := new(big.Rat), 0
-		for i, g := range groups {
-			for _, m := range g {
-				if m == y {
-					s.Add(s, new(big.Rat).Sub(f[i], fbar))
-					c++
-				}
+// TestSubnormalZeros: the rounding-to-zero rule covers subnormal
+// rewards, where every operation may err by half the smallest subnormal
+// whatever the size of its operands. The layout of TestSearchRoundingZero
+// with rewards that are integer multiples of the smallest subnormal, times
+// a power of two up to the normal range, drawn so that the set scores
+// f_0 + f_3 = f_1 + f_2: every exact search advantage is 0, and every
+// computed one must be exactly 0.
+func TestSubnormalZeros(t *testing.T) {
+	for _, scale := range []float64{0x1p-1060, 0x1p-1070, 0x1p-1072, 0x1p-1022, 0x1p-1000} {
+		s := spec{Traces: 3, Sets: roundingGroups, Rewards: mapRewards(roundingRewards, func(r float64) float64 { return r * scale })}
+		c := computeOne(t, s, true)
+		for y, a := range c.Search {
+			if a != 0 {
+				t.Errorf("scale %g: Search[%d] = %g, want exactly 0 (set scores %v)", scale, y, a, c.SetScores)
 			}
 		}
-		if c > 0 {
-			s.Quo(s, big.NewRat(int64(c), 1))
-		}
-		out[y] = s
 	}
-	return out
+	rapid.Check(t, func(t *rapid.T) {
+		scale := rapid.SampledFrom([]float64{1, 1, 1, 0x1p20, 0x1p52, 0x1p60}).Draw(t, "scale")
+		draw := func(label string) []int {
+			return rapid.SliceOfN(rapid.IntRange(0, 1<<12), 3, 3).Draw(t, label)
+		}
+		total := func(xs []int) int { return xs[0] + xs[1] + xs[2] }
+		k0, k1, k2 := draw("set 0"), draw("set 1"), draw("set 2")
+		s3 := total(k1) + total(k2) - total(k0)
+		if s3 < 0 {
+			k0, k1 = k1, k0
+			s3 = total(k1) + total(k2) - total(k0)
+		}
+		a := rapid.IntRange(0, s3).Draw(t, "a")
+		b := rapid.IntRange(0, s3-a).Draw(t, "b")
+		k3 := []int{a, b, s3 - a - b}
+		var rewards [][]float64
+		for _, ks := range [][]int{k0, k1, k2, k3} {
+			var rs []float64
+			for _, k := range ks {
+				rs = append(rs, float64(k)*eta*scale)
+			}
+			rewards = append(rewards, rs)
+		}
+		s := spec{Traces: 3, Sets: roundingGroups, Rewards: rewards}
+		got := computeOne(t, s, true)
+		for y, x := range got.Search {
+			if w := ref(s).Search[y]; w.Sign() != 0 {
+				t.Fatalf("exact Search[%d] = %s, want 0", y, w.RatString())
+			}
+			if x != 0 {
+				t.Fatalf("Search[%d] = %g, want exactly 0 (rewards %v)", y, x, rewards)
+			}
+		}
+	})
 }
 
-func seq(n int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = i
+// TestCancellingSetKeepsSignal: a set whose huge rewards cancel ({1e30,
+// -1e30}, score 0) is summed exactly, so it costs the other sets nothing
+// and no search advantage of the problem is mistaken for rounding error.
+func TestCancellingSetKeepsSignal(t *testing.T) {
+	s := spec{Traces: 4, Sets: [][]int{{0, 1}, {2, 3}, {1, 2}}, Rewards: [][]float64{{-1, 2.5}, {1e30, -1e30}, {0.1, 0.2, 0.3}}}
+	c := mustCompute(t, s)
+	want := ref(s)
+	for y, w := range want.Search {
+		if got, w := c.Search[y], spiraltest.Float(w); math.Abs(got-w) > 1e-15*math.Abs(w) {
+			t.Errorf("Search[%d] = %v, want %v", y, got, w)
+		}
 	}
-	return s
+	for i, w := range want.SetScores {
+		if got, w := c.SetScores[i], spiraltest.Float(w); got != w {
+			t.Errorf("SetScores[%d] = %v, want %v", i, got, w)
+		}
+	}
 }

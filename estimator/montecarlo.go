@@ -193,7 +193,7 @@ func (mc *MonteCarlo) validate() (rewardsPerSet int, err error) {
 		return 0, fmt.Errorf("estimator: Workers = %d, want >= 0 (0 for GOMAXPROCS)", mc.Workers)
 	}
 	// Errors the samplers and the advantage batch would report (K > T,
-	// N > advantage.MaxTraces) are caught by building one worker.
+	// N > combin.MaxSize) are caught by building one worker.
 	return rewardsPerSet, nil
 }
 
@@ -206,7 +206,7 @@ func (mc *MonteCarlo) validate() (rewardsPerSet int, err error) {
 // Run returns an error if R < 2 or mc is not valid: a zero Family, a nil
 // Policy or Objective, an Objective whose V or arity does not match the
 // Policy or the Family, K < 1 or K > T, N2 < 0, K*N2 > MaxMonteCarloRewards,
-// N > advantage.MaxTraces, an undefined Presentation, an invalid Gate, an
+// N > combin.MaxSize, an undefined Presentation, an invalid Gate, an
 // enabled Gate without one non-negative length per symbol, or Workers < 0.
 func (mc MonteCarlo) Run(R int, seed uint64) (MonteCarloResult, error) {
 	if R < 2 {
@@ -286,6 +286,7 @@ func newMCWorker(mc *MonteCarlo, rewardsPerSet int) (*mcWorker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("estimator: %w", err)
 	}
+	batch.Ordered = f.Ordered() // two tuples with the same members are two draws
 	pcg := rand.NewPCG(0, 0)
 	w := &mcWorker{
 		mc:      mc,
@@ -293,15 +294,6 @@ func newMCWorker(mc *MonteCarlo, rewardsPerSet int) (*mcWorker, error) {
 		rnd:     rand.New(pcg),
 		sampler: sampler,
 		batch:   batch,
-		// advantage.NewBatchCredit would validate the batch, whose Members
-		// are not filled yet; these are the lengths it documents.
-		credit: advantage.BatchCredit[float64]{
-			SetScores:     make([]float64, mc.K),
-			SetAdvantages: make([]float64, mc.K),
-			Search:        make([]float64, N),
-			Appearances:   make([]int, N),
-			Aggregation:   make([]float64, len(batch.Rewards)),
-		},
 		symbols: make([]int, N),
 		present: make([]int, n),
 		score:   make([]float64, V),

@@ -564,12 +564,6 @@ func TestMonteCarloErrors(t *testing.T) {
 			t.Errorf("error = %v, want one containing %q", err, tc.want)
 		}
 	}
-	// N beyond what the advantage package accepts: an error, not a panic.
-	huge := good
-	huge.Family = mcFamily(t, 1<<21, 4, false)
-	if _, err := huge.Run(10, 1); err == nil || !strings.Contains(err.Error(), "MaxTraces") {
-		t.Errorf("N = 2^21: error = %v, want one naming MaxTraces", err)
-	}
 }
 
 // mcBruteMoments are expectations computed by enumerating every outcome.

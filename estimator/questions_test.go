@@ -354,7 +354,7 @@ func TestJointExpectationErrors(t *testing.T) {
 // TestAdvantageCrossCheck: the engine's linear form of the search advantage,
 // A(i) = sum_H w_S(i, H) f_H (DesignWeights of a single selection gives
 // W = w_S), and its aggregation advantages agree with the library's
-// advantage.Compute on random selections and 0/1 rewards.
+// advantage.ComputeBatch on random selections and 0/1 rewards.
 func TestAdvantageCrossCheck(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(21, 22))
 	for _, f := range []combin.Family{family(t, false, 8, 4), family(t, true, 6, 3)} {
@@ -386,8 +386,15 @@ func TestAdvantageCrossCheck(t *testing.T) {
 				}
 				fhat[k] = big.NewRat(int64(sum), N2)
 			}
-			cr, err := advantage.Compute(f.Traces(), chosen, rewards)
-			if err != nil {
+			in := advantage.Batch[float64]{Traces: []int{f.Traces()}, Sets: []int{K}, Ordered: f.Ordered()}
+			for k, g := range chosen {
+				in.SetSizes = append(in.SetSizes, len(g))
+				in.Members = append(in.Members, g...)
+				in.RewardCounts = append(in.RewardCounts, N2)
+				in.Rewards = append(in.Rewards, rewards[k]...)
+			}
+			var cr advantage.BatchCredit[float64]
+			if err := advantage.ComputeBatch(&cr, in); err != nil {
 				t.Fatal(err)
 			}
 			for i := range f.Traces() {
@@ -397,7 +404,7 @@ func TestAdvantageCrossCheck(t *testing.T) {
 				}
 				af, _ := a.Float64()
 				if math.Abs(af-cr.Search[i]) > 1e-12 {
-					t.Fatalf("%v selection %v: A_search(%d) engine %s, advantage.Compute %v", f, sel, i, a.RatString(), cr.Search[i])
+					t.Fatalf("%v selection %v: A_search(%d) engine %s, advantage.ComputeBatch %v", f, sel, i, a.RatString(), cr.Search[i])
 				}
 			}
 			adv := zeros(N2)
@@ -405,8 +412,8 @@ func TestAdvantageCrossCheck(t *testing.T) {
 				aggAdvantages(adv, ints[k], WithinSet)
 				for j := range N2 {
 					af, _ := adv[j].Float64()
-					if math.Abs(af-cr.Aggregation[k][j]) > 1e-12 {
-						t.Fatalf("A_agg(%d, %d) engine %s, advantage.Compute %v", k, j, adv[j].RatString(), cr.Aggregation[k][j])
+					if math.Abs(af-cr.Aggregation[k*N2+j]) > 1e-12 {
+						t.Fatalf("A_agg(%d, %d) engine %s, advantage.ComputeBatch %v", k, j, adv[j].RatString(), cr.Aggregation[k*N2+j])
 					}
 				}
 			}

@@ -446,7 +446,7 @@ func creditErrorsInput() []byte {
 		`   `,
 		string(good),
 		`{"traces":0,"groups":[[0]],"rewards":[[1]]}`,
-		`{"traces":2000000,"groups":[[0]],"rewards":[[1]]}`,
+		`{"traces":20000000,"groups":[[0]],"rewards":[[1]]}`,
 		`{"traces":8,"groups":[],"rewards":[]}`,
 		`{"traces":8,"groups":[[]],"rewards":[[1]]}`,
 		`{"traces":8,"groups":[[0,1],[2]],"rewards":[[1],[0]]}`,

@@ -1,0 +1,273 @@
+package advantage
+
+import (
+	"math"
+
+	"golang.org/x/exp/constraints"
+)
+
+// This file is the one implementation of SPIRAL's credit (the formula block
+// of the package documentation). It trusts its input: ComputeBatch checks
+// it first, or the caller vouches for the sets with Batch.SetsChecked.
+//
+// Numerics. Every reward is converted to float64 and results are rounded
+// to F only when stored, so float32 rewards give the float64 results
+// rounded. Per problem:
+//
+//   - Each set is reduced on its own, by setMean: its scored rewards are
+//     summed with the exact error of every addition (twoSum), and the mean
+//     kept as a pair h + l (meanPair). So
+//     f = h + l and A_agg = (r - h) - l are accurate to a few units in the
+//     last place of the set's own values, whatever other sets hold, and
+//     exactly 0 for a set whose rewards are equal.
+//   - Across sets the kernel works on e_i = (h_i - P) + l_i, the deviation
+//     of f_i from a pivot P near fbar (the plain mean of the h_i): ebar =
+//     fbar - P is the
+//     mean of the e_i in set order, A_set = e_i - ebar and A_search(y) =
+//     (sum of e_i over the sets holding y)/|G(y)| - ebar. When every e_i
+//     is equal, ebar is that value and every set and search advantage is
+//     exactly 0. A trace in every scored set gets exactly 0: its sum is
+//     accumulated in the same order as ebar's.
+//   - A search advantage within tol of 0 is written as exactly 0 (see
+//     searchTol).
+//
+// The only products that feed a sum are meanPair's math.FMA (exactly
+// rounded on every architecture) and searchTol's, whose products are
+// rounded explicitly, so the compiler has no multiply-add to fuse and the
+// results are the same on every architecture.
+
+// scratch is the memory the kernel reuses from problem to problem, kept in
+// a BatchCredit: the search sums of one problem's traces, and the h_i,
+// then e_i, and l_i of its sets.
+type scratch struct {
+	sums    []float64
+	dev, lo []float64
+}
+
+// problem is one checked problem: its inputs and the destination ranges
+// of its results.
+type problem[F constraints.Float] struct {
+	sizes, counts, members []int
+	rewards                []F
+	unscorable             []bool // nil: every output is scored
+
+	setScores, setAdv, search, agg []F
+	appearances, scoredOutputs     []int
+}
+
+// credit computes the credit of p into its destination ranges, with
+// sc.sums and sc.dev at least as long as p's traces and sets, and returns
+// the number of scored sets K'.
+func (p *problem[F]) credit(sc *scratch) (scoredSets int) {
+	k := len(p.sizes)
+	hi, lo := sc.dev[:k], sc.lo[:k]
+	var (
+		hsum, errMax, devMax float64 // sum of the h_i, max setMean bound, max |e_i|
+	)
+	o := 0
+	for i, c := range p.counts {
+		h, l, n, bound := setMean(p.rewards, o, o+c, p.unscorable)
+		p.scoredOutputs[i] = n
+		agg, rs := p.agg[o:o+c], p.rewards[o:o+c]
+		o += c
+		if n == 0 {
+			p.setScores[i] = 0
+			clear(agg)
+			continue
+		}
+		p.setScores[i] = F(h + l)
+		for j := range agg {
+			agg[j] = F((float64(rs[j]) - h) - l)
+		}
+		if p.unscorable != nil {
+			for j, u := range p.unscorable[o-c : o] {
+				if u {
+					agg[j] = 0
+				}
+			}
+		}
+		hi[i], lo[i] = h, l
+		hsum += h
+		scoredSets++
+		errMax = max(errMax, bound)
+	}
+	P := 0.0 // the pivot: near fbar, where e_i = f_i - P are small
+	if scoredSets > 0 {
+		P = hsum / float64(scoredSets)
+	}
+
+	dev := hi // e_i overwrites h_i
+	var (
+		esum, e0 float64
+		mixed    bool
+		seen     bool
+	)
+	for i, n := range p.scoredOutputs[:k] {
+		if n == 0 {
+			continue
+		}
+		e := (hi[i] - P) + lo[i]
+		dev[i] = e
+		if !seen {
+			e0, seen = e, true
+		} else if e != e0 {
+			mixed = true
+		}
+		esum += e
+		devMax = max(devMax, math.Abs(e))
+	}
+
+	ebar := e0
+	if mixed {
+		ebar = esum / float64(scoredSets)
+	}
+	for i, n := range p.scoredOutputs[:k] {
+		a := 0.0
+		if n != 0 && mixed {
+			a = dev[i] - ebar
+		}
+		p.setAdv[i] = F(a)
+	}
+
+	nt := len(p.search)
+	sums, app := sc.sums[:nt], p.appearances[:nt]
+	clear(sums)
+	clear(app)
+	m := 0
+	for i, size := range p.sizes {
+		g := p.members[m : m+size]
+		m += size
+		if p.scoredOutputs[i] == 0 {
+			continue
+		}
+		e := dev[i]
+		for _, y := range g {
+			sums[y] += e
+			app[y]++
+		}
+	}
+	tol := searchTol(scoredSets, devMax, errMax)
+	for y, n := range app {
+		a := 0.0
+		if n != 0 && mixed {
+			a = sums[y]/float64(n) - ebar
+		}
+		// a, or 0 if |a| <= tol, without a branch on the data: in a
+		// problem with 0/1 rewards many search advantages are exactly 0.
+		keep := uint64(0)
+		if math.Abs(a) > tol {
+			keep = 1<<64 - 1
+		}
+		p.search[y] = F(math.Float64frombits(math.Float64bits(a) & keep))
+	}
+	return scoredSets
+}
+
+// setMean returns the mean of the scored rewards rs[lo:hi] (those not
+// marked in unscorable, which may be nil) as the pair h + l of meanPair,
+// or their first value and 0 if they are all equal; their number n; and a
+// bound on the error of h + l: u sum_k |e_k| + 4 u^2 |h|, e_k the errors
+// of the additions, whose float64 sum c misses by at most (n-2) u
+// sum_k |e_k|, and 4 u^2 |h| covering the rounding of l. All are 0 when
+// n = 0.
+func setMean[F constraints.Float](rs []F, lo, hi int, unscorable []bool) (h, l float64, n int, bound float64) {
+	var s, c, ea, x0 float64 // the sum s + c, sum |e_k|, the first value
+	var diff uint64          // the bits of every x - x0, ORed
+	if unscorable == nil {
+		if lo == hi {
+			return 0, 0, 0, 0
+		}
+		x0 = float64(rs[lo])
+		for _, x := range rs[lo:hi] {
+			x := float64(x)
+			var e float64
+			s, e = twoSum(s, x)
+			c += e
+			ea += math.Abs(e)
+			diff |= math.Float64bits(x - x0)
+		}
+		n = hi - lo
+	} else {
+		for lo < hi && unscorable[lo] {
+			lo++
+		}
+		if lo == hi {
+			return 0, 0, 0, 0
+		}
+		x0 = float64(rs[lo])
+		for j, x := range rs[lo:hi] {
+			if unscorable[lo+j] {
+				continue
+			}
+			x := float64(x)
+			var e float64
+			s, e = twoSum(s, x)
+			c += e
+			ea += math.Abs(e)
+			diff |= math.Float64bits(x - x0)
+			n++
+		}
+	}
+	// For finite values, x - x0 is ±0 exactly when x == x0 (gradual
+	// underflow makes the difference of two distinct floats nonzero).
+	if diff&^(1<<63) == 0 {
+		return x0, 0, n, 0
+	}
+	h, l = meanPair(s, c, n)
+	const u = 0x1p-53
+	return h, l, n, float64(u*ea) + float64(4*u*u*math.Abs(h))
+}
+
+// searchTol returns the magnitude at or below which a computed search
+// advantage is rounding error, for a problem of K scored sets whose e_i
+// have magnitude at most F and set means err by at most E (setMean's
+// bound):
+//
+//	tol = 4 (K + 2) (u F + eta) + 4 E,  u = 2^-53, eta = 2^-1074.
+//
+// Each computed e_i is within 2 u F + E of exact (plus a few eta when the
+// values are subnormal, where every operation may err by eta/2
+// absolutely); a trace's mean of at most K of them, ebar (a mean of K) and
+// the final subtraction add at most (2K + 3) u F and a few eta more. So a
+// computed value within tol of 0 has no significant bit and is written as
+// exactly 0: otherwise a problem whose exact search advantages are all 0
+// (set scores (2/3, 1/3, 7/12, 1/4) with a trace in the first and the last
+// set only) gets advantages like 7e-18, which a dynamic-sampling trainer
+// would take for a signal. E is 0 when every addition of every set mean
+// was exact, as with 0/1 rewards. Each product is rounded explicitly, so
+// no multiply-add is fused.
+func searchTol(K int, F, E float64) float64 {
+	const u, eta = 0x1p-53, 0x1p-1074
+	return float64(float64(4*float64(K+2))*(float64(u*F)+eta)) + float64(4*E)
+}
+
+// rewardsValid reports whether every x is finite with |x| <= MaxAbsReward,
+// skipping the entries marked in unscorable (nil: none). It compares bit
+// patterns without the sign, which order non-negative floats as their
+// values and put infinities and NaNs above every finite value, four at a
+// time and with no branch on the data.
+func rewardsValid[F constraints.Float](xs []F, unscorable []bool) bool {
+	const abs = 1<<63 - 1
+	var m0, m1, m2, m3 uint64
+	if unscorable == nil {
+		for ; len(xs) >= 4; xs = xs[4:] {
+			m0 = max(m0, math.Float64bits(float64(xs[0]))&abs)
+			m1 = max(m1, math.Float64bits(float64(xs[1]))&abs)
+			m2 = max(m2, math.Float64bits(float64(xs[2]))&abs)
+			m3 = max(m3, math.Float64bits(float64(xs[3]))&abs)
+		}
+		for _, x := range xs {
+			m0 = max(m0, math.Float64bits(float64(x))&abs)
+		}
+	} else {
+		unscorable = unscorable[:len(xs)]
+		for j, x := range xs {
+			keep := uint64(abs)
+			if unscorable[j] {
+				keep = 0
+			}
+			m0 = max(m0, math.Float64bits(float64(x))&keep)
+		}
+	}
+	return max(m0, m1, m2, m3) <= math.Float64bits(MaxAbsReward)
+}

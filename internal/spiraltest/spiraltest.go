@@ -1,0 +1,153 @@
+// Package spiraltest holds what the module's tests share: the exact
+// reference of SPIRAL's credit in rational arithmetic, the switch for long
+// tests, and the default seed of the property tests.
+package spiraltest
+
+import (
+	"flag"
+	"math/big"
+	"os"
+	"strconv"
+	"testing"
+
+	_ "pgregory.net/rapid" // registers -rapid.seed, which Main sets
+)
+
+// RefResult is SPIRAL's credit of one problem, exactly.
+type RefResult struct {
+	// SetScores[i] is f_i, the mean of set i's scored rewards; 0 for a set
+	// with no scored output.
+	SetScores []*big.Rat
+	// SetAdvantages[i] is f_i - fbar, fbar the mean of f over the scored
+	// sets; 0 for a set with no scored output.
+	SetAdvantages []*big.Rat
+	// Search[y] is the mean of A_set over the scored sets holding trace y,
+	// 0 if there are none.
+	Search []*big.Rat
+	// Appearances[y] is the number of scored sets holding trace y.
+	Appearances []int
+	// Aggregation[i][j] is r_ij - f_i; 0 for an unscorable output.
+	Aggregation [][]*big.Rat
+	// ScoredOutputs[i] is the number of scored outputs of set i.
+	ScoredOutputs []int
+	// ScoredSets is the number of sets with a scored output.
+	ScoredSets int
+}
+
+// RefCredit computes SPIRAL's credit (docs/method.md#the-credit-signals)
+// for one problem with traces search traces, sets[i] the trace indices of
+// set i and rewards[i] its rewards, as plainly as possible and exactly.
+// unscorable, if not nil, has the shape of rewards and marks the outputs
+// left out: they are in no set score and no baseline and get A_agg = 0,
+// and a set with no scored output is left out of fbar and of every G(y).
+// It trusts its input (each sets[i] within [0, traces), the shapes
+// matching) and does not check for identical sets.
+func RefCredit(traces int, sets [][]int, rewards [][]*big.Rat, unscorable [][]bool) RefResult {
+	k := len(sets)
+	res := RefResult{
+		SetScores:     make([]*big.Rat, k),
+		SetAdvantages: make([]*big.Rat, k),
+		Search:        make([]*big.Rat, traces),
+		Appearances:   make([]int, traces),
+		Aggregation:   make([][]*big.Rat, k),
+		ScoredOutputs: make([]int, k),
+	}
+	scored := func(i, j int) bool { return unscorable == nil || !unscorable[i][j] }
+	fsum := new(big.Rat)
+	for i, rs := range rewards {
+		f := new(big.Rat)
+		for j, r := range rs {
+			if scored(i, j) {
+				f.Add(f, r)
+				res.ScoredOutputs[i]++
+			}
+		}
+		if n := res.ScoredOutputs[i]; n > 0 {
+			f.Quo(f, big.NewRat(int64(n), 1))
+			fsum.Add(fsum, f)
+			res.ScoredSets++
+		}
+		res.SetScores[i] = f
+	}
+	fbar := new(big.Rat)
+	if res.ScoredSets > 0 {
+		fbar.Quo(fsum, big.NewRat(int64(res.ScoredSets), 1))
+	}
+	for i := range k {
+		res.SetAdvantages[i] = new(big.Rat)
+		if res.ScoredOutputs[i] > 0 {
+			res.SetAdvantages[i].Sub(res.SetScores[i], fbar)
+		}
+		for j, r := range rewards[i] {
+			a := new(big.Rat)
+			if scored(i, j) {
+				a.Sub(r, res.SetScores[i])
+			}
+			res.Aggregation[i] = append(res.Aggregation[i], a)
+		}
+	}
+	for y := range traces {
+		s := new(big.Rat)
+		for i, g := range sets {
+			if res.ScoredOutputs[i] == 0 {
+				continue
+			}
+			for _, m := range g {
+				if m == y {
+					s.Add(s, res.SetAdvantages[i])
+					res.Appearances[y]++
+				}
+			}
+		}
+		if c := res.Appearances[y]; c > 0 {
+			s.Quo(s, big.NewRat(int64(c), 1))
+		}
+		res.Search[y] = s
+	}
+	return res
+}
+
+// Rats returns rewards as exact rationals. Every value must be finite.
+func Rats(rewards [][]float64) [][]*big.Rat {
+	out := make([][]*big.Rat, len(rewards))
+	for i, rs := range rewards {
+		for _, r := range rs {
+			out[i] = append(out[i], new(big.Rat).SetFloat64(r))
+		}
+	}
+	return out
+}
+
+// Float returns the float64 nearest x.
+func Float(x *big.Rat) float64 {
+	f, _ := x.Float64()
+	return f
+}
+
+// Long reports whether the long tests run: SPIRAL_LONG=1 in the
+// environment, the module's one switch for them.
+func Long() bool { return os.Getenv("SPIRAL_LONG") == "1" }
+
+// SkipUnlessLong skips tb unless the long tests run.
+func SkipUnlessLong(tb testing.TB) {
+	tb.Helper()
+	if !Long() {
+		tb.Skip("long test: set SPIRAL_LONG=1 to run it")
+	}
+}
+
+// Seed is the seed of the property tests when a run sets none.
+const Seed = 20260603
+
+// Main runs a package's tests, as its TestMain, with rapid's seed fixed to
+// Seed unless the run sets one (-rapid.seed or RAPID_SEED), so that the
+// property tests are deterministic.
+func Main(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("rapid.seed"); f != nil && f.Value.String() == "0" && os.Getenv("RAPID_SEED") == "" {
+		if err := f.Value.Set(strconv.Itoa(Seed)); err != nil {
+			panic(err)
+		}
+	}
+	os.Exit(m.Run())
+}
