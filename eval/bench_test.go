@@ -9,10 +9,10 @@ import (
 	"spiral/eval"
 )
 
-// evalAIMESet is a test set the size of an AIME year, 30 problems with
+// aimeSet is a test set the size of an AIME year, 30 problems with
 // n = 256 samples each, most of them hard: C = floor(257 u^3) correct for
 // u uniform, from a fixed seed.
-func evalAIMESet() []eval.PassCount {
+func aimeSet() []eval.PassCount {
 	rnd := rand.New(rand.NewPCG(2025, 30))
 	ps := make([]eval.PassCount, 30)
 	for i := range ps {
@@ -22,9 +22,9 @@ func evalAIMESet() []eval.PassCount {
 	return ps
 }
 
-// evalLgammaPassAtK is the naive floating-point way: the binomials through
+// lgammaPassAtK is the naive floating-point way: the binomials through
 // math.Lgamma, 1 - exp(lnC(n-c, k) - lnC(n, k)).
-func evalLgammaPassAtK(n, c, k int) float64 {
+func lgammaPassAtK(n, c, k int) float64 {
 	if n-c < k {
 		return 1
 	}
@@ -44,7 +44,7 @@ func evalLgammaPassAtK(n, c, k int) float64 {
 // math.Lgamma. Each reports maxerr-x1e-15, its largest distance from the
 // exact rational curve in units of 1e-15.
 func BenchmarkCoverageCurve(b *testing.B) {
-	ps := evalAIMESet()
+	ps := aimeSet()
 	const kmax = 256
 	exact := make([]float64, kmax)
 	for k := 1; k <= kmax; k++ {
@@ -85,7 +85,7 @@ func BenchmarkCoverageCurve(b *testing.B) {
 		{"recurrence", func() { _ = eval.CoverageCurveTo(dst, ps) }},
 		{"product-per-k", func() { perPoint(dst, product) }},
 		{"bigrat-binomial", func() { perPoint(dst, bigRat) }},
-		{"lgamma-float", func() { perPoint(dst, evalLgammaPassAtK) }},
+		{"lgamma-float", func() { perPoint(dst, lgammaPassAtK) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -97,9 +97,9 @@ func BenchmarkCoverageCurve(b *testing.B) {
 	}
 }
 
-// evalAnswers lays out counts[v] copies of answer v, shuffled with a fixed
+// shuffledAnswers lays out counts[v] copies of answer v, shuffled with a fixed
 // seed.
-func evalAnswers(counts ...int) []int {
+func shuffledAnswers(counts ...int) []int {
 	var a []int
 	for v, c := range counts {
 		for range c {
@@ -126,12 +126,12 @@ func BenchmarkExpectedMajority(b *testing.B) {
 		answers []int
 		k       int
 	}{
-		{"n=256/D=3/k=64", evalAnswers(120, 80, 56), 64},
-		{"n=256/D=4/k=64", evalAnswers(120, 70, 40, 26), 64},
-		{"n=256/D=4/k=128", evalAnswers(120, 70, 40, 26), 128},
-		{"n=256/D=129/k=64", evalAnswers(ones...), 64},
+		{"n=256/D=3/k=64", shuffledAnswers(120, 80, 56), 64},
+		{"n=256/D=4/k=64", shuffledAnswers(120, 70, 40, 26), 64},
+		{"n=256/D=4/k=128", shuffledAnswers(120, 70, 40, 26), 128},
+		{"n=256/D=129/k=64", shuffledAnswers(ones...), 64},
 	} {
-		for _, rule := range evalTieRules {
+		for _, rule := range tieRules {
 			name := bc.name + "/" + map[eval.TieRule]string{
 				eval.TieFirstSeen: "first-seen", eval.TieSmallest: "smallest", eval.TieRandom: "random",
 			}[rule]
@@ -145,10 +145,42 @@ func BenchmarkExpectedMajority(b *testing.B) {
 				b.Run(name+"/composition-rat", func(b *testing.B) {
 					b.ReportAllocs()
 					for b.Loop() {
-						_ = evalCompositionMajority(bc.answers, 0, bc.k, rule)
+						_ = compositionMajority(bc.answers, 0, bc.k, rule)
 					}
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkPassAtK times one pass@k at the sizes of an evaluation (the
+// product of c factors), with c beyond 2^20 (the product of k factors, at
+// its longest), and with both beyond 2^20 (Stirling's series).
+func BenchmarkPassAtK(b *testing.B) {
+	for _, bc := range []struct {
+		name    string
+		n, c, k int
+	}{
+		{"n=256/c=17/k=64", 256, 17, 64},
+		{"n=2^62/c=2^61/k=2^20", 1 << 62, 1 << 61, 1 << 20},
+		{"n=2^62/c=2^30/k=2^30", 1 << 62, 1 << 30, 1 << 30},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = eval.PassAtK(bc.n, bc.c, bc.k)
+			}
+		})
+	}
+}
+
+// BenchmarkCoverageBootstrap times the bootstrap band of the AIME-sized
+// test set, k = 1..256 with 2000 replicates; sorting each width's
+// replicates for its quantiles takes most of the time.
+func BenchmarkCoverageBootstrap(b *testing.B) {
+	ps := aimeSet()
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = eval.CoverageBootstrap(ps, 256, 2000, 0.95, rand.New(rand.NewPCG(1, 2)))
 	}
 }

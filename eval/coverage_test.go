@@ -13,9 +13,9 @@ import (
 	"spiral/eval"
 )
 
-// evalDrawProblems draws a random test set whose problems all have at
+// drawProblems draws a random test set whose problems all have at
 // least kmax samples.
-func evalDrawProblems(t *rapid.T, kmax int) []eval.PassCount {
+func drawProblems(t *rapid.T, kmax int) []eval.PassCount {
 	P := rapid.IntRange(1, 12).Draw(t, "P")
 	ps := make([]eval.PassCount, P)
 	for i := range ps {
@@ -31,7 +31,7 @@ func evalDrawProblems(t *rapid.T, kmax int) []eval.PassCount {
 func TestCoverageCurveExact(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		kmax := rapid.IntRange(1, 64).Draw(t, "kmax")
-		ps := evalDrawProblems(t, kmax)
+		ps := drawProblems(t, kmax)
 		curve, err := eval.CoverageCurve(ps, kmax)
 		if err != nil {
 			t.Fatal(err)
@@ -52,8 +52,8 @@ func TestCoverageCurveExact(t *testing.T) {
 				}
 				sum.Add(sum, r)
 			}
-			want := evalRatFloat(sum.Quo(sum, big.NewRat(int64(len(ps)), 1)))
-			if d := math.Abs(curve[k-1] - want); d > evalPassAtKTol {
+			want := ratFloat(sum.Quo(sum, big.NewRat(int64(len(ps)), 1)))
+			if d := math.Abs(curve[k-1] - want); d > passAtKTol {
 				t.Fatalf("coverage at k = %d: %v, exact mean %v, off by %g", k, curve[k-1], want, d)
 			}
 			if k > 1 && curve[k-1] < curve[k-2] {

@@ -11,23 +11,23 @@ import (
 	"spiral/eval"
 )
 
-// evalGeomCoverage is the coverage at width k of a model whose samples are
+// geomCoverage is the coverage at width k of a model whose samples are
 // correct independently with probability p: 1 - (1-p)^k.
-func evalGeomCoverage(p float64, k int) float64 {
+func geomCoverage(p float64, k int) float64 {
 	return -math.Expm1(float64(k) * math.Log1p(-p))
 }
 
-// evalGeomCurve returns evalGeomCoverage(p, m*k) for every k in ks.
-func evalGeomCurve(p float64, m int, ks []int) []float64 {
+// geomCurve returns geomCoverage(p, m*k) for every k in ks.
+func geomCurve(p float64, m int, ks []int) []float64 {
 	y := make([]float64, len(ks))
 	for i, k := range ks {
-		y[i] = evalGeomCoverage(p, m*k)
+		y[i] = geomCoverage(p, m*k)
 	}
 	return y
 }
 
-// evalRange returns the grid lo, lo+1, ..., hi.
-func evalRange(lo, hi int) []int {
+// widths returns the grid lo, lo+1, ..., hi.
+func widths(lo, hi int) []int {
 	ks := make([]int, 0, hi-lo+1)
 	for k := lo; k <= hi; k++ {
 		ks = append(ks, k)
@@ -35,8 +35,8 @@ func evalRange(lo, hi int) []int {
 	return ks
 }
 
-// evalPowersOfTwo returns the grid 1, 2, 4, ..., 2^e.
-func evalPowersOfTwo(e int) []int {
+// powersOfTwo returns the grid 1, 2, 4, ..., 2^e.
+func powersOfTwo(e int) []int {
 	ks := make([]int, e+1)
 	for i := range ks {
 		ks[i] = 1 << i
@@ -44,7 +44,7 @@ func evalPowersOfTwo(e int) []int {
 	return ks
 }
 
-// evalGeomEfficiencyTol bounds the relative error of the interpolated
+// geomEfficiencyTol bounds the relative error of the interpolated
 // efficiency for the closed-form method curve B(k) = 1 - exp(-lambda k),
 // lambda = -log(1-p_B), when k_B falls in the grid segment [k0, k1].
 //
@@ -58,7 +58,7 @@ func evalPowersOfTwo(e int) []int {
 // arithmetic of the interpolation. On [s0, s1], s e^-s is unimodal with its
 // maximum 1/e at s = 1, so its minimum is at an end, and |1-s| is largest
 // at an end; the bound multiplies the two maxima.
-func evalGeomEfficiencyTol(pB float64, k0, k1 int) float64 {
+func geomEfficiencyTol(pB float64, k0, k1 int) float64 {
 	lambda := -math.Log1p(-pB)
 	s0, s1 := lambda*float64(k0), lambda*float64(k1)
 	f := func(s float64) float64 { return s * math.Exp(-s) }
@@ -75,7 +75,7 @@ func evalGeomEfficiencyTol(pB float64, k0, k1 int) float64 {
 
 // TestScalingEfficiencyClosedForm checks the efficiency of p_B over p_A on
 // closed-form curves against its exact value log(1-p_B)/log(1-p_A), within
-// the interpolation bound of evalGeomEfficiencyTol, on a fine grid
+// the interpolation bound of geomEfficiencyTol, on a fine grid
 // (k = 1..256) and a coarse one (powers of two), and checks each point's
 // status against the definition.
 func TestScalingEfficiencyClosedForm(t *testing.T) {
@@ -85,12 +85,12 @@ func TestScalingEfficiencyClosedForm(t *testing.T) {
 		ks     []int
 		maxTol float64 // the derived tolerance must be at least this tight
 	}{
-		{"fine", 0.01, 0.05, evalRange(1, 256), 2e-3},
-		{"fine-close", 0.02, 0.03, evalRange(1, 256), 2e-3},
-		{"coarse", 0.01, 0.05, evalPowersOfTwo(8), 0.5},
+		{"fine", 0.01, 0.05, widths(1, 256), 2e-3},
+		{"fine-close", 0.02, 0.03, widths(1, 256), 2e-3},
+		{"coarse", 0.01, 0.05, powersOfTwo(8), 0.5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			A, B := evalGeomCurve(tc.pA, 1, tc.ks), evalGeomCurve(tc.pB, 1, tc.ks)
+			A, B := geomCurve(tc.pA, 1, tc.ks), geomCurve(tc.pB, 1, tc.ks)
 			res, err := eval.ScalingEfficiency(tc.ks, A, B)
 			if err != nil {
 				t.Fatal(err)
@@ -126,7 +126,7 @@ func TestScalingEfficiencyClosedForm(t *testing.T) {
 					for B[j] < A[i] {
 						j++
 					}
-					tol := evalGeomEfficiencyTol(tc.pB, tc.ks[j-1], tc.ks[j])
+					tol := geomEfficiencyTol(tc.pB, tc.ks[j-1], tc.ks[j])
 					if tc.ks[j-1] >= 8 && tol > tc.maxTol {
 						t.Fatalf("k_A = %d: derived tolerance %g (k_B in [%d, %d]) is looser than %g", pt.KA, tol, tc.ks[j-1], tc.ks[j], tc.maxTol)
 					}
@@ -163,8 +163,8 @@ func TestScalingEfficiencyExactOnGrid(t *testing.T) {
 	for _, tc := range []struct {
 		ks []int
 		m  int
-	}{{evalPowersOfTwo(9), 4}, {evalRange(1, 300), 3}, {evalRange(1, 300), 7}} {
-		A, B := evalGeomCurve(0.004, 1, tc.ks), evalGeomCurve(0.004, tc.m, tc.ks)
+	}{{powersOfTwo(9), 4}, {widths(1, 300), 3}, {widths(1, 300), 7}} {
+		A, B := geomCurve(0.004, 1, tc.ks), geomCurve(0.004, tc.m, tc.ks)
 		res, err := eval.ScalingEfficiency(tc.ks, A, B)
 		if err != nil {
 			t.Fatal(err)
@@ -201,7 +201,7 @@ func TestScalingEfficiencyExactOnGrid(t *testing.T) {
 // k_B = k_A/3 at every k_A where A exceeds B(1), and the efficiency is 3 up
 // to rounding.
 func TestScalingEfficiencyLinearInLogK(t *testing.T) {
-	ks := evalRange(1, 256)
+	ks := widths(1, 256)
 	A, B := make([]float64, len(ks)), make([]float64, len(ks))
 	for i, k := range ks {
 		B[i] = 0.05 + 0.1*math.Log2(float64(k))

@@ -97,9 +97,9 @@ func MajorityVote[T cmp.Ordered](answers []T, rule TieRule, rnd *rand.Rand) (T, 
 //     gives the same answer.
 //
 // compare is used only by TieSmallest and rnd only by TieRandom; either may
-// be nil otherwise. It returns an error naming the value for empty answers,
-// an unknown rule, a nil compare with TieSmallest, or a nil rnd with
-// TieRandom.
+// be nil otherwise. It costs O(len(answers)). It returns an [*ArgError]
+// naming the value for empty answers, an unknown rule, a nil compare with
+// TieSmallest, or a nil rnd with TieRandom.
 func MajorityVoteFunc[T comparable](answers []T, rule TieRule, compare func(a, b T) int, rnd *rand.Rand) (T, error) {
 	var zero T
 	if err := checkTieRule("majority vote", rule, compare); err != nil {
@@ -184,9 +184,10 @@ func ExpectedMajority[T cmp.Ordered](answers []T, correct T, k int, rule TieRule
 // TieSmallest, k^2 n log k for TieRandom (which also counts the tied
 // answers) and n_c k^2 n for TieFirstSeen (n_c copies of the correct
 // answer), and much less with few distinct answers; for n = 256 it takes
-// milliseconds (see BENCHMARKS.md). Memory is at most about k n floats,
-// for the hypergeometric tables. Results agree with exact rational
-// arithmetic to 1e-13 in the tests.
+// milliseconds. Memory is at most about k n floats, for the hypergeometric
+// tables. Results are within 1e-13 of the exact rational value for n up to
+// a few hundred, and have the same bits on every architecture (every
+// product that feeds a sum is rounded explicitly, never fused).
 //
 // For answers that are independent samples, the order of the answers
 // within a subset is exchangeable, so TieFirstSeen and TieRandom have the
@@ -197,9 +198,14 @@ func ExpectedMajority[T cmp.Ordered](answers []T, correct T, k int, rule TieRule
 // correct are compared with ==, so compare (used only by TieSmallest, and
 // nil otherwise) must order distinct answers strictly.
 //
-// It returns an error naming the value for k < 1, k > n, an unknown rule, a
-// nil compare with TieSmallest, or (TieSmallest) a compare that reports an
-// answer different from correct as equal to it.
+// It returns an [*ArgError] naming the value for k < 1, k > n, an unknown
+// rule, a nil compare with TieSmallest, or (TieSmallest) a compare that
+// reports an answer different from correct as equal to it; and one
+// wrapping [ErrTooCostly], after an O(n) tally and before any table is
+// built, when the tables would hold more than 2^24 values, the module's
+// size cap (memory), or the program would take more than 2^30 steps
+// (time: seconds), as it does for thousands of answers with k in the
+// thousands.
 func ExpectedMajorityFunc[T comparable](answers []T, correct T, k int, rule TieRule, compare func(a, b T) int) (float64, error) {
 	if err := checkTieRule("expected maj@k", rule, compare); err != nil {
 		return 0, err
@@ -273,11 +279,11 @@ func checkMajorityCost(n, k int, rule TieRule, ci int, counts []int) error {
 		rmax := float64(min(k-1, R))
 		cf := float64(c)
 		if rmax <= cf {
-			table += rmax * (rmax + 1) / 2
+			table += float64(rmax * (rmax + 1) / 2)
 		} else {
-			table += cf*(cf+1)/2 + (rmax-cf)*cf
+			table += float64(cf*(cf+1)/2) + float64((rmax-cf)*cf)
 		}
-		table += 4 * (rmax + 1) // a probability and a slice header per r
+		table += float64(4 * (rmax + 1)) // a probability and a slice header per r
 		R -= c
 	}
 	if table > maxSize {
@@ -297,15 +303,15 @@ func checkMajorityCost(n, k int, rule TieRule, ci int, counts []int) error {
 		}
 		mf := float64(m)
 		lt := float64(below) + sumBelow // sum of min(count, m)+1 over answers below m
-		ge := float64(D-below) * (mf + 1)
+		ge := float64(float64(D-below) * (mf + 1))
 		per := kf - mf + 1
 		switch rule {
 		case TieSmallest:
-			steps += per * (lt + ge)
+			steps += float64(per * (lt + ge))
 		case TieRandom:
-			steps += per * (lt + ge) * float64(min(D, (k-m)/m)+1)
+			steps += float64(per * (lt + ge) * float64(min(D, (k-m)/m)+1))
 		case TieFirstSeen:
-			steps += per * (lt + float64(nc-m+1)*ge)
+			steps += float64(per * (lt + float64(float64(nc-m+1)*ge)))
 		}
 		if steps > maxSteps {
 			return costError(what, "k", fmt.Sprintf(

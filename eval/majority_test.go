@@ -15,13 +15,13 @@ import (
 	"spiral/eval"
 )
 
-var evalTieRules = []eval.TieRule{eval.TieFirstSeen, eval.TieSmallest, eval.TieRandom}
+var tieRules = []eval.TieRule{eval.TieFirstSeen, eval.TieSmallest, eval.TieRandom}
 
-// evalVoteWin is the probability that a majority vote over votes returns
+// voteWin is the probability that a majority vote over votes returns
 // correct under rule, written independently of the package: 0 or 1 for the
 // deterministic rules, 1/t for TieRandom when the correct answer is one of
 // t tied answers.
-func evalVoteWin(votes []int, correct int, rule eval.TieRule) *big.Rat {
+func voteWin(votes []int, correct int, rule eval.TieRule) *big.Rat {
 	count := map[int]int{}
 	first := map[int]int{}
 	for i, v := range votes {
@@ -54,10 +54,10 @@ func evalVoteWin(votes []int, correct int, rule eval.TieRule) *big.Rat {
 	return big.NewRat(1, 1)
 }
 
-// evalBruteMajority is the expected maj@k by brute force: the average of
-// evalVoteWin over all C(n, k) subsets of the answers in their original
+// bruteMajority is the expected maj@k by brute force: the average of
+// voteWin over all C(n, k) subsets of the answers in their original
 // order.
-func evalBruteMajority(answers []int, correct, k int, rule eval.TieRule) *big.Rat {
+func bruteMajority(answers []int, correct, k int, rule eval.TieRule) *big.Rat {
 	sum := new(big.Rat)
 	gen := combin.NewCombinationGenerator(len(answers), k)
 	idx := make([]int, k)
@@ -68,20 +68,20 @@ func evalBruteMajority(answers []int, correct, k int, rule eval.TieRule) *big.Ra
 		for i, j := range idx {
 			sub[i] = answers[j]
 		}
-		sum.Add(sum, evalVoteWin(sub, correct, rule))
+		sum.Add(sum, voteWin(sub, correct, rule))
 		total++
 	}
 	return sum.Quo(sum, big.NewRat(int64(total), 1))
 }
 
-// evalCompositionMajority is the expected maj@k in exact rationals by
+// compositionMajority is the expected maj@k in exact rationals by
 // enumerating every composition (m_a) of the k-subset over the distinct
 // answers, each with prod C(n_a, m_a) subsets, and the probability that the
 // correct answer wins given the composition (for TieFirstSeen, summed over
 // the position of the correct answer's first chosen copy). It visits all
 // compositions, with no pruning, so it is a check on the dynamic program
 // of ExpectedMajority for n too large for brute force.
-func evalCompositionMajority(answers []int, correct, k int, rule eval.TieRule) *big.Rat {
+func compositionMajority(answers []int, correct, k int, rule eval.TieRule) *big.Rat {
 	var values []int
 	counts := map[int]int{}
 	for _, v := range answers {
@@ -292,12 +292,12 @@ func TestMajorityErrors(t *testing.T) {
 	}
 }
 
-// evalMajorityTol is the tolerance of ExpectedMajority against exact
+// majorityTol is the tolerance of ExpectedMajority against exact
 // rationals. Every term of its sums is a product of at most D + 3
 // probabilities (D distinct answers), each within a few ulps of exact, and
 // the sums add nonnegative terms, so the relative error is bounded by a few
 // times (D + k + 4) * 2^-53 < 1e-13 for the sizes tested here.
-const evalMajorityTol = 1e-13
+const majorityTol = 1e-13
 
 // TestExpectedMajorityBruteForce checks the exact expectation against
 // enumeration of all size-k subsets, for every tie rule, on random answer
@@ -309,13 +309,13 @@ func TestExpectedMajorityBruteForce(t *testing.T) {
 		answers := rapid.SliceOfN(rapid.IntRange(0, d-1), n, n).Draw(t, "answers")
 		k := rapid.IntRange(1, n).Draw(t, "k")
 		correct := rapid.IntRange(0, d).Draw(t, "correct") // d: absent
-		for _, rule := range evalTieRules {
-			want := evalRatFloat(evalBruteMajority(answers, correct, k, rule))
+		for _, rule := range tieRules {
+			want := ratFloat(bruteMajority(answers, correct, k, rule))
 			got, err := eval.ExpectedMajority(answers, correct, k, rule)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if math.Abs(got-want) > evalMajorityTol {
+			if math.Abs(got-want) > majorityTol {
 				t.Fatalf("ExpectedMajority(%v, %d, k = %d, %v) = %v, enumeration %v", answers, correct, k, rule, got, want)
 			}
 		}
@@ -339,7 +339,7 @@ func TestExpectedMajorityHandValue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if math.Abs(got-want) > evalMajorityTol {
+		if math.Abs(got-want) > majorityTol {
 			t.Errorf("%v: %v, want %v", rule, got, want)
 		}
 	}
@@ -371,16 +371,16 @@ func TestExpectedMajorityCompositions(t *testing.T) {
 		}
 		rnd.Shuffle(len(answers), func(i, j int) { answers[i], answers[j] = answers[j], answers[i] })
 		for _, k := range tc.ks {
-			for _, rule := range evalTieRules {
+			for _, rule := range tieRules {
 				if rule == eval.TieFirstSeen && len(answers) > 200 && k > 64 {
 					continue // a second in rationals; k = 40 covers it
 				}
-				want := evalRatFloat(evalCompositionMajority(answers, 0, k, rule))
+				want := ratFloat(compositionMajority(answers, 0, k, rule))
 				got, err := eval.ExpectedMajority(answers, 0, k, rule)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if math.Abs(got-want) > evalMajorityTol {
+				if math.Abs(got-want) > majorityTol {
 					t.Errorf("counts %v, k = %d, %v: %v, exact %v (off by %.3g)", tc.counts, k, rule, got, want, got-want)
 				}
 			}
@@ -402,7 +402,7 @@ func TestExpectedMajorityProperties(t *testing.T) {
 		k := rapid.IntRange(1, n).Draw(t, "k")
 		shuffled := slices.Clone(answers)
 		rand.New(rand.NewPCG(uint64(n), uint64(k))).Shuffle(n, func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-		for _, rule := range evalTieRules {
+		for _, rule := range tieRules {
 			sum := 0.0
 			for v := range d {
 				e, err := eval.ExpectedMajority(answers, v, k, rule)
@@ -415,16 +415,16 @@ func TestExpectedMajorityProperties(t *testing.T) {
 				sum += e
 				if rule != eval.TieFirstSeen {
 					s, _ := eval.ExpectedMajority(shuffled, v, k, rule)
-					if math.Abs(s-e) > evalMajorityTol {
+					if math.Abs(s-e) > majorityTol {
 						t.Fatalf("%v depends on the order: %v and %v", rule, e, s)
 					}
 				}
 				one, _ := eval.ExpectedMajority(answers, v, 1, rule)
-				if f := float64(strings.Count(evalDigits(answers), string(rune('0'+v)))) / float64(n); math.Abs(one-f) > evalMajorityTol {
+				if f := float64(strings.Count(digits(answers), string(rune('0'+v)))) / float64(n); math.Abs(one-f) > majorityTol {
 					t.Fatalf("%v: k = 1 gives %v for answer %d, frequency %v", rule, one, v, f)
 				}
 				all, _ := eval.ExpectedMajority(answers, v, n, rule)
-				if want := evalRatFloat(evalVoteWin(answers, v, rule)); math.Abs(all-want) > evalMajorityTol {
+				if want := ratFloat(voteWin(answers, v, rule)); math.Abs(all-want) > majorityTol {
 					t.Fatalf("%v: k = n gives %v for answer %d, full vote %v", rule, all, v, want)
 				}
 			}
@@ -435,8 +435,8 @@ func TestExpectedMajorityProperties(t *testing.T) {
 	})
 }
 
-// evalDigits writes small answers as a digit string.
-func evalDigits(answers []int) string {
+// digits writes small answers as a digit string.
+func digits(answers []int) string {
 	b := make([]byte, len(answers))
 	for i, v := range answers {
 		b[i] = byte('0' + v)
@@ -475,9 +475,9 @@ func TestExpectedMajorityUnbiased(t *testing.T) {
 			yield(seq, p)
 		}
 	}
-	for _, rule := range evalTieRules {
+	for _, rule := range tieRules {
 		truth := new(big.Rat)
-		seqs(k, func(seq []int, p *big.Rat) { truth.Add(truth, p.Mul(p, evalVoteWin(seq, 0, rule))) })
+		seqs(k, func(seq []int, p *big.Rat) { truth.Add(truth, p.Mul(p, voteWin(seq, 0, rule))) })
 		subsets, replaced := 0.0, new(big.Rat)
 		seqs(n, func(seq []int, p *big.Rat) {
 			e, err := eval.ExpectedMajority(seq, 0, k, rule)
@@ -493,7 +493,7 @@ func TestExpectedMajorityUnbiased(t *testing.T) {
 				for i, c := 0, code; i < k; i, c = i+1, c/n {
 					draw[i] = seq[c%n]
 				}
-				sum.Add(sum, evalVoteWin(draw, 0, rule))
+				sum.Add(sum, voteWin(draw, 0, rule))
 			}
 			sum.Quo(sum, big.NewRat(n*n*n, 1))
 			replaced.Add(replaced, sum.Mul(sum, p))
@@ -501,13 +501,13 @@ func TestExpectedMajorityUnbiased(t *testing.T) {
 		if w := want[rule]; truth.Cmp(w[0]) != 0 || replaced.Cmp(w[1]) != 0 {
 			t.Errorf("%v: maj@%d = %v and E[with replacement] = %v, want %v and %v", rule, k, truth, replaced, w[0], w[1])
 		}
-		tf := evalRatFloat(truth)
-		if math.Abs(subsets-tf) > evalMajorityTol {
+		tf := ratFloat(truth)
+		if math.Abs(subsets-tf) > majorityTol {
 			t.Errorf("%v: E[subset average] = %v, maj@%d = %v (%v)", rule, subsets, k, tf, truth)
 		}
-		bias := evalRatFloat(replaced) - tf
+		bias := ratFloat(replaced) - tf
 		if math.Abs(bias) < 1e-3 {
-			t.Errorf("%v: with replacement %v, maj@%d = %v: expected a visible bias", rule, evalRatFloat(replaced), k, tf)
+			t.Errorf("%v: with replacement %v, maj@%d = %v: expected a visible bias", rule, ratFloat(replaced), k, tf)
 		}
 		t.Logf("%v: maj@3 = %v = %.6f; E[with replacement] = %v, bias %+.6f", rule, truth, tf, replaced, bias)
 	}

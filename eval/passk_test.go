@@ -12,17 +12,27 @@ import (
 	"spiral/eval"
 )
 
-// evalRatFloat converts an exact rational to the nearest float64.
-func evalRatFloat(r *big.Rat) float64 {
+// ratPassAtKBinomial is 1 - C(n-c, k)/C(n, k) through big-integer
+// binomial coefficients: the definition, written independently of
+// PassAtKRat's product.
+func ratPassAtKBinomial(n, c, k int) *big.Rat {
+	num := new(big.Int).Binomial(int64(n-c), int64(k)) // 0 when n-c < k
+	den := new(big.Int).Binomial(int64(n), int64(k))
+	q := new(big.Rat).SetFrac(num, den)
+	return q.Sub(big.NewRat(1, 1), q)
+}
+
+// ratFloat converts an exact rational to the nearest float64.
+func ratFloat(r *big.Rat) float64 {
 	f, _ := r.Float64()
 	return f
 }
 
-// evalPassAtKTol is the float tolerance of PassAtK and the pass@k curves
+// passAtKTol is the float tolerance of PassAtK and the pass@k curves
 // against the exact rational: at most about (2 max(c, k) + 3) roundings of
 // relative size 2^-53 each, with n <= 400 in these tests, so 1e-12 leaves
 // a margin of more than ten over the bound.
-const evalPassAtKTol = 1e-12
+const passAtKTol = 1e-12
 
 // TestPassAtKEnumeration checks pass@k against its definition: the
 // fraction of the k-subsets of n samples (the first c correct) that hold a
@@ -53,7 +63,7 @@ func TestPassAtKEnumeration(t *testing.T) {
 				if got.Cmp(want) != 0 {
 					t.Errorf("PassAtKRat(%d, %d, %d) = %v, enumeration gives %v", n, c, k, got, want)
 				}
-				w := evalRatFloat(want)
+				w := ratFloat(want)
 				f, err := eval.PassAtK(n, c, k)
 				if err != nil {
 					t.Fatal(err)
@@ -82,7 +92,7 @@ func TestPassAtKHandValues(t *testing.T) {
 			t.Errorf("PassAtKRat(16, 2, %d) = %v, want %v", tc.k, got, tc.want)
 		}
 		f, _ := eval.PassAtK(16, 2, tc.k)
-		if w := evalRatFloat(tc.want); math.Abs(f-w) > 1e-15 {
+		if w := ratFloat(tc.want); math.Abs(f-w) > 1e-15 {
 			t.Errorf("PassAtK(16, 2, %d) = %v, want %v", tc.k, f, w)
 		}
 	}
@@ -105,12 +115,15 @@ func TestPassAtKProperties(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := math.Abs(f - evalRatFloat(exact)); d > evalPassAtKTol {
+		if want := ratPassAtKBinomial(n, c, k); exact.Cmp(want) != 0 {
+			t.Fatalf("PassAtKRat(%d, %d, %d) = %v, binomials give %v", n, c, k, exact, want)
+		}
+		if d := math.Abs(f - ratFloat(exact)); d > passAtKTol {
 			t.Fatalf("PassAtK(%d, %d, %d) = %v, exact %v: off by %g", n, c, k, f, exact.FloatString(20), d)
 		}
 		// The documented bound, (2c+1) 2^-53, plus one rounding of the exact
 		// value to float64: catches a formula less stable than the product.
-		if d, bound := math.Abs(f-evalRatFloat(exact)), float64(2*c+2)*0x1p-53; d > bound {
+		if d, bound := math.Abs(f-ratFloat(exact)), float64(2*c+2)*0x1p-53; d > bound {
 			t.Fatalf("PassAtK(%d, %d, %d) = %v, exact %v: off by %g > the documented (2c+1) 2^-53 = %g", n, c, k, f, exact.FloatString(20), d, bound)
 		}
 		if k < n {
@@ -129,7 +142,7 @@ func TestPassAtKProperties(t *testing.T) {
 		if one.Cmp(big.NewRat(int64(c), int64(n))) != 0 {
 			t.Fatalf("PassAtKRat(%d, %d, 1) = %v, want c/n", n, c, one)
 		}
-		if f1, _ := eval.PassAtK(n, c, 1); math.Abs(f1-float64(c)/float64(n)) > evalPassAtKTol {
+		if f1, _ := eval.PassAtK(n, c, 1); math.Abs(f1-float64(c)/float64(n)) > passAtKTol {
 			t.Fatalf("PassAtK(%d, %d, 1) = %v, want c/n = %v", n, c, f1, float64(c)/float64(n))
 		}
 		if n-c < k && (f != 1 || exact.Cmp(big.NewRat(1, 1)) != 0) {
@@ -150,7 +163,7 @@ func TestPassAtKProperties(t *testing.T) {
 				t.Fatalf("curve not monotone at k = %d: %v < %v", j+1, v, curve[j-1])
 			}
 		}
-		if d := math.Abs(curve[k-1] - evalRatFloat(exact)); d > evalPassAtKTol {
+		if d := math.Abs(curve[k-1] - ratFloat(exact)); d > passAtKTol {
 			t.Fatalf("PassAtKCurve(%d, %d, %d)[k-1] = %v, exact %v: off by %g", n, c, k, curve[k-1], exact.FloatString(20), d)
 		}
 	})
