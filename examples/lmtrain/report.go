@@ -1,0 +1,174 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// writeReport writes summary.json, summary.txt and the plots to dir.
+func writeReport(dir string, s *Summary) error {
+	js, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "summary.json"), append(js, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "summary.txt"), []byte(summaryText(s)), 0o644); err != nil {
+		return err
+	}
+	return plots(dir, s)
+}
+
+func summaryText(s *Summary) string {
+	var b strings.Builder
+	o := s.Options
+	c := s.Config
+	fmt.Fprintf(&b, "lmtrain: %d steps of %d problems per arm, seed %d; model: %d block(s), width %d, %d heads\n",
+		o.Steps, o.Problems, o.Seed, o.Model.Layers, o.Model.Dim, o.Model.Heads)
+	fmt.Fprintf(&b, "SPIRAL: N1 = %d, n = %d, K = %d, N2 = %d, length gate L_target = %d (0: off), unbiased role multipliers: %v\n",
+		c.SearchTraces, c.SetSize, c.Sets, c.AggregationsPerSet, o.Gate, o.Unbiased)
+	fmt.Fprintf(&b, "GRPO: %s advantages, dynamic sampling up to %d rounds in both arms\n", o.GRPOPreset, o.Rounds)
+	fmt.Fprintf(&b, "test: %d held-out problems, %d search samples each; aggregation on 4 sets of %d of them\n",
+		o.Test, o.Samples, c.SetSize)
+	fmt.Fprintf(&b, "time: warm-up %.0f s, total %.0f s\n\n", s.WarmupSeconds, s.Seconds)
+	fmt.Fprintf(&b, "%-7s %-22s %8s %10s %10s %8s %8s %8s %8s %8s %8s %8s %8s\n",
+		"arm", "", "ceiling", "generated", "prefill", "pass@1", "pass@8", "pass@64", "aggr.", "majority", "oracle", "answers", "length")
+	for _, a := range s.Arms {
+		for i, h := range a.History {
+			if i != 0 && i != len(a.History)-1 {
+				continue
+			}
+			label := "base (step 0)"
+			if i > 0 {
+				label = fmt.Sprintf("after step %d", h.Step)
+			}
+			e := h.Eval
+			fmt.Fprintf(&b, "%-7s %-22s %8d %10d %10d %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.2f %8.2f\n",
+				a.Name, label, a.Budget.Generated(), h.Generated, h.Prefill,
+				at(e.Coverage, 1), at(e.Coverage, 8), at(e.Coverage, 64), e.Aggregator, e.Majority, e.Oracle, e.DistinctAnswers, e.MeanLength)
+		}
+		fmt.Fprintf(&b, "%-7s %d of %d problems trained on (the others gave no signal), %d positive advantages gated, %.0f s\n\n",
+			a.Name, a.Kept, a.Problems, a.Gated, a.Seconds)
+	}
+	b.WriteString("ceiling: the library's generated-token ceiling per problem (package budget); generated and prefill: tokens\n")
+	b.WriteString("spent in training, all rounds; aggr.: aggregator accuracy; majority: majority vote over the same candidates;\n")
+	b.WriteString("oracle: sets holding a right candidate; answers: distinct answers among 16 samples; length: search trace tokens.\n")
+	return b.String()
+}
+
+// at returns curve[k-1], or NaN-free 0 when the curve is shorter.
+func at(curve []float64, k int) float64 {
+	if k > len(curve) {
+		return 0
+	}
+	return curve[k-1]
+}
+
+var armColors = []color.Color{
+	color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+	color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
+	color.RGBA{R: 0x55, G: 0x55, B: 0x55, A: 0xff},
+}
+
+func plots(dir string, s *Summary) error {
+	save := func(p *plot.Plot, name string) error {
+		return p.Save(7*vg.Inch, 4.5*vg.Inch, filepath.Join(dir, name))
+	}
+	line := func(p *plot.Plot, xys plotter.XYs, c color.Color, dashed bool, label string) error {
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return err
+		}
+		l.Color = c
+		l.Width = vg.Points(1.5)
+		if dashed {
+			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
+		p.Add(l)
+		p.Legend.Add(label, l)
+		return nil
+	}
+	newPlot := func(title, x, y string) *plot.Plot {
+		p := plot.New()
+		p.Title.Text = title
+		p.X.Label.Text = x
+		p.Y.Label.Text = y
+		p.Add(plotter.NewGrid())
+		p.Legend.Top = true
+		p.Legend.Left = true
+		return p
+	}
+	series := func(a ArmResult, y func(EvalResult) float64) plotter.XYs {
+		xys := make(plotter.XYs, len(a.History))
+		for i, h := range a.History {
+			xys[i].X = float64(h.Generated) / 1000
+			xys[i].Y = y(h.Eval)
+		}
+		return xys
+	}
+
+	p := newPlot("accuracy on held-out problems", "generated tokens in training (thousands)", "accuracy")
+	for i, a := range s.Arms {
+		c := armColors[i%len(armColors)]
+		if err := line(p, series(a, func(e EvalResult) float64 { return at(e.Coverage, 1) }), c, false, a.Name+" pass@1"); err != nil {
+			return err
+		}
+		if err := line(p, series(a, func(e EvalResult) float64 { return e.Aggregator }), c, true, a.Name+" aggregator (n=4)"); err != nil {
+			return err
+		}
+	}
+	if len(s.Arms) > 0 {
+		if err := line(p, series(s.Arms[0], func(e EvalResult) float64 { return e.Majority }), armColors[2], true, s.Arms[0].Name+" majority vote (n=4)"); err != nil {
+			return err
+		}
+	}
+	if err := save(p, "pass1.png"); err != nil {
+		return err
+	}
+
+	p = newPlot("pass@k coverage after training", "k (samples per problem)", "pass@k")
+	p.X.Scale = plot.LogScale{}
+	var ticks plot.ConstantTicks
+	for k := 1; k <= 64; k *= 2 {
+		ticks = append(ticks, plot.Tick{Value: float64(k), Label: fmt.Sprint(k)})
+	}
+	p.X.Tick.Marker = ticks
+	curve := func(cov []float64) plotter.XYs {
+		xys := make(plotter.XYs, len(cov))
+		for k, v := range cov {
+			xys[k] = plotter.XY{X: float64(k + 1), Y: v}
+		}
+		return xys
+	}
+	if len(s.Arms) > 0 && len(s.Arms[0].History) > 0 {
+		if err := line(p, curve(s.Arms[0].History[0].Eval.Coverage), armColors[2], true, "base model"); err != nil {
+			return err
+		}
+	}
+	for i, a := range s.Arms {
+		last := a.History[len(a.History)-1]
+		if err := line(p, curve(last.Eval.Coverage), armColors[i%len(armColors)], false, a.Name); err != nil {
+			return err
+		}
+	}
+	if err := save(p, "coverage.png"); err != nil {
+		return err
+	}
+
+	p = newPlot("diversity of search traces", "generated tokens in training (thousands)", "answer entropy (bits)")
+	for i, a := range s.Arms {
+		if err := line(p, series(a, func(e EvalResult) float64 { return e.AnswerEntropy }), armColors[i%len(armColors)], false, a.Name); err != nil {
+			return err
+		}
+	}
+	return save(p, "diversity.png")
+}
