@@ -334,7 +334,7 @@ func (c Config) FamilySize() (*big.Int, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fam.Count(), nil
+	return fam.Count()
 }
 
 // M returns the multiplier of Proposition 3.1 for c's design: the expected

@@ -99,7 +99,7 @@ func TestAllAllocs(t *testing.T) {
 			}
 		})
 		if full != one {
-			t.Errorf("%v.All(): %v allocations for all %v groups, %v for one", f, full, f.Count(), one)
+			t.Errorf("%v.All(): %v allocations for all %v groups, %v for one", f, full, bigT(f), one)
 		}
 	}
 }

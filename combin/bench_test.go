@@ -188,7 +188,10 @@ func BenchmarkUnrank(b *testing.B) {
 	}
 	// Beyond 2^64: big ranks.
 	f := family(b, false, 1024, 16)
-	T := f.Count()
+	T, err := f.Count()
+	if err != nil {
+		b.Fatal(err)
+	}
 	rnd := rand.New(rand.NewPCG(1, 2))
 	ranks := make([]*big.Int, 64)
 	for i := range ranks {

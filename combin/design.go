@@ -2,7 +2,6 @@ package combin
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 )
@@ -20,7 +19,7 @@ import (
 // rnd.
 //
 // SampleBalanced returns an error if rnd is nil, f is not a family of
-// subsets, K < 0, K > T = C(N, n), or K*n ints cannot be addressed. A
+// subsets, K < 0, K > T = C(N, n), or K*n > MaxSize. A
 // balanced design exists for every K in [0, C(N, n)], so these are the only
 // errors.
 func (f Family) SampleBalanced(rnd *rand.Rand, K int) ([][]int, error) {
@@ -118,7 +117,7 @@ type BalancedSampler struct {
 // NewBalancedSampler returns a BalancedSampler that draws a balanced design
 // of K groups of the subset family f per call. It returns an error if f is not
 // a family of subsets (for ordered presentation, shuffle each group), K < 0,
-// K > T = C(N, n), or K*n ints cannot be addressed.
+// K > T = C(N, n), or K*n > MaxSize.
 func NewBalancedSampler(f Family, K int) (*BalancedSampler, error) {
 	if err := f.checkK(K); err != nil {
 		return nil, err
@@ -126,8 +125,8 @@ func NewBalancedSampler(f Family, K int) (*BalancedSampler, error) {
 	if f.ordered {
 		return nil, fmt.Errorf("combin: balanced designs are drawn from subsets, not from %v (present each group shuffled for an ordered design)", f)
 	}
-	if K > math.MaxInt/2/f.n {
-		return nil, fmt.Errorf("combin: K = %d too large: K*n = %d*%d ints cannot be addressed", K, K, f.n)
+	if err := f.checkDraw(K); err != nil {
+		return nil, err
 	}
 	return newBalancedSampler(f, K, maxRoundDraws), nil
 }

@@ -19,7 +19,9 @@ func Example() {
 	miss, _ := f.MissProb(4)
 	missFloat, _ := f.MissProbFloat(4)
 	dist, _ := f.AppearanceDist(4)
-	fmt.Println(f, "has", f.Count(), "sets;", f.Avoiding(), "avoid a given trace")
+	T, _ := f.Count()
+	avoid, _ := f.Avoiding()
+	fmt.Println(f, "has", T, "sets;", avoid, "avoid a given trace")
 	fmt.Printf("P(trace in no set) = %v = %.4f\n", miss, missFloat)
 	fmt.Println("P(trace in exactly j sets), j = 0..4:", dist)
 	// Output:

@@ -2,6 +2,7 @@ package combin
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"math/big"
 	"math/bits"
@@ -87,22 +88,31 @@ func (f Family) String() string {
 	}
 }
 
-// Count returns T, the exact number of groups in f: C(N, n) for subsets and
-// (N)_n = N!/(N-n)! for tuples. It returns 0 for the zero Family. The result
-// is a new big.Int that the caller owns.
-func (f Family) Count() *big.Int {
-	if f.n == 0 {
-		return new(big.Int)
+// Count returns T, the exact number of sets in f: C(N1, n) for subsets and
+// (N1)_n = N1!/(N1-n)! for tuples. The result is a new big.Int that the
+// caller owns.
+//
+// Count returns an error for the zero Family, and an error naming the bound
+// when T has more than MaxExactBits bits (log2 T > 2^17, such as
+// Subsets(2^18, 2^17) or Tuples(2^14, 2^14)); Count64 answers every family
+// whose T is below 2^64, and LogCount every family. It takes well under a
+// second for every T it computes.
+func (f Family) Count() (*big.Int, error) {
+	if err := f.check(); err != nil {
+		return nil, err
 	}
 	if f.fits {
-		return new(big.Int).SetUint64(f.t64)
+		return new(big.Int).SetUint64(f.t64), nil
 	}
-	return countBig(f.size, f.n, f.ordered)
+	if bits := f.logCount() / math.Ln2; bits > MaxExactBits {
+		return nil, fmt.Errorf("combin: %v.Count: T has about %.4g bits > MaxExactBits = %d; use LogCount", f, bits, MaxExactBits)
+	}
+	return countBig(f.size, f.n, f.ordered), nil
 }
 
-// Count64 returns T, the number of groups in f, and true when T < 2^64;
+// Count64 returns T, the number of sets in f, and true when T < 2^64;
 // otherwise it returns 0 and false. It costs nothing: the value is computed
-// once by Subsets or Tuples.
+// once by Subsets or Tuples. The zero Family gives 0 and true.
 func (f Family) Count64() (uint64, bool) {
 	if f.n == 0 {
 		return 0, true
@@ -110,25 +120,50 @@ func (f Family) Count64() (uint64, bool) {
 	return f.t64, f.fits
 }
 
-// Avoiding returns T_avoid, the exact number of groups in f that do not
-// contain one given index (by symmetry, the same for every index): the
-// groups drawn from the other N-1 indices, C(N-1, n) for subsets and
-// (N-1)_n for tuples. It is 0 when n = N. The result is a new big.Int that
-// the caller owns.
-//
-// The groups that do contain a given index number T - T_avoid, a fraction
-// n/N of the family.
-func (f Family) Avoiding() *big.Int {
+// LogCount returns ln T, the natural logarithm of the number of sets in f,
+// with an absolute error below 1e-6 (exact to rounding when T < 2^64). It
+// returns -Inf for the zero Family.
+func (f Family) LogCount() float64 {
 	if f.n == 0 {
-		return new(big.Int)
+		return math.Inf(-1)
 	}
 	if f.fits {
-		return new(big.Int).SetUint64(f.avoid64)
+		return math.Log(float64(f.t64))
 	}
-	return countBig(f.size-1, f.n, f.ordered)
+	return f.logCount()
 }
 
-// countBig returns C(N, n), or (N)_n when ordered, for 0 <= N, 1 <= n.
+// Avoiding returns T_avoid, the exact number of sets in f that do not
+// contain one given trace (by symmetry, the same for every trace): the sets
+// drawn from the other N1-1 traces, C(N1-1, n) for subsets and (N1-1)_n for
+// tuples. It is 0 when n = N1. The result is a new big.Int that the caller
+// owns. The sets that do contain a given trace number T - T_avoid, a
+// fraction n/N1 of the family.
+//
+// Its errors are those of Count (T_avoid < T).
+func (f Family) Avoiding() (*big.Int, error) {
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	if f.fits {
+		return new(big.Int).SetUint64(f.avoid64), nil
+	}
+	if bits := f.logCount() / math.Ln2; bits > MaxExactBits {
+		return nil, fmt.Errorf("combin: %v.Avoiding: T has about %.4g bits > MaxExactBits = %d; use LogCount", f, bits, MaxExactBits)
+	}
+	return countBig(f.size-1, f.n, f.ordered), nil
+}
+
+// bigCounts returns T and T_avoid; the caller has bounded their size.
+func (f Family) bigCounts() (T, avoid *big.Int) {
+	if f.fits {
+		return new(big.Int).SetUint64(f.t64), new(big.Int).SetUint64(f.avoid64)
+	}
+	return countBig(f.size, f.n, f.ordered), countBig(f.size-1, f.n, f.ordered)
+}
+
+// countBig returns C(N, n), or (N)_n when ordered, for 0 <= N, 1 <= n. Its
+// cost grows with the size of the result: callers bound it first.
 func countBig(N, n int, ordered bool) *big.Int {
 	if n > N {
 		return new(big.Int)
@@ -136,7 +171,79 @@ func countBig(N, n int, ordered bool) *big.Int {
 	if ordered {
 		return new(big.Int).MulRange(int64(N-n+1), int64(N))
 	}
-	return new(big.Int).Binomial(int64(N), int64(n))
+	return binomial(N, n)
+}
+
+// binomial returns C(N, k) for 0 <= k <= N. For small k it divides a
+// product tree by k!; otherwise it multiplies the prime powers p^e of
+// C(N, k), with e the number of carries when adding k and N-k in base p
+// (Kummer), so that no number is larger than the result.
+func binomial(N, k int) *big.Int {
+	k = min(k, N-k)
+	if k <= 256 {
+		num := fallingTree(big.NewInt(int64(N)), 0, k)
+		return num.Quo(num, fallingTree(big.NewInt(int64(k)), 0, k))
+	}
+	var factors []*big.Int
+	for p := range primesUpTo(N) {
+		// Legendre: e = sum_i floor(N/p^i) - floor(k/p^i) - floor((N-k)/p^i).
+		e := 0
+		for pi := p; ; {
+			e += N/pi - k/pi - (N-k)/pi
+			if pi > N/p {
+				break
+			}
+			pi *= p
+		}
+		if e > 0 {
+			x := big.NewInt(int64(p))
+			if e > 1 {
+				x.Exp(x, big.NewInt(int64(e)), nil)
+			}
+			factors = append(factors, x)
+		}
+	}
+	return productTree(factors)
+}
+
+// productTree returns the product of xs, multiplying numbers of similar size.
+// It may modify xs.
+func productTree(xs []*big.Int) *big.Int {
+	switch len(xs) {
+	case 0:
+		return big.NewInt(1)
+	case 1:
+		return xs[0]
+	}
+	h := len(xs) / 2
+	a := productTree(xs[:h])
+	return a.Mul(a, productTree(xs[h:]))
+}
+
+// primesUpTo yields the primes p <= N in increasing order, from a bit
+// sieve of the odd numbers (N/16 bytes).
+func primesUpTo(N int) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		if N < 2 || !yield(2) {
+			return
+		}
+		composite := make([]uint64, N/128+1) // bit i: 2i+1 is composite
+		for i := 1; 2*i+1 <= N; i++ {
+			if composite[i/64]&(1<<(i%64)) != 0 {
+				continue
+			}
+			p := 2*i + 1
+			if !yield(p) {
+				return
+			}
+			if p > N/p {
+				continue
+			}
+			for j := p * p / 2; 2*j+1 <= N; j += p {
+				composite[j/64] |= 1 << (j % 64)
+			}
+		}
+	}
 }
 
 // count64 returns C(N, n), or (N)_n when ordered, and whether it is below
@@ -205,6 +312,18 @@ func (f Family) logCount() float64 {
 func (f Family) check() error {
 	if f.n == 0 {
 		return fmt.Errorf("combin: invalid zero Family; make one with Subsets or Tuples")
+	}
+	return nil
+}
+
+// checkDraw returns an error unless 0 <= K <= T and K*n <= MaxSize, the
+// sizes for which a sampler can hold K sets.
+func (f Family) checkDraw(K int) error {
+	if err := f.checkK(K); err != nil {
+		return err
+	}
+	if K > MaxSize/f.n {
+		return fmt.Errorf("combin: K = %d: K*n = %d*%d > MaxSize = %d, too many indices to draw", K, K, f.n, MaxSize)
 	}
 	return nil
 }

@@ -48,7 +48,10 @@ func FuzzRankUnrank(f *testing.F) {
 		if err != nil {
 			return
 		}
-		T := fam.Count()
+		T, err := fam.Count() // N <= 127: T has at most 127*7 bits
+		if err != nil {
+			t.Fatal(err)
+		}
 		t64, fits := fam.Count64()
 		if fits != T.IsUint64() || (fits && t64 != T.Uint64()) {
 			t.Fatalf("%v: Count64 = %d, %v; Count = %v", fam, t64, fits, T)

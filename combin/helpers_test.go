@@ -117,3 +117,9 @@ func chiSquare(observed []int, expected []float64) (stat float64, df int) {
 	}
 	return stat, len(obsP) - 1
 }
+
+// bigT returns T for f, computed whatever its size.
+func bigT(f Family) *big.Int { T, _ := f.bigCounts(); return T }
+
+// bigAvoid returns T_avoid for f, computed whatever its size.
+func bigAvoid(f Family) *big.Int { _, a := f.bigCounts(); return a }

@@ -2,6 +2,7 @@ package combin
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 )
 
@@ -21,6 +22,9 @@ func (f Family) Rank(g []int) (*big.Int, error) {
 	}
 	if f.fits {
 		return new(big.Int).SetUint64(f.rank64(g)), nil
+	}
+	if err := f.checkBigRank("Rank"); err != nil {
+		return nil, err
 	}
 	if f.ordered {
 		return f.rankTupleBig(g), nil
@@ -57,18 +61,23 @@ func (f Family) Unrank(r *big.Int) ([]int, error) {
 	if r == nil {
 		return nil, fmt.Errorf("combin: rank r is nil")
 	}
-	if r.Sign() < 0 || (f.fits && (!r.IsUint64() || r.Uint64() >= f.t64)) {
-		return nil, fmt.Errorf("combin: rank r = %v out of range [0, T = %v) for %v", r, f.Count(), f)
+	if f.fits {
+		if r.Sign() < 0 || !r.IsUint64() || r.Uint64() >= f.t64 {
+			return nil, fmt.Errorf("combin: rank r = %v out of range [0, T = %d) for %v", r, f.t64, f)
+		}
+	} else {
+		if err := f.checkBigRank("Unrank"); err != nil {
+			return nil, err
+		}
+		if T, _ := f.bigCounts(); r.Sign() < 0 || r.Cmp(T) >= 0 {
+			return nil, fmt.Errorf("combin: rank r = %v out of range [0, T = %v) for %v", r, T, f)
+		}
 	}
 	g := make([]int, f.n)
 	if r.IsUint64() {
 		// UnrankTo cannot fail here: r < T.
 		_ = f.UnrankTo(g, r.Uint64())
 		return g, nil
-	}
-	// Here T >= 2^64: check r < T.
-	if r.Cmp(f.Count()) >= 0 {
-		return nil, fmt.Errorf("combin: rank r = %v out of range [0, T = %v) for %v", r, f.Count(), f)
 	}
 	if f.ordered {
 		f.unrankTupleBig(g, r)
@@ -104,6 +113,9 @@ func (f Family) UnrankTo(dst []int, r uint64) error {
 	}
 	if !f.fits {
 		// T >= 2^64 > r.
+		if err := f.checkBigRank("UnrankTo"); err != nil {
+			return err
+		}
 		rb := new(big.Int).SetUint64(r)
 		if f.ordered {
 			f.unrankTupleBig(dst, rb)
@@ -119,6 +131,26 @@ func (f Family) UnrankTo(dst []int, r uint64) error {
 		f.unrankTuple64(dst, r)
 	} else {
 		f.unrankSubset64(dst, r)
+	}
+	return nil
+}
+
+// maxBigRankWork bounds the work, in word operations, of one rank or
+// unrank with big numbers.
+const maxBigRankWork = 1 << 27
+
+// checkBigRank returns an error when ranking or unranking in f with big
+// numbers (T >= 2^64) would cost more than maxBigRankWork: (N1 + n) steps
+// on numbers of T's size for subsets, n² + n such steps for tuples.
+func (f Family) checkBigRank(what string) error {
+	bits := f.logCount() / math.Ln2
+	words := bits/64 + 4
+	work := float64(f.size+f.n) * words
+	if f.ordered {
+		work = float64(f.n)*float64(f.n) + float64(f.n)*words
+	}
+	if bits > MaxExactBits || work > maxBigRankWork {
+		return fmt.Errorf("combin: %s in %v: T has about %.4g bits; the %.3g word operations exceed the bound 2^27 (too slow)", what, f, bits, work)
 	}
 	return nil
 }
@@ -254,7 +286,8 @@ func lehmerToTuple(d []int) {
 func (f Family) rankSubsetBig(g []int) *big.Int {
 	N := f.size
 	sum := new(big.Int)
-	c, m, k := f.Avoiding(), N-1, f.n
+	T, c := f.bigCounts()
+	m, k := N-1, f.n
 	var t big.Int
 	for i, v := range g {
 		mi := N - 1 - v
@@ -273,19 +306,18 @@ func (f Family) rankSubsetBig(g []int) *big.Int {
 			k--
 		}
 	}
-	r := f.Count()
-	r.Sub(r, sum)
-	return r.Sub(r, t.SetInt64(1))
+	T.Sub(T, sum)
+	return T.Sub(T, t.SetInt64(1))
 }
 
 // unrankSubsetBig is unrankSubset64 with big arithmetic.
 func (f Family) unrankSubsetBig(dst []int, r *big.Int) {
 	N := f.size
 	var t big.Int
-	x := f.Count()
+	x, c := f.bigCounts()
 	x.Sub(x, r)
 	x.Sub(x, t.SetInt64(1))
-	c, m, k := f.Avoiding(), N-1, f.n
+	m, k := N-1, f.n
 	for i := range dst {
 		for c.Cmp(x) > 0 {
 			c.Mul(c, t.SetInt64(int64(m-k)))

@@ -3,7 +3,6 @@ package combin
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 )
@@ -111,13 +110,13 @@ type samplerMethod struct {
 }
 
 // NewSampler returns a Sampler that draws K distinct groups of f per call.
-// It returns an error if K < 0, K > T, or K*n ints cannot be addressed.
+// It returns an error if K < 0, K > T, or K*n > MaxSize.
 func NewSampler(f Family, K int) (*Sampler, error) {
 	if err := f.checkK(K); err != nil {
 		return nil, err
 	}
-	if K > math.MaxInt/2/f.n {
-		return nil, fmt.Errorf("combin: K = %d too large: K*n = %d*%d ints cannot be addressed", K, K, f.n)
+	if err := f.checkDraw(K); err != nil {
+		return nil, err
 	}
 	m := samplerMethod{
 		dense:       f.fits && (f.t64 <= 2*uint64(K) || f.t64 <= uint64(tableInts/f.n)),

@@ -164,7 +164,7 @@ func FixedDesign(N int, sets [][]int) (*Design, error) {
 func UniformDesign(f combin.Family, K int) (*Design, error) {
 	T64, ok := f.Count64()
 	if !ok || T64*uint64(f.Traces()) > maxDesignSelections {
-		return nil, fmt.Errorf("estimator: family %v of %v groups is too large for exact enumeration", f, f.Count())
+		return nil, fmt.Errorf("estimator: family %v is too large for exact enumeration", f)
 	}
 	T := int(T64)
 	if K < 1 || K > T {

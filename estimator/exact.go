@@ -177,7 +177,7 @@ func SelectionWeights(f combin.Family, K int) (*Weights, error) {
 	N := f.Traces()
 	T64, ok := f.Count64()
 	if !ok || T64*uint64(N) > maxSelections {
-		return nil, fmt.Errorf("estimator: family of %v groups is too large for exact enumeration", f.Count())
+		return nil, fmt.Errorf("estimator: family %v is too large for exact enumeration", f)
 	}
 	T := int(T64)
 	if K < 1 || K > T {

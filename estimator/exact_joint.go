@@ -179,7 +179,7 @@ func JointExpectation(c *Categorical, a *Aggregator, f combin.Family, K, N2 int,
 	V, n, N, V2 := a.v, a.n, f.Traces(), a.Outputs()
 	T64, ok := f.Count64()
 	if !ok || T64 > maxLeaves {
-		return JointUpdate{}, fmt.Errorf("estimator: family of %v groups is too large for JointExpectation", f.Count())
+		return JointUpdate{}, fmt.Errorf("estimator: family %v is too large for JointExpectation", f)
 	}
 	T := int(T64)
 	if K < 1 || K > T {

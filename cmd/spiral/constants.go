@@ -116,8 +116,12 @@ func constants(N, n, K int, ordered, balanced bool) (constantsOutput, error) {
 func newConstantsOutput(fam combin.Family, K int, miss, cover, m *big.Rat, missFloat, coverFloat, mFloat float64) constantsOutput {
 	N, n := fam.Traces(), fam.SetSize()
 	appear, _ := new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(int64(K)), big.NewInt(int64(n))), big.NewInt(int64(N))).Float64()
+	familySize := fmt.Sprintf("about exp(%.6g)", fam.LogCount())
+	if T, err := fam.Count(); err == nil {
+		familySize = T.String()
+	}
 	return constantsOutput{
-		FamilySize:          fam.Count().String(),
+		FamilySize:          familySize,
 		MissProb:            miss.String(),
 		CoverProb:           cover.String(),
 		M:                   m.String(),

@@ -103,7 +103,7 @@ func compute(cfg config) ([]row, error) {
 		if r.exactFloat, err = f.MissProbFloat(K); err != nil {
 			return nil, err
 		}
-		r.exactNum = new(big.Int).Binomial(f.Avoiding().Int64(), int64(K))
+		r.exactNum = new(big.Int).Binomial(must(f.Avoiding()).Int64(), int64(K))
 		r.exactDen = new(big.Int).Binomial(int64(T), int64(K))
 		if r.exactDen.IsUint64() && r.exactDen.Uint64() <= cfg.maxChoice {
 			r.enumerated = true
@@ -179,10 +179,10 @@ func report(w io.Writer, cfg config, rows []row) error {
 	f, _ := combin.Subsets(cfg.N1, cfg.n)
 	p := rows[cfg.paperK-1]
 	fmt.Fprintf(w, "P(a given trace is in none of K sets), the K sets drawn uniformly without\n")
-	fmt.Fprintf(w, "replacement from the %v = %v sets of n = %d of N1 = %d traces.\n\n", f, f.Count(), cfg.n, cfg.N1)
+	fmt.Fprintf(w, "replacement from the %v = %v sets of n = %d of N1 = %d traces.\n\n", f, must(f.Count()), cfg.n, cfg.N1)
 	fmt.Fprintf(w, "Paper configuration, K = %d:\n", cfg.paperK)
 	fmt.Fprintf(w, "  exact       C(%v, %d)/C(%v, %d) = %v/%v = %v = %.6f (%.2f%%)\n",
-		f.Avoiding(), p.K, f.Count(), p.K, p.exactNum, p.exactDen, p.exact, p.exactFloat, 100*p.exactFloat)
+		must(f.Avoiding()), p.K, must(f.Count()), p.K, p.exactNum, p.exactDen, p.exact, p.exactFloat, 100*p.exactFloat)
 	if p.enumerated {
 		fmt.Fprintf(w, "  enumerated  %d of the %d choices of %d sets leave trace 0 out = %.6f\n",
 			p.avoiding, p.choices, p.K, float64(p.avoiding)/float64(p.choices))
@@ -204,6 +204,14 @@ func report(w io.Writer, cfg config, rows []row) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nsimulated: %d draws per K, seed %d; s.e. = sqrt(p(1-p)/draws) at the exact p;\nz = (simulated - exact)/s.e.\n", cfg.draws, cfg.seed)
-	_, err := fmt.Fprintf(w, "enumerated where C(%v, K) <= %d (-enum).\n", f.Count(), cfg.maxChoice)
+	_, err := fmt.Fprintf(w, "enumerated where C(%v, K) <= %d (-enum).\n", must(f.Count()), cfg.maxChoice)
 	return err
+}
+
+// must returns x, and panics on an error: the family here is small.
+func must(x *big.Int, err error) *big.Int {
+	if err != nil {
+		panic(err)
+	}
+	return x
 }

@@ -178,7 +178,7 @@ func claims() ([]claim, error) {
 	return []claim{
 		{"possible sets of 4 of 8 traces, C(8, 4)", "70",
 			"derived, docs/method.md#the-procedure",
-			func() ([]*big.Rat, error) { return ints(subsets.Count().Int64()), nil }},
+			func() ([]*big.Rat, error) { T, err := subsets.Count(); return ints(T.Int64()), err }},
 		{"rollouts per problem, 8 + 16", "24",
 			"derived, docs/method.md#the-procedure",
 			func() ([]*big.Rat, error) { return ints(int64(cfg.Generations())), nil }},
