@@ -236,8 +236,9 @@ func filled(n, v int) []int {
 // in.SkipBad: then the good problems are credited and the bad ones
 // marked in dst.Rejected.
 //
-// ComputeBatch allocates only to grow dst, and on error. It panics if dst
-// is nil.
+// ComputeBatch allocates only to grow dst, on error, and for the set check
+// of a problem of more than about 100 members (combin.CheckSets' bounded
+// scratch). It panics if dst is nil.
 func ComputeBatch[F constraints.Float](dst *BatchCredit[F], in Batch[F]) error {
 	v, err := in.check()
 	if err != nil {

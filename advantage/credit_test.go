@@ -11,7 +11,7 @@ import (
 	"spiral/internal/spiraltest"
 )
 
-// TestWorkedExample checks the worked example of docs/method.md value by
+// TestWorkedExample checks docs/method.md#worked-example value by
 // value, exactly (every value is a dyadic rational).
 func TestWorkedExample(t *testing.T) {
 	groups := [][]int{{0, 1, 2, 3}, {1, 2, 4, 5}, {0, 4, 5, 6}, {2, 3, 5, 6}}

@@ -5,8 +5,8 @@
 //
 // For one problem with N1 search traces y_1..y_N1, K sets G_1..G_K of
 // traces shown to the aggregator, and rewards r_i1..r_iN2 of the
-// aggregation outputs of set i (the paper, Section 3; docs/method.md,
-// "The credit signals"):
+// aggregation outputs of set i (the paper, Section 3.2, Eqs. 6 and 7;
+// docs/method.md#the-credit-signals):
 //
 //	f_i          = (1/N2_i) sum_j r_ij                    set score
 //	fbar         = (1/K) sum_i f_i                        set baseline
@@ -24,8 +24,9 @@
 // [ComputeBatch] takes many problems laid out flat in a [Batch] (the
 // paper's step is 256 problems; [NewUniformBatch] builds the layout of
 // problems of one shape, [Batch.Spans] locates each) and writes a
-// caller-owned [BatchCredit], allocating nothing once it has grown; it
-// works on float32 as well as float64 rewards. [Compute] takes one
+// caller-owned [BatchCredit], allocating nothing once it has grown (for
+// problems of up to about 100 members); it works on float32 as well as
+// float64 rewards. Its cost is linear in the size of the batch. [Compute] takes one
 // problem in nested slices and returns a [Credit]; it is ComputeBatch on a
 // batch of one.
 //

@@ -8,7 +8,7 @@ import (
 	"spiral/advantage"
 )
 
-// The worked example of docs/method.md: 8 search traces, K = 4 sets
+// The worked example of docs/method.md#worked-example: 8 search traces, K = 4 sets
 // of n = 4 and N2 = 4 rewards per set, with set scores
 // f = (0.75, 0.50, 0.25, 0.50). Trace 0 is only in G1 and G3, so its
 // search advantage is (0.25 - 0.25)/2 = 0; trace 7 is in no set.
@@ -160,4 +160,23 @@ func ExampleBatchError() {
 	// scored:        [3 4 0]
 	// aggregation:   [0.3333333333333333 -0.6666666666666666 0 0.3333333333333333]
 	// rejected:      [false false true]
+}
+
+// Compute's errors name the argument, problem, set and position of a bad
+// entry; errors.As recovers them, and errors.Is the reason.
+func ExampleInputError() {
+	_, err := advantage.Compute(4, [][]int{{0, 1}, {2, 3}}, [][]float64{{1, 0}, {1, math.NaN()}})
+	var e *advantage.InputError
+	if errors.As(err, &e) {
+		fmt.Println(err)
+		fmt.Println(e.Field, e.Problem, e.Set, e.Output, errors.Is(err, advantage.ErrNotFinite))
+	}
+	_, err = advantage.Compute(4, [][]int{{0, 1}, {1, 0}}, [][]float64{{1}, {0}})
+	if errors.As(err, &e) {
+		fmt.Println(err)
+	}
+	// Output:
+	// advantage: rewards: problem 0, set 1, output 1 = NaN: reward is not finite
+	// rewards 0 1 1 true
+	// advantage: sets: problem 0: combin: set 1 is identical to set 0
 }

@@ -66,24 +66,27 @@ func (p *problem[F]) credit(sc *scratch) (scoredSets int) {
 	)
 	o := 0
 	for i, c := range p.counts {
-		h, l, n, bound := setMean(p.rewards, o, o+c, p.unscorable)
-		p.scoredOutputs[i] = n
-		agg, rs := p.agg[o:o+c], p.rewards[o:o+c]
+		rs, agg := p.rewards[o:o+c], p.agg[o:o+c]
+		var un []bool
+		if p.unscorable != nil {
+			un = p.unscorable[o : o+c]
+		}
 		o += c
+		h, l, n, bound := setMean(rs, un)
+		p.scoredOutputs[i] = n
 		if n == 0 {
 			p.setScores[i] = 0
 			clear(agg)
 			continue
 		}
 		p.setScores[i] = F(h + l)
-		for j := range agg {
-			agg[j] = F((float64(rs[j]) - h) - l)
+		agg = agg[:len(rs)]
+		for j, x := range rs {
+			agg[j] = F((float64(x) - h) - l)
 		}
-		if p.unscorable != nil {
-			for j, u := range p.unscorable[o-c : o] {
-				if u {
-					agg[j] = 0
-				}
+		for j, u := range un {
+			if u {
+				agg[j] = 0
 			}
 		}
 		hi[i], lo[i] = h, l
@@ -163,22 +166,22 @@ func (p *problem[F]) credit(sc *scratch) (scoredSets int) {
 	return scoredSets
 }
 
-// setMean returns the mean of the scored rewards rs[lo:hi] (those not
-// marked in unscorable, which may be nil) as the pair h + l of meanPair,
-// or their first value and 0 if they are all equal; their number n; and a
-// bound on the error of h + l: u sum_k |e_k| + 4 u^2 |h|, e_k the errors
-// of the additions, whose float64 sum c misses by at most (n-2) u
-// sum_k |e_k|, and 4 u^2 |h| covering the rounding of l. All are 0 when
-// n = 0.
-func setMean[F constraints.Float](rs []F, lo, hi int, unscorable []bool) (h, l float64, n int, bound float64) {
+// setMean returns the mean of the scored rewards of rs (those not marked
+// in unscorable, which is nil or as long as rs) as the pair h + l of
+// meanPair, or their first value and 0 if they are all equal; their
+// number n; and a bound on the error of h + l: u sum_k |e_k| + 4 u^2 |h|,
+// e_k the errors of the additions, whose float64 sum c misses by at most
+// (n-2) u sum_k |e_k|, and 4 u^2 |h| covering the rounding of l. All are 0
+// when n = 0.
+func setMean[F constraints.Float](rs []F, unscorable []bool) (h, l float64, n int, bound float64) {
 	var s, c, ea, x0 float64 // the sum s + c, sum |e_k|, the first value
 	var diff uint64          // the bits of every x - x0, ORed
 	if unscorable == nil {
-		if lo == hi {
+		if len(rs) == 0 {
 			return 0, 0, 0, 0
 		}
-		x0 = float64(rs[lo])
-		for _, x := range rs[lo:hi] {
+		x0 = float64(rs[0])
+		for _, x := range rs {
 			x := float64(x)
 			var e float64
 			s, e = twoSum(s, x)
@@ -186,26 +189,27 @@ func setMean[F constraints.Float](rs []F, lo, hi int, unscorable []bool) (h, l f
 			ea += math.Abs(e)
 			diff |= math.Float64bits(x - x0)
 		}
-		n = hi - lo
+		n = len(rs)
 	} else {
-		for lo < hi && unscorable[lo] {
-			lo++
-		}
-		if lo == hi {
-			return 0, 0, 0, 0
-		}
-		x0 = float64(rs[lo])
-		for j, x := range rs[lo:hi] {
-			if unscorable[lo+j] {
+		unscorable = unscorable[:len(rs)]
+		first := true
+		for j, x := range rs {
+			if unscorable[j] {
 				continue
 			}
 			x := float64(x)
+			if first {
+				x0, first = x, false
+			}
 			var e float64
 			s, e = twoSum(s, x)
 			c += e
 			ea += math.Abs(e)
 			diff |= math.Float64bits(x - x0)
 			n++
+		}
+		if n == 0 {
+			return 0, 0, 0, 0
 		}
 	}
 	// For finite values, x - x0 is ±0 exactly when x == x0 (gradual
