@@ -17,6 +17,7 @@ import (
 	"pgregory.net/rapid"
 
 	"spiral/eval"
+	"spiral/internal/spiraltest"
 )
 
 // allocated returns the bytes f allocates.
@@ -321,7 +322,7 @@ func TestPassAtKRatHuge(t *testing.T) {
 		if got.Cmp(want) != 0 {
 			t.Errorf("PassAtKRat(%d, %d, %d) = %v, want %v", tc.n, tc.c, tc.k, got.FloatString(20), want.FloatString(20))
 		}
-		if f, _ := eval.PassAtK(tc.n, tc.c, tc.k); math.Abs(f-ratFloat(want)) > float64(4*u+1)*0x1p-53 {
+		if f, _ := eval.PassAtK(tc.n, tc.c, tc.k); math.Abs(f-spiraltest.Float(want)) > float64(4*u+1)*0x1p-53 {
 			t.Errorf("PassAtK(%d, %d, %d) = %v, exact %v", tc.n, tc.c, tc.k, f, want.FloatString(20))
 		}
 	}
@@ -421,7 +422,7 @@ func TestHugeSizesErrorOrAnswer(t *testing.T) {
 		var r *big.Rat
 		used = allocated(func() { r, err = eval.PassAtKRat(n, c, k) })
 		if err == nil {
-			p = ratFloat(r)
+			p = spiraltest.Float(r)
 		}
 		answer(fmt.Sprintf("PassAtKRat(%d, %d, %d)", n, c, k), err, p, 1<<20, used)
 
@@ -459,7 +460,7 @@ func TestHugeSizesErrorOrAnswer(t *testing.T) {
 // float64 conversion, so the curves and expectations have the same bits on
 // every architecture. It runs the go command, so only with SPIRAL_LONG=1.
 func TestNoFusedMultiplyAdd(t *testing.T) {
-	if !long() {
+	if !spiraltest.Long() {
 		t.Skip("compiles the package for five architectures: set SPIRAL_LONG=1")
 	}
 	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")

@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"spiral/eval"
+	"spiral/internal/spiraltest"
 )
 
 // drawProblems draws a random test set whose problems all have at
@@ -52,7 +53,7 @@ func TestCoverageCurveExact(t *testing.T) {
 				}
 				sum.Add(sum, r)
 			}
-			want := ratFloat(sum.Quo(sum, big.NewRat(int64(len(ps)), 1)))
+			want := spiraltest.Float(sum.Quo(sum, big.NewRat(int64(len(ps)), 1)))
 			if d := math.Abs(curve[k-1] - want); d > passAtKTol {
 				t.Fatalf("coverage at k = %d: %v, exact mean %v, off by %g", k, curve[k-1], want, d)
 			}

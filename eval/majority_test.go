@@ -13,6 +13,7 @@ import (
 	"pgregory.net/rapid"
 
 	"spiral/eval"
+	"spiral/internal/spiraltest"
 )
 
 var tieRules = []eval.TieRule{eval.TieFirstSeen, eval.TieSmallest, eval.TieRandom}
@@ -310,7 +311,7 @@ func TestExpectedMajorityBruteForce(t *testing.T) {
 		k := rapid.IntRange(1, n).Draw(t, "k")
 		correct := rapid.IntRange(0, d).Draw(t, "correct") // d: absent
 		for _, rule := range tieRules {
-			want := ratFloat(bruteMajority(answers, correct, k, rule))
+			want := spiraltest.Float(bruteMajority(answers, correct, k, rule))
 			got, err := eval.ExpectedMajority(answers, correct, k, rule)
 			if err != nil {
 				t.Fatal(err)
@@ -360,7 +361,7 @@ func TestExpectedMajorityCompositions(t *testing.T) {
 		{[]int{10, 12, 9, 11, 10, 12}, []int{6, 20}, true},
 		{[]int{100, 96, 60}, []int{17, 40, 128}, true},
 	} {
-		if tc.long && !long() {
+		if tc.long && !spiraltest.Long() {
 			continue
 		}
 		var answers []int
@@ -375,7 +376,7 @@ func TestExpectedMajorityCompositions(t *testing.T) {
 				if rule == eval.TieFirstSeen && len(answers) > 200 && k > 64 {
 					continue // a second in rationals; k = 40 covers it
 				}
-				want := ratFloat(compositionMajority(answers, 0, k, rule))
+				want := spiraltest.Float(compositionMajority(answers, 0, k, rule))
 				got, err := eval.ExpectedMajority(answers, 0, k, rule)
 				if err != nil {
 					t.Fatal(err)
@@ -424,7 +425,7 @@ func TestExpectedMajorityProperties(t *testing.T) {
 					t.Fatalf("%v: k = 1 gives %v for answer %d, frequency %v", rule, one, v, f)
 				}
 				all, _ := eval.ExpectedMajority(answers, v, n, rule)
-				if want := ratFloat(voteWin(answers, v, rule)); math.Abs(all-want) > majorityTol {
+				if want := spiraltest.Float(voteWin(answers, v, rule)); math.Abs(all-want) > majorityTol {
 					t.Fatalf("%v: k = n gives %v for answer %d, full vote %v", rule, all, v, want)
 				}
 			}
@@ -501,13 +502,13 @@ func TestExpectedMajorityUnbiased(t *testing.T) {
 		if w := want[rule]; truth.Cmp(w[0]) != 0 || replaced.Cmp(w[1]) != 0 {
 			t.Errorf("%v: maj@%d = %v and E[with replacement] = %v, want %v and %v", rule, k, truth, replaced, w[0], w[1])
 		}
-		tf := ratFloat(truth)
+		tf := spiraltest.Float(truth)
 		if math.Abs(subsets-tf) > majorityTol {
 			t.Errorf("%v: E[subset average] = %v, maj@%d = %v (%v)", rule, subsets, k, tf, truth)
 		}
-		bias := ratFloat(replaced) - tf
+		bias := spiraltest.Float(replaced) - tf
 		if math.Abs(bias) < 1e-3 {
-			t.Errorf("%v: with replacement %v, maj@%d = %v: expected a visible bias", rule, ratFloat(replaced), k, tf)
+			t.Errorf("%v: with replacement %v, maj@%d = %v: expected a visible bias", rule, spiraltest.Float(replaced), k, tf)
 		}
 		t.Logf("%v: maj@3 = %v = %.6f; E[with replacement] = %v, bias %+.6f", rule, truth, tf, replaced, bias)
 	}

@@ -10,6 +10,7 @@ import (
 	"pgregory.net/rapid"
 
 	"spiral/eval"
+	"spiral/internal/spiraltest"
 )
 
 // ratPassAtKBinomial is 1 - C(n-c, k)/C(n, k) through big-integer
@@ -20,12 +21,6 @@ func ratPassAtKBinomial(n, c, k int) *big.Rat {
 	den := new(big.Int).Binomial(int64(n), int64(k))
 	q := new(big.Rat).SetFrac(num, den)
 	return q.Sub(big.NewRat(1, 1), q)
-}
-
-// ratFloat converts an exact rational to the nearest float64.
-func ratFloat(r *big.Rat) float64 {
-	f, _ := r.Float64()
-	return f
 }
 
 // passAtKTol is the float tolerance of PassAtK and the pass@k curves
@@ -63,7 +58,7 @@ func TestPassAtKEnumeration(t *testing.T) {
 				if got.Cmp(want) != 0 {
 					t.Errorf("PassAtKRat(%d, %d, %d) = %v, enumeration gives %v", n, c, k, got, want)
 				}
-				w := ratFloat(want)
+				w := spiraltest.Float(want)
 				f, err := eval.PassAtK(n, c, k)
 				if err != nil {
 					t.Fatal(err)
@@ -92,7 +87,7 @@ func TestPassAtKHandValues(t *testing.T) {
 			t.Errorf("PassAtKRat(16, 2, %d) = %v, want %v", tc.k, got, tc.want)
 		}
 		f, _ := eval.PassAtK(16, 2, tc.k)
-		if w := ratFloat(tc.want); math.Abs(f-w) > 1e-15 {
+		if w := spiraltest.Float(tc.want); math.Abs(f-w) > 1e-15 {
 			t.Errorf("PassAtK(16, 2, %d) = %v, want %v", tc.k, f, w)
 		}
 	}
@@ -118,12 +113,12 @@ func TestPassAtKProperties(t *testing.T) {
 		if want := ratPassAtKBinomial(n, c, k); exact.Cmp(want) != 0 {
 			t.Fatalf("PassAtKRat(%d, %d, %d) = %v, binomials give %v", n, c, k, exact, want)
 		}
-		if d := math.Abs(f - ratFloat(exact)); d > passAtKTol {
+		if d := math.Abs(f - spiraltest.Float(exact)); d > passAtKTol {
 			t.Fatalf("PassAtK(%d, %d, %d) = %v, exact %v: off by %g", n, c, k, f, exact.FloatString(20), d)
 		}
 		// The documented bound, (2c+1) 2^-53, plus one rounding of the exact
 		// value to float64: catches a formula less stable than the product.
-		if d, bound := math.Abs(f-ratFloat(exact)), float64(2*c+2)*0x1p-53; d > bound {
+		if d, bound := math.Abs(f-spiraltest.Float(exact)), float64(2*c+2)*0x1p-53; d > bound {
 			t.Fatalf("PassAtK(%d, %d, %d) = %v, exact %v: off by %g > the documented (2c+1) 2^-53 = %g", n, c, k, f, exact.FloatString(20), d, bound)
 		}
 		if k < n {
@@ -163,7 +158,7 @@ func TestPassAtKProperties(t *testing.T) {
 				t.Fatalf("curve not monotone at k = %d: %v < %v", j+1, v, curve[j-1])
 			}
 		}
-		if d := math.Abs(curve[k-1] - ratFloat(exact)); d > passAtKTol {
+		if d := math.Abs(curve[k-1] - spiraltest.Float(exact)); d > passAtKTol {
 			t.Fatalf("PassAtKCurve(%d, %d, %d)[k-1] = %v, exact %v: off by %g", n, c, k, curve[k-1], exact.FloatString(20), d)
 		}
 	})

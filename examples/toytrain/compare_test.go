@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"spiral"
+	"spiral/internal/spiraltest"
 )
 
 // TestSearchMeter checks the step statistics on contributions worked by
@@ -64,9 +65,9 @@ func TestNoCreditStats(t *testing.T) {
 // sets, missing exactly half. Uniform: within 5 standard errors (from the
 // spread of the per-plan counts); balanced: exactly.
 func TestNoCredit(t *testing.T) {
-	steps := 1000
-	if testing.Short() {
-		steps = 200
+	steps := 200
+	if spiraltest.Long() {
+		steps = 1000
 	}
 	small := spiral.Config{SearchTraces: 8, SetSize: 2, Sets: 2, AggregationsPerSet: 2}
 	smallBalanced := small
@@ -194,9 +195,7 @@ func TestPairVerdict(t *testing.T) {
 // run's summary, docs/toytrain/summary.txt, is what the program writes now.
 // It runs the full default (a few seconds), so only with SPIRAL_LONG=1.
 func TestDocsSummaryCurrent(t *testing.T) {
-	if os.Getenv("SPIRAL_LONG") != "1" {
-		t.Skip("the full default run: set SPIRAL_LONG=1")
-	}
+	spiraltest.SkipUnlessLong(t)
 	want, err := os.ReadFile(filepath.Join("..", "..", "docs", "toytrain", summaryFile))
 	if err != nil {
 		t.Fatal(err)

@@ -97,9 +97,11 @@
 // It writes entropy.png, success.png, coverage.png and summary.txt (key: value
 // lines, then verdict and why lines that compare the arms from the numbers)
 // to -out, default out/toytrain, which git ignores, and prints where. It runs
-// in a few seconds. The same -seed gives the same numbers on every machine;
-// each arm draws from its own stream, so adding an arm (or replicate
-// streams) changes no other arm's numbers.
+// in a few seconds. The same -seed gives the same numbers from the same
+// build on every machine (a build for another architecture may round the
+// policy's arithmetic differently, through fused multiply-adds or its own
+// math.Exp, and so draw other samples); each arm draws from its own stream,
+// so adding an arm (or replicate streams) changes no other arm's numbers.
 //
 // # What it shows
 //
@@ -121,9 +123,9 @@
 //
 // -strategies, -single and -luck change the toy's V, single fraction and ε;
 // -batch, -lr, -eval-every and -samples the training and evaluation. Every
-// evaluation sums over the V^4 strategy tuples of a set for each distinct
-// problem, so its cost grows as V^4: at -strategies 16 the default run takes
-// minutes, at 24 two minutes for -steps 20, at 64 (the largest) hours.
+// evaluation is exact and in closed form for each distinct problem (a
+// dynamic program over the strategies of its subset, not a sum over the V^4
+// strategy tuples of a set), so larger V costs little more.
 //
 // docs/toytrain holds a copy of the default run's plots and summary for the
 // README; SPIRAL_LONG=1 go test ./examples/toytrain checks that its
@@ -198,7 +200,7 @@ func cli(stdout, stderr io.Writer, args []string) int {
 	fs.IntVar(&opt.evalEvery, "eval-every", opt.evalEvery, "steps between evaluations")
 	fs.IntVar(&opt.evalSamples, "samples", opt.evalSamples, "search samples per held-out problem for pass@k")
 	fs.Float64Var(&opt.lr, "lr", opt.lr, "learning rate")
-	fs.IntVar(&opt.toy.V, "strategies", opt.toy.V, "number of strategies V, 2..64 (each evaluation costs V^4 per problem: slow above 16)")
+	fs.IntVar(&opt.toy.V, "strategies", opt.toy.V, "number of strategies V, 2..64")
 	fs.Float64Var(&opt.toy.single, "single", opt.toy.single, "fraction of problems a single strategy solves")
 	fs.Float64Var(&opt.toy.luck, "luck", opt.toy.luck, "chance that one trace of a complementary problem's subset solves it alone")
 	fs.IntVar(&opt.replicates, "replicates", opt.replicates, "training streams per arm of a compared pair (such as spiral-balanced and spiral), the main one included")

@@ -6,16 +6,23 @@ import (
 	"image/png"
 	"math"
 	"math/big"
+	"math/bits"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"pgregory.net/rapid"
+
 	"spiral"
 	"spiral/combin"
 	"spiral/estimator"
+	"spiral/internal/spiraltest"
 )
+
+func TestMain(m *testing.M) { spiraltest.Main(m) }
 
 // small returns options for a quick run into dir.
 func small(dir string) options {
@@ -180,21 +187,27 @@ func TestRunOutputs(t *testing.T) {
 		t.Error("summary lacks why.spiral-balanced_vs_spiral.1")
 	}
 
-	// The same seed gives the same summary; another seed another one.
-	again := t.TempDir()
-	if status := cli(&stdout, &stderr, append(args[:len(args)-1], again)); status != 0 {
-		t.Fatalf("second run: exit status %d: %s", status, stderr.String())
+	// The same seed gives the same summary; another seed another one (run
+	// without the plots: write writes the summary as res.summary() gives it).
+	a, err := os.ReadFile(filepath.Join(dir, summaryFile))
+	if err != nil {
+		t.Fatal(err)
 	}
-	a, _ := os.ReadFile(filepath.Join(dir, summaryFile))
-	b, _ := os.ReadFile(filepath.Join(again, summaryFile))
-	if !bytes.Equal(a, b) {
+	o := defaults()
+	o.steps, o.batch, o.evalEvery, o.evalSamples, o.out = 30, 8, 10, 64, dir
+	again, err := run(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := again.summary(); string(a) != b {
 		t.Errorf("same seed, different summaries:\n%s\n---\n%s", a, b)
 	}
-	other := t.TempDir()
-	if status := cli(&stdout, &stderr, append(args[:len(args)-1], other, "-seed", "2")); status != 0 {
-		t.Fatalf("seed 2: exit status %d: %s", status, stderr.String())
+	o.seed = 2
+	other, err := run(o)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if c, _ := os.ReadFile(filepath.Join(other, summaryFile)); bytes.Equal(a, c) {
+	if other.summary() == string(a) {
 		t.Error("seeds 1 and 2 give the same summary")
 	}
 }
@@ -283,6 +296,54 @@ func TestBadOptions(t *testing.T) {
 	if status := cli(&out, &errs, []string{"-arms", "nope", "-out", t.TempDir()}); status != 1 || !strings.Contains(errs.String(), `"nope"`) {
 		t.Errorf("unknown arm: status %d, stderr %q", status, errs.String())
 	}
+}
+
+// enumerateSetOutcome is setOutcome by enumeration of the V^n strategy
+// tuples of a set, each with its probability: the definition.
+func (t toy) enumerateSetOutcome(x problem, p []float64, n int) (adoptP, synthP, bestP float64) {
+	var rec func(pos int, w, allWrong float64, mask uint64)
+	rec = func(pos int, w, allWrong float64, mask uint64) {
+		if pos == n {
+			a := 1 - allWrong
+			s := 0.0
+			if x.kind == complementary && bits.OnesCount64(mask&x.subset) >= t.need {
+				s = 1
+			}
+			adoptP += w * a
+			synthP += w * s
+			bestP += w * math.Max(a, s)
+			return
+		}
+		for v := range t.V {
+			rec(pos+1, w*p[v], allWrong*(1-t.solveProb(x, v)), mask|1<<v)
+		}
+	}
+	rec(0, 1, 1, 0)
+	return adoptP, synthP, bestP
+}
+
+// TestSetOutcomeEnumeration checks setOutcome against the enumeration of
+// every strategy tuple, for random policies, toys (V up to 6, c up to V,
+// m up to c, any ε) and set sizes n up to 5, to 1e-12.
+func TestSetOutcomeEnumeration(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		V := rapid.IntRange(2, 6).Draw(t, "V")
+		c := rapid.IntRange(1, V).Draw(t, "c")
+		tt := toy{V: V, single: 0.5, comp: c, need: rapid.IntRange(1, c).Draw(t, "m"), luck: rapid.Float64Range(0, 1).Draw(t, "luck")}
+		pol := newPolicy(V)
+		for v := range pol.search {
+			pol.search[v] = rapid.Float64Range(-3, 3).Draw(t, "logit")
+		}
+		p := make([]float64, V)
+		softmax(p, pol.search)
+		n := rapid.IntRange(1, 5).Draw(t, "n")
+		x := tt.newProblem(rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 1)))
+		a, s, b := tt.setOutcome(x, p, n)
+		ea, es, eb := tt.enumerateSetOutcome(x, p, n)
+		if math.Abs(a-ea) > 1e-12 || math.Abs(s-es) > 1e-12 || math.Abs(b-eb) > 1e-12 {
+			t.Fatalf("problem %+v, n = %d: (adopt, synthesize, best) = (%v, %v, %v), enumeration (%v, %v, %v)", x, n, a, s, b, ea, es, eb)
+		}
+	})
 }
 
 // TestSetOutcome checks the exact set probabilities against closed forms:
@@ -387,9 +448,9 @@ func popcount(x uint64) int {
 // central differences of the exact metrics. Tolerance: 5 standard errors of
 // the mean step, per coordinate.
 func TestExpectedSteps(t *testing.T) {
-	reps := 40000
-	if testing.Short() {
-		reps = 8000
+	reps := 8000
+	if spiraltest.Long() {
+		reps = 40000
 	}
 	tt := toy{V: 4, single: 0.5, comp: 3, need: 2, luck: 0.2}
 	start := &policy{search: []float64{0.5, -0.3, 0.2, 0}}

@@ -184,8 +184,8 @@ type metrics struct {
 }
 
 // evaluate computes the metrics of pol on the problems exactly: a set of n
-// candidates is n independent search traces, and every expectation is a sum
-// over the V^n strategy tuples (each distinct problem once).
+// candidates is n independent search traces, and every expectation is
+// computed in closed form (setOutcome), once for each distinct problem.
 func (t toy) evaluate(pol *policy, problems []problem, n int) metrics {
 	p := make([]float64, t.V)
 	softmax(p, pol.search)
@@ -221,29 +221,94 @@ func (t toy) evaluate(pol *policy, problems []problem, n int) metrics {
 
 // setOutcome returns, for a set of n independent traces from p on problem x,
 // the probability that adopt is right, that synthesize is right, and that the
-// better of the two for the set's strategies is right, by enumeration of the
-// V^n strategy tuples.
+// better of the two for the set's strategies is right.
+//
+// For a single problem with answer a, adopt is right with probability
+// 1 - (1-p_a)^n and synthesize never. For a complementary problem with
+// subset C, let allWrong = (1-ε)^(traces with a strategy of C), the chance
+// that no candidate is correct on its own, and D the number of distinct
+// strategies of C among the n traces. Adopt is right with probability
+// 1 - E[allWrong], synthesize with P(D >= m), and the better action (1 when
+// D >= m, else adopt's 1 - allWrong) with 1 - E[allWrong; D < m]. Both
+// expectations are sums over D of M_w(D) = E[w^(traces in C); D], which
+// distinctCounts computes without enumerating the V^n tuples.
 func (t toy) setOutcome(x problem, p []float64, n int) (adoptP, synthP, bestP float64) {
-	var rec func(pos int, w, allWrong float64, mask uint64)
-	rec = func(pos int, w, allWrong float64, mask uint64) {
-		if pos == n {
-			a := 1 - allWrong
-			s := 0.0
-			if x.kind == complementary && bits.OnesCount64(mask&x.subset) >= t.need {
-				s = 1
-			}
-			adoptP += w * a
-			synthP += w * s
-			bestP += w * math.Max(a, s)
-			return
-		}
-		for v := range t.V {
-			if p[v] == 0 {
-				continue
-			}
-			rec(pos+1, w*p[v], allWrong*(1-t.solveProb(x, v)), mask|1<<v)
+	if x.kind == single {
+		adoptP = 1 - math.Pow(1-p[x.answer], float64(n))
+		return adoptP, 0, adoptP
+	}
+	wrong := distinctCounts(x.subset, p, n, 1-t.luck)
+	any := distinctCounts(x.subset, p, n, 1)
+	allWrong, wrongShort := 0.0, 0.0
+	for d, m := range wrong {
+		allWrong += m
+		if d < t.need {
+			wrongShort += m
 		}
 	}
-	rec(0, 1, 1, 0)
-	return adoptP, synthP, bestP
+	for d, m := range any {
+		if d >= t.need {
+			synthP += m
+		}
+	}
+	return 1 - allWrong, synthP, 1 - wrongShort
+}
+
+// distinctCounts returns M[d] = E[w^(traces in C); d distinct strategies of
+// C among the traces] for n independent traces from p, C the strategies of
+// the bit mask subset. A tuple with j_0 traces outside C and j_v traces of
+// each v in C has probability n!/(j_0! prod j_v!) q^j_0 prod p_v^j_v
+// (q = the mass outside C), so M[d] sums, over the ways to give j_v traces
+// to each v in C (d of them nonzero, J = sum j_v <= n),
+// n!/(n-J)! q^(n-J) prod (w p_v)^j_v / j_v!: a dynamic program over the
+// strategies of C in the state (J, d), with only positive terms, in
+// O(|C|^2 n^2) steps.
+func distinctCounts(subset uint64, p []float64, n int, w float64) []float64 {
+	c := bits.OnesCount64(subset)
+	q := 0.0
+	for v, pv := range p {
+		if subset&(1<<v) == 0 {
+			q += pv
+		}
+	}
+	// f[J][d]: sum over the strategies of C taken so far.
+	f := make([][]float64, n+1)
+	g := make([][]float64, n+1)
+	for J := range f {
+		f[J], g[J] = make([]float64, c+1), make([]float64, c+1)
+	}
+	f[0][0] = 1
+	for v, pv := range p {
+		if subset&(1<<v) == 0 {
+			continue
+		}
+		for J := range g {
+			copy(g[J], f[J]) // j_v = 0
+		}
+		for J := range f {
+			for d, mass := range f[J][:c] {
+				if mass == 0 {
+					continue
+				}
+				term := mass
+				for j := 1; J+j <= n; j++ { // j_v = j: (w p_v)^j / j!
+					term = float64(term * (w * pv / float64(j)))
+					g[J+j][d+1] += term
+				}
+			}
+		}
+		f, g = g, f
+	}
+	M := make([]float64, c+1)
+	for J := range f {
+		// n!/(n-J)! q^(n-J)
+		scale := math.Pow(q, float64(n-J))
+		for i := n - J + 1; i <= n; i++ {
+			scale *= float64(i)
+		}
+		for d, mass := range f[J] {
+			M[d] += float64(scale * mass)
+		}
+	}
+	return M
 }
