@@ -173,8 +173,9 @@ const maxGroupRows = combin.MaxSize
 // GroupRelative returns an error, before writing anything, if
 // len(ids) != len(rewards), if opt is invalid, if there are more than
 // [combin.MaxSize] rows, or if a reward is NaN (unless opt.NaNUnscorable),
-// infinite or larger in magnitude than [MaxAbsReward] (the error names its
-// row and group). It panics if len(dst) != len(rewards), a programmer's
+// infinite or larger in magnitude than [MaxAbsReward]: then an
+// *[InputError] with Field "rewards", Output the row, Problem and Set -1,
+// wrapping the group's id and [ErrNotFinite] or [ErrTooLarge]. It panics if len(dst) != len(rewards), a programmer's
 // error. Its cost is linear in the number of rows whatever the ids (they are
 // numbered with a seeded hash table), and it allocates a fixed number of
 // buffers (at most 20 bytes per row and 72 per group), plus the report's
@@ -196,7 +197,8 @@ func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 			continue
 		}
 		if err := checkReward(float64(x)); err != nil {
-			return GroupReport[ID]{}, fmt.Errorf("advantage: rewards[%d] = %v (group %v): %w", i, x, ids[i], err)
+			return GroupReport[ID]{}, &InputError{Field: "rewards", Problem: -1, Set: -1, Output: i, Value: float64(x),
+				Err: fmt.Errorf("group %v: %w", ids[i], err)}
 		}
 	}
 	if len(dst) != len(rewards) {
@@ -222,7 +224,7 @@ func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 		gs[g].m0, gs[g].c = gs[g].raw.pair()
 	}
 	batch.m0, batch.c = batch.raw.pair()
-	// Passes 3 and 4: the scaled sums of squares.
+	// Passes 2 and 3: the scaled sums of squares.
 	switch opt.Scale {
 	case ScaleGroup:
 		for i, x := range rewards {
@@ -260,7 +262,7 @@ func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 	rep := groupReport(ids, group, gs)
 	rep.Unscorable = unscorable
 
-	// Pass 5: write the advantages.
+	// Pass 4: write the advantages.
 	for i, x := range rewards {
 		st := &gs[group[i]]
 		n := st.raw.n

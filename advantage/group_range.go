@@ -52,15 +52,16 @@ func (r RewardRange) Contains(mean float64) bool {
 // with no scored reward is not kept (it has no mean), unless r is
 // disabled, which keeps every group.
 //
-// The mean is computed in float64 by two passes (sum/n, then corrected by
-// the mean deviation), and a group whose scored rewards are all equal has
-// exactly that value as its mean, so that (1, 1, 1, 1) is dropped by the
-// range (0, 1) and (0.1, 0.1, 0.1) by (0.1, 1), without rounding deciding.
+// The mean is the package's one mean (a compensated sum, rounded once), and
+// a group whose scored rewards are all equal has exactly that value as its
+// mean, so that (1, 1, 1, 1) is dropped by the range (0, 1) and
+// (0.1, 0.1, 0.1) by (0.1, 1), without rounding deciding.
 //
 // Errors, checked before anything is decided: an invalid r,
 // len(unscorable) not 0 or len(rewards), or a scored reward that is NaN,
-// infinite or larger in magnitude than [MaxAbsReward] (the error names its
-// position).
+// infinite or larger in magnitude than [MaxAbsReward]: then an
+// *[InputError] with Field "rewards" and Output its position, wrapping
+// [ErrNotFinite] or [ErrTooLarge].
 func InRewardRange[F constraints.Float](r RewardRange, rewards []F, unscorable []bool) (bool, error) {
 	if err := r.Validate(); err != nil {
 		return false, err
@@ -75,7 +76,7 @@ func InRewardRange[F constraints.Float](r RewardRange, rewards []F, unscorable [
 			continue
 		}
 		if err := checkReward(float64(x)); err != nil {
-			return false, fmt.Errorf("advantage: rewards[%d] = %v: %w", i, x, err)
+			return false, &InputError{Field: "rewards", Problem: -1, Set: -1, Output: i, Value: float64(x), Err: err}
 		}
 		acc.add(float64(x))
 	}
@@ -85,15 +86,5 @@ func InRewardRange[F constraints.Float](r RewardRange, rewards []F, unscorable [
 	if acc.n == 0 {
 		return false, nil
 	}
-	m := acc.mean()
-	if acc.mixed {
-		dev := 0.0
-		for i, x := range rewards {
-			if scored(i) {
-				dev += float64(x) - m
-			}
-		}
-		m += dev / float64(acc.n)
-	}
-	return r.Contains(m), nil
+	return r.Contains(acc.mean()), nil
 }

@@ -1,6 +1,7 @@
 package advantage
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -260,11 +261,11 @@ func TestGroupUnscorable(t *testing.T) {
 	if diff := cmp.Diff(wantRep, rep); diff != "" {
 		t.Errorf("report (-want +got):\n%s", diff)
 	}
-	if _, err := GroupRelative(got, rewards, ids, GroupOptions{}); err == nil || !strings.Contains(err.Error(), "rewards[1] = NaN (group a)") {
+	if _, err := GroupRelative(got, rewards, ids, GroupOptions{}); err == nil || !strings.Contains(err.Error(), "rewards, output 1 = NaN: group a") {
 		t.Errorf("NaN without NaNUnscorable: error %v", err)
 	}
 	inf := []float64{1, math.Inf(1)}
-	if _, err := GroupRelative(got[:2], inf, []int{1, 1}, GroupOptions{NaNUnscorable: true}); err == nil || !strings.Contains(err.Error(), "rewards[1] = +Inf") {
+	if _, err := GroupRelative(got[:2], inf, []int{1, 1}, GroupOptions{NaNUnscorable: true}); err == nil || !strings.Contains(err.Error(), "output 1 = +Inf") {
 		t.Errorf("+Inf under NaNUnscorable: error %v", err)
 	}
 }
@@ -476,9 +477,9 @@ func TestGroupErrors(t *testing.T) {
 		{"NaN epsilon", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Epsilon: math.NaN()}, "Epsilon = NaN"},
 		{"Inf epsilon", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Epsilon: math.Inf(1)}, "Epsilon = +Inf"},
 		{"bad scale", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Scale: 3}, "Scale = 3 is not"},
-		{"NaN reward", []float64{1, 0, math.NaN()}, []string{"a", "a", "b"}, GroupOptions{}, "advantage: rewards[2] = NaN (group b): reward is not finite"},
-		{"Inf reward", []float64{math.Inf(-1), 0, 1}, []string{"a", "a", "b"}, GroupOptions{}, "rewards[0] = -Inf (group a)"},
-		{"large reward", []float64{1, 2e30, 1}, []string{"a", "a", "b"}, GroupOptions{}, "rewards[1] = 2e+30 (group a): reward magnitude exceeds MaxAbsReward"},
+		{"NaN reward", []float64{1, 0, math.NaN()}, []string{"a", "a", "b"}, GroupOptions{}, "advantage: rewards, output 2 = NaN: group b: reward is not finite"},
+		{"Inf reward", []float64{math.Inf(-1), 0, 1}, []string{"a", "a", "b"}, GroupOptions{}, "output 0 = -Inf: group a"},
+		{"large reward", []float64{1, 2e30, 1}, []string{"a", "a", "b"}, GroupOptions{}, "output 1 = 2e+30: group a: reward magnitude exceeds MaxAbsReward"},
 	} {
 		_, err := GroupRelative(dst, tc.rewards, tc.ids, tc.opt)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -487,6 +488,12 @@ func TestGroupErrors(t *testing.T) {
 		if !slices.Equal(dst, []float64{7, 7, 7}) {
 			t.Errorf("%s: dst written on error: %v", tc.name, dst)
 		}
+	}
+	// A bad reward is an *InputError naming the row, wrapping the reason.
+	_, err := GroupRelative(dst, []float64{1, 2e30, 1}, []string{"a", "a", "b"}, GroupOptions{})
+	var ie *InputError
+	if !errors.As(err, &ie) || ie.Field != "rewards" || ie.Output != 1 || ie.Value != 2e30 || !errors.Is(err, ErrTooLarge) {
+		t.Errorf("large reward: %#v, want an *InputError for row 1 wrapping ErrTooLarge", err)
 	}
 	// More rows than the cap: refused before any work (the ids cost no
 	// memory, the rewards are never read).
