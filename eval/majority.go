@@ -203,9 +203,10 @@ func ExpectedMajority[T cmp.Ordered](answers []T, correct T, k int, rule TieRule
 // reports an answer different from correct as equal to it; and one
 // wrapping [ErrTooCostly], after an O(n) tally and before any table is
 // built, when the tables would hold more than 2^24 values, the module's
-// size cap (memory), or the program would take more than 2^30 steps
+// size cap (memory), or an upper bound on the program's steps exceeds 2^30
 // (time: seconds), as it does for thousands of answers with k in the
-// thousands.
+// thousands (with first seen, for tens of thousands of answers with k in
+// the hundreds).
 func ExpectedMajorityFunc[T comparable](answers []T, correct T, k int, rule TieRule, compare func(a, b T) int) (float64, error) {
 	if err := checkTieRule("expected maj@k", rule, compare); err != nil {
 		return 0, err
