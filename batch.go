@@ -7,113 +7,91 @@ import (
 	"slices"
 
 	"spiral/advantage"
+	"spiral/combin"
 	"spiral/lengthgate"
 )
 
-// Batch is the input of [Config.CreditBatch]: many problems of one [Config],
-// laid out flat, problem after problem, in the trainer's order. With P
-// problems, K sets of n candidates and N2 aggregation outputs per set, and
-// N1 search traces:
+// Batch is the input of [Config.CreditBatch]: the problems of one training
+// step, laid out flat, problem after problem, in the trainer's order. With
+// P problems of N1 search traces and K sets of n candidates:
 //
-//	Groups[(q*K+i)*n + j]              candidate j of group i of problem q
-//	Rewards[(q*K+i)*N2 + j]            reward of aggregation output j of set i
-//	AggregationLengths[(q*K+i)*N2 + j] its length in generated tokens
-//	SearchLengths[q*N1 + y]            length of search trace y of problem q
+//	Sets[(q*K+i)*n + j]       candidate j of set i of problem q
+//	SearchLengths[q*N1 + y]   length of search trace y of problem q
+//	Rewards[o]                reward of aggregation output o
+//	AggregationLengths[o]     its length in generated tokens
+//	Unscorable[o]             whether it could not be scored
 //
-// P is len(Groups)/(K*n); [Planner.PlanTo] writes Groups in this layout.
-// Every set has exactly N2 rewards; a problem with a dropped generation
-// (fewer rewards in some set) goes through [Config.Credit], which accepts
-// ragged sets.
+// where the outputs o are numbered set after set: N2 per set
+// (Rewards[(q*K+i)*N2 + j]), or RewardCounts[q*K+i] for set i of problem q
+// when RewardCounts is not nil. [Planner.PlanTo] writes Sets.
 type Batch struct {
-	Groups  []int
+	// Sets holds the P*K*n trace indices of every problem's plan.
+	Sets []int
+	// Rewards holds the aggregation rewards, in the order above.
 	Rewards []float64
-	// SearchLengths is required when the search gate is enabled; when it is
-	// disabled it may be nil, and is checked if it is not.
-	SearchLengths []int
-	// AggregationLengths is required when the aggregation gate is enabled;
-	// when it is disabled it may be nil, and is checked if it is not.
-	AggregationLengths []int
+	// RewardCounts, if not nil, holds the number of outputs of every set,
+	// P*K entries in [1, N2]: a set whose generation failed has fewer. Nil
+	// means N2 outputs for every set.
+	RewardCounts []int
+	// Unscorable, if not nil, is parallel to Rewards: an output marked true
+	// could not be scored. Its reward is not read (it may be NaN); it is
+	// left out of its set's score and of every baseline, and gets
+	// advantage 0 (see advantage.Batch).
+	Unscorable []bool
+	// SearchLengths (P*N1 entries) and AggregationLengths (parallel to
+	// Rewards) are the outputs' lengths in generated tokens, which the
+	// length gates and the overlong punishment read. Each is required when
+	// something reads it and may be nil otherwise.
+	SearchLengths, AggregationLengths []int
+
+	drawn drawn // the sets a Planner drew into Sets
 }
 
-// BatchCredit is the result of [Config.CreditBatch], in the layout of the
-// [Batch], problem q's entries at the same offsets as its inputs. Fields that
-// hold one value per problem are indexed by q.
-//
-// The credit for the search policy and the credit for the aggregation policy
-// are kept apart (Search and Aggregation) so that the two-model variant of
-// SPIRAL, a search policy theta and an aggregation policy phi, routes each to
-// its own model; with one shared policy both go to the same model.
+// BatchCredit is the result of [Config.CreditBatch]. The embedded
+// advantage.BatchCredit holds the credit in the layout of the [Batch]:
+// SetScores and SetAdvantages per set (q*K+i), Search and Appearances per
+// search trace (q*N1+y), Aggregation per output, Rejected per problem.
+// Search goes to the search policy and Aggregation to the aggregation
+// policy, which may be two models.
 //
 // The zero value is ready to use. Reuse one BatchCredit from step to step:
-// once its slices have grown to a batch's size, CreditBatch allocates nothing.
-// A BatchCredit must not be used by two calls at the same time; different
-// BatchCredits may be filled concurrently from one Config.
+// once its slices have grown to a batch's size, CreditBatch allocates
+// nothing. A BatchCredit must not be used by two calls at the same time;
+// different BatchCredits may be filled concurrently from one Config.
 type BatchCredit struct {
-	// Problems is P, the number of problems of the last successful call.
+	advantage.BatchCredit[float64]
+	// Problems is P, the number of problems of the last call.
 	Problems int
-	// SetScores[q*K+i] is f_i of problem q, the mean reward of set i.
-	SetScores []float64
-	// SetAdvantages[q*K+i] is A_set = f_i - fbar of problem q.
-	SetAdvantages []float64
-	// Search is the search policy's credit.
-	Search BatchSearchCredit
-	// Aggregation is the aggregation policy's credit.
-	Aggregation BatchAggregationCredit
-	// NoSignal[q] reports whether every advantage of problem q, of both
-	// roles, is 0 after gating: the problem gives no gradient, and a trainer
-	// using the paper's dynamic sampling resamples it.
+	// NoSignal[q] reports that problem q's raw rewards give no gradient:
+	// every advantage computed from them is 0 (for instance, all its
+	// rewards are equal). A trainer using dynamic sampling resamples it.
+	// Its credit is 0 even when reward shaping would have moved it.
 	NoSignal []bool
+	// OutOfRange[q] reports that the mean raw reward of problem q lies
+	// outside Config.RewardRange. Its credit is 0.
+	OutOfRange []bool
+	// Gates is what the length gates did, added up over the batch.
+	Gates lengthgate.GatesReport
+	// Overlong is what Config.Overlong did, added up over the batch.
+	Overlong lengthgate.PenaltyReport
 
-	layout advantage.Batch[float64]       // sizes of the last batch; Members and Rewards alias the input during a call
-	adv    advantage.BatchCredit[float64] // views of the exported slices
-	chk    planChecker
+	in      advantage.Batch[float64] // the kernel's layout of the last batch
+	key     layoutKey                // what in.Traces, Sets, SetSizes and counts hold
+	counts  []int                    // N2 for every set
+	offsets []int                    // of each problem's outputs, when ragged
+	ragged  bool                     // the last batch had RewardCounts
+	shaped  []float64                // rewards after Config.Overlong
+	sets    setScratch
+	bad     []*advantage.InputError // the problems the root rejects
 }
 
-// BatchSearchCredit is the search policy's share of a [BatchCredit].
-type BatchSearchCredit struct {
-	// Advantages[q*N1+y] is A_search of trace y of problem q after the
-	// search gate: the scalar that multiplies the trace's whole sequence
-	// log-probability gradient. 0 for a trace in no set.
-	Advantages []float64
-	// Appearances[q*N1+y] is |G(y)|, the number of sets of problem q that
-	// hold trace y.
-	Appearances []int
-	// InNoSet[q] is the number of traces of problem q that are in no set.
-	InNoSet []int
-	// Gate[q] reports what the search gate did to problem q.
-	Gate []lengthgate.Report
-	// NoSignal[q] reports whether every search advantage of problem q is 0.
-	NoSignal []bool
-}
-
-// BatchAggregationCredit is the aggregation policy's share of a
-// [BatchCredit].
-type BatchAggregationCredit struct {
-	// Advantages[(q*K+i)*N2+j] is A_agg = r - f_i of output j of set i of
-	// problem q after the aggregation gate.
-	Advantages []float64
-	// Gate[q] reports what the aggregation gate did to problem q.
-	Gate []lengthgate.Report
-	// NoSignal[q] reports whether every aggregation advantage of problem q
-	// is 0.
-	NoSignal []bool
-}
-
-// GateTotals returns the gate reports of every problem of b added up, per
-// role, for logging.
-func (b *BatchCredit) GateTotals() lengthgate.GatesReport {
-	var r lengthgate.GatesReport
-	for q := range b.Problems {
-		r.Search.Add(b.Search.Gate[q])
-		r.Aggregation.Add(b.Aggregation.Gate[q])
-	}
-	return r
-}
+// layoutKey is the shape of the kernel layout kept in a BatchCredit.
+type layoutKey struct{ problems, traces, sets, setSize, outputs int }
 
 // NoSignalCount returns the number of problems of b that give no signal.
 func (b *BatchCredit) NoSignalCount() int {
 	m := 0
-	for _, ns := range b.NoSignal[:b.Problems] {
+	for _, ns := range b.NoSignal {
 		if ns {
 			m++
 		}
@@ -121,242 +99,456 @@ func (b *BatchCredit) NoSignalCount() int {
 	return m
 }
 
-// CreditBatch computes SPIRAL's credit (see [Config.Credit]) for every
-// problem of in and writes it to dst, in input order. It is the one-problem
-// computation applied to each problem in turn, with the same results.
+// CreditBatch computes SPIRAL's credit for every problem of in, in the
+// paper's symbols (docs/method.md#the-credit-signals): with sets G_i, set
+// scores f_i (the mean reward of set i), fbar their mean,
 //
-// CreditBatch checks all of c and in before it writes anything, and on error
-// leaves dst untouched. Errors name the field, the problem and the position:
-// a length of in that does not fit c (len(Groups) not a multiple of K*n,
-// len(Rewards) != P*K*N2, lengths missing for an enabled gate or of the
-// wrong length); a plan that does not fit c (see [Config.CheckPlan]); a
-// reward that is NaN, infinite or larger in magnitude than
-// [advantage.MaxAbsReward]; a negative length.
+//	A_set(G_i)  = f_i - fbar
+//	A_search(y) = mean of A_set over the sets that hold y (0 in no set)
+//	A_agg(i, j) = r_ij - f_i
 //
-// It allocates only to grow dst's slices (and, for K > 16 or N1 > 64, the
-// scratch memory of its plan check, which dst keeps), so a dst reused for
-// batches of one size allocates nothing after the first. It holds no state
-// outside dst and keeps no reference to in: calls on different dsts may run
-// concurrently. It panics if dst is nil.
+// computed by package advantage. The passes, in this order:
+//
+//  1. Check c and in. Sets that a [Planner] drew into in are not checked
+//     again; any other sets are, by advantage (combin.CheckSets) and, for
+//     the Balanced design, for their balance.
+//  2. Dynamic sampling, on the raw rewards: NoSignal (every advantage of
+//     the raw rewards is 0) and OutOfRange (c.RewardRange).
+//  3. Reward shaping: c.Overlong adds DAPO's length penalty to every scored
+//     reward.
+//  4. Credit from the shaped rewards; a problem with NoSignal or
+//     OutOfRange gets 0.
+//  5. The length gates of Eq. 8 zero the positive advantages of outputs
+//     longer than their target (docs/method.md#the-length-gate).
+//
+// Errors. A layout that does not fit c (a length that is not a multiple of
+// K*n, or not P*K*N2 or sum(RewardCounts), a count outside [1, N2], lengths
+// missing for a gate or the overlong punishment) gets an error and leaves
+// dst untouched. Otherwise every bad problem (a bad set, a reward that is
+// NaN, infinite or larger in magnitude than advantage.MaxAbsReward and not
+// marked Unscorable, a negative length, an unbalanced Balanced plan) is
+// reported in a *[advantage.BatchError], each as an *[advantage.InputError]
+// naming the field, problem, set and output; errors.As recovers both. The
+// bad problems get zero credit and dst.Rejected[q]; every other problem is
+// credited, so a trainer may drop the bad ones and keep the rest.
+//
+// It allocates only to grow dst, on error, and in combin.CheckSets for
+// outside sets of large problems. It panics if dst is nil.
 func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
-	if err := c.Validate(); err != nil {
+	if err := c.validateShape(); err != nil {
 		return err
 	}
-	n1, n, k, n2 := c.SearchTraces, c.SetSize, c.Sets, c.AggregationsPerSet
-	if len(in.Groups)%(k*n) != 0 {
-		return fmt.Errorf("spiral: len(Batch.Groups) = %d is not a multiple of K*n = %d*%d", len(in.Groups), k, n)
-	}
-	p := len(in.Groups) / (k * n)
-	if want := p * k * n2; len(in.Rewards) != want {
-		return fmt.Errorf("spiral: len(Batch.Rewards) = %d, want P*K*N2 = %d*%d*%d = %d for %d problems", len(in.Rewards), p, k, n2, want, p)
-	}
-	if err := checkLengthsLen("Batch.SearchLengths", in.SearchLengths, p*n1, c.Gates.Search, "P*N1"); err != nil {
+	p, outputs, err := c.checkLayout(in)
+	if err != nil {
 		return err
 	}
-	if err := checkLengthsLen("Batch.AggregationLengths", in.AggregationLengths, p*k*n2, c.Gates.Aggregation, "P*K*N2"); err != nil {
+	trusted := in.drawn.trusted(c, in.Sets)
+	dst.bad = dst.bad[:0]
+	if !trusted && c.Design == combin.Balanced {
+		c.checkBalance(dst, in.Sets)
+	}
+	c.checkLengths(dst, in, p)
+
+	kin := dst.layout(c, in, p, outputs)
+	kin.SetsChecked = trusted
+	err = advantage.ComputeBatch(&dst.BatchCredit, *kin)
+	kernelBad, ok := errors.AsType[*advantage.BatchError](err)
+	if err != nil && !ok {
+		kin.Members, kin.Rewards, kin.Unscorable = nil, nil, nil
 		return err
 	}
-	for q := range p {
-		if err := dst.chk.check(c, in.Groups[q*k*n:(q+1)*k*n]); err != nil {
-			return fmt.Errorf("spiral: Batch.Groups: problem %d: %w", q, err)
-		}
-	}
-	if at, err := checkRewards(in.Rewards); err != nil {
-		q, i, j := at/(k*n2), at/n2%k, at%n2
-		return fmt.Errorf("spiral: Batch.Rewards[%d] (problem %d, set %d, output %d) = %v: %w", at, q, i, j, in.Rewards[at], err)
-	}
-	if at := firstNegative(in.SearchLengths); at >= 0 {
-		return fmt.Errorf("spiral: Batch.SearchLengths[%d] (problem %d, trace %d) = %d < 0", at, at/n1, at%n1, in.SearchLengths[at])
-	}
-	if at := firstNegative(in.AggregationLengths); at >= 0 {
-		q, i, j := at/(k*n2), at/n2%k, at%n2
-		return fmt.Errorf("spiral: Batch.AggregationLengths[%d] (problem %d, set %d, output %d) = %d < 0", at, q, i, j, in.AggregationLengths[at])
+	dst.Problems = p
+	dst.NoSignal = grow(dst.NoSignal, p)
+	dst.OutOfRange = grow(dst.OutOfRange, p)
+	dst.Gates, dst.Overlong = lengthgate.GatesReport{}, lengthgate.PenaltyReport{}
+	for _, e := range dst.bad {
+		dst.reject(c, e.Problem)
 	}
 
-	dst.resize(p, n1, k, len(in.Rewards))
-	l := &dst.layout
-	fill(l.Traces, n1)
-	fill(l.Sets, k)
-	fill(l.SetSizes, n)
-	fill(l.RewardCounts, n2)
-	l.Members, l.Rewards = in.Groups, in.Rewards
-	c.creditValid(dst, in.SearchLengths, in.AggregationLengths)
-	l.Members, l.Rewards = nil, nil
+	// Dynamic sampling on the raw rewards. Without shaping, NoSignal is
+	// read after the gates, which cannot change it: they only zero
+	// positive advantages, and each role's advantages sum to 0 with
+	// positive weights, so a role with a non-zero advantage has a negative
+	// one, which no gate removes.
+	shaping := c.Overlong != nil
+	for q := range p {
+		dst.NoSignal[q] = shaping && !dst.Rejected[q] && dst.zero(c, q)
+	}
+	if c.RewardRange.Enabled() {
+		r := 0
+		for q := range p {
+			_, nr := dst.outputs(c, q)
+			dst.OutOfRange[q] = false
+			if !dst.Rejected[q] {
+				in, _ := advantage.InRewardRange(c.RewardRange, in.Rewards[r:r+nr], sub(in.Unscorable, r, r+nr))
+				dst.OutOfRange[q] = !in
+			}
+			r += nr
+		}
+	} else {
+		clear(dst.OutOfRange)
+	}
+	if shaping {
+		dst.shaped = grow(dst.shaped, len(in.Rewards))
+		r := 0
+		for q := range p {
+			_, nr := dst.outputs(c, q)
+			rs, sh := in.Rewards[r:r+nr], dst.shaped[r:r+nr]
+			copy(sh, rs)
+			if !dst.Rejected[q] {
+				if un := sub(in.Unscorable, r, r+nr); un != nil {
+					for j, u := range un {
+						if u {
+							sh[j] = 0 // not read by the kernel; keeps the penalty finite
+						}
+					}
+				}
+				rep, err := lengthgate.ApplySoftOverlong(*c.Overlong, sh, sh, in.AggregationLengths[r:r+nr])
+				if err != nil {
+					panic(fmt.Sprintf("spiral: overlong punishment of checked input: %v", err)) // unreachable
+				}
+				dst.Overlong.Add(rep)
+			}
+			r += nr
+		}
+		kin.Rewards = dst.shaped
+		err := advantage.ComputeBatch(&dst.BatchCredit, *kin)
+		shapedBad, ok := errors.AsType[*advantage.BatchError](err)
+		if err != nil && !ok {
+			panic(fmt.Sprintf("spiral: credit of shaped rewards: %v", err)) // unreachable: the layout was accepted
+		}
+		if shapedBad != nil {
+			// A shaped reward beyond advantage.MaxAbsReward (a huge
+			// Factor): the problem is rejected with that error.
+			for _, e := range shapedBad.Problems {
+				dst.addBad(e)
+			}
+		}
+		for _, e := range dst.bad {
+			dst.reject(c, e.Problem)
+		}
+	}
+	kin.Members, kin.Rewards, kin.Unscorable = nil, nil, nil
+
+	for q := range p {
+		if !dst.Rejected[q] && (dst.NoSignal[q] || dst.OutOfRange[q]) {
+			dst.clearAdvantages(c, q)
+		}
+	}
+	c.gate(dst, in)
+	if !shaping {
+		for q := range p {
+			dst.NoSignal[q] = !dst.Rejected[q] && dst.zero(c, q)
+		}
+	}
+	if kernelBad != nil || len(dst.bad) > 0 {
+		return mergeBad(dst.bad, kernelBad)
+	}
 	return nil
 }
 
-// creditValid computes the credit of the checked input described by
-// dst.layout (each problem with N1 traces and K sets of n members, each set
-// with its own reward count) into dst, already resized. The lengths are nil
-// or checked, in the layouts of the traces and of the rewards.
-//
-// The credit itself is computed by advantage.ComputeBatch, with the sets
-// vouched for: the caller has checked them (each plan by the plan check),
-// and everything else, with errors in this package's terms.
-func (c Config) creditValid(dst *BatchCredit, searchLengths, aggLengths []int) {
-	dst.layout.SetsChecked = true
-	if err := advantage.ComputeBatch(&dst.adv, dst.layout); err != nil {
-		panic("spiral: checked input rejected: " + err.Error())
+// checkLayout checks the lengths of in's slices against c and returns the
+// number of problems P and of outputs.
+func (c Config) checkLayout(in Batch) (p, outputs int, err error) {
+	n1, k, n2 := c.SearchTraces, c.Sets, c.AggregationsPerSet
+	size := c.PlanSize()
+	layout := func(field, format string, args ...any) error {
+		return &advantage.InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: fmt.Errorf(format, args...)}
+	}
+	if len(in.Sets)%size != 0 {
+		return 0, 0, layout("Sets", "len(Sets) = %d is not a multiple of K*n = %d*%d", len(in.Sets), k, c.SetSize)
+	}
+	p = len(in.Sets) / size
+	if in.RewardCounts == nil {
+		outputs = p * k * n2
+		if len(in.Rewards) != outputs {
+			return 0, 0, layout("Rewards", "len(Rewards) = %d, want P*K*N2 = %d*%d*%d = %d", len(in.Rewards), p, k, n2, outputs)
+		}
+	} else {
+		if len(in.RewardCounts) != p*k {
+			return 0, 0, layout("RewardCounts", "len(RewardCounts) = %d, want P*K = %d*%d", len(in.RewardCounts), p, k)
+		}
+		for s, m := range in.RewardCounts {
+			if m < 1 || m > n2 {
+				return 0, 0, &advantage.InputError{Field: "RewardCounts", Problem: s / k, Set: s % k, Output: -1, Value: float64(m),
+					Err: fmt.Errorf("count %d outside [1, AggregationsPerSet (N2) = %d] (mark an output that could not be scored in Unscorable)", m, n2)}
+			}
+			outputs += m
+		}
+		if len(in.Rewards) != outputs {
+			return 0, 0, layout("Rewards", "len(Rewards) = %d, want sum(RewardCounts) = %d", len(in.Rewards), outputs)
+		}
+	}
+	if in.Unscorable != nil && len(in.Unscorable) != outputs {
+		return 0, 0, layout("Unscorable", "len(Unscorable) = %d, want len(Rewards) = %d", len(in.Unscorable), outputs)
+	}
+	if err := lengthsLen("SearchLengths", in.SearchLengths, p*n1, c.Gates.Search.Enabled(), "the search gate", "P*N1"); err != nil {
+		return 0, 0, err
+	}
+	needAgg, why := c.Gates.Aggregation.Enabled(), "the aggregation gate"
+	if c.Overlong != nil {
+		needAgg, why = true, "Config.Overlong"
+	}
+	if err := lengthsLen("AggregationLengths", in.AggregationLengths, outputs, needAgg, why, "len(Rewards)"); err != nil {
+		return 0, 0, err
+	}
+	return p, outputs, nil
+}
+
+// lengthsLen checks the length of a lengths slice that must hold want
+// entries (the expression wantExpr) when needed, and be nil or hold want
+// entries otherwise.
+func lengthsLen(field string, lengths []int, want int, needed bool, why, wantExpr string) error {
+	switch {
+	case lengths == nil && needed:
+		return &advantage.InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: fmt.Errorf("%s is nil, but %s reads it", field, why)}
+	case lengths != nil && len(lengths) != want:
+		return &advantage.InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: fmt.Errorf("len(%s) = %d, want %s = %d", field, len(lengths), wantExpr, want)}
+	}
+	return nil
+}
+
+var errNegativeLength = errors.New("length < 0")
+
+// checkLengths adds to dst.bad the first negative length of each problem
+// of in.
+func (c Config) checkLengths(dst *BatchCredit, in Batch, p int) {
+	if firstNegative(in.SearchLengths) < 0 && firstNegative(in.AggregationLengths) < 0 {
+		return
 	}
 	n1, k := c.SearchTraces, c.Sets
-	r := 0 // offset of problem q's rewards
-	for q := range dst.Problems {
-		nr := 0
-		for _, cnt := range dst.layout.RewardCounts[q*k : (q+1)*k] {
-			nr += cnt
+	r := 0
+	for q := range p {
+		nr := c.AggregationOutputs()
+		if in.RewardCounts != nil {
+			nr = 0
+			for _, m := range in.RewardCounts[q*k : (q+1)*k] {
+				nr += m
+			}
 		}
-		searchZero := gate(c.Gates.Search, dst.Search.Advantages[q*n1:(q+1)*n1], sub(searchLengths, q*n1, (q+1)*n1), &dst.Search.Gate[q])
-		aggZero := gate(c.Gates.Aggregation, dst.Aggregation.Advantages[r:r+nr], sub(aggLengths, r, r+nr), &dst.Aggregation.Gate[q])
-		inNoSet := 0
-		for _, a := range dst.Search.Appearances[q*n1 : (q+1)*n1] {
-			inNoSet += b2i(a == 0)
+		if ls := sub(in.SearchLengths, q*n1, (q+1)*n1); firstNegative(ls) >= 0 {
+			y := firstNegative(ls)
+			dst.addBad(&advantage.InputError{Field: "SearchLengths", Problem: q, Set: -1, Output: y, Value: float64(ls[y]), Err: errNegativeLength})
+		} else if ls := sub(in.AggregationLengths, r, r+nr); firstNegative(ls) >= 0 {
+			o := firstNegative(ls)
+			set, j := 0, o
+			for ; set < k; set++ {
+				m := c.AggregationsPerSet
+				if in.RewardCounts != nil {
+					m = in.RewardCounts[q*k+set]
+				}
+				if j < m {
+					break
+				}
+				j -= m
+			}
+			dst.addBad(&advantage.InputError{Field: "AggregationLengths", Problem: q, Set: set, Output: j, Value: float64(ls[o]), Err: errNegativeLength})
 		}
-		dst.Search.InNoSet[q] = inNoSet
-		dst.Search.NoSignal[q] = searchZero
-		dst.Aggregation.NoSignal[q] = aggZero
-		dst.NoSignal[q] = searchZero && aggZero
 		r += nr
 	}
 }
 
-// gate applies the valid gate g of Eq. 8 to adv in place, with the checked
-// lengths (nil only when g is disabled), writes to rep what
-// [lengthgate.Gate.Apply] would report, and returns whether every advantage
-// is 0 afterwards. It only skips the checks that Apply would repeat on
-// every call (the inputs were checked once for the whole batch), and
-// branches on the data only for a positive advantage of an output that
-// reaches the target length, which is rare in training, not on the sign of
-// every advantage, which a random reward makes unpredictable. It zeroes a
-// positive advantage whose length is above a limit, the largest length
-// that g.KeepsPositive keeps (Target, or Target-1 when the gate takes the
-// boundary). TestGateMatchesLengthgate holds it equal to Apply, bit for
-// bit.
-func gate(g lengthgate.Gate, adv []float64, lengths []int, rep *lengthgate.Report) (zero bool) {
-	var positive, atTarget, gated int
-	mass := 0.0        // the positive advantages zeroed, in order
-	var nonzero uint64 // the bits of every advantage after gating, ORed
-	if !g.Enabled() {
-		for _, a := range adv {
-			positive += b2i(a > 0)
-			nonzero |= math.Float64bits(a)
-		}
-	} else {
-		limit := g.Target
-		if !g.KeepsPositive(limit) {
-			limit--
-		}
-		lengths = lengths[:len(adv)]
-		for i, a := range adv {
-			pos := b2i(a > 0)
-			positive += pos
-			// Rare in training: few outputs reach the target length.
-			if l := lengths[i]; pos&b2i(l >= g.Target) != 0 {
-				atTarget += b2i(l == g.Target)
-				if l > limit {
-					gated++
-					mass += a
-					adv[i] = 0
-					continue
-				}
+// checkBalance adds to dst.bad each problem of the Balanced config c whose
+// sets do not hold every trace r or r+1 times, r = floor(K*n/N1) (exactly
+// r when N1 divides K*n). Indices out of range are skipped: the set check
+// reports them.
+func (c Config) checkBalance(dst *BatchCredit, sets []int) {
+	n1, size := c.SearchTraces, c.PlanSize()
+	r, hi := size/n1, (size+n1-1)/n1
+	dst.sets.counts = grow(dst.sets.counts, n1)
+	cnt := dst.sets.counts
+	for q := 0; q*size < len(sets); q++ {
+		clear(cnt)
+		for _, y := range sets[q*size : (q+1)*size] {
+			if uint(y) < uint(n1) {
+				cnt[y]++
 			}
-			nonzero |= math.Float64bits(a)
+		}
+		for y, m := range cnt {
+			if m < r || m > hi {
+				want := fmt.Sprint(r)
+				if hi != r {
+					want = fmt.Sprintf("%d or %d", r, hi)
+				}
+				dst.addBad(&advantage.InputError{Field: "Sets", Problem: q, Set: -1, Output: -1, Value: float64(y),
+					Err: fmt.Errorf("trace %d is in %d sets, want %s (Design = balanced, K*n = %d, N1 = %d)", y, m, want, size, n1)})
+				break
+			}
 		}
 	}
-	rep.Outputs, rep.Positive, rep.AtTarget, rep.Gated, rep.MassRemoved = len(adv), positive, atTarget, gated, mass
-	return nonzero&^(1<<63) == 0 // -0 is 0
 }
 
-func b2i(b bool) int {
-	if b {
-		return 1
+// addBad records e, keeping the first error of each problem.
+func (b *BatchCredit) addBad(e *advantage.InputError) {
+	for _, o := range b.bad {
+		if o.Problem == e.Problem {
+			return
+		}
 	}
-	return 0
+	b.bad = append(b.bad, e)
 }
 
-// resize sets the lengths of every slice of b for p problems of n1 traces
-// and k sets with nr rewards in all, growing only slices that are too
-// short, and points b.adv at the exported slices.
-func (b *BatchCredit) resize(p, n1, k, nr int) {
-	b.Problems = p
-	b.SetScores = grow(b.SetScores, p*k)
-	b.SetAdvantages = grow(b.SetAdvantages, p*k)
-	b.NoSignal = grow(b.NoSignal, p)
-	s := &b.Search
-	s.Advantages = grow(s.Advantages, p*n1)
-	s.Appearances = grow(s.Appearances, p*n1)
-	s.InNoSet = grow(s.InNoSet, p)
-	s.Gate = grow(s.Gate, p)
-	s.NoSignal = grow(s.NoSignal, p)
-	a := &b.Aggregation
-	a.Advantages = grow(a.Advantages, nr)
-	a.Gate = grow(a.Gate, p)
-	a.NoSignal = grow(a.NoSignal, p)
-	l := &b.layout
-	l.Traces = grow(l.Traces, p)
-	l.Sets = grow(l.Sets, p)
-	l.SetSizes = grow(l.SetSizes, p*k)
-	l.RewardCounts = grow(l.RewardCounts, p*k)
-	b.adv.SetScores = b.SetScores
-	b.adv.SetAdvantages = b.SetAdvantages
-	b.adv.Search = s.Advantages
-	b.adv.Appearances = s.Appearances
-	b.adv.Aggregation = a.Advantages
-}
-
-// grow returns s with length n, reusing its array when it is large enough.
-func grow[T any](s []T, n int) []T {
-	if cap(s) >= n {
-		return s[:n]
+// mergeBad returns a *advantage.BatchError of the root's bad problems and
+// the kernel's, one error per problem (the kernel's first), in problem
+// order.
+func mergeBad(root []*advantage.InputError, kernel *advantage.BatchError) error {
+	var all []*advantage.InputError
+	if kernel != nil {
+		all = append(all, kernel.Problems...)
 	}
-	return make([]T, n)
+	for _, e := range root {
+		if !slices.ContainsFunc(all, func(o *advantage.InputError) bool { return o.Problem == e.Problem }) {
+			all = append(all, e)
+		}
+	}
+	slices.SortStableFunc(all, func(a, b *advantage.InputError) int { return a.Problem - b.Problem })
+	return &advantage.BatchError{Problems: all}
 }
 
-func fill(s []int, v int) {
+// layout returns the kernel's view of in, reusing the layout slices kept
+// in dst while the batch's shape stays the same.
+func (b *BatchCredit) layout(c Config, in Batch, p, outputs int) *advantage.Batch[float64] {
+	key := layoutKey{p, c.SearchTraces, c.Sets, c.SetSize, c.AggregationsPerSet}
+	kin := &b.in
+	if b.key != key {
+		kin.Traces = filled(kin.Traces, p, c.SearchTraces)
+		kin.Sets = filled(kin.Sets, p, c.Sets)
+		kin.SetSizes = filled(kin.SetSizes, p*c.Sets, c.SetSize)
+		b.counts = filled(b.counts, p*c.Sets, c.AggregationsPerSet)
+		b.key = key
+	}
+	kin.RewardCounts = b.counts
+	b.ragged = in.RewardCounts != nil
+	if b.ragged {
+		kin.RewardCounts = in.RewardCounts
+		b.offsets = grow(b.offsets, p+1)
+		r, k := 0, c.Sets
+		for q := range p {
+			b.offsets[q] = r
+			for _, m := range in.RewardCounts[q*k : (q+1)*k] {
+				r += m
+			}
+		}
+		b.offsets[p] = r
+	}
+	kin.Members, kin.Rewards, kin.Unscorable = in.Sets, in.Rewards, in.Unscorable
+	kin.Ordered = c.Ordered
+	kin.SkipBad = true
+	return kin
+}
+
+// outputs returns the offset and number of the outputs of problem q of the
+// last batch.
+func (b *BatchCredit) outputs(c Config, q int) (r, nr int) {
+	if !b.ragged {
+		m := c.AggregationOutputs()
+		return q * m, m
+	}
+	return b.offsets[q], b.offsets[q+1] - b.offsets[q]
+}
+
+// reject marks problem q rejected, with zero credit.
+func (b *BatchCredit) reject(c Config, q int) {
+	b.Rejected[q] = true
+	b.NoSignal[q], b.OutOfRange[q] = false, false
+	k := c.Sets
+	clear(b.SetScores[q*k : (q+1)*k])
+	clear(b.ScoredOutputs[q*k : (q+1)*k])
+	b.ScoredSets[q] = 0
+	clear(b.Appearances[q*c.SearchTraces : (q+1)*c.SearchTraces])
+	b.clearAdvantages(c, q)
+}
+
+// clearAdvantages sets every advantage of problem q to 0.
+func (b *BatchCredit) clearAdvantages(c Config, q int) {
+	k, n1 := c.Sets, c.SearchTraces
+	clear(b.SetAdvantages[q*k : (q+1)*k])
+	clear(b.Search[q*n1 : (q+1)*n1])
+	r, nr := b.outputs(c, q)
+	clear(b.Aggregation[r : r+nr])
+}
+
+// zero reports whether every search and aggregation advantage of problem q
+// is 0.
+func (b *BatchCredit) zero(c Config, q int) bool {
+	n1 := c.SearchTraces
+	r, nr := b.outputs(c, q)
+	return allZero(b.Search[q*n1:(q+1)*n1]) && allZero(b.Aggregation[r:r+nr])
+}
+
+// allZero reports whether every x is ±0, without a branch on the data.
+func allZero(xs []float64) bool {
+	var bits uint64
+	for _, x := range xs {
+		bits |= math.Float64bits(x)
+	}
+	return bits&^(1<<63) == 0
+}
+
+// gate applies c's length gates to every problem of dst that is not
+// rejected, adding their reports to dst.Gates.
+func (c Config) gate(dst *BatchCredit, in Batch) {
+	g := c.Gates
+	if !g.Search.Enabled() && !g.Aggregation.Enabled() {
+		return
+	}
+	// One call per role for the whole batch, unless a rejected problem's
+	// lengths may be bad.
+	if len(dst.bad) == 0 {
+		if g.Search.Enabled() {
+			rep, err := g.Search.Apply(dst.Search, in.SearchLengths)
+			if err != nil {
+				panic(fmt.Sprintf("spiral: search gate on checked input: %v", err)) // unreachable
+			}
+			dst.Gates.Search = rep
+		}
+		if g.Aggregation.Enabled() {
+			rep, err := g.Aggregation.Apply(dst.Aggregation, in.AggregationLengths)
+			if err != nil {
+				panic(fmt.Sprintf("spiral: aggregation gate on checked input: %v", err)) // unreachable
+			}
+			dst.Gates.Aggregation = rep
+		}
+		return
+	}
+	n1 := c.SearchTraces
+	for q := range dst.Problems {
+		if dst.Rejected[q] {
+			continue
+		}
+		r, nr := dst.outputs(c, q)
+		if g.Search.Enabled() {
+			rep, err := g.Search.Apply(dst.Search[q*n1:(q+1)*n1], in.SearchLengths[q*n1:(q+1)*n1])
+			if err != nil {
+				panic(fmt.Sprintf("spiral: search gate on checked input: %v", err)) // unreachable
+			}
+			dst.Gates.Search.Add(rep)
+		}
+		if g.Aggregation.Enabled() {
+			rep, err := g.Aggregation.Apply(dst.Aggregation[r:r+nr], in.AggregationLengths[r:r+nr])
+			if err != nil {
+				panic(fmt.Sprintf("spiral: aggregation gate on checked input: %v", err)) // unreachable
+			}
+			dst.Gates.Aggregation.Add(rep)
+		}
+	}
+}
+
+// filled returns s with length n, every entry v.
+func filled(s []int, n, v int) []int {
+	s = grow(s, n)
 	for i := range s {
 		s[i] = v
 	}
+	return s
 }
 
 // sub returns s[lo:hi], or nil when s is nil.
-func sub(s []int, lo, hi int) []int {
+func sub[T any](s []T, lo, hi int) []T {
 	if s == nil {
 		return nil
 	}
 	return s[lo:hi]
-}
-
-// checkLengthsLen checks the length of a lengths slice named name that must
-// hold want entries (the expression wantExpr) when the gate g is enabled,
-// and be nil or hold want entries otherwise.
-func checkLengthsLen(name string, lengths []int, want int, g lengthgate.Gate, wantExpr string) error {
-	switch {
-	case lengths == nil && g.Enabled():
-		return fmt.Errorf("spiral: %s is nil, but its gate is enabled (Target = %d)", name, g.Target)
-	case lengths != nil && len(lengths) != want:
-		return fmt.Errorf("spiral: len(%s) = %d, want %s = %d", name, len(lengths), wantExpr, want)
-	}
-	return nil
-}
-
-// Errors for bad rewards, wrapped with the position.
-var (
-	errNotFinite = errors.New("reward is not finite")
-	errTooLarge  = fmt.Errorf("reward magnitude exceeds advantage.MaxAbsReward = %g", advantage.MaxAbsReward)
-)
-
-// checkRewards returns the index of the first reward that advantage would
-// reject (NaN, infinite, or |r| > advantage.MaxAbsReward) and why, or -1 and
-// nil.
-func checkRewards(rs []float64) (int, error) {
-	for i, x := range rs {
-		if !(math.Abs(x) <= advantage.MaxAbsReward) { // true for NaN
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return i, errNotFinite
-			}
-			return i, errTooLarge
-		}
-	}
-	return -1, nil // unreachable
 }
 
 // firstNegative returns the index of the first negative length, or -1. It

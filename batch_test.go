@@ -2,11 +2,10 @@ package spiral
 
 import (
 	"errors"
-	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 
@@ -16,93 +15,65 @@ import (
 
 	"spiral/advantage"
 	"spiral/combin"
-	"spiral/internal/cpubench"
+	"spiral/internal/spiraltest"
 	"spiral/lengthgate"
 )
 
-// reference computes one problem's credit straight from SPIRAL.md sections 2
-// and 3, written plainly and independently of the package: it returns the
-// gated search and aggregation advantages, the set scores and advantages,
-// and the appearances. Values within 1e-9 of 0 are taken as 0 before gating
-// (the rewards the tests draw make every non-zero advantage far larger).
-func reference(c Config, groups [][]int, rewards [][]float64, sl []int, al [][]int) (search []float64, agg [][]float64, f, aSet []float64, app []int) {
-	k := len(groups)
-	f = make([]float64, k)
-	fbar := 0.0
-	for i, rs := range rewards {
-		for _, r := range rs {
-			f[i] += r
-		}
-		f[i] /= float64(len(rs))
-		fbar += f[i]
-	}
-	fbar /= float64(k)
-	aSet = make([]float64, k)
-	for i := range f {
-		aSet[i] = f[i] - fbar
-	}
-	search = make([]float64, c.SearchTraces)
-	app = make([]int, c.SearchTraces)
-	for y := range search {
-		for i, g := range groups {
-			if slices.Contains(g, y) {
-				search[y] += aSet[i]
-				app[y]++
-			}
-		}
-		if app[y] > 0 {
-			search[y] /= float64(app[y])
-		}
-	}
-	gate := func(g lengthgate.Gate, a float64, l int) float64 {
-		if math.Abs(a) < 1e-9 {
-			return 0
-		}
-		if a > 0 && g.Target > 0 && (l > g.Target || l == g.Target && g.Boundary == lengthgate.GateAtTarget) {
-			return 0
-		}
-		return a
-	}
-	for y := range search {
-		l := 0
-		if sl != nil {
-			l = sl[y]
-		}
-		search[y] = gate(c.Gates.Search, search[y], l)
-	}
-	agg = make([][]float64, k)
-	for i, rs := range rewards {
-		agg[i] = make([]float64, len(rs))
-		for j, r := range rs {
-			l := 0
-			if al != nil {
-				l = al[i][j]
-			}
-			agg[i][j] = gate(c.Gates.Aggregation, r-f[i], l)
-		}
-	}
-	return search, agg, f, aSet, app
+// genBatch describes a batch drawn by drawBatch.
+type genBatch struct {
+	in     Batch
+	counts []int // the reward count of every set (in.RewardCounts or N2)
 }
 
-// randomBatch draws a batch of problems for c with rewards on a coarse grid
-// and lengths around the gates' targets.
-func randomBatch(t *rapid.T, c Config) Batch {
-	problems := rapid.IntRange(0, 6).Draw(t, "problems")
+// drawBatch draws a batch of problems for c: planned by a Planner (and so
+// trusted) or copied (and so checked), rewards on a coarse grid, sometimes
+// ragged (a dropped output) or with outputs marked unscorable (their reward
+// NaN), and lengths around the gates' targets.
+func drawBatch(t *rapid.T, c Config) genBatch {
+	problems := rapid.IntRange(0, 5).Draw(t, "problems")
 	pl, err := c.NewPlanner()
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := Batch{Groups: make([]int, problems*c.PlanSize())}
-	if err := pl.PlanTo(in.Groups, rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 0))); err != nil {
+	var g genBatch
+	if err := pl.PlanTo(&g.in, problems, rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 0))); err != nil {
 		t.Fatal(err)
+	}
+	if rapid.Bool().Draw(t, "outside") {
+		g.in.Sets = slices.Clone(g.in.Sets)
+	}
+	k, n2 := c.Sets, c.AggregationsPerSet
+	g.counts = make([]int, problems*k)
+	ragged := rapid.Bool().Draw(t, "ragged")
+	for s := range g.counts {
+		g.counts[s] = n2
+		if ragged {
+			g.counts[s] = rapid.IntRange(1, n2).Draw(t, "count")
+		}
+	}
+	if ragged {
+		g.in.RewardCounts = g.counts
+	}
+	outputs := 0
+	for _, m := range g.counts {
+		outputs += m
 	}
 	grid := []float64{0, 0.25, 0.5, 1}
 	if rapid.Bool().Draw(t, "binary") {
 		grid = []float64{0, 1}
 	}
-	in.Rewards = make([]float64, problems*c.AggregationOutputs())
-	for i := range in.Rewards {
-		in.Rewards[i] = grid[rapid.IntRange(0, len(grid)-1).Draw(t, "r")]
+	g.in.Rewards = make([]float64, outputs)
+	for o := range g.in.Rewards {
+		g.in.Rewards[o] = grid[rapid.IntRange(0, len(grid)-1).Draw(t, "r")]
+	}
+	if rapid.Bool().Draw(t, "unscorable") {
+		g.in.Unscorable = make([]bool, outputs)
+		for o := range g.in.Unscorable {
+			if rapid.IntRange(0, 4).Draw(t, "u") == 0 {
+				g.in.Unscorable[o] = true
+				g.in.Rewards[o] = math.NaN()
+			}
+		}
 	}
 	lengths := func(n int, name string) []int {
 		ls := make([]int, n)
@@ -112,102 +83,185 @@ func randomBatch(t *rapid.T, c Config) Batch {
 		return ls
 	}
 	if c.Gates.Search.Enabled() || rapid.Bool().Draw(t, "searchLengths") {
-		in.SearchLengths = lengths(problems*c.SearchTraces, "sl")
+		g.in.SearchLengths = lengths(problems*c.SearchTraces, "sl")
 	}
-	if c.Gates.Aggregation.Enabled() || rapid.Bool().Draw(t, "aggLengths") {
-		in.AggregationLengths = lengths(problems*c.AggregationOutputs(), "al")
+	if c.Gates.Aggregation.Enabled() || c.Overlong != nil || rapid.Bool().Draw(t, "aggLengths") {
+		g.in.AggregationLengths = lengths(outputs, "al")
 	}
-	return in
+	return g
 }
 
-// problemOf cuts problem q out of a batch in the one-problem form.
-func problemOf(c Config, in Batch, q int) (Plan, [][]float64, Lengths) {
-	k, n, n2, n1 := c.Sets, c.SetSize, c.AggregationsPerSet, c.SearchTraces
-	p := Plan{Groups: make([][]int, k)}
-	rewards := make([][]float64, k)
-	var l Lengths
-	if in.SearchLengths != nil {
-		l.Search = in.SearchLengths[q*n1 : (q+1)*n1]
+// problem returns problem q of g in nested form, with its offset of
+// outputs: sets, rewards, unscorable marks (nil if none) and lengths.
+func (g genBatch) problem(c Config, q int) (sets [][]int, rewards [][]float64, unscorable [][]bool, l Lengths, r0 int) {
+	k, n, n1 := c.Sets, c.SetSize, c.SearchTraces
+	for _, m := range g.counts[:q*k] {
+		r0 += m
 	}
-	if in.AggregationLengths != nil {
-		l.Aggregation = make([][]int, k)
+	if g.in.SearchLengths != nil {
+		l.Search = g.in.SearchLengths[q*n1 : (q+1)*n1]
 	}
+	r := r0
 	for i := range k {
-		p.Groups[i] = in.Groups[(q*k+i)*n : (q*k+i+1)*n]
-		rewards[i] = in.Rewards[(q*k+i)*n2 : (q*k+i+1)*n2]
-		if l.Aggregation != nil {
-			l.Aggregation[i] = in.AggregationLengths[(q*k+i)*n2 : (q*k+i+1)*n2]
+		m := g.counts[q*k+i]
+		sets = append(sets, g.in.Sets[(q*k+i)*n:(q*k+i+1)*n])
+		rewards = append(rewards, g.in.Rewards[r:r+m])
+		if g.in.Unscorable != nil {
+			unscorable = append(unscorable, g.in.Unscorable[r:r+m])
+		}
+		if g.in.AggregationLengths != nil {
+			l.Aggregation = append(l.Aggregation, g.in.AggregationLengths[r:r+m])
+		}
+		r += m
+	}
+	return sets, rewards, unscorable, l, r0
+}
+
+// reference returns the exact credit of one problem by spiraltest.RefCredit,
+// with c.Overlong's penalty added to the rewards first, and then the gates
+// of c applied (a positive advantage of an output whose length the gate
+// does not keep becomes 0), and whether the raw rewards give no signal
+// (every exact advantage 0). Unscorable rewards (NaN) enter as 0: RefCredit
+// does not read them.
+func reference(c Config, sets [][]int, rewards [][]float64, unscorable [][]bool, l Lengths) (spiraltest.RefResult, bool) {
+	rats := func(shape bool) [][]*big.Rat {
+		out := make([][]*big.Rat, len(rewards))
+		for i, rs := range rewards {
+			for j, r := range rs {
+				x := new(big.Rat)
+				if unscorable == nil || !unscorable[i][j] {
+					x.SetFloat64(r)
+					if shape {
+						p, err := c.Overlong.Penalty(l.Aggregation[i][j])
+						if err != nil {
+							panic(err)
+						}
+						x.Add(x, new(big.Rat).SetFloat64(p))
+					}
+				}
+				out[i] = append(out[i], x)
+			}
+		}
+		return out
+	}
+	raw := spiraltest.RefCredit(c.SearchTraces, sets, rats(false), unscorable)
+	noSignal := true
+	for _, a := range raw.Search {
+		noSignal = noSignal && a.Sign() == 0
+	}
+	for _, as := range raw.Aggregation {
+		for _, a := range as {
+			noSignal = noSignal && a.Sign() == 0
 		}
 	}
-	return p, rewards, l
+	ref := raw
+	if c.Overlong != nil {
+		ref = spiraltest.RefCredit(c.SearchTraces, sets, rats(true), unscorable)
+	}
+	for y, a := range ref.Search {
+		if a.Sign() > 0 && l.Search != nil && !c.Gates.Search.KeepsPositive(l.Search[y]) {
+			ref.Search[y] = new(big.Rat)
+		}
+	}
+	for i, as := range ref.Aggregation {
+		for j, a := range as {
+			if a.Sign() > 0 && l.Aggregation != nil && !c.Gates.Aggregation.KeepsPositive(l.Aggregation[i][j]) {
+				ref.Aggregation[i][j] = new(big.Rat)
+			}
+		}
+	}
+	return ref, noSignal
 }
 
-// TestBatchEqualsOneProblem checks, on random configurations and batches,
-// that CreditBatch gives for every problem exactly what Credit gives for it
-// alone, and that both agree with the plain reference.
-func TestBatchEqualsOneProblem(t *testing.T) {
-	approx := cmpopts.EquateApprox(0, 1e-9)
-	var dst BatchCredit // reused across cases, so growing and shrinking is exercised
+// near reports whether got is within 1e-12 of the exact want.
+func near(got float64, want *big.Rat) bool {
+	return math.Abs(got-spiraltest.Float(want)) <= 1e-12
+}
+
+// nearZero is near, and exactly 0 when want is 0: the kernel writes the
+// search and aggregation advantages that are 0 exactly as 0, which NoSignal
+// relies on.
+func nearZero(got float64, want *big.Rat) bool {
+	if want.Sign() == 0 {
+		return got == 0
+	}
+	return near(got, want)
+}
+
+// TestCreditBatchMatchesReference checks CreditBatch against the exact
+// reference on random configurations and batches: planned and outside
+// sets, ragged and unscorable outputs, gates, the overlong punishment and
+// the reward-range filter. A problem whose raw rewards give no signal, or
+// whose mean raw reward is out of range, must get exactly zero credit.
+func TestCreditBatchMatchesReference(t *testing.T) {
+	var dst BatchCredit // reused across cases: growing and shrinking is exercised
 	rapid.Check(t, func(t *rapid.T) {
 		c := randomConfig(t)
-		in := randomBatch(t, c)
-		if err := c.CreditBatch(&dst, in); err != nil {
+		if rapid.Bool().Draw(t, "overlong") {
+			o := lengthgate.NewSoftOverlong(rapid.IntRange(1, 14).Draw(t, "maxLength"), 0)
+			o.Buffer = rapid.IntRange(0, o.MaxLength).Draw(t, "buffer")
+			c.Overlong = &o
+		}
+		if rapid.Bool().Draw(t, "range") {
+			c.RewardRange = advantage.RewardRange{Low: 0.1, High: 0.9}
+		}
+		g := drawBatch(t, c)
+		if err := c.CreditBatch(&dst, g.in); err != nil {
 			t.Fatal(err)
 		}
-		k, n1, n2 := c.Sets, c.SearchTraces, c.AggregationsPerSet
-		problems := len(in.Groups) / c.PlanSize()
-		if dst.Problems != problems || len(dst.NoSignal) != problems || len(dst.Aggregation.Advantages) != problems*k*n2 {
-			t.Fatalf("dst holds %d problems, %d NoSignal, %d aggregation advantages; want %d problems", dst.Problems, len(dst.NoSignal), len(dst.Aggregation.Advantages), problems)
+		k, n1 := c.Sets, c.SearchTraces
+		problems := len(g.counts) / k
+		if dst.Problems != problems || len(dst.NoSignal) != problems || len(dst.Aggregation) != len(g.in.Rewards) || len(dst.Search) != problems*n1 {
+			t.Fatalf("dst holds %d problems, %d NoSignal, %d aggregation and %d search advantages; want %d problems",
+				dst.Problems, len(dst.NoSignal), len(dst.Aggregation), len(dst.Search), problems)
 		}
-		var total lengthgate.GatesReport
 		noSignal := 0
 		for q := range problems {
-			p, rewards, l := problemOf(c, in, q)
-			one, err := c.Credit(p, rewards, l)
+			sets, rewards, unscorable, l, r0 := g.problem(c, q)
+			ref, refNoSignal := reference(c, sets, rewards, unscorable, l)
+			var un []bool
+			if unscorable != nil {
+				un = slices.Concat(unscorable...)
+			}
+			inRange, err := advantage.InRewardRange(c.RewardRange, slices.Concat(rewards...), un)
 			if err != nil {
 				t.Fatal(err)
 			}
-			agg := make([][]float64, k)
-			for i := range agg {
-				agg[i] = dst.Aggregation.Advantages[(q*k+i)*n2 : (q*k+i+1)*n2]
+			if dst.Rejected[q] || dst.NoSignal[q] != refNoSignal || dst.OutOfRange[q] != !inRange {
+				t.Fatalf("problem %d: Rejected %v, NoSignal %v, OutOfRange %v; want false, %v, %v", q, dst.Rejected[q], dst.NoSignal[q], dst.OutOfRange[q], refNoSignal, !inRange)
 			}
-			fromBatch := Credit{
-				SetScores:     dst.SetScores[q*k : (q+1)*k],
-				SetAdvantages: dst.SetAdvantages[q*k : (q+1)*k],
-				Search: SearchCredit{
-					Advantages:  dst.Search.Advantages[q*n1 : (q+1)*n1],
-					Appearances: dst.Search.Appearances[q*n1 : (q+1)*n1],
-					InNoSet:     dst.Search.InNoSet[q],
-					Gate:        dst.Search.Gate[q],
-					NoSignal:    dst.Search.NoSignal[q],
-				},
-				Aggregation: AggregationCredit{Advantages: agg, Gate: dst.Aggregation.Gate[q], NoSignal: dst.Aggregation.NoSignal[q]},
-				NoSignal:    dst.NoSignal[q],
-			}
-			if diff := cmp.Diff(one, fromBatch); diff != "" {
-				t.Fatalf("problem %d: Credit (-) and CreditBatch (+) differ:\n%s", q, diff)
-			}
-			search, refAgg, f, aSet, app := reference(c, p.Groups, rewards, l.Search, l.Aggregation)
-			if !cmp.Equal(search, one.Search.Advantages, approx) || !cmp.Equal(refAgg, one.Aggregation.Advantages, approx) ||
-				!cmp.Equal(f, one.SetScores, approx) || !cmp.Equal(aSet, one.SetAdvantages, approx) || !cmp.Equal(app, one.Search.Appearances) {
-				t.Fatalf("problem %d: Credit %+v differs from the reference: search %v, agg %v, f %v, A_set %v, appearances %v",
-					q, one, search, refAgg, f, aSet, app)
-			}
-			if want := countZero(app); one.Search.InNoSet != want {
-				t.Fatalf("problem %d: InNoSet = %d, want %d", q, one.Search.InNoSet, want)
-			}
-			refSignal := !allNear0(search) || slices.ContainsFunc(refAgg, func(a []float64) bool { return !allNear0(a) })
-			if refSignal && one.NoSignal {
-				t.Fatalf("problem %d: NoSignal = %v but the reference has a non-zero advantage", q, one.NoSignal)
-			}
-			total.Search.Add(one.Search.Gate)
-			total.Aggregation.Add(one.Aggregation.Gate)
-			if one.NoSignal {
+			if refNoSignal {
 				noSignal++
 			}
-		}
-		if got := dst.GateTotals(); got != total {
-			t.Fatalf("GateTotals = %+v, want %+v", got, total)
+			dropped := refNoSignal || !inRange
+			for y, a := range dst.Search[q*n1 : (q+1)*n1] {
+				if dropped && a != 0 || !dropped && !nearZero(a, ref.Search[y]) || dst.Appearances[q*n1+y] != ref.Appearances[y] {
+					t.Fatalf("problem %d trace %d: A_search %v in %d sets, want %v in %d (dropped %v)", q, y, a, dst.Appearances[q*n1+y], ref.Search[y].FloatString(6), ref.Appearances[y], dropped)
+				}
+			}
+			r := r0
+			for i := range k {
+				if !near(dst.SetScores[q*k+i], ref.SetScores[i]) || dropped && dst.SetAdvantages[q*k+i] != 0 || !dropped && !near(dst.SetAdvantages[q*k+i], ref.SetAdvantages[i]) {
+					t.Fatalf("problem %d set %d: f = %v, A_set = %v; want %v, %v", q, i, dst.SetScores[q*k+i], dst.SetAdvantages[q*k+i], ref.SetScores[i].FloatString(6), ref.SetAdvantages[i].FloatString(6))
+				}
+				for j, want := range ref.Aggregation[i] {
+					if a := dst.Aggregation[r+j]; dropped && a != 0 || !dropped && !nearZero(a, want) {
+						t.Fatalf("problem %d set %d output %d: A_agg = %v, want %v (dropped %v)", q, i, j, a, want.FloatString(6), dropped)
+					}
+				}
+				r += len(ref.Aggregation[i])
+			}
+			// The one-problem form gives the same, bit for bit.
+			if unscorable == nil {
+				one, err := c.Credit(Plan{Sets: sets}, rewards, l)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(one.Search, dst.Search[q*n1:(q+1)*n1]) || !slices.Equal(slices.Concat(one.Aggregation...), dst.Aggregation[r0:r]) ||
+					one.NoSignal != dst.NoSignal[q] || one.OutOfRange != dst.OutOfRange[q] {
+					t.Fatalf("problem %d: Credit %+v differs from CreditBatch", q, one)
+				}
+			}
 		}
 		if got := dst.NoSignalCount(); got != noSignal {
 			t.Fatalf("NoSignalCount = %d, want %d", got, noSignal)
@@ -215,60 +269,28 @@ func TestBatchEqualsOneProblem(t *testing.T) {
 	})
 }
 
-func countZero(xs []int) int {
-	m := 0
-	for _, x := range xs {
-		if x == 0 {
-			m++
-		}
-	}
-	return m
+// benchConfig is the paper's configuration with both gates at 4096 tokens.
+func benchConfig() Config {
+	c := Paper()
+	c.Gates = lengthgate.Shared(lengthgate.Gate{Target: 4096})
+	return c
 }
 
-func allNear0(xs []float64) bool {
-	return !slices.ContainsFunc(xs, func(x float64) bool { return math.Abs(x) >= 1e-9 })
-}
-
-// TestNoSignalIgnoresGates checks Credit.NoSignal's documented invariance:
-// switching the gates on changes no role's NoSignal, since the gates only
-// zero positive advantages and each role has a negative one when it has any.
-func TestNoSignalIgnoresGates(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		c := randomConfig(t)
-		in := randomBatch(t, c)
-		open := c
-		open.Gates = lengthgate.Gates{}
-		var gated, ungated BatchCredit
-		if err := c.CreditBatch(&gated, in); err != nil {
-			t.Fatal(err)
-		}
-		if err := open.CreditBatch(&ungated, in); err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(gated.Search.NoSignal, ungated.Search.NoSignal) || !slices.Equal(gated.Aggregation.NoSignal, ungated.Aggregation.NoSignal) {
-			t.Fatalf("gates changed NoSignal: search %v vs %v, aggregation %v vs %v",
-				gated.Search.NoSignal, ungated.Search.NoSignal, gated.Aggregation.NoSignal, ungated.Aggregation.NoSignal)
-		}
-	})
-}
-
-// paperBatch returns a batch of problems at c (the paper's shape by default)
-// with random binary rewards and lengths up to 5000.
+// paperBatch returns a batch of problems at c, planned, with random binary
+// rewards and lengths up to 5000.
 func paperBatch(c Config, problems int, seed uint64) Batch {
 	rnd := rand.New(rand.NewPCG(seed, 3))
 	pl, err := c.NewPlanner()
 	if err != nil {
 		panic(err)
 	}
-	in := Batch{
-		Groups:             make([]int, problems*c.PlanSize()),
-		Rewards:            make([]float64, problems*c.AggregationOutputs()),
-		SearchLengths:      make([]int, problems*c.SearchTraces),
-		AggregationLengths: make([]int, problems*c.AggregationOutputs()),
-	}
-	if err := pl.PlanTo(in.Groups, rnd); err != nil {
+	var in Batch
+	if err := pl.PlanTo(&in, problems, rnd); err != nil {
 		panic(err)
 	}
+	in.Rewards = make([]float64, problems*c.AggregationOutputs())
+	in.SearchLengths = make([]int, problems*c.SearchTraces)
+	in.AggregationLengths = make([]int, problems*c.AggregationOutputs())
 	for i := range in.Rewards {
 		in.Rewards[i] = float64(rnd.IntN(2))
 		in.AggregationLengths[i] = rnd.IntN(5000)
@@ -279,9 +301,176 @@ func paperBatch(c Config, problems int, seed uint64) Batch {
 	return in
 }
 
-func TestCreditBatchErrorsLeaveDstUntouched(t *testing.T) {
+// TestNoSignalUnderShaping: a problem whose aggregation rewards are all 0
+// gives no signal, and DAPO's length penalty, which differs from output to
+// output, must not create one. Its NoSignal is true and its credit 0, while
+// a problem with raw signal is credited from the shaped rewards.
+func TestNoSignalUnderShaping(t *testing.T) {
 	c := Paper()
-	c.Gates = lengthgate.Shared(lengthgate.Gate{Target: 4096})
+	o := lengthgate.NewSoftOverlong(4096, 1024)
+	c.Overlong = &o
+	in := paperBatch(c, 2, 5)
+	clear(in.Rewards[:16]) // problem 0: every reward 0
+	for i := range in.AggregationLengths {
+		in.AggregationLengths[i] = 2500 + 200*i // penalties from 0 to -1
+	}
+	var dst BatchCredit
+	if err := c.CreditBatch(&dst, in); err != nil {
+		t.Fatal(err)
+	}
+	if dst.Overlong.Penalized == 0 {
+		t.Fatalf("no output was penalised (%+v): the test does not shape", dst.Overlong)
+	}
+	if !dst.NoSignal[0] || !allZero(dst.Search[:8]) || !allZero(dst.Aggregation[:16]) || !allZero(dst.SetAdvantages[:4]) {
+		t.Errorf("all-zero raw rewards under shaping: NoSignal %v, search %v, aggregation %v; want true and zeros",
+			dst.NoSignal[0], dst.Search[:8], dst.Aggregation[:16])
+	}
+	// Without the rule, the lengths alone would give problem 0 credit.
+	open := Paper()
+	shaped := slices.Clone(in.Rewards)
+	if _, err := lengthgate.ApplySoftOverlong(o, shaped, shaped, in.AggregationLengths); err != nil {
+		t.Fatal(err)
+	}
+	var naive BatchCredit
+	if err := open.CreditBatch(&naive, Batch{Sets: slices.Clone(in.Sets), Rewards: shaped}); err != nil {
+		t.Fatal(err)
+	}
+	if naive.NoSignal[0] || allZero(naive.Search[:8]) {
+		t.Fatalf("shaped rewards of problem 0 give no search credit (%v): the test cannot tell the passes apart", naive.Search[:8])
+	}
+	// Problem 1 has raw signal: its credit is that of the shaped rewards.
+	if dst.NoSignal[1] || !slices.Equal(dst.Search[8:], naive.Search[8:]) || !slices.Equal(dst.Aggregation[16:], naive.Aggregation[16:]) {
+		t.Errorf("problem 1: credit %v, want that of the shaped rewards %v", dst.Search[8:], naive.Search[8:])
+	}
+}
+
+// TestUnscorableAndBadProblems: a batch whose one NaN reward is marked
+// unscorable is credited whole; the same NaN unmarked is reported as an
+// *advantage.InputError naming problem, set and output, recoverable with
+// errors.As, and every other problem is credited as before. Bad lengths and
+// bad outside sets are reported the same way, all at once.
+func TestUnscorableAndBadProblems(t *testing.T) {
+	c := benchConfig()
+	in := paperBatch(c, 5, 7)
+	in.Sets = slices.Clone(in.Sets) // outside sets: checked
+	var clean BatchCredit
+	if err := c.CreditBatch(&clean, in); err != nil {
+		t.Fatal(err)
+	}
+	const nanAt = 1*16 + 2*4 + 3 // problem 1, set 2, output 3
+	in.Rewards[nanAt] = math.NaN()
+	in.Unscorable = make([]bool, len(in.Rewards))
+	in.Unscorable[nanAt] = true
+	var dst BatchCredit
+	if err := c.CreditBatch(&dst, in); err != nil {
+		t.Fatalf("NaN marked unscorable: %v", err)
+	}
+	if dst.ScoredOutputs[1*4+2] != 3 || dst.Aggregation[nanAt] != 0 || dst.Rejected[1] {
+		t.Errorf("unscorable output: set 2 of problem 1 scored %d outputs, A_agg %v, rejected %v; want 3, 0, false",
+			dst.ScoredOutputs[6], dst.Aggregation[nanAt], dst.Rejected[1])
+	}
+	for _, q := range []int{0, 2, 3, 4} {
+		if !slices.Equal(dst.Search[q*8:(q+1)*8], clean.Search[q*8:(q+1)*8]) {
+			t.Errorf("problem %d changed by another problem's unscorable output", q)
+		}
+	}
+
+	in.Unscorable = nil // the NaN unmarked
+	in.SearchLengths[3*8+5] = -1
+	in.Sets[4*16+4*1+2] = in.Sets[4*16+4*1+1] // problem 4, set 1: a repeated trace
+	err := c.CreditBatch(&dst, in)
+	be, ok := errors.AsType[*advantage.BatchError](err)
+	if !ok || len(be.Problems) != 3 {
+		t.Fatalf("three bad problems: error %v, want a *advantage.BatchError listing 3", err)
+	}
+	ie, ok := errors.AsType[*advantage.InputError](err)
+	if !ok || ie.Field != "Rewards" || ie.Problem != 1 || ie.Set != 2 || ie.Output != 3 || !errors.Is(err, advantage.ErrNotFinite) {
+		t.Errorf("errors.As: %+v, want Rewards of problem 1, set 2, output 3, not finite", ie)
+	}
+	want := []struct {
+		field                string
+		problem, set, output int
+	}{{"Rewards", 1, 2, 3}, {"SearchLengths", 3, -1, 5}, {"Members", 4, 1, 2}}
+	for i, w := range want {
+		e := be.Problems[i]
+		if e.Field != w.field || e.Problem != w.problem || e.Set != w.set || e.Output != w.output {
+			t.Errorf("bad problem %d: %+v, want %+v", i, e, w)
+		}
+	}
+	if !slices.Equal(dst.Rejected, []bool{false, true, false, true, true}) {
+		t.Errorf("Rejected = %v", dst.Rejected)
+	}
+	for q := range 5 {
+		s, ws := dst.Search[q*8:(q+1)*8], clean.Search[q*8:(q+1)*8]
+		if dst.Rejected[q] && (!allZero(s) || !allZero(dst.Aggregation[q*16:(q+1)*16]) || dst.NoSignal[q]) || !dst.Rejected[q] && !slices.Equal(s, ws) {
+			t.Errorf("problem %d (rejected %v): search %v, want %v", q, dst.Rejected[q], s, ws)
+		}
+	}
+}
+
+// TestDroppedOutput: a batch in which one set lost an aggregation output
+// goes through the batch form, as the one-problem form computes it, and
+// allocates nothing on reuse.
+func TestDroppedOutput(t *testing.T) {
+	c := benchConfig()
+	in := paperBatch(c, 3, 11)
+	in.RewardCounts = make([]int, 3*4)
+	for s := range in.RewardCounts {
+		in.RewardCounts[s] = 4
+	}
+	in.RewardCounts[1*4+3] = 3 // problem 1, set 3: one output dropped
+	drop := 1*16 + 3*4 + 2
+	in.Rewards = slices.Delete(slices.Clone(in.Rewards), drop, drop+1)
+	in.AggregationLengths = slices.Delete(slices.Clone(in.AggregationLengths), drop, drop+1)
+	var dst BatchCredit
+	if err := c.CreditBatch(&dst, in); err != nil {
+		t.Fatal(err)
+	}
+	g := genBatch{in: in, counts: in.RewardCounts}
+	for q := range 3 {
+		sets, rewards, _, l, r0 := g.problem(c, q)
+		one, err := c.Credit(Plan{Sets: sets}, rewards, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		agg := slices.Concat(one.Aggregation...)
+		if !slices.Equal(one.Search, dst.Search[q*8:(q+1)*8]) || !slices.Equal(agg, dst.Aggregation[r0:r0+len(agg)]) {
+			t.Errorf("problem %d: batch and one-problem credit differ", q)
+		}
+	}
+	if len(dst.Aggregation) != 47 || dst.ScoredOutputs[7] != 3 {
+		t.Errorf("%d aggregation advantages, set 3 of problem 1 scored %d; want 47 and 3", len(dst.Aggregation), dst.ScoredOutputs[7])
+	}
+	if a := testing.AllocsPerRun(10, func() { _ = c.CreditBatch(&dst, in) }); a != 0 {
+		t.Errorf("ragged CreditBatch with a reused dst allocates %v times, want 0", a)
+	}
+}
+
+// TestRewardRangeOnRawRewards: the reward-range filter decides on the raw
+// rewards, whatever the shaping does to them.
+func TestRewardRangeOnRawRewards(t *testing.T) {
+	c := Paper()
+	c.RewardRange = advantage.RewardRange{Low: 0, High: 1}
+	o := lengthgate.NewSoftOverlong(100, 100)
+	c.Overlong = &o
+	in := paperBatch(c, 3, 13)
+	for i := range 16 {
+		in.Rewards[i] = 1 // problem 0: all right, mean 1
+		in.Rewards[32+i] = float64(i % 2)
+	}
+	var dst BatchCredit
+	if err := c.CreditBatch(&dst, in); err != nil {
+		t.Fatal(err)
+	}
+	if !dst.OutOfRange[0] || dst.OutOfRange[2] || !allZero(dst.Search[:8]) {
+		t.Errorf("OutOfRange = %v, problem 0 search %v; want problem 0 dropped with zero credit, problem 2 kept", dst.OutOfRange, dst.Search[:8])
+	}
+}
+
+// TestCreditBatchLayoutErrors: a batch that does not fit the config is an
+// error that leaves dst untouched.
+func TestCreditBatchLayoutErrors(t *testing.T) {
+	c := benchConfig()
 	good := paperBatch(c, 3, 1)
 	var dst BatchCredit
 	if err := c.CreditBatch(&dst, good); err != nil {
@@ -290,7 +479,7 @@ func TestCreditBatchErrorsLeaveDstUntouched(t *testing.T) {
 	snapshot := cloneCredit(&dst)
 	with := func(f func(*Batch)) Batch {
 		b := Batch{
-			Groups:             slices.Clone(good.Groups),
+			Sets:               slices.Clone(good.Sets),
 			Rewards:            slices.Clone(good.Rewards),
 			SearchLengths:      slices.Clone(good.SearchLengths),
 			AggregationLengths: slices.Clone(good.AggregationLengths),
@@ -298,77 +487,99 @@ func TestCreditBatchErrorsLeaveDstUntouched(t *testing.T) {
 		f(&b)
 		return b
 	}
-	tests := []struct {
-		c    Config
-		in   Batch
-		want string
+	for _, tc := range []struct {
+		c     Config
+		in    Batch
+		field string
 	}{
-		{Config{}, good, "SearchTraces (N1) = 0"},
-		{c, with(func(b *Batch) { b.Groups = b.Groups[:40] }), "len(Batch.Groups) = 40 is not a multiple of K*n = 4*4"},
-		// Five problems' groups make a larger batch: the rewards no longer fit.
-		{c, with(func(b *Batch) { b.Groups = append(b.Groups, b.Groups[:32]...) }), "len(Batch.Rewards) = 48, want P*K*N2 = 5*4*4 = 80 for 5 problems"},
-		{c, with(func(b *Batch) { b.SearchLengths = nil }), "Batch.SearchLengths is nil, but its gate is enabled (Target = 4096)"},
-		{c, with(func(b *Batch) { b.AggregationLengths = b.AggregationLengths[1:] }), "len(Batch.AggregationLengths) = 47, want P*K*N2 = 48"},
-		{c, with(func(b *Batch) { b.Groups[2*16+5] = 8 }), "Batch.Groups: problem 2: groups[1][1] = 8 out of range"},
-		{c, with(func(b *Batch) { copy(b.Groups[16+12:16+16], b.Groups[16:16+4]) }), "Batch.Groups: problem 1: groups[0] = "},
-		{c, with(func(b *Batch) { b.Rewards[1*16+2*4+3] = math.Inf(-1) }), "Batch.Rewards[27] (problem 1, set 2, output 3) = -Inf: reward is not finite"},
-		{c, with(func(b *Batch) { b.SearchLengths[2*8+6] = -1 }), "Batch.SearchLengths[22] (problem 2, trace 6) = -1 < 0"},
-		{c, with(func(b *Batch) { b.AggregationLengths[2*16+3*4+1] = -7 }), "Batch.AggregationLengths[45] (problem 2, set 3, output 1) = -7 < 0"},
-	}
-	for _, tt := range tests {
-		err := tt.c.CreditBatch(&dst, tt.in)
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("CreditBatch: error %v, want %q", err, tt.want)
+		{c, with(func(b *Batch) { b.Sets = b.Sets[:47] }), "Sets"},
+		{c, with(func(b *Batch) { b.Rewards = b.Rewards[:47] }), "Rewards"},
+		{c, with(func(b *Batch) { b.RewardCounts = make([]int, 11) }), "RewardCounts"},
+		{c, with(func(b *Batch) { b.RewardCounts = make([]int, 12) }), "RewardCounts"},
+		{c, with(func(b *Batch) { b.Unscorable = make([]bool, 3) }), "Unscorable"},
+		{c, with(func(b *Batch) { b.SearchLengths = nil }), "SearchLengths"},
+		{c, with(func(b *Batch) { b.AggregationLengths = b.AggregationLengths[1:] }), "AggregationLengths"},
+		{Paper(), with(func(b *Batch) { b.SearchLengths = b.SearchLengths[1:] }), "SearchLengths"},
+	} {
+		err := tc.c.CreditBatch(&dst, tc.in)
+		e, ok := errors.AsType[*advantage.InputError](err)
+		if !ok || e.Field != tc.field {
+			t.Errorf("error %v, want an *advantage.InputError for %s", err, tc.field)
 		}
-		if diff := cmp.Diff(snapshot, cloneCredit(&dst), cmpopts.IgnoreUnexported(BatchCredit{})); diff != "" {
-			t.Errorf("CreditBatch with error %q changed dst:\n%s", tt.want, diff)
+		if diff := cmp.Diff(snapshot, cloneCredit(&dst), ignoreScratch); diff != "" {
+			t.Fatalf("%v: dst changed (-before +after):\n%s", err, diff)
 		}
 	}
-	// A batch of 0 problems is valid and empty.
-	if err := Paper().CreditBatch(&dst, Batch{}); err != nil || dst.Problems != 0 || len(dst.NoSignal) != 0 {
-		t.Errorf("empty batch: %v, %d problems", err, dst.Problems)
+	if err := (Config{}).CreditBatch(&dst, good); err == nil {
+		t.Error("invalid config: nil error")
 	}
 }
 
+var ignoreScratch = cmpopts.IgnoreUnexported(BatchCredit{}, advantage.BatchCredit[float64]{})
+
 // cloneCredit copies the exported fields of b.
 func cloneCredit(b *BatchCredit) BatchCredit {
-	return BatchCredit{
-		Problems:      b.Problems,
-		SetScores:     slices.Clone(b.SetScores),
-		SetAdvantages: slices.Clone(b.SetAdvantages),
-		Search: BatchSearchCredit{
-			Advantages:  slices.Clone(b.Search.Advantages),
-			Appearances: slices.Clone(b.Search.Appearances),
-			InNoSet:     slices.Clone(b.Search.InNoSet),
-			Gate:        slices.Clone(b.Search.Gate),
-			NoSignal:    slices.Clone(b.Search.NoSignal),
-		},
-		Aggregation: BatchAggregationCredit{
-			Advantages: slices.Clone(b.Aggregation.Advantages),
-			Gate:       slices.Clone(b.Aggregation.Gate),
-			NoSignal:   slices.Clone(b.Aggregation.NoSignal),
-		},
-		NoSignal: slices.Clone(b.NoSignal),
+	var c BatchCredit
+	c.SetScores = slices.Clone(b.SetScores)
+	c.SetAdvantages = slices.Clone(b.SetAdvantages)
+	c.Search = slices.Clone(b.Search)
+	c.Appearances = slices.Clone(b.Appearances)
+	c.Aggregation = slices.Clone(b.Aggregation)
+	c.ScoredOutputs = slices.Clone(b.ScoredOutputs)
+	c.ScoredSets = slices.Clone(b.ScoredSets)
+	c.Rejected = slices.Clone(b.Rejected)
+	c.Problems = b.Problems
+	c.NoSignal = slices.Clone(b.NoSignal)
+	c.OutOfRange = slices.Clone(b.OutOfRange)
+	c.Gates, c.Overlong = b.Gates, b.Overlong
+	return c
+}
+
+// TestPlannedSetsTrusted: sets a Planner drew are not checked again (a
+// repeat planted in place goes unnoticed, as documented), but the same sets
+// in another slice, or for a config of another shape, are.
+func TestPlannedSetsTrusted(t *testing.T) {
+	c := Paper()
+	in := paperBatch(c, 2, 3)
+	in.Sets[1] = in.Sets[0]
+	var dst BatchCredit
+	if err := c.CreditBatch(&dst, in); err != nil {
+		t.Errorf("planned sets: %v, want them trusted", err)
+	}
+	moved := in
+	moved.Sets = slices.Clone(in.Sets)
+	if err := c.CreditBatch(&dst, moved); !errors.As(err, new(*combin.SetError)) {
+		t.Errorf("the same sets in another slice: error %v, want a *combin.SetError", err)
+	}
+	balanced := c
+	balanced.Design = combin.Balanced
+	if err := balanced.CreditBatch(&dst, paperBatch(c, 1, 3)); err == nil {
+		t.Error("uniform plan credited under the Balanced design without a check")
 	}
 }
 
 func TestCreditBatchAllocs(t *testing.T) {
-	for _, c := range []Config{Paper(), func() Config {
-		c := Paper()
-		c.Order = Shuffled
-		c.Gates = lengthgate.Shared(lengthgate.Gate{Target: 4096})
-		return c
-	}(), {SearchTraces: 8, SetSize: 4, Sets: 40, AggregationsPerSet: 2, Order: Shuffled}} {
-		in := paperBatch(c, 256, 2)
-		var dst BatchCredit
-		if err := c.CreditBatch(&dst, in); err != nil { // grows dst
-			t.Fatal(err)
+	shuffled := benchConfig()
+	shuffled.Order = combin.Shuffled
+	for _, c := range []Config{Paper(), shuffled, {SearchTraces: 8, SetSize: 4, Sets: 40, AggregationsPerSet: 2, Order: combin.Shuffled}} {
+		for _, outside := range []bool{false, true} {
+			if outside && c.PlanSize() > 32 {
+				continue // combin.CheckSets allocates scratch for large sets
+			}
+			in := paperBatch(c, 256, 2)
+			if outside {
+				in.Sets = slices.Clone(in.Sets)
+			}
+			var dst BatchCredit
+			if err := c.CreditBatch(&dst, in); err != nil { // grows dst
+				t.Fatal(err)
+			}
+			if a := testing.AllocsPerRun(10, func() { _ = c.CreditBatch(&dst, in) }); a != 0 {
+				t.Errorf("%+v (outside sets %v): CreditBatch with a reused dst allocates %v times, want 0", c, outside, a)
+			}
 		}
-		if a := testing.AllocsPerRun(10, func() { _ = c.CreditBatch(&dst, in) }); a != 0 {
-			t.Errorf("%+v: CreditBatch with a reused dst allocates %v times, want 0", c, a)
-		}
-		if a := testing.AllocsPerRun(10, func() { _ = c.Validate() }); a != 0 {
-			t.Errorf("Validate allocates %v times on a valid config, want 0", a)
+		if a := testing.AllocsPerRun(10, func() { _ = c.validateShape() }); a != 0 {
+			t.Errorf("validateShape allocates %v times on a valid config, want 0", a)
 		}
 	}
 }
@@ -377,8 +588,7 @@ func TestCreditBatchAllocs(t *testing.T) {
 // several goroutines at once (run with -race to check for shared state) and
 // compares with sequential results.
 func TestCreditBatchConcurrent(t *testing.T) {
-	c := Paper()
-	c.Gates = lengthgate.Shared(lengthgate.Gate{Target: 4096})
+	c := benchConfig()
 	const workers = 4
 	var want [workers]BatchCredit
 	var ins [workers]Batch
@@ -401,271 +611,27 @@ func TestCreditBatchConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	for w := range workers {
-		if diff := cmp.Diff(cloneCredit(&want[w]), cloneCredit(&got[w]), cmpopts.IgnoreUnexported(BatchCredit{})); diff != "" {
+		if diff := cmp.Diff(cloneCredit(&want[w]), cloneCredit(&got[w]), ignoreScratch); diff != "" {
 			t.Errorf("worker %d: concurrent result differs:\n%s", w, diff)
 		}
 	}
 }
 
-// The benchmarks time one training step's bookkeeping at the paper's
-// configuration with both gates on (target 4096): draw the plan, then
-// compute the credit from given rewards and lengths, for one problem and for
-// a batch of 256. "spiral" is Planner.PlanTo plus CreditBatch into a reused
-// BatchCredit; "naive" composes the packages by hand the obvious way, with
-// fresh slices per problem per call: combin's Family.Sample,
-// advantage.Compute, then lengthgate's Gate.Apply on each role.
-
-func benchConfig() Config {
-	c := Paper()
-	c.Gates = lengthgate.Shared(lengthgate.Gate{Target: 4096})
-	return c
-}
-
-func benchStep(b *testing.B, problems int) {
-	c := benchConfig()
-	in := paperBatch(c, problems, 9)
-	pl, err := c.NewPlanner()
-	if err != nil {
-		b.Fatal(err)
-	}
-	rnd := rand.New(rand.NewPCG(1, 2))
-	var dst BatchCredit
-	if err := c.CreditBatch(&dst, in); err != nil { // grow dst once, as a trainer's first step does
-		b.Fatal(err)
-	}
-	cpubench.Loop(b, func() {
-		if err := pl.PlanTo(in.Groups, rnd); err != nil {
-			b.Fatal(err)
-		}
-		if err := c.CreditBatch(&dst, in); err != nil {
-			b.Fatal(err)
-		}
-	})
-}
-
-// BenchmarkStepParts splits the batch of 256 into its two halves: planning
-// (Planner.PlanTo) and credit (CreditBatch, whose share computed by
-// advantage.ComputeBatch is measured by ./advantage's BenchmarkCredit).
-func BenchmarkStepParts(b *testing.B) {
-	c := benchConfig()
-	in := paperBatch(c, 256, 9)
-	b.Run("problems=256/plan", func(b *testing.B) {
-		pl, err := c.NewPlanner()
-		if err != nil {
-			b.Fatal(err)
-		}
-		rnd := rand.New(rand.NewPCG(1, 2))
-		groups := make([]int, len(in.Groups))
-		cpubench.Loop(b, func() {
-			if err := pl.PlanTo(groups, rnd); err != nil {
-				b.Fatal(err)
-			}
-		})
-	})
-	b.Run("problems=256/credit", func(b *testing.B) {
-		var dst BatchCredit
-		if err := c.CreditBatch(&dst, in); err != nil {
-			b.Fatal(err)
-		}
-		cpubench.Loop(b, func() {
-			if err := c.CreditBatch(&dst, in); err != nil {
-				b.Fatal(err)
-			}
-		})
-	})
-}
-
-func benchNaive(b *testing.B, problems int) {
-	c := benchConfig()
-	in := paperBatch(c, problems, 9)
-	fam, err := combin.Subsets(c.SearchTraces, c.SetSize)
-	if err != nil {
-		b.Fatal(err)
-	}
-	rnd := rand.New(rand.NewPCG(1, 2))
-	k, n2, n1 := c.Sets, c.AggregationsPerSet, c.SearchTraces
-	cpubench.Loop(b, func() {
-		for q := range problems {
-			groups, err := fam.Sample(rnd, k)
-			if err != nil {
-				b.Fatal(err)
-			}
-			rewards := make([][]float64, k)
-			for i := range rewards {
-				rewards[i] = slices.Clone(in.Rewards[(q*k+i)*n2 : (q*k+i+1)*n2])
-			}
-			cr, err := advantage.Compute(n1, groups, rewards)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := c.Gates.Search.Apply(cr.Search, in.SearchLengths[q*n1:(q+1)*n1]); err != nil {
-				b.Fatal(err)
-			}
-			agg := slices.Concat(cr.Aggregation...)
-			if _, err := c.Gates.Aggregation.Apply(agg, in.AggregationLengths[q*k*n2:(q+1)*k*n2]); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}
-
-func BenchmarkStep(b *testing.B) {
-	for _, problems := range []int{1, 256} {
-		b.Run(fmt.Sprintf("problems=%d/spiral", problems), func(b *testing.B) { benchStep(b, problems) })
-		b.Run(fmt.Sprintf("problems=%d/naive", problems), func(b *testing.B) { benchNaive(b, problems) })
-	}
-}
-
-// BenchmarkCreditOneProblem times the allocating one-problem form, Credit,
-// for comparison with the batch form at one problem.
-func BenchmarkCreditOneProblem(b *testing.B) {
-	c := benchConfig()
-	l := Lengths{Search: make([]int, 8), Aggregation: [][]int{make([]int, 4), make([]int, 4), make([]int, 4), make([]int, 4)}}
-	cpubench.Loop(b, func() {
-		if _, err := c.Credit(workedPlan, workedRewards, l); err != nil {
-			b.Fatal(err)
-		}
-	})
-}
-
-// TestFirstNegative puts negative lengths at every position of slices of 0
-// to 9, so that each lane of the four-way OR and the tail see one.
 func TestFirstNegative(t *testing.T) {
-	for n := range 10 {
-		if got := firstNegative(make([]int, n)); got != -1 {
-			t.Errorf("%d zeros: %d, want -1", n, got)
+	for n := range 11 {
+		ls := make([]int, n)
+		if got := firstNegative(ls); got != -1 {
+			t.Errorf("n = %d, no negative: %d", n, got)
 		}
-		for p := range n {
-			for _, v := range []int{-1, math.MinInt} {
-				ls := make([]int, n)
-				for i := range ls {
-					ls[i] = i + 1
-				}
-				ls[p] = v
-				if p+2 < n {
-					ls[p+2] = -5 // a later negative does not count
-				}
-				if got := firstNegative(ls); got != p {
-					t.Errorf("%v: %d, want %d", ls, got, p)
-				}
+		for at := range n {
+			clear(ls)
+			ls[at] = -1
+			if n > at+1 {
+				ls[n-1] = -7
+			}
+			if got := firstNegative(ls); got != at {
+				t.Errorf("n = %d, first negative at %d: got %d", n, at, got)
 			}
 		}
 	}
-}
-
-// TestGateMatchesLengthgate holds the batch's unchecked gate loop equal to
-// lengthgate's Gate.Apply: same advantages, same report, bit for bit.
-func TestGateMatchesLengthgate(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		g := lengthgate.Gate{
-			Target:   rapid.IntRange(0, 10).Draw(t, "target"),
-			Boundary: lengthgate.Boundary(rapid.IntRange(0, 1).Draw(t, "boundary")),
-		}
-		size := rapid.IntRange(0, 20).Draw(t, "size")
-		adv := make([]float64, size)
-		lengths := make([]int, size)
-		for i := range adv {
-			adv[i] = rapid.SampledFrom([]float64{0, math.Copysign(0, -1), -0.5, 0.25, 1e-300, -1e-300, 0.1, 3}).Draw(t, "a")
-			lengths[i] = rapid.IntRange(0, 12).Draw(t, "l")
-		}
-		want := slices.Clone(adv)
-		wantRep, err := g.Apply(want, lengths)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := slices.Clone(adv)
-		var gl []int
-		if g.Enabled() || rapid.Bool().Draw(t, "withLengths") {
-			gl = lengths
-		}
-		var rep lengthgate.Report
-		zero := gate(g, got, gl, &rep)
-		if rep != wantRep || !slices.Equal(got, want) {
-			t.Fatalf("gate = %v, %+v; lengthgate = %v, %+v", got, rep, want, wantRep)
-		}
-		if zero != !slices.ContainsFunc(got, func(a float64) bool { return a != 0 }) {
-			t.Fatalf("zero = %v for %v", zero, got)
-		}
-	})
-}
-
-// TestPlannedBatchesCredit: every batch of plans that a Planner draws for a
-// configuration Validate accepts can be credited, by CreditBatch and by
-// advantage.ComputeBatch on the groups as planned, with no false
-// "identical sets" error, over small families with K up to the whole
-// family, in both families and both orders. The one combination Validate
-// refuses is Tuples with Shuffled: shuffling the candidates of two
-// distinct tuples that hold the same traces can make them the same
-// sequence, (0, 1) and (1, 0) both read (0, 1), and K distinct tuples are
-// no longer K distinct groups; the test shows such a collision, and that
-// advantage then reports identical sets.
-func TestPlannedBatchesCredit(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		n1 := rapid.IntRange(1, 5).Draw(t, "N1")
-		c := Config{
-			SearchTraces:       n1,
-			SetSize:            rapid.IntRange(1, n1).Draw(t, "n"),
-			AggregationsPerSet: rapid.IntRange(1, 3).Draw(t, "N2"),
-			Family:             Family(rapid.IntRange(0, 1).Draw(t, "family")),
-			Order:              Order(rapid.IntRange(0, 1).Draw(t, "order")),
-		}
-		fam, err := c.family()
-		if err != nil {
-			t.Fatal(err)
-		}
-		size, _ := fam.Count64() // at most (5)_5 = 120
-		c.Sets = rapid.OneOf(rapid.Just(int(size)), rapid.IntRange(1, int(size))).Draw(t, "K")
-		err = c.Validate()
-		if c.Family == Tuples && c.Order == Shuffled {
-			if err == nil || !strings.Contains(err.Error(), "Order = Shuffled with Family = Tuples") {
-				t.Fatalf("Validate(%+v) = %v, want the Tuples with Shuffled error", c, err)
-			}
-			return
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		pl, err := c.NewPlanner()
-		if err != nil {
-			t.Fatal(err)
-		}
-		problems := rapid.IntRange(1, 3).Draw(t, "problems")
-		in := Batch{Groups: make([]int, problems*c.PlanSize()), Rewards: make([]float64, problems*c.AggregationOutputs())}
-		if err := pl.PlanTo(in.Groups, rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 0))); err != nil {
-			t.Fatal(err)
-		}
-		for i := range in.Rewards {
-			in.Rewards[i] = float64(rapid.IntRange(0, 1).Draw(t, "r"))
-		}
-		var dst BatchCredit
-		if err := c.CreditBatch(&dst, in); err != nil {
-			t.Fatalf("CreditBatch on planned groups: %v", err)
-		}
-		ab, err := advantage.NewUniformBatch[float64](problems, c.SearchTraces, c.Sets, c.SetSize, c.AggregationsPerSet)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ab.Members, ab.Rewards = in.Groups, in.Rewards
-		ab.Ordered = c.Family == Tuples
-		if err := advantage.ComputeBatch(new(advantage.BatchCredit[float64]), ab); err != nil {
-			t.Fatalf("advantage on planned groups: %v", err)
-		}
-	})
-
-	rnd := rand.New(rand.NewPCG(1, 2))
-	for range 64 {
-		a, b := []int{0, 1}, []int{1, 0} // two distinct tuples of (2)_2
-		rnd.Shuffle(2, func(i, j int) { a[i], a[j] = a[j], a[i] })
-		rnd.Shuffle(2, func(i, j int) { b[i], b[j] = b[j], b[i] })
-		if slices.Equal(a, b) {
-			var se *combin.SetError
-			in := advantage.Batch[float64]{Traces: []int{2}, Sets: []int{2}, SetSizes: []int{2, 2}, Members: append(a, b...),
-				RewardCounts: []int{1, 1}, Rewards: []float64{1, 0}, Ordered: true}
-			if err := advantage.ComputeBatch(new(advantage.BatchCredit[float64]), in); !errors.As(err, &se) || se.Reason != combin.Duplicate {
-				t.Errorf("shuffled tuples %v and %v: advantage error %v, want identical sets", a, b, err)
-			}
-			return
-		}
-	}
-	t.Error("64 shuffles of (0, 1) and (1, 0) never collided")
 }

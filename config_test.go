@@ -2,9 +2,16 @@ package spiral
 
 import (
 	"encoding/json"
+	"math"
+	"math/big"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"pgregory.net/rapid"
+
+	"spiral/advantage"
+	"spiral/combin"
 	"spiral/lengthgate"
 )
 
@@ -14,20 +21,12 @@ func TestPaperConfig(t *testing.T) {
 		t.Fatalf("Paper().Validate() = %v", err)
 	}
 	want := Config{SearchTraces: 8, SetSize: 4, Sets: 4, AggregationsPerSet: 4}
-	if c != want {
+	if c.SearchTraces != want.SearchTraces || c.SetSize != want.SetSize || c.Sets != want.Sets || c.AggregationsPerSet != want.AggregationsPerSet ||
+		c.Ordered || c.Order != combin.IndexOrder || c.Design != combin.Uniform || c.Gates != (lengthgate.Gates{}) || c.Overlong != nil || c.RewardRange.Enabled() {
 		t.Errorf("Paper() = %+v, want %+v", c, want)
-	}
-	size, err := c.FamilySize()
-	if err != nil || size.Int64() != 70 {
-		t.Errorf("FamilySize() = %v, %v; want 70 = C(8, 4)", size, err)
 	}
 	if g, a, p := c.Generations(), c.AggregationOutputs(), c.PlanSize(); g != 24 || a != 16 || p != 16 {
 		t.Errorf("Generations, AggregationOutputs, PlanSize = %d, %d, %d; want 24, 16, 16", g, a, p)
-	}
-	tup := c
-	tup.Family = Tuples
-	if size, err := tup.FamilySize(); err != nil || size.Int64() != 1680 {
-		t.Errorf("Tuples FamilySize() = %v, %v; want 1680 = 8*7*6*5", size, err)
 	}
 }
 
@@ -42,14 +41,19 @@ func TestConfigValidate(t *testing.T) {
 		{"zero value", Config{}, []string{"SearchTraces (N1) = 0 < 1", "SetSize (n) = 0 < 1", "Sets (K) = 0 < 1", "AggregationsPerSet (N2) = 0 < 1"}},
 		{"n > N1", with(func(c *Config) { c.SetSize = 9 }), []string{"SetSize (n) = 9 > SearchTraces (N1) = 8"}},
 		{"K > C(8,4)", with(func(c *Config) { c.Sets = 71 }), []string{"Sets (K) = 71 > C(8, 4) = 70"}},
-		{"K > (8)_4", with(func(c *Config) { c.Family = Tuples; c.Sets = 1681 }), []string{"Sets (K) = 1681 > (8)_4 = 1680"}},
+		{"K > (8)_4", with(func(c *Config) { c.Ordered = true; c.Sets = 1681 }), []string{"Sets (K) = 1681 > (8)_4 = 1680"}},
+		{"balanced K > family", with(func(c *Config) { c.Design = combin.Balanced; c.Sets = 71 }), []string{"Sets (K) = 71 > C(8, 4) = 70"}},
 		{"negative N2", with(func(c *Config) { c.AggregationsPerSet = -2 }), []string{"AggregationsPerSet (N2) = -2 < 1"}},
-		{"bad family", with(func(c *Config) { c.Family = 7 }), []string{"Family = 7"}},
 		{"bad order", with(func(c *Config) { c.Order = 5 }), []string{"Order = 5"}},
-		{"shuffled tuples", with(func(c *Config) { c.Family = Tuples; c.Order = Shuffled }), []string{"Order = Shuffled with Family = Tuples"}},
+		{"bad design", with(func(c *Config) { c.Design = 7 }), []string{"Design = 7"}},
+		{"shuffled tuples", with(func(c *Config) { c.Ordered = true; c.Order = combin.Shuffled }), []string{"Order = shuffled with Ordered = true"}},
+		{"balanced tuples", with(func(c *Config) { c.Ordered = true; c.Design = combin.Balanced }), []string{"Design = balanced with Ordered = true"}},
 		{"bad gate", with(func(c *Config) { c.Gates.Aggregation.Target = -1 }), []string{"Gates", "aggregation gate", "Target = -1"}},
-		{"too large", with(func(c *Config) { c.SearchTraces = 1 << 30 }), []string{"SearchTraces (N1) = 1073741824 > combin.MaxSize"}},
-		{"K*N2 too large", Config{SearchTraces: 1 << 10, SetSize: 2, Sets: 1 << 12, AggregationsPerSet: 1 << 13}, []string{"K*N2 = 4096*8192 > MaxSize"}},
+		{"bad overlong", with(func(c *Config) { c.Overlong = &lengthgate.SoftOverlong{MaxLength: 10, Buffer: 4} }), []string{"Config.Overlong", "Factor"}},
+		{"bad range", with(func(c *Config) { c.RewardRange = advantage.RewardRange{Low: 1, High: 0} }), []string{"Config.RewardRange"}},
+		{"N1 too large", with(func(c *Config) { c.SearchTraces = 1 << 30 }), []string{"SearchTraces (N1) = 1073741824 > combin.MaxSize"}},
+		{"K*N2 too large", Config{SearchTraces: 1 << 10, SetSize: 2, Sets: 1 << 12, AggregationsPerSet: 1 << 13}, []string{"K*N2 = 4096*8192 > combin.MaxSize"}},
+		{"K*n too large", Config{SearchTraces: 1 << 20, SetSize: 1 << 10, Sets: 1 << 15, AggregationsPerSet: 1}, []string{"K*n = 32768*1024 > combin.MaxSize"}},
 	}
 	for _, tt := range tests {
 		err := tt.c.Validate()
@@ -67,10 +71,17 @@ func TestConfigValidate(t *testing.T) {
 		paper,
 		with(func(c *Config) { c.Sets = 70 }),
 		with(func(c *Config) { c.Sets = 1 }),
-		with(func(c *Config) { c.Family = Tuples; c.Sets = 1680 }),
-		with(func(c *Config) { c.Order = Shuffled }),
+		with(func(c *Config) { c.Ordered = true; c.Sets = 1680 }),
+		with(func(c *Config) { c.Order = combin.Shuffled }),
+		with(func(c *Config) { c.Design = combin.Balanced; c.Order = combin.Shuffled; c.Sets = 70 }),
 		with(func(c *Config) { c.Gates = lengthgate.Shared(lengthgate.Gate{Target: 4096}) }),
+		with(func(c *Config) { o := lengthgate.NewSoftOverlong(4096, 512); c.Overlong = &o }),
+		with(func(c *Config) { c.RewardRange = advantage.RewardRange{Low: 0, High: 1} }),
 		{SearchTraces: 1, SetSize: 1, Sets: 1, AggregationsPerSet: 1},
+		// Families far beyond 2^64 sets: K is below their size, checked
+		// without computing it.
+		{SearchTraces: 1 << 20, SetSize: 1 << 19, Sets: 2, AggregationsPerSet: 1},
+		{SearchTraces: combin.MaxSize, SetSize: 8, Sets: 1 << 20, AggregationsPerSet: 16},
 	}
 	for _, c := range good {
 		if err := c.Validate(); err != nil {
@@ -81,29 +92,294 @@ func TestConfigValidate(t *testing.T) {
 
 func TestConfigJSON(t *testing.T) {
 	c := Paper()
-	c.Family = Subsets
-	c.Order = Shuffled
+	c.Order = combin.Shuffled
+	c.Design = combin.Balanced
 	c.Gates.Search = lengthgate.Gate{Target: 3000, Boundary: lengthgate.KeepAtTarget}
+	o := lengthgate.NewSoftOverlong(4096, 512)
+	c.Overlong = &o
+	c.RewardRange = advantage.RewardRange{Low: 0, High: 1}
 	data, err := json.Marshal(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(data), `"family":"subsets"`) || !strings.Contains(string(data), `"order":"shuffled"`) {
-		t.Errorf("json.Marshal = %s, want family and order as names", data)
+	for _, w := range []string{`"ordered":false`, `"order":"shuffled"`, `"design":"balanced"`, `"overlong":{`, `"reward_range":{"low":0,"high":1}`} {
+		if !strings.Contains(string(data), w) {
+			t.Errorf("json.Marshal = %s, want %s in it", data, w)
+		}
 	}
 	var back Config
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
+	if back.Overlong == nil || *back.Overlong != o {
+		t.Fatalf("round trip: Overlong = %v, want %+v", back.Overlong, o)
+	}
+	back.Overlong = c.Overlong
 	if back != c {
 		t.Errorf("round trip: %+v, want %+v", back, c)
 	}
-	for _, bad := range []string{`{"family":"sets"}`, `{"order":"random"}`} {
+	for _, bad := range []string{`{"order":"random"}`, `{"design":"fancy"}`} {
 		if err := json.Unmarshal([]byte(bad), &back); err == nil {
 			t.Errorf("json.Unmarshal(%s) = nil error", bad)
 		}
 	}
-	if _, err := json.Marshal(Config{Family: 9}); err == nil {
-		t.Error("json.Marshal of Family 9: nil error")
+	if _, err := json.Marshal(Config{Order: 9}); err == nil {
+		t.Error("json.Marshal of Order 9: nil error")
+	}
+}
+
+// TestConfigMPaper checks M against the constants derived by hand from the
+// paper: q_K = 1 - 88/1541 gives M = 2*1453/1541 - 1 = 1365/1541 for the
+// uniform design; the balanced design covers all 8 traces, M = 8/4 - 1 = 1.
+func TestConfigMPaper(t *testing.T) {
+	c := Paper()
+	for _, tc := range []struct {
+		design combin.Design
+		k      int
+		want   *big.Rat
+	}{
+		{combin.Uniform, 4, big.NewRat(1365, 1541)},
+		{combin.Balanced, 4, big.NewRat(1, 1)},
+		{combin.Uniform, 1, new(big.Rat)},
+		{combin.Balanced, 1, new(big.Rat)},
+	} {
+		c.Design, c.Sets = tc.design, tc.k
+		m, err := c.M()
+		if err != nil || m.Cmp(tc.want) != 0 {
+			t.Errorf("%v K = %d: M() = %v, %v; want %v", tc.design, tc.k, m, err, tc.want)
+		}
+		mf, err := c.MFloat()
+		if want, _ := tc.want.Float64(); err != nil || mf != want {
+			t.Errorf("%v K = %d: MFloat() = %v, %v; want %v", tc.design, tc.k, mf, err, want)
+		}
+	}
+	if _, err := (Config{}).M(); err == nil {
+		t.Error("M() of the zero Config succeeded")
+	}
+	if _, err := (Config{}).MFloat(); err == nil {
+		t.Error("MFloat() of the zero Config succeeded")
+	}
+}
+
+// TestConfigMRapid checks M against its definitions over random configs:
+// uniform, (N1/n)(1 - MissProb) - 1 from combin's exact miss probability;
+// balanced, E[#covered traces]/n - 1 with every trace covered when K*n >= N1
+// and K*n traces covered (disjoint sets) otherwise.
+func TestConfigMRapid(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n1 := rapid.IntRange(1, 12).Draw(t, "N1")
+		n := rapid.IntRange(1, n1).Draw(t, "n")
+		fam, err := combin.Subsets(n1, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size, _ := fam.Count64()
+		k := rapid.IntRange(1, int(min(size, 20))).Draw(t, "K")
+		c := Config{SearchTraces: n1, SetSize: n, Sets: k, AggregationsPerSet: 1}
+		m, err := c.M()
+		if err != nil {
+			t.Fatal(err)
+		}
+		miss, err := fam.MissProb(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := new(big.Rat).Sub(big.NewRat(1, 1), miss)
+		want.Mul(want, big.NewRat(int64(n1), int64(n)))
+		want.Sub(want, big.NewRat(1, 1))
+		if m.Cmp(want) != 0 {
+			t.Fatalf("uniform M = %v, want (N1/n)(1 - %v) - 1 = %v", m, miss, want)
+		}
+		c.Design = combin.Balanced
+		if m, err = c.M(); err != nil {
+			t.Fatal(err)
+		}
+		covered := min(n1, k*n)
+		want = big.NewRat(int64(covered-n), int64(n))
+		if m.Cmp(want) != 0 {
+			t.Fatalf("balanced M = %v, want %d/%d - 1 = %v", m, covered, n, want)
+		}
+	})
+}
+
+// TestConfigMLarge: configurations whose exact M is too costly still get
+// MFloat. At N1 = 64, n = 32 a set avoids a given trace with probability
+// C(63, 32)/C(64, 32) = 1/2, so K = 2^16 sets miss it with probability
+// about 2^-65536 and M = (64/32) q_K - 1 = 1 to every float64 digit.
+func TestConfigMLarge(t *testing.T) {
+	c := Config{SearchTraces: 64, SetSize: 32, Sets: 1 << 16, AggregationsPerSet: 1}
+	m, err := c.MFloat()
+	if err != nil || m != 1 {
+		t.Errorf("N1 = 64, n = 32, K = 2^16: MFloat() = %v, %v; want 1", m, err)
+	}
+	if exact, err := c.M(); err == nil && exact.Cmp(big.NewRat(1, 1)) >= 0 {
+		t.Errorf("M() = %v, want below 1 (q_K < 1) or an error", exact)
+	}
+	w, err := c.RoleWeights(WithinSet, SumReduction)
+	if err != nil || w.SearchFloat != m || w.SearchMultiplier != 1 {
+		t.Errorf("RoleWeights = %+v, %v; want SearchFloat = SearchMultiplier = 1", w, err)
+	}
+	// N1 = 2^20, n = 2^19, K = 2: a family of C(2^20, 2^19) sets, about
+	// 2^1048566.
+	c = Config{SearchTraces: 1 << 20, SetSize: 1 << 19, Sets: 2, AggregationsPerSet: 1}
+	if m, err := c.MFloat(); err != nil || math.Abs(m-0.5) > 1e-9 {
+		// Two random halves cover a trace with probability 3/4: M = 2*3/4 - 1.
+		t.Errorf("N1 = 2^20, n = 2^19, K = 2: MFloat() = %v, %v; want 0.5", m, err)
+	}
+}
+
+// TestRoleWeightsPaper checks the role weights at the paper's configuration
+// against the values derived by hand: M = 1365/1541, a = N2 - 1 = 3
+// (WithinSet) or N2 = 4 (LeaveOneOut), K = 4, N1 = 8, K*N2 = 16, N1 + K*N2
+// = 24.
+func TestRoleWeightsPaper(t *testing.T) {
+	c := Paper()
+	for _, tc := range []struct {
+		b           AggregationBaseline
+		r           Reduction
+		search, agg string
+	}{
+		{WithinSet, SumReduction, "1365/1541", "12"},
+		{LeaveOneOut, SumReduction, "1365/1541", "16"},
+		{WithinSet, MeanPerRole, "1365/12328", "3/4"},
+		{LeaveOneOut, MeanPerRole, "1365/12328", "1"},
+		{WithinSet, MeanPooled, "455/12328", "1/2"},
+		{LeaveOneOut, MeanPooled, "455/12328", "2/3"},
+	} {
+		w, err := c.RoleWeights(tc.b, tc.r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Search.RatString() != tc.search || w.Aggregation.RatString() != tc.agg {
+			t.Errorf("%v %v: weights %v, %v; want %s, %s", tc.b, tc.r, w.Search, w.Aggregation, tc.search, tc.agg)
+		}
+		checkFloats(t, w)
+	}
+}
+
+// checkFloats checks that w's floats are its exact weights and their
+// inverses, rounded.
+func checkFloats(t interface {
+	Helper()
+	Errorf(string, ...any)
+}, w RoleWeights) {
+	t.Helper()
+	for _, x := range []struct {
+		exact             *big.Rat
+		float, multiplier float64
+	}{{w.Search, w.SearchFloat, w.SearchMultiplier}, {w.Aggregation, w.AggregationFloat, w.AggregationMultiplier}} {
+		f, _ := x.exact.Float64()
+		inv := 0.0
+		if x.exact.Sign() != 0 {
+			inv, _ = new(big.Rat).Inv(x.exact).Float64()
+		}
+		if x.float != f || x.multiplier != inv {
+			t.Errorf("weight %v: float %v, multiplier %v; want %v, %v", x.exact, x.float, x.multiplier, f, inv)
+		}
+	}
+}
+
+// TestRoleWeightsFollowDesign: the search weight is the design's M, for
+// every design and reduction, so that a trainer scaling by
+// SearchMultiplier gets an unbiased search update under Balanced too
+// (where the uniform design's 1365/1541 would be 13% off).
+func TestRoleWeightsFollowDesign(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n1 := rapid.IntRange(2, 10).Draw(t, "N1")
+		n := rapid.IntRange(1, n1).Draw(t, "n")
+		fam, _ := combin.Subsets(n1, n)
+		size, _ := fam.Count64()
+		c := Config{
+			SearchTraces:       n1,
+			SetSize:            n,
+			Sets:               rapid.IntRange(1, int(min(size, 12))).Draw(t, "K"),
+			AggregationsPerSet: rapid.IntRange(2, 6).Draw(t, "N2"),
+			Design:             combin.Design(rapid.IntRange(0, 1).Draw(t, "design")),
+		}
+		b := AggregationBaseline(rapid.IntRange(0, 1).Draw(t, "baseline"))
+		r := Reduction(rapid.IntRange(0, 2).Draw(t, "reduction"))
+		m, err := c.M()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := c.RoleWeights(b, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		div := map[Reduction]int64{SumReduction: 1, MeanPerRole: int64(n1), MeanPooled: int64(c.Generations())}[r]
+		if want := new(big.Rat).Quo(m, big.NewRat(div, 1)); w.Search.Cmp(want) != 0 {
+			t.Fatalf("%+v %v %v: Search = %v, want M/%d = %v", c, b, r, w.Search, div, want)
+		}
+		checkFloats(t, w)
+	})
+}
+
+func TestRoleWeightsZeroAndErrors(t *testing.T) {
+	c := Paper()
+	c.Sets = 1
+	w, err := c.RoleWeights(WithinSet, SumReduction)
+	if err != nil || w.Search.Sign() != 0 || w.SearchMultiplier != 0 {
+		t.Errorf("K = 1: %+v, %v; want a zero search weight and multiplier", w, err)
+	}
+	c = Paper()
+	c.AggregationsPerSet = 1
+	w, err = c.RoleWeights(WithinSet, MeanPooled)
+	if err != nil || w.Aggregation.Sign() != 0 || w.AggregationMultiplier != 0 {
+		t.Errorf("N2 = 1 within the set: %+v, %v; want a zero aggregation weight and multiplier", w, err)
+	}
+	for _, tc := range []struct {
+		c    Config
+		b    AggregationBaseline
+		r    Reduction
+		want string
+	}{
+		{c, LeaveOneOut, SumReduction, "LeaveOneOut needs AggregationsPerSet (N2) >= 2"},
+		{Paper(), 2, SumReduction, "AggregationBaseline = 2"},
+		{Paper(), WithinSet, 3, "Reduction = 3"},
+		{Config{}, WithinSet, SumReduction, "SearchTraces (N1) = 0"},
+	} {
+		if _, err := tc.c.RoleWeights(tc.b, tc.r); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("RoleWeights(%v, %v) = %v, want an error with %q", tc.b, tc.r, err, tc.want)
+		}
+	}
+	if WithinSet.String() != "WithinSet" || MeanPooled.String() != "MeanPooled" || Reduction(9).String() != "Reduction(9)" {
+		t.Error("String methods")
+	}
+}
+
+// TestHugeSizes: sizes anywhere in int's range get an error or an answer
+// from every method that takes a Config, never a panic, and (the package's
+// tests run in seconds) never a long computation: the hardest families,
+// C(N1, N1/2) with N1 up to combin.MaxSize, included.
+func TestHugeSizes(t *testing.T) {
+	valid := 0
+	rapid.Check(t, func(t *rapid.T) {
+		n1 := rapid.OneOf(rapid.IntRange(-3, 70), rapid.IntRange(1<<19, combin.MaxSize), rapid.IntRange(1<<19, combin.MaxSize), rapid.IntRange(combin.MaxSize, math.MaxInt)).Draw(t, "N1")
+		c := Config{
+			SearchTraces:       n1,
+			SetSize:            rapid.SampledFrom([]int{1, 2, n1 / 2, n1 / 2, n1 - 1, n1, -1}).Draw(t, "n"),
+			Sets:               rapid.SampledFrom([]int{1, 2, 3, 1 << 16, 1 << 16, 1 << 23, math.MaxInt}).Draw(t, "K"),
+			AggregationsPerSet: rapid.SampledFrom([]int{1, 4, 4, 1 << 20}).Draw(t, "N2"),
+			Ordered:            rapid.Bool().Draw(t, "ordered"),
+			Design:             combin.Design(rapid.IntRange(0, 1).Draw(t, "design")),
+		}
+		err := c.Validate()
+		mf, err2 := c.MFloat()
+		if (err == nil) != (err2 == nil) || err == nil && !(mf >= 0 && mf <= (float64(c.SearchTraces)/float64(c.SetSize)-1)*(1+1e-9)) {
+			t.Fatalf("%+v: Validate %v, MFloat %v, %v", c, err, mf, err2)
+		}
+		_, _ = c.M()
+		_, _ = c.RoleWeights(WithinSet, MeanPooled)
+		if err == nil {
+			valid++
+			if c.PlanSize() <= 1<<16 {
+				if _, err := c.Plan(rand.New(rand.NewPCG(1, 2))); err != nil {
+					t.Fatalf("%+v: valid, but Plan: %v", c, err)
+				}
+			}
+		}
+	})
+	if valid < 10 {
+		t.Errorf("only %d valid configurations drawn", valid)
 	}
 }

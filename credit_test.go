@@ -1,18 +1,23 @@
 package spiral
 
 import (
+	"errors"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"spiral/advantage"
 	"spiral/lengthgate"
 )
 
-// workedPlan is a plan at the paper's configuration for SPIRAL.md's worked
-// example: trace 0 is only in G1 and G3 (groups 0 and 2).
-var workedPlan = Plan{Groups: [][]int{{0, 1, 2, 3}, {1, 2, 4, 5}, {0, 4, 6, 7}, {2, 3, 5, 6}}}
+// workedPlan is a plan at the paper's configuration for the worked example
+// of docs/method.md#worked-example: trace 0 is only in G1 and G3 (sets 0
+// and 2).
+var workedPlan = Plan{Sets: [][]int{{0, 1, 2, 3}, {1, 2, 4, 5}, {0, 4, 6, 7}, {2, 3, 5, 6}}}
 
 // workedRewards give the set scores f = (0.75, 0.50, 0.25, 0.50) of the
 // worked example, with G1's rewards (1, 1, 1, 0).
@@ -23,33 +28,27 @@ func TestCreditWorkedExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Hand-derived from SPIRAL.md section 2: fbar = 0.5,
+	// Hand-derived from docs/method.md#the-credit-signals: fbar = 0.5,
 	// A_set = (+0.25, 0, -0.25, 0); trace y's A_search is the mean of A_set
 	// over its sets: 0 {G1,G3}, 1 {G1,G2}, 2 {G1,G2,G4}, 3 {G1,G4},
 	// 4 {G2,G3}, 5 {G2,G4}, 6 {G3,G4}, 7 {G3}.
 	want := Credit{
 		SetScores:     []float64{0.75, 0.5, 0.25, 0.5},
 		SetAdvantages: []float64{0.25, 0, -0.25, 0},
-		Search: SearchCredit{
-			Advantages:  []float64{0, 0.125, 0.25 / 3, 0.125, -0.125, 0, -0.125, -0.25},
-			Appearances: []int{2, 2, 3, 2, 2, 2, 2, 1},
-			Gate:        lengthgate.Report{Outputs: 8, Positive: 3},
-		},
-		Aggregation: AggregationCredit{
-			Advantages: [][]float64{
-				{0.25, 0.25, 0.25, -0.75}, // SPIRAL.md's A_agg for G1
-				{0.5, -0.5, 0.5, -0.5},
-				{-0.25, -0.25, 0.75, -0.25},
-				{-0.5, 0.5, 0.5, -0.5},
-			},
-			Gate: lengthgate.Report{Outputs: 16, Positive: 8},
+		Search:        []float64{0, 0.125, 0.25 / 3, 0.125, -0.125, 0, -0.125, -0.25},
+		Appearances:   []int{2, 2, 3, 2, 2, 2, 2, 1},
+		Aggregation: [][]float64{
+			{0.25, 0.25, 0.25, -0.75}, // the worked example's A_agg for G1
+			{0.5, -0.5, 0.5, -0.5},
+			{-0.25, -0.25, 0.75, -0.25},
+			{-0.5, 0.5, 0.5, -0.5},
 		},
 	}
 	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-15)); diff != "" {
 		t.Errorf("worked example (-want +got):\n%s", diff)
 	}
-	if got.Search.Advantages[0] != 0 {
-		t.Errorf("trace 0 (in G1 and G3): A_search = %v, want exactly (0.25 - 0.25)/2 = 0", got.Search.Advantages[0])
+	if got.Search[0] != 0 {
+		t.Errorf("trace 0 (in G1 and G3): A_search = %v, want exactly (0.25 - 0.25)/2 = 0", got.Search[0])
 	}
 }
 
@@ -75,25 +74,25 @@ func TestCreditGates(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantSearch := []float64{0, 0, 0.25 / 3, 0, -0.125, 0, -0.125, -0.25}
-	if !cmp.Equal(wantSearch, got.Search.Advantages, cmpopts.EquateApprox(0, 1e-15)) {
-		t.Errorf("gated search advantages = %v, want %v", got.Search.Advantages, wantSearch)
+	if !cmp.Equal(wantSearch, got.Search, cmpopts.EquateApprox(0, 1e-15)) {
+		t.Errorf("gated search advantages = %v, want %v", got.Search, wantSearch)
 	}
 	wantAgg := [][]float64{{0.25, 0, 0.25, -0.75}, {0.5, -0.5, 0.5, -0.5}, {-0.25, -0.25, 0, -0.25}, {-0.5, 0.5, 0.5, -0.5}}
-	if !cmp.Equal(wantAgg, got.Aggregation.Advantages) {
-		t.Errorf("gated aggregation advantages = %v, want %v", got.Aggregation.Advantages, wantAgg)
+	if !cmp.Equal(wantAgg, got.Aggregation) {
+		t.Errorf("gated aggregation advantages = %v, want %v", got.Aggregation, wantAgg)
 	}
-	if want := (lengthgate.Report{Outputs: 8, Positive: 3, AtTarget: 1, Gated: 2, MassRemoved: 0.25}); got.Search.Gate != want {
-		t.Errorf("search gate report = %+v, want %+v", got.Search.Gate, want)
+	if want := (lengthgate.Report{Outputs: 8, Positive: 3, AtTarget: 1, Gated: 2, MassRemoved: 0.25}); got.Gates.Search != want {
+		t.Errorf("search gate report = %+v, want %+v", got.Gates.Search, want)
 	}
-	if want := (lengthgate.Report{Outputs: 16, Positive: 8, AtTarget: 1, Gated: 2, MassRemoved: 1}); got.Aggregation.Gate != want {
-		t.Errorf("aggregation gate report = %+v, want %+v", got.Aggregation.Gate, want)
+	if want := (lengthgate.Report{Outputs: 16, Positive: 8, AtTarget: 1, Gated: 2, MassRemoved: 1}); got.Gates.Aggregation != want {
+		t.Errorf("aggregation gate report = %+v, want %+v", got.Gates.Aggregation, want)
 	}
 	// Gates act after the baselines: set scores and set advantages are the
 	// ungated ones.
 	if !cmp.Equal(got.SetAdvantages, []float64{0.25, 0, -0.25, 0}) || !cmp.Equal(got.SetScores, []float64{0.75, 0.5, 0.25, 0.5}) {
 		t.Errorf("set scores %v, set advantages %v changed by the gates", got.SetScores, got.SetAdvantages)
 	}
-	if got.NoSignal || got.Search.NoSignal || got.Aggregation.NoSignal {
+	if got.NoSignal {
 		t.Errorf("NoSignal set on a problem with signal: %+v", got)
 	}
 }
@@ -108,8 +107,8 @@ func TestCreditNoSignal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !got.NoSignal || !got.Search.NoSignal || !got.Aggregation.NoSignal {
-			t.Errorf("all rewards %v: NoSignal = %v (search %v, aggregation %v), want all true", v, got.NoSignal, got.Search.NoSignal, got.Aggregation.NoSignal)
+		if !got.NoSignal || !allZero(got.Search) || !allZero(slices.Concat(got.Aggregation...)) {
+			t.Errorf("all rewards %v: %+v, want NoSignal and zero advantages", v, got)
 		}
 	}
 	// Every set scores 0.5 but outputs differ: aggregation signal only.
@@ -117,25 +116,25 @@ func TestCreditNoSignal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.NoSignal || !got.Search.NoSignal || got.Aggregation.NoSignal {
-		t.Errorf("equal set scores: NoSignal %v, search %v, aggregation %v; want false, true, false", got.NoSignal, got.Search.NoSignal, got.Aggregation.NoSignal)
+	if got.NoSignal || !allZero(got.Search) || allZero(slices.Concat(got.Aggregation...)) {
+		t.Errorf("equal set scores: %+v; want signal in the aggregation advantages only", got)
 	}
 	// Each set's outputs agree, sets differ: search signal only.
 	got, err = c.Credit(workedPlan, [][]float64{{1, 1, 1, 1}, {0, 0, 0, 0}, {1, 1, 1, 1}, {0, 0, 0, 0}}, Lengths{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.NoSignal || got.Search.NoSignal || !got.Aggregation.NoSignal {
-		t.Errorf("constant sets: NoSignal %v, search %v, aggregation %v; want false, false, true", got.NoSignal, got.Search.NoSignal, got.Aggregation.NoSignal)
+	if got.NoSignal || allZero(got.Search) || !allZero(slices.Concat(got.Aggregation...)) {
+		t.Errorf("constant sets: %+v; want signal in the search advantages only", got)
 	}
 	// K = 1: a lone set has zero set advantage, so no search signal.
 	one := Paper()
 	one.Sets = 1
-	got, err = one.Credit(Plan{Groups: [][]int{{1, 3, 5, 7}}}, [][]float64{{1, 0, 0, 0}}, Lengths{})
+	got, err = one.Credit(Plan{Sets: [][]int{{1, 3, 5, 7}}}, [][]float64{{1, 0, 0, 0}}, Lengths{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.Search.NoSignal || got.Search.InNoSet != 4 || got.Aggregation.NoSignal {
+	if !allZero(got.Search) || !slices.Equal(got.Appearances, []int{0, 1, 0, 1, 0, 1, 0, 1}) || got.NoSignal {
 		t.Errorf("K = 1: %+v; want no search signal, 4 traces in no set, aggregation signal", got)
 	}
 }
@@ -150,11 +149,11 @@ func TestCreditRagged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 2.0 / 3; got.SetScores[1] != want || len(got.Aggregation.Advantages[1]) != 3 {
-		t.Errorf("ragged set: f = %v, %d advantages; want 2/3 and 3", got.SetScores[1], len(got.Aggregation.Advantages[1]))
+	if want := 2.0 / 3; got.SetScores[1] != want || len(got.Aggregation[1]) != 3 {
+		t.Errorf("ragged set: f = %v, %d advantages; want 2/3 and 3", got.SetScores[1], len(got.Aggregation[1]))
 	}
-	if got.Aggregation.Gate.Outputs != 15 {
-		t.Errorf("gate saw %d outputs, want 15", got.Aggregation.Gate.Outputs)
+	if got.Gates.Aggregation.Outputs != 15 {
+		t.Errorf("gate saw %d outputs, want 15", got.Gates.Aggregation.Outputs)
 	}
 }
 
@@ -162,33 +161,46 @@ func TestCreditErrors(t *testing.T) {
 	gated := Paper()
 	gated.Gates = lengthgate.Shared(lengthgate.Gate{Target: 4096})
 	okLengths := Lengths{Search: make([]int, 8), Aggregation: [][]int{make([]int, 4), make([]int, 4), make([]int, 4), make([]int, 4)}}
-	nan := [][]float64{{1, 1, 1, 0}, {1, 0, 1, 0}, {0, 0, zero / zero, 0}, {0, 1, 1, 0}}
+	nan := [][]float64{{1, 1, 1, 0}, {1, 0, 1, 0}, {0, 0, math.NaN(), 0}, {0, 1, 1, 0}}
 	tests := []struct {
 		c       Config
 		p       Plan
 		rewards [][]float64
 		l       Lengths
 		want    string
+		// field, set and output of the *advantage.InputError, when one
+		field       string
+		set, output int
 	}{
-		{Config{}, workedPlan, workedRewards, Lengths{}, "SearchTraces (N1) = 0"},
-		{Paper(), Plan{Groups: workedPlan.Groups[:3]}, workedRewards, Lengths{}, "plan: len(groups) = 3, want Sets (K) = 4"},
-		{Paper(), workedPlan, workedRewards[:3], Lengths{}, "len(rewards) = 3, want Sets (K) = 4"},
-		{Paper(), workedPlan, [][]float64{{1}, {}, {1}, {1}}, Lengths{}, "len(rewards[1]) = 0, want 1 to AggregationsPerSet (N2) = 4"},
-		{Paper(), workedPlan, [][]float64{{1}, {1}, {1, 1, 1, 1, 1}, {1}}, Lengths{}, "len(rewards[2]) = 5"},
-		{Paper(), workedPlan, nan, Lengths{}, "rewards[2][2] = NaN: reward is not finite"},
-		{Paper(), workedPlan, [][]float64{{1}, {1}, {1}, {0, -2e30}}, Lengths{}, "rewards[3][1] = -2e+30: reward magnitude exceeds"},
-		{gated, workedPlan, workedRewards, Lengths{Aggregation: okLengths.Aggregation}, "lengths.Search is nil, but its gate is enabled (Target = 4096)"},
-		{gated, workedPlan, workedRewards, Lengths{Search: okLengths.Search}, "lengths.Aggregation is nil, but its gate is enabled"},
-		{Paper(), workedPlan, workedRewards, Lengths{Search: make([]int, 7)}, "len(lengths.Search) = 7, want SearchTraces (N1) = 8"},
-		{Paper(), workedPlan, workedRewards, Lengths{Search: []int{0, 0, 0, -4, 0, 0, 0, 0}}, "lengths.Search[3] = -4 < 0"},
-		{gated, workedPlan, workedRewards, Lengths{Search: okLengths.Search, Aggregation: okLengths.Aggregation[:2]}, "len(lengths.Aggregation) = 2, want Sets (K) = 4"},
-		{gated, workedPlan, workedRewards, Lengths{Search: okLengths.Search, Aggregation: [][]int{{0, 0, 0, 0}, {0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}}}, "len(lengths.Aggregation[1]) = 3, want len(rewards[1]) = 4"},
-		{gated, workedPlan, workedRewards, Lengths{Search: okLengths.Search, Aggregation: [][]int{{0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, -1, 0, 0}}}, "lengths.Aggregation[3][1] = -1 < 0"},
+		{Config{}, workedPlan, workedRewards, Lengths{}, "SearchTraces (N1) = 0", "", 0, 0},
+		{Paper(), Plan{Sets: workedPlan.Sets[:3]}, workedRewards, Lengths{}, "plan: len(sets) = 3, want Sets (K) = 4", "", 0, 0},
+		{Paper(), workedPlan, workedRewards[:3], Lengths{}, "len(rewards) = 3, want Sets (K) = 4", "", 0, 0},
+		{Paper(), workedPlan, [][]float64{{1}, {}, {1}, {1}}, Lengths{}, "count 0 outside [1, AggregationsPerSet (N2) = 4]", "RewardCounts", 1, -1},
+		{Paper(), workedPlan, [][]float64{{1}, {1}, {1, 1, 1, 1, 1}, {1}}, Lengths{}, "count 5 outside", "RewardCounts", 2, -1},
+		{Paper(), workedPlan, nan, Lengths{}, "not finite", "Rewards", 2, 2},
+		{Paper(), workedPlan, [][]float64{{1}, {1}, {1}, {0, -2e30}}, Lengths{}, "magnitude exceeds", "Rewards", 3, 1},
+		{Paper(), Plan{Sets: [][]int{{0, 1, 2, 3}, {0, 1, 2, 9}, {0, 4, 6, 7}, {2, 3, 5, 6}}}, workedRewards, Lengths{}, "out of range", "Members", 1, 3},
+		{Paper(), Plan{Sets: [][]int{{0, 1, 2, 3}, {1, 2, 4, 5}, {3, 2, 1, 0}, {2, 3, 5, 6}}}, workedRewards, Lengths{}, "identical", "Members", 2, -1},
+		{gated, workedPlan, workedRewards, Lengths{Aggregation: okLengths.Aggregation}, "SearchLengths is nil, but the search gate reads it", "SearchLengths", -1, -1},
+		{gated, workedPlan, workedRewards, Lengths{Search: okLengths.Search}, "AggregationLengths is nil, but the aggregation gate reads it", "AggregationLengths", -1, -1},
+		{Paper(), workedPlan, workedRewards, Lengths{Search: make([]int, 7)}, "len(SearchLengths) = 7, want P*N1 = 8", "SearchLengths", -1, -1},
+		{Paper(), workedPlan, workedRewards, Lengths{Search: []int{0, 0, 0, -4, 0, 0, 0, 0}}, "length < 0", "SearchLengths", -1, 3},
+		{gated, workedPlan, workedRewards, Lengths{Search: okLengths.Search, Aggregation: okLengths.Aggregation[:2]}, "len(lengths.Aggregation) = 2, want Sets (K) = 4", "", 0, 0},
+		{gated, workedPlan, workedRewards, Lengths{Search: okLengths.Search, Aggregation: [][]int{{0, 0, 0, 0}, {0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}}}, "len(lengths.Aggregation[1]) = 3, want len(rewards[1]) = 4", "", 0, 0},
+		{gated, workedPlan, workedRewards, Lengths{Search: okLengths.Search, Aggregation: [][]int{{0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, -1, 0, 0}}}, "length < 0", "AggregationLengths", 3, 1},
 	}
 	for _, tt := range tests {
 		_, err := tt.c.Credit(tt.p, tt.rewards, tt.l)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Credit: error %v, want %q", err, tt.want)
+			continue
+		}
+		if tt.field == "" {
+			continue
+		}
+		e, ok := errors.AsType[*advantage.InputError](err)
+		if !ok || e.Field != tt.field || e.Set != tt.set || e.Output != tt.output || (e.Problem != 0 && e.Problem != -1) {
+			t.Errorf("Credit: error %v: want an *advantage.InputError for %s, set %d, output %d; got %+v", err, tt.field, tt.set, tt.output, e)
 		}
 	}
 	// Lengths given for a disabled gate are fine when well formed.
@@ -196,5 +208,3 @@ func TestCreditErrors(t *testing.T) {
 		t.Errorf("lengths with disabled gates: %v", err)
 	}
 }
-
-var zero = 0.0

@@ -2,6 +2,7 @@ package spiral
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 	"pgregory.net/rapid"
 
+	"spiral/combin"
 	"spiral/lengthgate"
 )
 
@@ -24,9 +26,9 @@ import (
 // runs (and conformance vectors) are no longer reproducible.
 func TestPlanGolden(t *testing.T) {
 	shuffled := Paper()
-	shuffled.Order = Shuffled
+	shuffled.Order = combin.Shuffled
 	tuples := Paper()
-	tuples.Family = Tuples
+	tuples.Ordered = true
 	tests := []struct {
 		c    Config
 		want [][]int
@@ -47,7 +49,7 @@ func TestPlanGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(tt.want, p.Groups); diff != "" {
+		if diff := cmp.Diff(tt.want, p.Sets); diff != "" {
 			t.Errorf("%+v: plan for seed (2026, 1) changed (-want +got):\n%s", tt.c, diff)
 		}
 	}
@@ -59,11 +61,12 @@ func randomConfig(t *rapid.T) Config {
 	// bit mask per group.
 	n1 := rapid.OneOf(rapid.IntRange(1, 9), rapid.IntRange(1, 9), rapid.IntRange(1, 9), rapid.IntRange(63, 70)).Draw(t, "N1")
 	n := rapid.IntRange(1, n1).Draw(t, "n")
-	c := Config{SearchTraces: n1, SetSize: n, Family: Family(rapid.IntRange(0, 1).Draw(t, "family"))}
-	if c.Family == Subsets {
-		c.Order = Order(rapid.IntRange(0, 1).Draw(t, "order"))
+	c := Config{SearchTraces: n1, SetSize: n, Ordered: rapid.Bool().Draw(t, "ordered")}
+	if !c.Ordered {
+		c.Order = combin.Order(rapid.IntRange(0, 1).Draw(t, "order"))
+		c.Design = combin.Design(rapid.IntRange(0, 1).Draw(t, "design"))
 	}
-	size, _ := c.family()
+	size, _ := combin.NewFamily(n1, n, c.Ordered)
 	maxK := 24
 	if t64, fits := size.Count64(); fits {
 		maxK = int(min(t64, 24))
@@ -113,9 +116,9 @@ func TestPlanProperties(t *testing.T) {
 			t.Fatalf("Planner.Plan with the same seed: %v, %v; want %v", again, err, p)
 		}
 		problems := rapid.IntRange(0, 4).Draw(t, "problems")
-		flat := make([]int, problems*c.PlanSize())
+		var in Batch
 		r1, r2 := rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 1))
-		if err := pl.PlanTo(flat, r1); err != nil {
+		if err := pl.PlanTo(&in, problems, r1); err != nil {
 			t.Fatal(err)
 		}
 		var seq []int
@@ -124,17 +127,16 @@ func TestPlanProperties(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			seq = one.AppendFlat(seq)
+			seq = append(seq, slices.Concat(one.Sets...)...)
 		}
-		if !slices.Equal(flat, seq) && !(len(flat) == 0 && len(seq) == 0) {
-			t.Fatalf("PlanTo = %v, successive Plans = %v", flat, seq)
+		if len(in.Sets) != problems*c.PlanSize() || !slices.Equal(in.Sets, seq) && len(seq) > 0 {
+			t.Fatalf("PlanTo = %v, successive Plans = %v", in.Sets, seq)
 		}
 	})
 }
 
 // TestCheckPlanRejects plants each kind of defect in turn in a valid plan
-// and checks that CheckPlan names it, for both ways of finding repeated groups (pairwise for
-// K <= 16, by sorting above).
+// and checks that CheckPlan reports it as a *combin.SetError naming the set.
 func TestCheckPlanRejects(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c := randomConfig(t)
@@ -143,40 +145,38 @@ func TestCheckPlanRejects(t *testing.T) {
 			t.Fatal(err)
 		}
 		k, n := c.Sets, c.SetSize
-		for defect := range 4 {
-			bad := Plan{Groups: make([][]int, k)}
-			for i, g := range p.Groups {
-				bad.Groups[i] = slices.Clone(g)
+		for defect := range 3 {
+			bad := Plan{Sets: make([][]int, k)}
+			for i, g := range p.Sets {
+				bad.Sets[i] = slices.Clone(g)
 			}
-			i := rapid.IntRange(0, k-1).Draw(t, "group")
-			g := bad.Groups[i]
-			var want string
+			i := rapid.IntRange(0, k-1).Draw(t, "set")
+			g := bad.Sets[i]
+			var want combin.SetErrorReason
 			switch {
 			case defect == 0:
 				g[rapid.IntRange(0, n-1).Draw(t, "pos")] = c.SearchTraces + rapid.IntRange(0, 3).Draw(t, "over")
-				want = "out of range"
+				want = combin.OutOfRange
 			case defect == 1 && n >= 2:
 				j := rapid.IntRange(1, n-1).Draw(t, "pos")
 				g[j] = g[j-1]
-				want = "repeats"
+				want = combin.Repeated
 			case defect == 2 && k >= 2:
-				// A copy of another group: the same subset in any order
-				// (reversed under Shuffled), the same tuple as it is.
+				// A copy of another set: the same subset in any order
+				// (reversed), the same tuple as it is.
 				i0 := (i + 1 + rapid.IntRange(0, k-2).Draw(t, "other")) % k
-				copy(g, p.Groups[i0])
-				if c.Order == Shuffled {
+				copy(g, p.Sets[i0])
+				if !c.Ordered {
 					slices.Reverse(g)
 				}
-				want = "are the same"
-			case defect == 3 && c.Family == Subsets && c.Order == IndexOrder && n >= 2:
-				slices.Reverse(g)
-				want = "ascending"
+				want = combin.Duplicate
 			default:
 				continue
 			}
 			err := c.CheckPlan(bad)
-			if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "groups[") {
-				t.Fatalf("CheckPlan(%v) = %v, want an error naming groups[...] with %q", bad.Groups, err, want)
+			se, ok := errors.AsType[*combin.SetError](err)
+			if !ok || se.Reason != want || (se.Set != i && (want != combin.Duplicate || se.Other != i)) {
+				t.Fatalf("CheckPlan(%v) = %v, want a *combin.SetError %v naming set %d", bad.Sets, err, want, i)
 			}
 		}
 	})
@@ -184,45 +184,40 @@ func TestCheckPlanRejects(t *testing.T) {
 
 func TestCheckPlanErrors(t *testing.T) {
 	c := Paper()
-	shuf := c
-	shuf.Order = Shuffled
 	tup := c
-	tup.Family = Tuples
+	tup.Ordered = true
 	tests := []struct {
-		c      Config
-		groups [][]int
-		want   string
+		c    Config
+		sets [][]int
+		want string
 	}{
-		{c, nil, "len(groups) = 0, want Sets (K) = 4"},
-		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, 1, 2}, {0, 1, 2, 5}}, "len(groups[2]) = 3, want SetSize (n) = 4"},
-		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, 1, 2, 8}, {0, 1, 2, 5}}, "groups[2][3] = 8 out of range [0, SearchTraces (N1) = 8)"},
-		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, -1, 2, 6}, {0, 1, 2, 5}}, "groups[2][1] = -1 out of range"},
-		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, 1, 1, 6}, {0, 1, 2, 5}}, "groups[2][2] = 1 repeats groups[2][1]"},
-		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, 2, 1, 6}, {0, 1, 2, 5}}, "groups[2] = [0 2 1 6] is not in ascending order"},
-		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, 1, 2, 3}, {0, 1, 2, 5}}, "groups[0] = [0 1 2 3] and groups[2] = [0 1 2 3] are the same subset"},
-		{shuf, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {3, 2, 1, 0}, {0, 1, 2, 5}}, "groups[0] = [0 1 2 3] and groups[2] = [3 2 1 0] are the same subset"},
-		{tup, [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {0, 1, 2, 3}, {0, 1, 2, 5}}, "groups[0] = [0 1 2 3] and groups[2] = [0 1 2 3] are the same tuple"},
+		{c, nil, "len(sets) = 0, want Sets (K) = 4"},
+		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, 1, 2}, {0, 1, 2, 5}}, "len(sets[2]) = 3, want SetSize (n) = 4"},
+		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, 1, 2, 8}, {0, 1, 2, 5}}, "set 2, member 3: trace index 8 out of range"},
+		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, 1, 1, 6}, {0, 1, 2, 5}}, "set 2, member 2: trace index 1 repeats member 1"},
+		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {3, 2, 1, 0}, {0, 1, 2, 5}}, "set 2 is identical to set 0"},
+		{tup, [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {0, 1, 2, 3}, {0, 1, 2, 5}}, "set 2 is identical to set 0"},
 		{Config{}, nil, "SearchTraces (N1) = 0"},
 	}
 	for _, tt := range tests {
-		err := tt.c.CheckPlan(Plan{Groups: tt.groups})
+		err := tt.c.CheckPlan(Plan{Sets: tt.sets})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("CheckPlan(%v) = %v, want %q", tt.groups, err, tt.want)
+			t.Errorf("CheckPlan(%v) = %v, want %q", tt.sets, err, tt.want)
 		}
 	}
-	// Shuffled subsets and reordered tuples are valid.
-	if err := shuf.CheckPlan(Plan{Groups: [][]int{{3, 1, 2, 0}, {0, 1, 2, 4}, {7, 6, 5, 4}, {0, 1, 2, 5}}}); err != nil {
+	// Subsets in any order and reordered tuples are valid.
+	if err := c.CheckPlan(Plan{Sets: [][]int{{3, 1, 2, 0}, {0, 1, 2, 4}, {7, 6, 5, 4}, {0, 1, 2, 5}}}); err != nil {
 		t.Errorf("shuffled plan: %v", err)
 	}
-	if err := tup.CheckPlan(Plan{Groups: [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {1, 0, 2, 3}, {0, 1, 3, 2}}}); err != nil {
+	if err := tup.CheckPlan(Plan{Sets: [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {1, 0, 2, 3}, {0, 1, 3, 2}}}); err != nil {
 		t.Errorf("tuple plan: %v", err)
 	}
 	// A plan decoded from JSON that does not fit its config.
 	var p Plan
-	if err := json.Unmarshal([]byte(`{"groups": [[0,1,2,3],[4,5,6,7],[0,2,4,6],[1,3,5,9]]}`), &p); err != nil {
+	if err := json.Unmarshal([]byte(`{"sets": [[0,1,2,3],[4,5,6,7],[0,2,4,6],[1,3,5,9]]}`), &p); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.CheckPlan(p); err == nil || !strings.Contains(err.Error(), "groups[3][3] = 9 out of range") {
+	if err := c.CheckPlan(p); err == nil || !strings.Contains(err.Error(), "set 3, member 3: trace index 9 out of range") {
 		t.Errorf("decoded plan: %v", err)
 	}
 }
@@ -241,16 +236,15 @@ func TestPlanErrors(t *testing.T) {
 	if pl.Config() != Paper() {
 		t.Errorf("Planner.Config() = %+v", pl.Config())
 	}
-	dst := []int{9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9}
-	if err := pl.PlanTo(dst, nil); err == nil || slices.ContainsFunc(dst, func(x int) bool { return x != 9 }) {
-		t.Errorf("PlanTo(dst, nil) = %v, dst %v; want an error and dst untouched", err, dst)
-	}
-	defer func() {
-		if r := recover(); r == nil || !strings.Contains(r.(string), "not a multiple of K*n = 16") {
-			t.Errorf("PlanTo with len(dst) = 15: recovered %v", r)
+	in := Batch{Sets: []int{9, 9}}
+	for _, tc := range []struct {
+		problems int
+		rnd      *rand.Rand
+	}{{1, nil}, {-1, rand.New(rand.NewPCG(1, 1))}, {maxInt / 8, rand.New(rand.NewPCG(1, 1))}} {
+		if err := pl.PlanTo(&in, tc.problems, tc.rnd); err == nil || !slices.Equal(in.Sets, []int{9, 9}) {
+			t.Errorf("PlanTo(%d problems, rnd %v) = %v, sets %v; want an error and dst untouched", tc.problems, tc.rnd, err, in.Sets)
 		}
-	}()
-	_ = pl.PlanTo(make([]int, 15), rand.New(rand.NewPCG(1, 1)))
+	}
 }
 
 func TestPlanToAllocs(t *testing.T) {
@@ -258,9 +252,9 @@ func TestPlanToAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dst := make([]int, 256*16)
+	var in Batch
 	rnd := rand.New(rand.NewPCG(1, 2))
-	if a := testing.AllocsPerRun(20, func() { _ = pl.PlanTo(dst, rnd) }); a != 0 {
+	if a := testing.AllocsPerRun(20, func() { _ = pl.PlanTo(&in, 256, rnd) }); a != 0 {
 		t.Errorf("PlanTo allocates %v times per call, want 0", a)
 	}
 }
@@ -279,10 +273,11 @@ func TestPlanSelection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	flat := make([]int, plans*16)
-	if err := pl.PlanTo(flat, rand.New(rand.NewPCG(5, 6))); err != nil {
+	var in Batch
+	if err := pl.PlanTo(&in, plans, rand.New(rand.NewPCG(5, 6))); err != nil {
 		t.Fatal(err)
 	}
+	flat := in.Sets
 	miss, sum, sumSq := 0.0, 0.0, 0.0
 	for q := range plans {
 		apps := 0
@@ -315,16 +310,17 @@ func TestPlanSelection(t *testing.T) {
 // always first.
 func TestShuffledOrder(t *testing.T) {
 	c := Paper()
-	c.Order = Shuffled
+	c.Order = combin.Shuffled
 	pl, err := c.NewPlanner()
 	if err != nil {
 		t.Fatal(err)
 	}
 	const plans = 5000
-	flat := make([]int, plans*16)
-	if err := pl.PlanTo(flat, rand.New(rand.NewPCG(8, 9))); err != nil {
+	var in Batch
+	if err := pl.PlanTo(&in, plans, rand.New(rand.NewPCG(8, 9))); err != nil {
 		t.Fatal(err)
 	}
+	flat := in.Sets
 	var pos [4]float64
 	for g := 0; g < len(flat); g += 4 {
 		pos[slices.Index(flat[g:g+4], slices.Min(flat[g:g+4]))]++
@@ -341,9 +337,80 @@ func TestShuffledOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, g := range p.Groups {
+	for _, g := range p.Sets {
 		if !slices.IsSorted(g) {
-			t.Errorf("IndexOrder group %v not ascending", g)
+			t.Errorf("IndexOrder set %v not ascending", g)
 		}
+	}
+}
+
+// TestBalancedPlans checks that the Balanced design's plans are valid,
+// distinct, balanced, in the configured order, and reproducible.
+func TestBalancedPlans(t *testing.T) {
+	for _, order := range []combin.Order{combin.IndexOrder, combin.Shuffled} {
+		c := Paper()
+		c.Design = combin.Balanced
+		c.Order = order
+		p, err := c.NewPlanner()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rnd := rand.New(rand.NewPCG(2026, 10))
+		const problems = 500
+		var in Batch
+		if err := p.PlanTo(&in, problems, rnd); err != nil {
+			t.Fatal(err)
+		}
+		flat := in.Sets
+		var sc setScratch
+		for q := range problems {
+			one := flat[q*c.PlanSize() : (q+1)*c.PlanSize()]
+			if err := c.checkSets(one, &sc); err != nil {
+				t.Fatalf("%v: problem %d: %v", order, q, err)
+			}
+			var counts [8]int
+			for _, y := range one {
+				counts[y]++
+			}
+			if counts != [8]int{2, 2, 2, 2, 2, 2, 2, 2} {
+				t.Fatalf("%v: problem %d: appearances %v, want every trace twice", order, q, counts)
+			}
+		}
+		var again Batch
+		if err := p.PlanTo(&again, problems, rand.New(rand.NewPCG(2026, 10))); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(flat, again.Sets) {
+			t.Fatalf("%v: the same seed gave different plans", order)
+		}
+	}
+}
+
+// TestCheckPlanBalance checks that a plan that is valid for the Uniform
+// design but not balanced is rejected under the Balanced design, naming the
+// trace.
+func TestCheckPlanBalance(t *testing.T) {
+	c := Paper()
+	plan := Plan{Sets: [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}, {0, 1, 4, 5}, {0, 2, 4, 6}}}
+	if err := c.CheckPlan(plan); err != nil {
+		t.Fatalf("uniform: CheckPlan = %v, want nil", err)
+	}
+	c.Design = combin.Balanced
+	err := c.CheckPlan(plan)
+	if err == nil || !strings.Contains(err.Error(), "trace 0 is in 3 sets, want 2") {
+		t.Fatalf("balanced: CheckPlan = %v, want an error naming trace 0", err)
+	}
+	ok := Plan{Sets: [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}, {0, 2, 4, 6}, {1, 3, 5, 7}}}
+	if err := c.CheckPlan(ok); err != nil {
+		t.Fatalf("balanced: CheckPlan(balanced plan) = %v, want nil", err)
+	}
+	// N1 = 5, K*n = 6: every trace once or twice.
+	c = Config{SearchTraces: 5, SetSize: 2, Sets: 3, AggregationsPerSet: 1, Design: combin.Balanced}
+	if err := c.CheckPlan(Plan{Sets: [][]int{{0, 1}, {2, 3}, {0, 4}}}); err != nil {
+		t.Fatalf("N1 = 5: CheckPlan = %v, want nil", err)
+	}
+	err = c.CheckPlan(Plan{Sets: [][]int{{0, 1}, {0, 2}, {0, 3}}})
+	if err == nil || !strings.Contains(err.Error(), "trace 0 is in 3 sets, want 1 or 2") {
+		t.Fatalf("N1 = 5: CheckPlan = %v, want an error naming trace 0", err)
 	}
 }

@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"spiral"
 	"spiral/combin"
 )
 
@@ -77,7 +76,7 @@ type Config struct {
 	// Order is the presentation order inside each set: IndexOrder
 	// (ascending population index) or Shuffled (a uniformly random order per
 	// set, as Python's random.sample returns).
-	Order spiral.Order
+	Order combin.Order
 }
 
 // Paper returns the paper's RSA evaluation: P = 8, n = 4, T = 10, with the
@@ -89,7 +88,7 @@ func Paper() Config { return Config{Population: 8, SetSize: 4, Steps: 10} }
 
 // Validate reports every invalid field of r, naming field and value: P, n or
 // T out of range, an undefined SetRule or Order, DistinctSets with
-// P > C(P, n), or a schedule of more than spiral.MaxSize indices.
+// P > C(P, n), or a schedule of more than combin.MaxSize indices.
 func (r Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) {
@@ -108,8 +107,8 @@ func (r Config) Validate() error {
 		bad("Steps (T) = %d < 0", t)
 	}
 	if p >= 1 && n >= 1 && n <= p && t >= 0 {
-		if p > spiral.MaxSize/n || (t > 0 && p*n > spiral.MaxSize/t) {
-			bad("Steps (T) = %d: the schedule's T*P*n = %d*%d*%d indices exceed MaxSize = %d", t, t, p, n, spiral.MaxSize)
+		if p > combin.MaxSize/n || (t > 0 && p*n > combin.MaxSize/t) {
+			bad("Steps (T) = %d: the schedule's T*P*n = %d*%d*%d indices exceed combin.MaxSize = %d", t, t, p, n, combin.MaxSize)
 		}
 	}
 	switch r.Sets {
@@ -123,9 +122,9 @@ func (r Config) Validate() error {
 		bad("Sets = %d is neither IndependentSets (%d) nor DistinctSets (%d)", int(r.Sets), int(IndependentSets), int(DistinctSets))
 	}
 	switch r.Order {
-	case spiral.IndexOrder, spiral.Shuffled:
+	case combin.IndexOrder, combin.Shuffled:
 	default:
-		bad("Order = %d is neither IndexOrder (%d) nor Shuffled (%d)", int(r.Order), int(spiral.IndexOrder), int(spiral.Shuffled))
+		bad("Order = %d is neither IndexOrder (%d) nor Shuffled (%d)", int(r.Order), int(combin.IndexOrder), int(combin.Shuffled))
 	}
 	return errors.Join(errs...)
 }
@@ -170,7 +169,7 @@ func (r Config) Schedule(rnd *rand.Rand) ([][][]int, error) {
 		steps[t] = make([][]int, p)
 		for i := range steps[t] {
 			set := step[i*n : (i+1)*n : (i+1)*n]
-			if r.Order == spiral.Shuffled {
+			if r.Order == combin.Shuffled {
 				rnd.Shuffle(len(set), func(a, b int) { set[a], set[b] = set[b], set[a] })
 			}
 			steps[t][i] = set

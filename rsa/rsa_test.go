@@ -12,7 +12,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 	"pgregory.net/rapid"
 
-	"spiral"
+	"spiral/combin"
 )
 
 func TestRSAValidate(t *testing.T) {
@@ -24,7 +24,7 @@ func TestRSAValidate(t *testing.T) {
 		{Config{Population: 4, SetSize: 5, Steps: -1}, []string{"SetSize (n) = 5 > Population (P) = 4", "Steps (T) = -1 < 0"}},
 		{Config{Population: 4, SetSize: 4, Steps: 1, Sets: DistinctSets}, []string{"DistinctSets needs Population (P) = 4 <= C(P, n) = C(4, 4) = 1"}},
 		{Config{Population: 8, SetSize: 4, Steps: 1, Sets: 3, Order: 4}, []string{"Sets = 3", "Order = 4"}},
-		{Config{Population: 8, SetSize: 4, Steps: spiral.MaxSize}, []string{"exceed MaxSize"}},
+		{Config{Population: 8, SetSize: 4, Steps: combin.MaxSize}, []string{"exceed combin.MaxSize"}},
 	}
 	for _, tt := range tests {
 		err := tt.r.Validate()
@@ -51,7 +51,7 @@ func TestRSAValidate(t *testing.T) {
 }
 
 // checkSchedule checks that s is a valid schedule of r: T steps of P sets,
-// each of n distinct indices in [0, P), ascending under spiral.IndexOrder, and the
+// each of n distinct indices in [0, P), ascending under combin.IndexOrder, and the
 // sets of a step distinct under DistinctSets.
 func checkSchedule(t interface{ Fatalf(string, ...any) }, r Config, s [][][]int) {
 	if len(s) != r.Steps {
@@ -72,8 +72,8 @@ func checkSchedule(t interface{ Fatalf(string, ...any) }, r Config, s [][][]int)
 					t.Fatalf("step %d set %d = %v: not n distinct indices in [0, %d)", st, i, set, r.Population)
 				}
 			}
-			if r.Order == spiral.IndexOrder && !slices.Equal(sorted, set) {
-				t.Fatalf("step %d set %d = %v: not ascending under spiral.IndexOrder", st, i, set)
+			if r.Order == combin.IndexOrder && !slices.Equal(sorted, set) {
+				t.Fatalf("step %d set %d = %v: not ascending under combin.IndexOrder", st, i, set)
 			}
 			key := fmt.Sprint(sorted)
 			if r.Sets == DistinctSets && seen[key] {
@@ -93,7 +93,7 @@ func TestRSAScheduleProperties(t *testing.T) {
 			SetSize:    n,
 			Steps:      rapid.IntRange(0, 6).Draw(rt, "T"),
 			Sets:       SetRule(rapid.IntRange(0, 1).Draw(rt, "rule")),
-			Order:      spiral.Order(rapid.IntRange(0, 1).Draw(rt, "order")),
+			Order:      combin.Order(rapid.IntRange(0, 1).Draw(rt, "order")),
 		}
 		seed := rapid.Uint64().Draw(rt, "seed")
 		s, err := r.Schedule(rand.New(rand.NewPCG(seed, 7)))
@@ -160,12 +160,12 @@ func TestRSARepeatRate(t *testing.T) {
 
 // TestRSAUniform checks, by a chi-square test at a fixed seed, that member
 // 0's subset is uniform over the 70 subsets under both rules, and that
-// spiral.Shuffled puts the smallest index of a set at each of the 4 positions
+// combin.Shuffled puts the smallest index of a set at each of the 4 positions
 // uniformly. Thresholds are the chi-square quantiles at 1 - 1e-6.
 func TestRSAUniform(t *testing.T) {
 	const steps = 7000
 	for _, rule := range []SetRule{IndependentSets, DistinctSets} {
-		r := Config{Population: 8, SetSize: 4, Steps: steps, Sets: rule, Order: spiral.Shuffled}
+		r := Config{Population: 8, SetSize: 4, Steps: steps, Sets: rule, Order: combin.Shuffled}
 		s, err := r.Schedule(rand.New(rand.NewPCG(3, uint64(rule))))
 		if err != nil {
 			t.Fatal(err)
@@ -211,7 +211,7 @@ func TestScheduleGolden(t *testing.T) {
 	if diff := cmp.Diff(want, s[0]); diff != "" {
 		t.Errorf("RSA schedule step 0 for seed (2026, 1) changed (-want +got):\n%s", diff)
 	}
-	r := Config{Population: 8, SetSize: 4, Steps: 2, Sets: DistinctSets, Order: spiral.Shuffled}
+	r := Config{Population: 8, SetSize: 4, Steps: 2, Sets: DistinctSets, Order: combin.Shuffled}
 	s, err = r.Schedule(rand.New(rand.NewPCG(2026, 1)))
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"spiral"
+	"spiral/combin"
 )
 
 // TestConstantsBalanced checks constants -balanced against the balanced
@@ -35,7 +36,7 @@ func TestConstantsBalanced(t *testing.T) {
 		if got.MissProb != tc.miss || got.CoverProb != tc.cover || got.M != tc.m || got.ExpectedAppearances != tc.expectedAppearances {
 			t.Errorf("N=%d n=%d K=%d: got %+v, want miss %s cover %s m %s appearances %v", tc.N, tc.n, tc.K, got, tc.miss, tc.cover, tc.m, tc.expectedAppearances)
 		}
-		c := spiral.Config{SearchTraces: tc.N, SetSize: tc.n, Sets: tc.K, AggregationsPerSet: 1, Design: spiral.Balanced}
+		c := spiral.Config{SearchTraces: tc.N, SetSize: tc.n, Sets: tc.K, AggregationsPerSet: 1, Design: combin.Balanced}
 		m, err := c.M()
 		if err != nil {
 			t.Fatal(err)
@@ -62,13 +63,13 @@ func TestPlanBalanced(t *testing.T) {
 		t.Fatalf("%d lines, want 50", len(lines))
 	}
 	c := spiral.Paper()
-	c.Design = spiral.Balanced
+	c.Design = combin.Balanced
 	for i, line := range lines {
-		var p spiral.Plan
+		var p struct{ Groups [][]int }
 		if err := json.Unmarshal([]byte(line), &p); err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
-		if err := c.CheckPlan(p); err != nil {
+		if err := c.CheckPlan(spiral.Plan{Sets: p.Groups}); err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
 		var counts [8]int

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"spiral"
+	"spiral/combin"
 )
 
 // benchLines is the number of paper-configuration lines per benchmark op.
@@ -28,7 +29,7 @@ func paperLines(tb testing.TB, count int, seed uint64) ([]byte, []creditIn) {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		ins[q] = creditIn{Traces: 8, Groups: p.Groups, Rewards: rewardsOf(rnd, repeat(4, 4), q%2)}
+		ins[q] = creditIn{Traces: 8, Groups: p.Sets, Rewards: rewardsOf(rnd, repeat(4, 4), q%2)}
 		buf.Write(o.encode(ins[q]))
 		buf.WriteByte('\n')
 	}
@@ -49,7 +50,7 @@ func BenchmarkCredit(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(input)))
 		for b.Loop() {
-			lines, failed, err := stream(bytes.NewReader(input), io.Discard, MaxLine, &creditHandler{base: spiral.Config{Order: spiral.Shuffled}})
+			lines, failed, err := stream(bytes.NewReader(input), io.Discard, MaxLine, &creditHandler{base: spiral.Config{Order: combin.Shuffled}})
 			if err != nil || failed != 0 || lines != benchLines {
 				b.Fatal(lines, failed, err)
 			}
@@ -71,7 +72,7 @@ func BenchmarkCredit(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(input)))
 		for b.Loop() {
-			lines, failed, err := stream(bytes.NewReader(input), w, MaxLine, &creditHandler{base: spiral.Config{Order: spiral.Shuffled}})
+			lines, failed, err := stream(bytes.NewReader(input), w, MaxLine, &creditHandler{base: spiral.Config{Order: combin.Shuffled}})
 			if err != nil || failed != 0 || lines != benchLines {
 				b.Fatal(lines, failed, err)
 			}
@@ -100,7 +101,7 @@ func BenchmarkCredit(b *testing.B) {
 		c := spiral.Paper()
 		for b.Loop() {
 			for _, in := range ins {
-				if _, err := c.Credit(spiral.Plan{Groups: in.Groups}, in.Rewards, spiral.Lengths{}); err != nil {
+				if _, err := c.Credit(spiral.Plan{Sets: in.Groups}, in.Rewards, spiral.Lengths{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -112,7 +113,9 @@ func BenchmarkCredit(b *testing.B) {
 		c := spiral.Paper()
 		var batch spiral.Batch
 		for _, in := range ins {
-			batch.Groups = spiral.Plan{Groups: in.Groups}.AppendFlat(batch.Groups)
+			for _, g := range in.Groups {
+				batch.Sets = append(batch.Sets, g...)
+			}
 			for _, rs := range in.Rewards {
 				batch.Rewards = append(batch.Rewards, rs...)
 			}

@@ -16,7 +16,7 @@ constants writes one JSON object with the exact constants of Proposition 3.1
 for K distinct groups drawn uniformly without replacement from the family of
 the C(N, n) unordered n-subsets of N traces, or with -ordered of the
 (N)_n = N!/(N-n)! ordered n-tuples of distinct traces. With -balanced they
-are the constants of the balanced design of K subsets (spiral.Balanced), in
+are the constants of the balanced design of K subsets (combin.Balanced), in
 which every trace is in K n / N groups (or the two nearest whole numbers):
 a trace is in no group with probability 1 - min(N, K n)/N, and
 M = min(N, K n)/n - 1.

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"spiral"
+	"spiral/advantage"
+	"spiral/combin"
 	"spiral/lengthgate"
 )
 
@@ -117,6 +119,34 @@ func newGateReport(r lengthgate.Report) gateReport {
 	return gateReport{Outputs: r.Outputs, Positive: r.Positive, AtTarget: r.AtTarget, Gated: r.Gated, MassRemoved: r.MassRemoved}
 }
 
+// gateOf returns the report of gate g, which is r when g is enabled; for a
+// disabled gate, which reports nothing, the outputs it would have examined
+// and how many of their advantages adv are positive.
+func gateOf(g lengthgate.Gate, r lengthgate.Report, adv ...[]float64) gateReport {
+	if !g.Enabled() {
+		for _, as := range adv {
+			r.Outputs += len(as)
+			for _, a := range as {
+				if a > 0 {
+					r.Positive++
+				}
+			}
+		}
+	}
+	return newGateReport(r)
+}
+
+// inNoSet returns the number of traces in no set.
+func inNoSet(appearances []int) int {
+	m := 0
+	for _, a := range appearances {
+		if a == 0 {
+			m++
+		}
+	}
+	return m
+}
+
 // creditHandler computes the credit of one line with the Config that the
 // flags give (gates, family, order) and the sizes the line gives.
 type creditHandler struct {
@@ -148,22 +178,70 @@ func (h *creditHandler) handle(line []byte) ([]byte, error) {
 	if present[fieldAggregationLengths] {
 		lengths.Aggregation = in.AggregationLengths
 	}
-	cr, err := c.Credit(spiral.Plan{Groups: in.Groups}, in.Rewards, lengths)
+	cr, err := c.Credit(spiral.Plan{Sets: in.Groups}, in.Rewards, lengths)
 	if err != nil {
+		if e, ok := errors.AsType[*advantage.InputError](err); ok {
+			return nil, inputError(c, in, lengths, e)
+		}
 		// Config.Validate joins its errors with newlines.
 		return nil, errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	return h.out.encode(creditOutput{
-		Search:          cr.Search.Advantages,
-		Aggregation:     cr.Aggregation.Advantages,
+		Search:          cr.Search,
+		Aggregation:     cr.Aggregation,
 		SetScores:       cr.SetScores,
 		SetAdvantages:   cr.SetAdvantages,
-		Appearances:     cr.Search.Appearances,
-		InNoSet:         cr.Search.InNoSet,
+		Appearances:     cr.Appearances,
+		InNoSet:         inNoSet(cr.Appearances),
 		NoSignal:        cr.NoSignal,
-		SearchGate:      newGateReport(cr.Search.Gate),
-		AggregationGate: newGateReport(cr.Aggregation.Gate),
+		SearchGate:      gateOf(c.Gates.Search, cr.Gates.Search, cr.Search),
+		AggregationGate: gateOf(c.Gates.Aggregation, cr.Gates.Aggregation, cr.Aggregation...),
 	}), nil
+}
+
+// inputError says what e, an error of the library about one line, means in
+// the line's own field names.
+func inputError(c spiral.Config, in *creditLine, l spiral.Lengths, e *advantage.InputError) error {
+	i, j := e.Set, e.Output
+	switch e.Field {
+	case "Rewards":
+		return fmt.Errorf("rewards[%d][%d] = %v: %v", i, j, e.Value, e.Err)
+	case "RewardCounts":
+		return fmt.Errorf("rewards[%d] is empty", i)
+	case "Sets":
+		return fmt.Errorf("len(groups[%d]) = %v, want %d, the size of groups[0]", i, e.Value, c.SetSize)
+	case "SearchLengths":
+		switch {
+		case j >= 0:
+			return fmt.Errorf("search_lengths[%d] = %v < 0", j, e.Value)
+		case l.Search == nil:
+			return fmt.Errorf("search_lengths is missing, but -search-target = %d gates on it", c.Gates.Search.Target)
+		}
+		return fmt.Errorf("len(search_lengths) = %d, want traces = %d", len(l.Search), in.Traces)
+	case "AggregationLengths":
+		switch {
+		case j >= 0:
+			return fmt.Errorf("aggregation_lengths[%d][%d] = %v < 0", i, j, e.Value)
+		case l.Aggregation == nil:
+			return fmt.Errorf("aggregation_lengths is missing, but -aggregation-target = %d gates on it", c.Gates.Aggregation.Target)
+		}
+	case "Members":
+		if se, ok := errors.AsType[*combin.SetError](e.Err); ok {
+			switch se.Reason {
+			case combin.OutOfRange:
+				return fmt.Errorf("groups[%d][%d] = %d out of range [0, traces = %d)", se.Set, se.Position, se.Index, in.Traces)
+			case combin.Repeated:
+				return fmt.Errorf("groups[%d][%d] = %d repeats groups[%d][%d]", se.Set, se.Position, se.Index, se.Set, se.Other)
+			case combin.Duplicate:
+				what := "subset"
+				if c.Ordered {
+					what = "tuple"
+				}
+				return fmt.Errorf("groups[%d] = %v and groups[%d] = %v are the same %s", se.Other, in.Groups[se.Other], se.Set, in.Groups[se.Set], what)
+			}
+		}
+	}
+	return errors.New(strings.TrimPrefix(e.Error(), "advantage: "))
 }
 
 // boundaryFlag is the -boundary flag.
@@ -205,10 +283,10 @@ func runCredit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		},
 	}
 	if *ordered {
-		c.Family = spiral.Tuples
+		c.Ordered = true
 	} else {
 		// Subsets in any presentation order: a trainer may have shuffled.
-		c.Order = spiral.Shuffled
+		c.Order = combin.Shuffled
 	}
 	if *searchTarget < 0 {
 		return usageError(stderr, "credit", fmt.Sprintf("-search-target = %d < 0", *searchTarget))

@@ -12,6 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"spiral"
+	"spiral/combin"
 	"spiral/lengthgate"
 )
 
@@ -28,19 +29,18 @@ func drawCredit(t *rapid.T) (creditIn, []string, spiral.Config) {
 	c := spiral.Config{SearchTraces: n1, SetSize: n, AggregationsPerSet: rapid.IntRange(1, 5).Draw(t, "N2")}
 	args := []string{"credit"}
 	if rapid.Bool().Draw(t, "ordered") {
-		c.Family = spiral.Tuples
+		c.Ordered = true
 		args = append(args, "-ordered")
 	} else {
-		c.Order = spiral.Shuffled
+		c.Order = combin.Shuffled
 	}
-	c.Sets = 1 // for FamilySize, which validates c
-	T, err := c.FamilySize()
+	fam, err := combin.NewFamily(n1, n, c.Ordered)
 	if err != nil {
 		t.Fatal(err)
 	}
 	maxK := 10
-	if T.IsInt64() && T.Int64() < 10 {
-		maxK = int(T.Int64())
+	if T, fits := fam.Count64(); fits && T < 10 {
+		maxK = int(T)
 	}
 	c.Sets = rapid.IntRange(1, maxK).Draw(t, "K")
 	p, err := c.Plan(rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 0)))
@@ -52,7 +52,7 @@ func drawCredit(t *rapid.T) (creditIn, []string, spiral.Config) {
 		rapid.Float64Range(0, 1),
 		rapid.Float64Range(-1e30, 1e30),
 	)
-	in := creditIn{Traces: n1, Groups: p.Groups, Rewards: make([][]float64, c.Sets)}
+	in := creditIn{Traces: n1, Groups: p.Sets, Rewards: make([][]float64, c.Sets)}
 	for i := range in.Rewards {
 		in.Rewards[i] = rapid.SliceOfN(reward, 1, c.AggregationsPerSet).Draw(t, "rewards")
 	}
@@ -120,24 +120,24 @@ func TestCreditMatchesLibrary(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 			t.Fatal(err)
 		}
-		want, err := c.Credit(spiral.Plan{Groups: in.Groups}, in.Rewards, spiral.Lengths{Search: in.SearchLengths, Aggregation: in.AggregationLengths})
+		want, err := c.Credit(spiral.Plan{Sets: in.Groups}, in.Rewards, spiral.Lengths{Search: in.SearchLengths, Aggregation: in.AggregationLengths})
 		if err != nil {
 			t.Fatal(err)
 		}
-		same := sameFloats(got.Search, want.Search.Advantages) &&
+		same := sameFloats(got.Search, want.Search) &&
 			sameFloats(got.SetScores, want.SetScores) &&
 			sameFloats(got.SetAdvantages, want.SetAdvantages) &&
-			len(got.Aggregation) == len(want.Aggregation.Advantages) &&
-			got.InNoSet == want.Search.InNoSet && got.NoSignal == want.NoSignal &&
-			got.SearchGate == newGateReport(want.Search.Gate) &&
-			got.AggregationGate == newGateReport(want.Aggregation.Gate)
+			len(got.Aggregation) == len(want.Aggregation) &&
+			got.InNoSet == inNoSet(want.Appearances) && got.NoSignal == want.NoSignal &&
+			got.SearchGate == gateOf(c.Gates.Search, want.Gates.Search, want.Search) &&
+			got.AggregationGate == gateOf(c.Gates.Aggregation, want.Gates.Aggregation, want.Aggregation...)
 		for i := range got.Aggregation {
-			same = same && sameFloats(got.Aggregation[i], want.Aggregation.Advantages[i])
+			same = same && sameFloats(got.Aggregation[i], want.Aggregation[i])
 		}
 		for y := range got.Appearances {
-			same = same && got.Appearances[y] == want.Search.Appearances[y]
+			same = same && got.Appearances[y] == want.Appearances[y]
 		}
-		if !same || len(got.Appearances) != len(want.Search.Appearances) {
+		if !same || len(got.Appearances) != len(want.Appearances) {
 			t.Fatalf("%v on %s:\nbridge  %+v\nlibrary %+v", args, line, got, want)
 		}
 	})
@@ -152,9 +152,9 @@ func TestCreditBadValues(t *testing.T) {
 		want string
 	}{
 		{nil, `{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[2e30]]}`, "rewards[1][0] = 2e+30"},
-		{nil, `{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[0]],"search_lengths":[1,1,1,1,1,1,1,-1]}`, "lengths.Search[7] = -1 < 0"},
-		{[]string{"-search-target", "5"}, `{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[0]]}`, "lengths.Search"},
-		{[]string{"-aggregation-target", "5"}, `{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[0]]}`, "lengths.Aggregation is nil, but its gate is enabled (Target = 5)"},
+		{nil, `{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[0]],"search_lengths":[1,1,1,1,1,1,1,-1]}`, "search_lengths[7] = -1 < 0"},
+		{[]string{"-search-target", "5"}, `{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[0]]}`, "search_lengths"},
+		{[]string{"-aggregation-target", "5"}, `{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[0]]}`, "aggregation_lengths is missing, but -aggregation-target = 5 gates on it"},
 		{[]string{"-ordered"}, `{"traces":2,"groups":[[0,1],[0,1]],"rewards":[[1],[0]]}`, "groups[0] = [0 1] and groups[1] = [0 1]"},
 	} {
 		stdout, _, code := runCmd(t, tt.line, append([]string{"credit"}, tt.args...)...)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"spiral"
+	"spiral/combin"
 	"spiral/lengthgate"
 )
 
@@ -16,12 +17,12 @@ import (
 func fuzzHandler(mode uint8) handler {
 	switch mode % 4 {
 	case 0:
-		return &creditHandler{base: spiral.Config{Order: spiral.Shuffled}}
+		return &creditHandler{base: spiral.Config{Order: combin.Shuffled}}
 	case 1:
 		g := lengthgate.Gate{Target: 100, Boundary: lengthgate.KeepAtTarget}
-		return &creditHandler{base: spiral.Config{Order: spiral.Shuffled, Gates: lengthgate.Shared(g)}}
+		return &creditHandler{base: spiral.Config{Order: combin.Shuffled, Gates: lengthgate.Shared(g)}}
 	case 2:
-		return &creditHandler{base: spiral.Config{Family: spiral.Tuples, Gates: lengthgate.Gates{Aggregation: lengthgate.Gate{Target: 5}}}}
+		return &creditHandler{base: spiral.Config{Ordered: true, Gates: lengthgate.Gates{Aggregation: lengthgate.Gate{Target: 5}}}}
 	}
 	return &passkHandler{ks: []int{1, 3, 8}}
 }

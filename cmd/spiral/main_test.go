@@ -241,7 +241,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"plan", "-traces", "8", "-size", "4", "-sets", "4", "-problems", "2"}, "flag -seed is required"},
 		{[]string{"plan", "-traces", "8", "-size", "4", "-sets", "4", "-seed", "1", "-problems", "-1"}, "-problems = -1 < 0"},
 		{[]string{"plan", "-traces", "8", "-size", "4", "-sets", "71", "-seed", "1", "-problems", "1"}, "Sets (K) = 71 > C(8, 4) = 70"},
-		{[]string{"plan", "-traces", "8", "-size", "4", "-sets", "4", "-ordered", "-shuffle", "-seed", "1", "-problems", "1"}, "Shuffled with Family = Tuples"},
+		{[]string{"plan", "-traces", "8", "-size", "4", "-sets", "4", "-ordered", "-shuffle", "-seed", "1", "-problems", "1"}, "Order = shuffled with Ordered = true"},
 		{[]string{"vectors"}, "flag -out is required"},
 	} {
 		stdout, stderr, code := runCmd(t, "", tt.args...)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"spiral"
+	"spiral/combin"
 )
 
 const planHelp = `usage: spiral plan -traces N -size n -sets K [-ordered] [-shuffle] [-balanced] -seed S -problems P
@@ -18,7 +19,7 @@ each problem, K distinct groups drawn uniformly without replacement from the
 C(N, n) unordered n-subsets of the N search traces (or, with -ordered, from
 the (N)_n ordered n-tuples), and writes one line per problem. With
 -balanced the K subsets of each problem are a balanced design instead
-(spiral.Balanced: every trace in K n / N groups, or in the two nearest whole
+(combin.Balanced: every trace in K n / N groups, or in the two nearest whole
 numbers when N does not divide K n).
 
 Flags:
@@ -64,14 +65,12 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "plan", fmt.Sprintf("-problems = %d < 0", *problems))
 	}
 	c := spiral.Config{SearchTraces: *N, SetSize: *n, Sets: *K, AggregationsPerSet: 1}
-	if *ordered {
-		c.Family = spiral.Tuples
-	}
+	c.Ordered = *ordered
 	if *shuffle {
-		c.Order = spiral.Shuffled
+		c.Order = combin.Shuffled
 	}
 	if *balanced {
-		c.Design = spiral.Balanced
+		c.Design = combin.Balanced
 	}
 	p, err := c.NewPlanner()
 	if err != nil {
@@ -89,13 +88,14 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 func writePlans(out io.Writer, p *spiral.Planner, rnd *rand.Rand, problems int) error {
 	c := p.Config()
 	k, n := c.Sets, c.SetSize
-	flat := make([]int, c.PlanSize())
+	var batch spiral.Batch
 	w := bufio.NewWriterSize(out, readSize)
 	var line []byte
 	for range problems {
-		if err := p.PlanTo(flat, rnd); err != nil {
+		if err := p.PlanTo(&batch, 1, rnd); err != nil {
 			return err
 		}
+		flat := batch.Sets
 		line = append(line[:0], `{"groups":[`...)
 		for i := range k {
 			if i > 0 {

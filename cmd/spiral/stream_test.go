@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"spiral"
+	"spiral/combin"
 )
 
 // cycleReader yields lines[0], lines[1], ... cyclically, total lines in
@@ -88,7 +89,7 @@ func TestStreamManyLines(t *testing.T) {
 	// TestCreditMatchesLibrary and the vectors check that it is right.
 	var want [][]byte
 	var out bytes.Buffer
-	if _, failed, err := stream(bytes.NewReader(input), &out, MaxLine, &creditHandler{base: spiral.Config{Order: spiral.Shuffled}}); err != nil || failed != 0 {
+	if _, failed, err := stream(bytes.NewReader(input), &out, MaxLine, &creditHandler{base: spiral.Config{Order: combin.Shuffled}}); err != nil || failed != 0 {
 		t.Fatal(failed, err)
 	}
 	want = bytes.Split(bytes.TrimSuffix(out.Bytes(), []byte("\n")), []byte("\n"))
@@ -103,7 +104,7 @@ func TestStreamManyLines(t *testing.T) {
 	peak := start
 	in := &cycleReader{lines: lines, total: total, every: total / 10, hook: func(int) { peak = max(peak, heap()) }}
 	w := &checkingWriter{want: want}
-	n, failed, err := stream(in, w, MaxLine, &creditHandler{base: spiral.Config{Order: spiral.Shuffled}})
+	n, failed, err := stream(in, w, MaxLine, &creditHandler{base: spiral.Config{Order: combin.Shuffled}})
 	peak = max(peak, heap())
 	if err != nil {
 		t.Fatal(err)

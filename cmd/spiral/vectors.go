@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"spiral"
+	"spiral/combin"
 )
 
 const vectorsHelp = `usage: spiral vectors -out DIR
@@ -280,7 +281,7 @@ func planned(c spiral.Config, rnd *rand.Rand) [][]int {
 	if err != nil {
 		panic(err)
 	}
-	return p.Groups
+	return p.Sets
 }
 
 // rewardsOf returns K sets of rewards, sizes[i] in set i, drawn by kind:
@@ -335,7 +336,7 @@ func creditRaggedInput() []byte {
 	}
 	var lines []any
 	for i, s := range shapes {
-		c := spiral.Config{SearchTraces: s.n1, SetSize: s.n, Sets: s.k, AggregationsPerSet: s.n2, Order: spiral.Shuffled}
+		c := spiral.Config{SearchTraces: s.n1, SetSize: s.n, Sets: s.k, AggregationsPerSet: s.n2, Order: combin.Shuffled}
 		for rep := range 3 {
 			sizes := make([]int, s.k)
 			for j := range sizes {
@@ -358,7 +359,7 @@ func creditOrderedInput() []byte {
 	rnd := rand.New(rand.NewPCG(vectorSeed, 3))
 	var lines []any
 	for _, s := range []struct{ n1, n, k int }{{8, 4, 4}, {3, 3, 6}, {4, 2, 12}, {6, 3, 10}} {
-		c := spiral.Config{SearchTraces: s.n1, SetSize: s.n, Sets: s.k, AggregationsPerSet: 4, Family: spiral.Tuples}
+		c := spiral.Config{SearchTraces: s.n1, SetSize: s.n, Sets: s.k, AggregationsPerSet: 4, Ordered: true}
 		for q := range 4 {
 			lines = append(lines, creditIn{Traces: s.n1, Groups: planned(c, rnd), Rewards: rewardsOf(rnd, repeat(4, s.k), q%3)})
 		}
@@ -391,7 +392,7 @@ func creditGatesInput() []byte {
 	for q := range 24 {
 		c := spiral.Paper()
 		if q >= 16 {
-			c = spiral.Config{SearchTraces: 6, SetSize: 3, Sets: 5, AggregationsPerSet: 3, Order: spiral.Shuffled}
+			c = spiral.Config{SearchTraces: 6, SetSize: 3, Sets: 5, AggregationsPerSet: 3, Order: combin.Shuffled}
 		}
 		sizes := repeat(c.AggregationsPerSet, c.Sets)
 		if q%4 == 3 {

@@ -220,10 +220,10 @@ func claims() ([]claim, error) {
 			func() ([]*big.Rat, error) { return floats(example.SetAdvantages...) }},
 		{"worked example: A_search of a trace in G1 and G3 only", "0",
 			"derived, docs/method.md#worked-example",
-			func() ([]*big.Rat, error) { return floats(example.Search.Advantages[exampleTrace]) }},
+			func() ([]*big.Rat, error) { return floats(example.Search[exampleTrace]) }},
 		{"worked example: A_agg of G1 with rewards (1, 1, 1, 0)", "(0.25, 0.25, 0.25, -0.75)",
 			"derived, docs/method.md#worked-example",
-			func() ([]*big.Rat, error) { return floats(example.Aggregation.Advantages[0]...) }},
+			func() ([]*big.Rat, error) { return floats(example.Aggregation[0]...) }},
 		{"SPIRAL generated-token ceiling, 8·4096 + 4·4·4096", "98,304",
 			"paper, Section 4 and Appendix A (Table 1)",
 			func() ([]*big.Rat, error) { return ints(spiralBudget.Generated()), nil }},
@@ -255,7 +255,7 @@ const exampleTrace = 0
 // of the eight traces, trace 0 in G1 and G3 only, and four rewards per set
 // whose means are f = (0.75, 0.50, 0.25, 0.50), G1's being (1, 1, 1, 0).
 func workedExample(cfg spiral.Config) (spiral.Credit, error) {
-	plan := spiral.Plan{Groups: [][]int{
+	plan := spiral.Plan{Sets: [][]int{
 		{0, 1, 2, 3}, // G1
 		{1, 4, 5, 6}, // G2
 		{0, 5, 6, 7}, // G3
@@ -271,7 +271,7 @@ func workedExample(cfg spiral.Config) (spiral.Credit, error) {
 	if err != nil {
 		return spiral.Credit{}, err
 	}
-	if got := c.Search.Appearances[exampleTrace]; got != 2 {
+	if got := c.Appearances[exampleTrace]; got != 2 {
 		return spiral.Credit{}, fmt.Errorf("worked example: trace %d is in %d sets, want 2 (G1 and G3)", exampleTrace, got)
 	}
 	return c, nil

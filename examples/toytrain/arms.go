@@ -8,6 +8,7 @@ import (
 
 	"spiral"
 	"spiral/advantage"
+	"spiral/combin"
 	"spiral/estimator"
 )
 
@@ -181,22 +182,32 @@ const spiralObjective = "reward is on aggregation outputs, which need a set hold
 // balancedPaper is the paper's configuration with the balanced design.
 func balancedPaper() spiral.Config {
 	c := spiral.Paper()
-	c.Design = spiral.Balanced
+	c.Design = combin.Balanced
 	return c
 }
 
 // pooledSearchWeight returns M/(N1 + K*N2): the multiplier of Proposition
-// 3.1 for c's own design (Config.M), each output's term divided by the
-// outputs generated per problem. It is 1365/(1541*24) = 455/12328 for the
-// paper's uniform design (as estimator.RoleWeights with MeanPooled, which
-// knows only the uniform design) and 1/24 for the balanced one (M = 8/4 - 1
-// = 1).
+// 3.1 for c's own design, each output's term divided by the outputs
+// generated per problem (Config.RoleWeights with MeanPooled). It is
+// 1365/(1541*24) = 455/12328 for the paper's uniform design and 1/24 for
+// the balanced one (M = 8/4 - 1 = 1).
 func pooledSearchWeight(c spiral.Config) (*big.Rat, error) {
-	m, err := c.M()
+	w, err := c.RoleWeights(spiral.WithinSet, spiral.MeanPooled)
 	if err != nil {
 		return nil, err
 	}
-	return m.Quo(m, big.NewRat(int64(c.Generations()), 1)), nil
+	return w.Search, nil
+}
+
+// countZero returns the number of zeros in xs.
+func countZero(xs []int) int {
+	m := 0
+	for _, x := range xs {
+		if x == 0 {
+			m++
+		}
+	}
+	return m
 }
 
 // expectedNoCredit returns the probability that a search trace is in no
@@ -366,7 +377,7 @@ func (s *spiralArm) step(pol *policy, batch []problem, rnd *rand.Rand) error {
 		if err != nil {
 			return err
 		}
-		for i, g := range plan.Groups {
+		for i, g := range plan.Sets {
 			for j, y := range g {
 				s.setSyms[j], s.setRight[j] = s.syms[y], s.correct[y]
 			}
@@ -380,17 +391,17 @@ func (s *spiralArm) step(pol *policy, batch []problem, rnd *rand.Rand) error {
 		if err != nil {
 			return err
 		}
-		for y, a := range credit.Search.Advantages {
+		for y, a := range credit.Search {
 			addScore(s.grad, s.p, s.syms[y], a/outputs)
 			addScore(s.meter.one, s.p, s.syms[y], a/outputs)
 		}
 		s.meter.problemDone()
-		uncredited := float64(credit.Search.InNoSet) // traces with Appearances 0
+		uncredited := float64(countZero(credit.Appearances)) // traces in no set
 		s.st.plans++
 		s.st.traces += len(s.syms)
 		s.st.uncredited += uncredited
 		s.st.uncreditedSq += uncredited * uncredited
-		for i, row := range credit.Aggregation.Advantages {
+		for i, row := range credit.Aggregation {
 			for j, a := range row {
 				addScore(s.aggGrad[x.kind], s.q[x.kind], s.actions[i][j], a/outputs)
 			}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"spiral"
+	"spiral/combin"
 	"spiral/internal/spiraltest"
 )
 
@@ -71,7 +72,7 @@ func TestNoCredit(t *testing.T) {
 	}
 	small := spiral.Config{SearchTraces: 8, SetSize: 2, Sets: 2, AggregationsPerSet: 2}
 	smallBalanced := small
-	smallBalanced.Design = spiral.Balanced
+	smallBalanced.Design = combin.Balanced
 	tt := defaults().toy
 	rnd := stream(5, "problems")
 	batch := make([]problem, 8)

@@ -1,0 +1,155 @@
+package spiral
+
+import (
+	"fmt"
+	"math/big"
+)
+
+// AggregationBaseline is the reference subtracted from an aggregation
+// output's reward in the aggregation advantage.
+type AggregationBaseline int
+
+const (
+	// WithinSet is the paper's baseline: A_agg(j) = r_j - f with f the mean
+	// of all N2 rewards of the set, the output's own included. Its expected
+	// update is (N2 - 1) grad E[r] per set.
+	WithinSet AggregationBaseline = iota
+	// LeaveOneOut leaves the output's own reward out of the mean:
+	// A_agg(j) = r_j - (1/(N2-1)) sum_{k != j} r_k = N2/(N2-1) (r_j - f).
+	// It needs N2 >= 2; its expected update is N2 grad E[r] per set.
+	LeaveOneOut
+)
+
+// String returns "WithinSet", "LeaveOneOut" or "AggregationBaseline(v)".
+func (b AggregationBaseline) String() string {
+	switch b {
+	case WithinSet:
+		return "WithinSet"
+	case LeaveOneOut:
+		return "LeaveOneOut"
+	}
+	return fmt.Sprintf("AggregationBaseline(%d)", int(b))
+}
+
+// Reduction says how a trainer's loss combines the per-output terms
+// A * grad log pi of one problem (sequence-level reductions; a token-level
+// mean weights each output by its length).
+type Reduction int
+
+const (
+	// SumReduction sums the terms of the N1 search traces and the K*N2
+	// aggregation outputs.
+	SumReduction Reduction = iota
+	// MeanPerRole averages each role separately: the search sum is divided
+	// by N1 and the aggregation sum by K*N2.
+	MeanPerRole
+	// MeanPooled divides the sum over all N1 + K*N2 outputs by N1 + K*N2.
+	MeanPooled
+)
+
+// String returns "SumReduction", "MeanPerRole", "MeanPooled" or
+// "Reduction(v)".
+func (r Reduction) String() string {
+	switch r {
+	case SumReduction:
+		return "SumReduction"
+	case MeanPerRole:
+		return "MeanPerRole"
+	case MeanPooled:
+		return "MeanPooled"
+	}
+	return fmt.Sprintf("Reduction(%d)", int(r))
+}
+
+// RoleWeights are the weights the expected SPIRAL update puts on the two
+// parts of the joint gradient grad J = grad_search J + grad_agg J
+// (docs/findings.md#aggregation-factor-and-role-weights):
+//
+//	E[update] = Search grad_search J + Aggregation grad_agg J.
+//
+// The update follows grad J (up to one positive scale) only when the two
+// weights are equal; scaling the search terms by SearchMultiplier and the
+// aggregation terms by AggregationMultiplier makes it exactly grad J.
+type RoleWeights struct {
+	// Search and Aggregation are the exact weights; Search is nil when
+	// M is beyond combin's exact cost bound (see [Config.M]).
+	Search, Aggregation *big.Rat
+	// SearchFloat and AggregationFloat are the weights as float64.
+	SearchFloat, AggregationFloat float64
+	// SearchMultiplier = 1/SearchFloat and AggregationMultiplier =
+	// 1/AggregationFloat. A zero weight (K = 1 for search, N2 = 1 with
+	// WithinSet for aggregation) belongs to a role whose advantages are
+	// identically 0, in every draw: its multiplier is 0.
+	SearchMultiplier, AggregationMultiplier float64
+}
+
+// RoleWeights returns the role weights of c's update under the aggregation
+// baseline b and the loss reduction r, for c's family and design (M is
+// [Config.M]: the balanced design's when Design is combin.Balanced):
+//
+//	SumReduction: Search = M,        Aggregation = K a
+//	MeanPerRole:  Search = M/N1,     Aggregation = a/N2
+//	MeanPooled:   Search = M/(N1 + K N2), Aggregation = K a/(N1 + K N2)
+//
+// with a = N2 - 1 for WithinSet and a = N2 for LeaveOneOut. At the paper's
+// configuration (WithinSet, SumReduction) they are 1365/1541 ~ 0.886 and
+// 12. It returns an error if c is not valid, b or r is undefined, or b is
+// LeaveOneOut with N2 = 1.
+func (c Config) RoleWeights(b AggregationBaseline, r Reduction) (RoleWeights, error) {
+	consts, err := c.Constants()
+	if err != nil {
+		return RoleWeights{}, err
+	}
+	n1, k, n2 := int64(c.SearchTraces), int64(c.Sets), int64(c.AggregationsPerSet)
+	var a int64
+	switch b {
+	case WithinSet:
+		a = n2 - 1
+	case LeaveOneOut:
+		if n2 < 2 {
+			return RoleWeights{}, fmt.Errorf("spiral: LeaveOneOut needs AggregationsPerSet (N2) >= 2, have %d", n2)
+		}
+		a = n2
+	default:
+		return RoleWeights{}, fmt.Errorf("spiral: AggregationBaseline = %d is neither WithinSet nor LeaveOneOut", int(b))
+	}
+	// The weights are M/sd and k a/ad: the divisors of the reduction.
+	var sd, ad int64
+	switch r {
+	case SumReduction:
+		sd, ad = 1, 1
+	case MeanPerRole:
+		sd, ad = n1, k*n2
+	case MeanPooled:
+		sd, ad = n1+k*n2, n1+k*n2
+	default:
+		return RoleWeights{}, fmt.Errorf("spiral: Reduction = %d is not SumReduction, MeanPerRole or MeanPooled", int(r))
+	}
+	w := RoleWeights{Aggregation: big.NewRat(k*a, ad)}
+	if consts.M != nil {
+		w.Search = new(big.Rat).Quo(consts.M, big.NewRat(sd, 1))
+		w.SearchFloat, _ = w.Search.Float64()
+	} else {
+		w.SearchFloat = consts.MFloat / float64(sd)
+	}
+	w.AggregationFloat, _ = w.Aggregation.Float64()
+	w.SearchMultiplier = inverse(w.Search, w.SearchFloat)
+	w.AggregationMultiplier = inverse(w.Aggregation, w.AggregationFloat)
+	return w, nil
+}
+
+// inverse returns the float64 nearest 1/x for the exact x (when not nil)
+// or 1/xf, and 0 for x = 0.
+func inverse(x *big.Rat, xf float64) float64 {
+	if x != nil {
+		if x.Sign() == 0 {
+			return 0
+		}
+		f, _ := new(big.Rat).Inv(x).Float64()
+		return f
+	}
+	if xf == 0 {
+		return 0
+	}
+	return 1 / xf
+}
