@@ -47,11 +47,12 @@
 //     are actions of the aggregation head rewarded as above, and
 //     Config.Credit gives the search advantages (to the search logits) and
 //     the aggregation advantages (to the aggregation head). A trace is in no
-//     set with probability 88/1541 (5.71%) and then gets no credit.
+//     set with probability 88/1541 (5.71%) and then gets no credit
+//     (docs/method.md#proposition-31).
 //   - spiral-balanced: the same with Design = spiral.Balanced: the 4 sets are
 //     two random splits of the 8 traces into halves, so every trace is in
 //     exactly 2 sets and none goes without credit. Same outputs, same
-//     aggregation calls.
+//     aggregation calls (docs/findings.md#set-designs).
 //
 // Every arm takes the policy-gradient step with the softmax score: logits +=
 // lr * A * (e_v - p) for every output v with advantage A, each output's term
@@ -60,25 +61,25 @@
 // In expectation the search step is lr * w * grad J for the arm's own
 // objective J, with w = 23/24 for GRPO (J the single-trace reward) and w =
 // M/24 for SPIRAL (J the aggregated reward, M the design's multiplier,
-// Config.M: 1365/1541 uniform, 1 balanced), so at the same learning rate the
-// balanced arm's expected search step is 1541/1365 = 1.129 times the
-// uniform one's. More arms are added to the list in arms.go and chosen with
-// -arms.
+// Config.M: 1365/1541 uniform, 1 balanced; docs/findings.md#the-constant-m),
+// so at the same learning rate the balanced arm's expected search step is
+// 1541/1365 = 1.129 times the uniform one's. More arms are added to the
+// list in arms.go and chosen with -arms.
 //
 // # What it reports
 //
-// Every -eval-every steps, on 256 held-out problems and exactly (sums over
-// every strategy tuple of a set, not samples): the search distribution's
-// entropy in bits; the single-trace success rate; the aggregated success
-// rate, the chance that one aggregation output of a set of n = 4 traces is
-// right with the arm's own aggregation head; and the best-action success
-// rate, the same with the best action for each set's strategies, which
-// measures what the search distribution is worth to a perfect aggregator.
-// At the end, pass@k coverage for k = 1..64 of each trained search policy
-// (eval.CoverageCurve, from 256 samples per held-out problem) and the
-// scaling efficiency of each arm against the first (eval.
-// ScalingEfficiency: how many times fewer samples the arm needs to reach the
-// baseline's coverage).
+// Every -eval-every steps, on 256 held-out problems and exactly (in closed
+// form, not samples): the search distribution's entropy in bits; the
+// single-trace success rate; the aggregated success rate, the chance that
+// one aggregation output of a set of n = 4 traces is right with the arm's
+// own aggregation head; and the best-action success rate, the same with the
+// best action for each set's strategies, which measures what the search
+// distribution is worth to a perfect aggregator. At the end, pass@k
+// coverage for k = 1..64 of each trained search policy (eval.CoverageCurve,
+// from 256 samples per held-out problem) and the scaling efficiency of each
+// arm against the first (eval.ScalingEfficiency,
+// docs/findings.md#evaluation-estimators: how many times fewer samples the
+// arm needs to reach the baseline's coverage).
 //
 // The two SPIRAL arms have the same objective, so their differences are
 // small against one training run's noise: the summary compares them over
