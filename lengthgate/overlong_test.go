@@ -371,3 +371,75 @@ func TestMaskTruncated(t *testing.T) {
 	}()
 	MaskTruncated(make([]bool, 1), []bool{true, false})
 }
+
+// TestHostileInputs: any settings and inputs, sizes up to math.MaxInt and
+// values up to ±math.MaxFloat64, NaN and ±Inf included, give an error or
+// finite results within the documented bounds, never a panic, and nothing
+// is written on error.
+func TestHostileInputs(t *testing.T) {
+	// Mostly valid values, so that both the error path and the computing
+	// path are taken often.
+	anyInt := rapid.OneOf(rapid.IntRange(0, 10000), rapid.IntRange(0, 10000),
+		rapid.SampledFrom([]int{math.MaxInt, math.MaxInt - 1, 1 << 30, 0, -1, math.MinInt}))
+	anyFloat := rapid.OneOf(rapid.Float64Range(-10, 10), rapid.Float64Range(-10, 10), rapid.Float64(),
+		rapid.SampledFrom([]float64{math.MaxFloat64, -math.MaxFloat64, -math.MaxFloat32, math.Inf(1), math.NaN(), MaxFactor, 0, 5e-324}))
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 8).Draw(t, "n")
+		lengths := rapid.SliceOfN(anyInt, n, n).Draw(t, "lengths")
+		value := anyFloat
+		s := SoftOverlong{anyInt.Draw(t, "max"), anyInt.Draw(t, "buffer"), anyFloat.Draw(t, "factor")}
+		if rapid.Bool().Draw(t, "valid") { // valid settings, finite values
+			s.MaxLength = max(s.MaxLength, 1)
+			s.Buffer = rapid.IntRange(0, s.MaxLength).Draw(t, "valid buffer")
+			s.Factor = rapid.OneOf(rapid.Float64Range(5e-324, MaxFactor), rapid.SampledFrom([]float64{1, MaxFactor})).Draw(t, "valid factor")
+			value = rapid.OneOf(rapid.Float64Range(-10, 10),
+				rapid.SampledFrom([]float64{math.MaxFloat64, -math.MaxFloat64, -math.MaxFloat32, math.MaxFloat32, -MaxFactor, 0}))
+		}
+		values := rapid.SliceOfN(value, n, n).Draw(t, "values")
+		before := slices.Clone(values)
+		shaped := slices.Clone(values)
+		rep, err := s.Apply(shaped, lengths)
+		switch {
+		case err != nil:
+			if !sameBits(shaped, before) {
+				t.Fatalf("written on error %v", err)
+			}
+		case math.IsInf(rep.Total, 0) || rep.Total > 0 || rep.Total < -s.Factor*float64(n):
+			t.Fatalf("%+v: Total %v", s, rep.Total)
+		default:
+			for i, x := range shaped {
+				if p := x - before[i]; math.IsInf(x, 0) || math.IsNaN(x) || p > 0 {
+					t.Fatalf("%+v: row %d: %v -> %v", s, i, before[i], x)
+				}
+			}
+		}
+		r32 := make([]float32, n)
+		for i, x := range values {
+			r32[i] = float32(x)
+		}
+		if _, err := ApplySoftOverlong(s, r32, r32, lengths); err == nil {
+			for i, x := range r32 {
+				if math.IsInf(float64(x), 0) || x != x {
+					t.Fatalf("%+v: float32 row %d = %v", s, i, x)
+				}
+			}
+		}
+
+		g := Gate{anyInt.Draw(t, "target"), Boundary(rapid.IntRange(-1, 2).Draw(t, "boundary"))}
+		gated := slices.Clone(values)
+		grep, err := g.Apply(gated, lengths)
+		if err != nil {
+			if !sameBits(gated, before) {
+				t.Fatalf("gate wrote on error %v", err)
+			}
+		} else if math.IsInf(grep.MassRemoved, 0) || grep.MassRemoved < 0 || grep.Gated > grep.Positive {
+			t.Fatalf("%+v: report %+v", g, grep)
+		}
+
+		f := OverlongFilter{anyInt.Draw(t, "filter")}
+		keep := make([]bool, n)
+		if dropped, err := f.Mask(keep, lengths); err == nil && (dropped < 0 || dropped > n) {
+			t.Fatalf("dropped %d of %d", dropped, n)
+		}
+	})
+}
