@@ -405,3 +405,25 @@ func TestScalingEfficiencyErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestScalingEfficiencyLongGrid compares a curve of 2^17 grid points with
+// itself: every point is reached at its own width, efficiency exactly 1.
+// Each k_B is found by bisection, so the grid costs O(m log m); a scan from
+// the start of the grid for every point took O(m^2), 2^33 steps here.
+func TestScalingEfficiencyLongGrid(t *testing.T) {
+	const m = 1 << 17
+	ks := widths(1, m)
+	y := make([]float64, m)
+	for i := range y {
+		y[i] = float64(i+1) / (m + 1)
+	}
+	res, err := eval.ScalingEfficiency(ks, y, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range res.Points[1:] {
+		if p.Status != eval.EfficiencyReached || p.KB != float64(ks[i+1]) || p.Efficiency != 1 {
+			t.Fatalf("point %d: %+v, want reached at its own width", i+1, p)
+		}
+	}
+}
