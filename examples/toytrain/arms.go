@@ -9,7 +9,6 @@ import (
 	"spiral"
 	"spiral/advantage"
 	"spiral/combin"
-	"spiral/estimator"
 )
 
 // A trainer updates a policy from one batch of problems per step.
@@ -34,7 +33,7 @@ type trainStats struct {
 	// For SPIRAL: plans is the number of plans drawn (one per problem),
 	// traces the search traces they planned, and uncredited and
 	// uncreditedSq the sum and the sum of squares over plans of the number
-	// of traces in no set (appearance count 0 in Credit.Search.Appearances).
+	// of traces in no set (appearance count 0 in Credit.Appearances).
 	plans, traces            int
 	uncredited, uncreditedSq float64
 }
@@ -146,22 +145,24 @@ var arms = []arm{
 			return newGRPO(t, spiral.Paper().Generations(), lr), nil
 		},
 		// (1/G) sum_g (r_g - mean) (e - p) has expectation (G-1)/G grad E[r]:
-		// the own-reward term of the mean, as for SPIRAL's within-set
-		// aggregation baseline.
+		// the own-reward term of the mean. The group is SPIRAL's one set of
+		// N2 = G aggregation outputs with the within-set baseline, so its
+		// weight is the library's aggregation weight per output.
 		searchWeight: func() (*big.Rat, error) {
 			G := spiral.Paper().Generations()
-			a, err := estimator.AggregationFactor(G, estimator.WithinSet)
+			group := spiral.Config{SearchTraces: 1, SetSize: 1, Sets: 1, AggregationsPerSet: G}
+			w, err := group.RoleWeights(spiral.WithinSet, spiral.MeanPerRole)
 			if err != nil {
 				return nil, err
 			}
-			return a.Quo(a, big.NewRat(int64(G), 1)), nil
+			return w.Aggregation, nil
 		},
 	},
 	spiralVariant("spiral",
 		"SPIRAL at the paper's configuration (spiral.Paper(): N1 = 8, n = 4, K = 4, N2 = 4), credit from spiral.Config.Plan and Credit",
 		"", spiral.Paper()),
 	spiralVariant("spiral-balanced",
-		"SPIRAL at the paper's configuration with Design = spiral.Balanced: the K = 4 sets are two random splits of the 8 traces into halves, so every trace is in exactly 2 sets (M = 1), credit from spiral.Config.Plan and Credit",
+		"SPIRAL at the paper's configuration with Design = combin.Balanced: the K = 4 sets are two random splits of the 8 traces into halves, so every trace is in exactly 2 sets (M = 1), credit from spiral.Config.Plan and Credit",
 		"spiral", balancedPaper()),
 }
 
@@ -213,7 +214,7 @@ func countZero(xs []int) int {
 // expectedNoCredit returns the probability that a search trace is in no
 // set under c's design, 1 - n(M+1)/N1 with M = c.M(): for a design that
 // treats the traces alike, M = E[traces in at least one set]/n - 1
-// (package estimator). It is 88/1541 for the paper's uniform design and 0
+// (docs/findings.md#the-constant-m). It is 88/1541 for the paper's uniform design and 0
 // for the balanced one.
 func expectedNoCredit(c spiral.Config) (*big.Rat, error) {
 	m, err := c.M()

@@ -49,7 +49,7 @@
 //     the aggregation advantages (to the aggregation head). A trace is in no
 //     set with probability 88/1541 (5.71%) and then gets no credit
 //     (docs/method.md#proposition-31).
-//   - spiral-balanced: the same with Design = spiral.Balanced: the 4 sets are
+//   - spiral-balanced: the same with Design = combin.Balanced: the 4 sets are
 //     two random splits of the 8 traces into halves, so every trace is in
 //     exactly 2 sets and none goes without credit. Same outputs, same
 //     aggregation calls (docs/findings.md#set-designs).
@@ -86,7 +86,7 @@
 // -replicates (default 16) training streams each, as means with standard
 // errors and z-scores, and calls a difference real from 3 standard errors.
 // It also reports, measured during training, the fraction of search traces
-// that no set held (from Credit.Search.Appearances, against the design's
+// that no set held (from Credit.Appearances, against the design's
 // 1 - n(M+1)/N1: 88/1541 and 0); the noise of the search step, lr^2 sum
 // over steps of E||s - E[s]||^2, estimated from the spread of each batch's
 // problems, and its ratio between the designs once each is divided by its

@@ -17,8 +17,6 @@ import (
 	"pgregory.net/rapid"
 
 	"spiral"
-	"spiral/combin"
-	"spiral/estimator"
 	"spiral/internal/spiraltest"
 )
 
@@ -443,8 +441,8 @@ func popcount(x uint64) int {
 // lr * (G-1)/G * grad E[single-trace reward], and SPIRAL's search step is
 // lr * M/24 * grad J and its aggregation step lr * K(N2-1)/24 * grad J, with
 // J the expected aggregation reward and M the design's own multiplier
-// (Config.M: 1365/1541 for the uniform design, as estimator.RoleWeights with
-// the pooled mean gives, and 1 for the balanced one), each gradient by
+// (Config.M: 1365/1541 for the uniform design and 1 for the balanced one,
+// as Config.RoleWeights with the pooled mean gives), each gradient by
 // central differences of the exact metrics. Tolerance: 5 standard errors of
 // the mean step, per coordinate.
 func TestExpectedSteps(t *testing.T) {
@@ -459,8 +457,7 @@ func TestExpectedSteps(t *testing.T) {
 	batch := []problem{{kind: single, answer: 1}, {kind: complementary, subset: 0b1011}}
 	const lr = 1
 	cfg := spiral.Paper()
-	f, _ := combin.Subsets(cfg.SearchTraces, cfg.SetSize)
-	roles, err := estimator.RoleWeights(f, cfg.Sets, cfg.AggregationsPerSet, estimator.WithinSet, estimator.MeanPooled)
+	roles, err := cfg.RoleWeights(spiral.WithinSet, spiral.MeanPooled)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -161,7 +161,7 @@ func (res *result) verdict() string {
 			if ratio < 1 {
 				size = fmt.Sprintf("%.1f times larger for %s", 1/ratio, A)
 			}
-			why = append(why, fmt.Sprintf("the expected search step is lr times %s = %.4f of %s's objective gradient and lr times %s = %.4f of %s's (estimator.AggregationFactor for GRPO, spiral.Config.M for SPIRAL, each output's term divided by the outputs per problem): %s",
+			why = append(why, fmt.Sprintf("the expected search step is lr times %s = %.4f of %s's objective gradient and lr times %s = %.4f of %s's (spiral.Config.RoleWeights: for GRPO the within-set aggregation weight of its group as one set of G outputs, for SPIRAL the search weight M; each output's term divided by the outputs per problem): %s",
 				wb.RatString(), fb, B, wa.RatString(), fa, A, size))
 		}
 		if base.arm.singleTrace && !a.arm.singleTrace && a.coverage[0] < base.coverage[0] {
