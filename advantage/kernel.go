@@ -59,27 +59,29 @@ type problem[F constraints.Float] struct {
 // sc.sums and sc.dev at least as long as p's traces and sets, and returns
 // the number of scored sets K'.
 func (p *problem[F]) credit(sc *scratch) (scoredSets int) {
-	k := len(p.sizes)
+	// Locals, not p's fields, so that the stores below do not make the
+	// compiler reload them.
+	counts, rewards, aggAll, unscorable := p.counts, p.rewards, p.agg, p.unscorable
+	k := len(counts)
 	hi, lo := sc.dev[:k], sc.lo[:k]
-	var (
-		hsum, errMax, devMax float64 // sum of the h_i, max setMean bound, max |e_i|
-	)
+	scoredOutputs, setScores := p.scoredOutputs[:k], p.setScores[:k]
+	var hsum, errMax, devMax float64 // sum of the h_i, max setMean bound, max |e_i|
 	o := 0
-	for i, c := range p.counts {
-		rs, agg := p.rewards[o:o+c], p.agg[o:o+c]
+	for i, c := range counts {
+		rs, agg := rewards[o:o+c], aggAll[o:o+c]
 		var un []bool
-		if p.unscorable != nil {
-			un = p.unscorable[o : o+c]
+		if unscorable != nil {
+			un = unscorable[o : o+c]
 		}
 		o += c
 		h, l, n, bound := setMean(rs, un)
-		p.scoredOutputs[i] = n
+		scoredOutputs[i] = n
 		if n == 0 {
-			p.setScores[i] = 0
+			setScores[i] = 0
 			clear(agg)
 			continue
 		}
-		p.setScores[i] = F(h + l)
+		setScores[i] = F(h + l)
 		agg = agg[:len(rs)]
 		for j, x := range rs {
 			agg[j] = F((float64(x) - h) - l)
@@ -105,7 +107,7 @@ func (p *problem[F]) credit(sc *scratch) (scoredSets int) {
 		mixed    bool
 		seen     bool
 	)
-	for i, n := range p.scoredOutputs[:k] {
+	for i, n := range scoredOutputs {
 		if n == 0 {
 			continue
 		}
@@ -124,23 +126,25 @@ func (p *problem[F]) credit(sc *scratch) (scoredSets int) {
 	if mixed {
 		ebar = esum / float64(scoredSets)
 	}
-	for i, n := range p.scoredOutputs[:k] {
+	setAdv := p.setAdv[:k]
+	for i, n := range scoredOutputs {
 		a := 0.0
 		if n != 0 && mixed {
 			a = dev[i] - ebar
 		}
-		p.setAdv[i] = F(a)
+		setAdv[i] = F(a)
 	}
 
-	nt := len(p.search)
+	search, members, sizes := p.search, p.members, p.sizes[:k]
+	nt := len(search)
 	sums, app := sc.sums[:nt], p.appearances[:nt]
 	clear(sums)
 	clear(app)
 	m := 0
-	for i, size := range p.sizes {
-		g := p.members[m : m+size]
+	for i, size := range sizes {
+		g := members[m : m+size]
 		m += size
-		if p.scoredOutputs[i] == 0 {
+		if scoredOutputs[i] == 0 {
 			continue
 		}
 		e := dev[i]
@@ -161,7 +165,7 @@ func (p *problem[F]) credit(sc *scratch) (scoredSets int) {
 		if math.Abs(a) > tol {
 			keep = 1<<64 - 1
 		}
-		p.search[y] = F(math.Float64frombits(math.Float64bits(a) & keep))
+		search[y] = F(math.Float64frombits(math.Float64bits(a) & keep))
 	}
 	return scoredSets
 }
