@@ -281,9 +281,12 @@ func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 			d = &batch
 			fallthrough
 		case ScaleGroup:
-			if d.scale == 0 || d.den == 0 {
+			switch {
+			case d.scale == 0 || d.den == 0:
 				a = 0
-			} else {
+			case d.direct > 0:
+				a /= d.direct
+			default:
 				a = (a / d.scale) / d.den // |a/scale| <= 2, den >= sqrt(1/dof)
 			}
 		}
@@ -294,11 +297,12 @@ func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 
 // groupStats holds the running statistics of one group (or of the batch).
 type groupStats struct {
-	raw   meanAcc // the scored rewards
-	m0, c float64 // the mean, as the pair m0 + c
-	scale float64 // max |r - m|
-	ss    float64 // sum of ((r - m)/scale)^2
-	den   float64 // (std + Epsilon)/scale, 0 when std is undefined
+	raw    meanAcc // the scored rewards
+	m0, c  float64 // the mean, as the pair m0 + c
+	scale  float64 // max |r - m|
+	ss     float64 // sum of ((r - m)/scale)^2
+	den    float64 // (std + Epsilon)/scale, 0 when std is undefined
+	direct float64 // std + Epsilon, set only where den overflows
 }
 
 // centred returns r - m as (r - m0) - c.
@@ -307,15 +311,22 @@ func (st *groupStats) centred(x float64) float64 { return (x - st.m0) - st.c }
 // spread sets den = (std + Epsilon)/scale with std = scale*sqrt(ss/dof),
 // divided through by scale: scale*sqrt(ss/dof) underflows to 0 for a
 // subnormal scale (rewards {0 x 9, 5e-324}), which would give 0/0. den is at
-// least sqrt(1/dof), since the largest centred value contributes 1 to ss,
-// and Epsilon/scale may be +Inf (advantages ±0).
+// least sqrt(1/dof), since the largest centred value contributes 1 to ss.
+// Where Epsilon/scale overflows, Epsilon exceeds std by a factor beyond
+// math.MaxFloat64/sqrt(dof), std's underflow is below the rounding of
+// std + Epsilon, and direct = std + Epsilon is used instead, so that a
+// deviation of 5e-324 divided by Epsilon 1e-6 gives 5e-318, not 0.
 func (st *groupStats) spread(opt GroupOptions) {
 	dof := float64(st.raw.n)
 	if opt.Bessel {
 		dof--
 	}
 	if dof > 0 && st.scale > 0 {
-		st.den = math.Sqrt(st.ss/dof) + opt.Epsilon/st.scale
+		root := math.Sqrt(st.ss / dof)
+		st.den = root + opt.Epsilon/st.scale
+		if math.IsInf(st.den, 1) {
+			st.direct = st.scale*root + opt.Epsilon
+		}
 	}
 }
 

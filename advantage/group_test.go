@@ -368,8 +368,9 @@ func TestGroupTiny(t *testing.T) {
 // TestGroupSubnormal: a group whose deviations are subnormal (one reward
 // of 5e-324 among zeros, where std = scale*sqrt(ss/G) underflows to 0) gets
 // finite advantages, bounded by 2 sqrt(G) in magnitude, the largest reward
-// the largest advantage (and positive when Epsilon is 0; with Epsilon
-// 1e-6 the true values, about 5e-318, may round to 0), in every mode.
+// the largest advantage, positive unless its true value underflows
+// (Epsilon = MaxFloat64), in every mode: with Epsilon 1e-6 it is about
+// 5e-318, not 0.
 func TestGroupSubnormal(t *testing.T) {
 	for _, rewards := range [][]float64{
 		{0, 0, 0, 0, 0, 0, 0, 0, 0, 5e-324},
@@ -392,10 +393,21 @@ func TestGroupSubnormal(t *testing.T) {
 					top = i
 				}
 			}
-			if got[top] != slices.Max(got) || (opt.Epsilon == 0 && got[top] <= 0) {
+			if got[top] != slices.Max(got) || (opt.Epsilon < 1 && got[top] <= 0) {
 				t.Errorf("%v %+v: %v, want the largest positive at row %d", rewards, opt, got, top)
 			}
 		}
+	}
+	got := make([]float64, 10)
+	rewards := []float64{0, 0, 0, 0, 0, 0, 0, 0, 0, 5e-324}
+	if _, err := GroupRelative(got, rewards, make([]int, 10), GroupOptions{Scale: ScaleGroup, Epsilon: 1e-6}); err != nil {
+		t.Fatal(err)
+	}
+	// The mean rounds to 0 (5e-325 is below half the least subnormal), so
+	// the deviations are the rewards; std (about 1.5e-324) vanishes
+	// beside Epsilon.
+	if want := rewards[9] / 1e-6; got[9] != want || slices.Max(got[:9]) != 0 {
+		t.Errorf("Epsilon 1e-6: %v, want 0 ... 0, %g", got, want)
 	}
 }
 
