@@ -10,10 +10,9 @@
 // paper's formulas at its configuration, N1 = 8, n = 4, K = 4, N2 = 4).
 // Expected values are written here as printed or as derived by hand; every
 // library value comes from the library's own functions: combin for the set
-// family and its selection probabilities, estimator for Proposition 3.1's
-// constants and the role weights, the root package spiral for the
-// configuration and the credit of the worked example, and budget for the
-// token ceilings.
+// family, its selection probabilities and Proposition 3.1's constants, the
+// root package spiral for the configuration, the role weights and the credit
+// of the worked example, and budget for the token ceilings.
 //
 // Values are compared exactly, as rational numbers, except a value written
 // rounded (5.71%), which is compared with the library's exact value rounded
@@ -45,7 +44,6 @@ import (
 	"spiral"
 	"spiral/budget"
 	"spiral/combin"
-	"spiral/estimator"
 )
 
 // row is one claim, as expected and as computed.
@@ -170,10 +168,26 @@ func claims() ([]claim, error) {
 	if err != nil {
 		return nil, err
 	}
-	roles, err := estimator.RoleWeights(subsets, K, cfg.AggregationsPerSet, estimator.WithinSet, estimator.SumReduction)
+	roles, err := cfg.RoleWeights(spiral.WithinSet, spiral.SumReduction)
 	if err != nil {
 		return nil, err
 	}
+	balanced := cfg
+	balanced.Design = combin.Balanced
+	constants := func(f combin.Family, d combin.Design, K int, field func(combin.Constants) *big.Rat) func() ([]*big.Rat, error) {
+		return func() ([]*big.Rat, error) {
+			c, err := f.Constants(d, K)
+			if err != nil {
+				return nil, err
+			}
+			if field(c) == nil {
+				return nil, fmt.Errorf("%v, K = %d: no exact constant", f, K)
+			}
+			return []*big.Rat{field(c)}, nil
+		}
+	}
+	cover := func(c combin.Constants) *big.Rat { return c.CoverProb }
+	m := func(c combin.Constants) *big.Rat { return c.M }
 
 	return []claim{
 		{"possible sets of 4 of 8 traces, C(8, 4)", "70",
@@ -196,19 +210,22 @@ func claims() ([]claim, error) {
 			func() ([]*big.Rat, error) { return one(meanAppearances(subsets, K)) }},
 		{"q_K, subsets: 1 − 88/1541", "1453/1541",
 			"derived, docs/method.md#proposition-31",
-			func() ([]*big.Rat, error) { return one(estimator.CoverProb(subsets, K)) }},
+			constants(subsets, combin.Uniform, K, cover)},
 		{"M = (N1/n)·q_K − 1, subsets", "1365/1541",
 			"derived, docs/method.md#proposition-31",
-			func() ([]*big.Rat, error) { return one(estimator.M(subsets, K)) }},
+			constants(subsets, combin.Uniform, K, m)},
 		{"q_K, tuples: 1 − C(840, 4)/C(1680, 4)", "1760221/1877122",
 			"derived, docs/method.md#proposition-31",
-			func() ([]*big.Rat, error) { return one(estimator.CoverProb(tuples, K)) }},
+			constants(tuples, combin.Uniform, K, cover)},
 		{"M = (N1/n)·q_K − 1, tuples", "821660/938561",
 			"derived, docs/method.md#proposition-31",
-			func() ([]*big.Rat, error) { return one(estimator.M(tuples, K)) }},
+			constants(tuples, combin.Uniform, K, m)},
 		{"M at K = 1 (a lone set has no advantage)", "0",
 			"derived, docs/method.md#proposition-31",
-			func() ([]*big.Rat, error) { return one(estimator.M(subsets, 1)) }},
+			constants(subsets, combin.Uniform, 1, m)},
+		{"M with the balanced design, min(N1, K·n)/n − 1", "1",
+			"derived, docs/findings.md#set-designs",
+			func() ([]*big.Rat, error) { return one(balanced.M()) }},
 		{"worked example: set scores f", "(0.75, 0.50, 0.25, 0.50)",
 			"derived, docs/method.md#worked-example",
 			func() ([]*big.Rat, error) { return floats(example.SetScores...) }},
