@@ -55,12 +55,12 @@ func checkCoverage(what string, problems []PassCount, kmax int) error {
 //
 // each of the P problems with its own number of samples N_i and of correct
 // samples C_i. It is [CoverageCurveTo] with a newly allocated slice of
-// length kmax, and returns its errors; it also refuses kmax > 2^24, the
-// module's size cap, before allocating anything.
+// length kmax, and returns its errors; it also refuses kmax > 2^24
+// ([combin.MaxSize]), before allocating anything.
 func CoverageCurve(problems []PassCount, kmax int) ([]float64, error) {
 	if kmax > maxSize {
 		return nil, costError("coverage", "kmax", fmt.Sprintf(
-			"kmax = %d > %d, the module's size cap (memory: the curve takes 8·kmax bytes)", kmax, maxSize))
+			"kmax = %d > combin.MaxSize = %d (memory: the curve takes 8·kmax bytes)", kmax, maxSize))
 	}
 	if err := checkCoverage("coverage", problems, kmax); err != nil {
 		return nil, err
@@ -149,7 +149,7 @@ func CoverageBootstrap(problems []PassCount, kmax, b int, level float64, rnd *ra
 	const what = "coverage bootstrap"
 	if kmax > maxSize {
 		return CoverageBand{}, costError(what, "kmax", fmt.Sprintf(
-			"kmax = %d > %d, the module's size cap (memory: the curve takes 8·kmax bytes)", kmax, maxSize))
+			"kmax = %d > combin.MaxSize = %d (memory: the curve takes 8·kmax bytes)", kmax, maxSize))
 	}
 	if err := checkCoverage(what, problems, kmax); err != nil {
 		return CoverageBand{}, err
@@ -164,10 +164,10 @@ func CoverageBootstrap(problems []PassCount, kmax, b int, level float64, rnd *ra
 		return CoverageBand{}, argError(what, "rnd", "nil *rand.Rand")
 	case !within(b, kmax, maxSize):
 		return CoverageBand{}, costError(what, "b", fmt.Sprintf(
-			"b·kmax = %d·%d > %d, the module's size cap (memory: one value per replicate and width)", b, kmax, maxSize))
+			"b·kmax = %d·%d > combin.MaxSize = %d (memory: one value per replicate and width)", b, kmax, maxSize))
 	case !within(P, kmax, maxSize):
 		return CoverageBand{}, costError(what, "problems", fmt.Sprintf(
-			"len(problems)·kmax = %d·%d > %d, the module's size cap (memory: one pass@k curve per problem)", P, kmax, maxSize))
+			"len(problems)·kmax = %d·%d > combin.MaxSize = %d (memory: one pass@k curve per problem)", P, kmax, maxSize))
 	case !within(b, P*kmax, maxSteps):
 		return CoverageBand{}, costError(what, "b", fmt.Sprintf(
 			"b·len(problems)·kmax = %d·%d·%d > 2^30 steps (time: seconds)", b, P, kmax))

@@ -30,9 +30,9 @@
 //
 // Every function checks its arguments before any work: bad values give an
 // [*ArgError] naming the argument, its value and its position, and sizes
-// that would take more than 2^24 values of memory (the module's size cap)
-// or more than 2^30 steps of time give one wrapping [ErrTooCostly]; no
-// argument makes a call hang, exhaust memory or panic. The curves and
+// that would take more than 2^24 values of memory ([combin.MaxSize], the
+// module's size cap) or more than 2^30 steps of time give one wrapping
+// [ErrTooCostly]; no argument makes a call hang, exhaust memory or panic. The curves and
 // ExpectedMajority use only arithmetic, each product rounded explicitly
 // (never fused into a multiply-add), so the same inputs and the same
 // *rand.Rand state give the same bits on every architecture;

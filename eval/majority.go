@@ -289,7 +289,7 @@ func checkMajorityCost(n, k int, rule TieRule, ci int, counts []int) error {
 	}
 	if table > maxSize {
 		return costError(what, "k", fmt.Sprintf(
-			"k = %d over %d answers (%d distinct) needs tables of about %.3g values > %d, the module's size cap (memory)",
+			"k = %d over %d answers (%d distinct) needs tables of about %.3g values > combin.MaxSize = %d (memory)",
 			k, n, len(counts), table, maxSize))
 	}
 	// For m = 1..min(nc, k): below[m] answers have fewer than m copies,

@@ -216,8 +216,8 @@ func rangeProduct(lo, hi int) *big.Int {
 // PassAtKCurve returns pass@k for k = 1..kmax from n samples of which c are
 // correct: element k-1 is pass@k. It is [PassAtKCurveTo] with a newly
 // allocated slice of length kmax, and returns its errors; it also refuses
-// kmax > 2^24, the module's size cap, with an [*ArgError] wrapping
-// [ErrTooCostly], before allocating anything.
+// kmax > 2^24 ([combin.MaxSize], the module's size cap), with an
+// [*ArgError] wrapping [ErrTooCostly], before allocating anything.
 func PassAtKCurve(n, c, kmax int) ([]float64, error) {
 	if kmax < 1 {
 		return nil, argError("pass@k curve", "kmax", fmt.Sprintf("kmax = %d < 1", kmax))
@@ -227,7 +227,7 @@ func PassAtKCurve(n, c, kmax int) ([]float64, error) {
 	}
 	if kmax > maxSize {
 		return nil, costError("pass@k curve", "kmax", fmt.Sprintf(
-			"kmax = %d > %d, the module's size cap (memory: the curve takes 8·kmax bytes)", kmax, maxSize))
+			"kmax = %d > combin.MaxSize = %d (memory: the curve takes 8·kmax bytes)", kmax, maxSize))
 	}
 	dst := make([]float64, kmax)
 	addPassAtKCurve(dst, n, c)
