@@ -12,7 +12,9 @@
 //
 // Source files cite the documents in plain text, as docs/method.md#notation;
 // [References] finds those citations so that they can be checked the same
-// way.
+// way. A document names the tests that pin a result in paragraphs that start
+// with "**Pinned by**"; [PinnedTests] finds those names so that a renamed or
+// deleted test is noticed.
 package doccheck
 
 import (
@@ -381,4 +383,73 @@ func Slug(heading string) string {
 		}
 	}
 	return b.String()
+}
+
+// A TestRef is a test, example, benchmark or fuzz target named in a
+// document.
+type TestRef struct {
+	File    string // the document
+	Line    int    // 1-based line of the name
+	Package string // import path inside the module: "spiral" for the root
+	Name    string // TestX, ExampleX, BenchmarkX or FuzzX
+}
+
+var (
+	codeTokenRE = regexp.MustCompile("`([^`]+)`(:?)")
+	testNameRE  = regexp.MustCompile(`^(Test|Example|Benchmark|Fuzz)[A-Za-z0-9_]*$`)
+	packageRE   = regexp.MustCompile(`^[a-z][a-z0-9]*(/[a-z][a-z0-9]*)*$`)
+)
+
+// PinnedTests returns the tests named in the "**Pinned by**" paragraphs of
+// the Markdown source src of file. In such a paragraph a code span holding a
+// package path and followed by a colon, as `combin`:, sets the package of
+// the test names in code spans that follow it, as `TestConstantsPaper`. A
+// test name before any package is returned with an empty Package.
+func PinnedTests(file string, src []byte) []TestRef {
+	var refs []TestRef
+	in, pkg := false, ""
+	for n, line := range strings.Split(string(src), "\n") {
+		switch {
+		case strings.HasPrefix(line, "**Pinned by**"):
+			in, pkg = true, ""
+		case strings.TrimSpace(line) == "":
+			in = false
+		}
+		if !in {
+			continue
+		}
+		for _, m := range codeTokenRE.FindAllStringSubmatch(line, -1) {
+			switch tok := m[1]; {
+			case m[2] == ":" && packageRE.MatchString(tok):
+				pkg = tok
+			case testNameRE.MatchString(tok):
+				refs = append(refs, TestRef{File: file, Line: n + 1, Package: pkg, Name: tok})
+			}
+		}
+	}
+	return refs
+}
+
+// CheckTestRef reports why ref does not name a function of a _test.go file
+// of its package in the module at root, or "" if it does.
+func CheckTestRef(root string, ref TestRef) string {
+	if ref.Package == "" {
+		return "no package named before it"
+	}
+	dir := root
+	if ref.Package != "spiral" {
+		dir = filepath.Join(root, filepath.FromSlash(ref.Package))
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	if err != nil || len(files) == 0 {
+		return fmt.Sprintf("package %s has no test files", ref.Package)
+	}
+	decl := regexp.MustCompile(`(?m)^func ` + regexp.QuoteMeta(ref.Name) + `\(`)
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err == nil && decl.Match(src) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("no func %s in the tests of package %s", ref.Name, ref.Package)
 }

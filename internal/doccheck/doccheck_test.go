@@ -100,6 +100,66 @@ func TestReferences(t *testing.T) {
 	}
 }
 
+// TestPinnedTestsExist checks that every test the documents name as pinning
+// a result exists in the package they name.
+func TestPinnedTestsExist(t *testing.T) {
+	root := moduleRoot(t)
+	files, err := MarkdownFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, f := range files {
+		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ref := range PinnedTests(f, src) {
+			total++
+			if why := CheckTestRef(root, ref); why != "" {
+				t.Errorf("%s:%d: %s: %s", ref.File, ref.Line, ref.Name, why)
+			}
+		}
+	}
+	if total == 0 {
+		t.Error("no document names a test that pins a result")
+	}
+}
+
+func TestPinnedTests(t *testing.T) {
+	src := "**Pinned by** `combin`: `TestA` (a note with `code`),\n`ExampleB`; `spiral`: `TestC`.\n\n" +
+		"Not pinned: `TestD`.\n\n**Pinned by** `TestE`; `internal/x`: `FuzzF`\n"
+	var got []string
+	for _, r := range PinnedTests("f.md", []byte(src)) {
+		got = append(got, r.Package+"."+r.Name)
+	}
+	want := []string{"combin.TestA", "combin.ExampleB", "spiral.TestC", ".TestE", "internal/x.FuzzF"}
+	if !slices.Equal(got, want) {
+		t.Errorf("PinnedTests = %q, want %q", got, want)
+	}
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "combin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "combin", "a_test.go"), []byte("package combin\n\nfunc TestA(t *testing.T) {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		ref TestRef
+		ok  bool
+	}{
+		{TestRef{Package: "combin", Name: "TestA"}, true},
+		{TestRef{Package: "combin", Name: "TestAB"}, false},
+		{TestRef{Package: "combin", Name: "TestB"}, false},
+		{TestRef{Package: "spiral", Name: "TestA"}, false},
+		{TestRef{Package: "", Name: "TestA"}, false},
+	} {
+		if why := CheckTestRef(root, c.ref); (why == "") != c.ok {
+			t.Errorf("CheckTestRef(%+v) = %q, want ok %t", c.ref, why, c.ok)
+		}
+	}
+}
+
 func TestSlug(t *testing.T) {
 	for _, c := range []struct{ heading, want string }{
 		{"Proposition 3.1", "proposition-31"},
