@@ -2,7 +2,7 @@ package combin
 
 import "iter"
 
-// All returns an iterator over every group of f in lexicographic order,
+// All returns an iterator over every set of f in lexicographic order,
 // ranks 0, 1, ..., T-1: subsets as ascending sequences, tuples as sequences.
 //
 // The yielded slice is a buffer that All reuses: it is overwritten by the next
@@ -25,10 +25,10 @@ func (f Family) All() iter.Seq[[]int] {
 	}
 }
 
-// enumerator walks the groups of a family in lexicographic order.
+// enumerator walks the sets of a family in lexicographic order.
 type enumerator struct {
 	f    Family
-	g    []int  // the current group, initially the first
+	g    []int  // the current set, initially the first
 	used []bool // for tuples: used[v] reports whether v is in g
 }
 
@@ -46,7 +46,7 @@ func (f Family) newEnumerator() *enumerator {
 	return e
 }
 
-// next moves g to the next group and reports whether there was one.
+// next moves g to the next set and reports whether there was one.
 func (e *enumerator) next() bool {
 	if e.f.ordered {
 		return e.nextTuple()

@@ -44,7 +44,7 @@ func TestAllTuplesMatchesGonumSorted(t *testing.T) {
 	}
 }
 
-// TestAllProperties: All yields exactly Count valid groups, strictly
+// TestAllProperties: All yields exactly Count valid sets, strictly
 // increasing, for random families.
 func TestAllProperties(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
@@ -55,7 +55,7 @@ func TestAllProperties(t *testing.T) {
 		var prev []int
 		count := uint64(0)
 		for g := range f.All() {
-			if err := f.checkGroup(g); err != nil {
+			if err := f.checkSet(g); err != nil {
 				t.Fatalf("%v.All() yielded %v: %v", f, g, err)
 			}
 			if prev != nil && slices.Compare(prev, g) >= 0 {
@@ -65,7 +65,7 @@ func TestAllProperties(t *testing.T) {
 			count++
 		}
 		if T, _ := f.Count64(); count != T {
-			t.Fatalf("%v.All() yielded %d groups, Count = %d", f, count, T)
+			t.Fatalf("%v.All() yielded %d sets, Count = %d", f, count, T)
 		}
 	})
 }
@@ -80,7 +80,7 @@ func TestAllStopsEarly(t *testing.T) {
 			}
 		}
 		if seen != 5 {
-			t.Errorf("%v: break after 5 groups saw %d", f, seen)
+			t.Errorf("%v: break after 5 sets saw %d", f, seen)
 		}
 	}
 }
@@ -99,7 +99,7 @@ func TestAllAllocs(t *testing.T) {
 			}
 		})
 		if full != one {
-			t.Errorf("%v.All(): %v allocations for all %v groups, %v for one", f, full, bigT(f), one)
+			t.Errorf("%v.All(): %v allocations for all %v sets, %v for one", f, full, bigT(f), one)
 		}
 	}
 }

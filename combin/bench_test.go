@@ -61,7 +61,7 @@ func benchSample(b *testing.B, f combin.Family, K int) {
 }
 
 // benchNaive is the naive way: list the family with gonum, shuffle it, and
-// take the first K groups.
+// take the first K sets.
 func benchNaive(b *testing.B, list func() [][]int, K, n int) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	dst := make([]int, K*n)
@@ -107,7 +107,7 @@ func BenchmarkSampleTuples8x4K4(b *testing.B) {
 	})
 }
 
-// BenchmarkAll reports the cost per group of enumerating the whole family,
+// BenchmarkAll reports the cost per set of enumerating the whole family,
 // beside gonum's generators.
 func BenchmarkAll(b *testing.B) {
 	for _, tc := range []struct {
@@ -118,7 +118,7 @@ func BenchmarkAll(b *testing.B) {
 		f := family(b, tc.ordered, tc.N, tc.n)
 		T, _ := f.Count64()
 		perGroup := func(b *testing.B) {
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(T), "ns/group")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(T), "ns/set")
 		}
 		b.Run(tc.name+"/All", func(b *testing.B) {
 			b.ReportAllocs()

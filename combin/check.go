@@ -190,9 +190,9 @@ func checkSets(traces int, ordered bool, sizes []int, n int, members []int) erro
 		}
 		var h uint64
 		if ordered {
-			h = hashGroup(set)
+			h = hashSet(set)
 		} else {
-			h = hashGroup(s)
+			h = hashSet(s)
 		}
 		for slot := int(h) & mask; ; slot = (slot + 1) & mask {
 			j := int(table[slot]) - 1

@@ -14,7 +14,7 @@ import (
 // fixed permutation leaves its distribution unchanged. See BalancedSampler
 // for the construction and the designs it can produce.
 //
-// The K groups share one backing array of K*n ints and are sorted ascending.
+// The K sets share one backing array of K*n ints and are sorted ascending.
 // The result equals that of a new BalancedSampler's SampleTo with the same
 // rnd.
 //
@@ -34,7 +34,7 @@ func (f Family) SampleBalanced(rnd *rand.Rand, K int) ([][]int, error) {
 	if err := s.SampleTo(flat, rnd); err != nil {
 		return nil, err
 	}
-	return splitGroups(flat, K, f.n), nil
+	return splitSets(flat, K, f.n), nil
 }
 
 // maxRoundDraws is the number of times a BalancedSampler draws the rounds
@@ -54,12 +54,12 @@ const maxRoundDraws = 64
 // SampleTo fills the K*n slots of dst in rounds. Each round is an independent,
 // uniformly random ordering of the N indices (a Fisher-Yates shuffle); the
 // last round stops after (K*n) mod N slots when N does not divide K*n. Slots
-// k*n .. k*n+n-1 form group k, which is then sorted. Every full round holds
+// k*n .. k*n+n-1 form set k, which is then sorted. Every full round holds
 // each index once and the last, partial round holds a uniformly random set of
-// (K*n) mod N indices once, which gives the replication. A group that
-// straddles two rounds may hold an index twice, and two groups of different
+// (K*n) mod N indices once, which gives the replication. A set that
+// straddles two rounds may hold an index twice, and two sets of different
 // rounds may be equal; if either happens the whole draw is redrawn, up to 64
-// times. Groups come in round order: when n divides N, groups
+// times. Sets come in round order: when n divides N, sets
 // j*N/n .. (j+1)*N/n - 1 of each full round j partition {0, ..., N-1}.
 //
 // So the design is the rounds construction conditioned on being valid. At
@@ -68,18 +68,18 @@ const maxRoundDraws = 64
 // second split equals the first (probability 1/35): every one of the 595
 // designs {A, A^c, B, B^c} with B not in {A, A^c} is equally likely. Other
 // balanced designs, such as {0,1,2,3}, {0,4,5,6}, {1,2,4,7}, {3,5,6,7} in
-// which no two groups are complementary, are never drawn there.
+// which no two sets are complementary, are never drawn there.
 //
 // When the rounds construction is rarely valid (K close to C(N, n), or n
 // close to N with N not dividing K*n) all 64 draws may fail. SampleTo then
-// draws K distinct groups uniformly (as Family.Sample does) and, while some
+// draws K distinct sets uniformly (as Family.Sample does) and, while some
 // index u appears at least twice more often than another index v, replaces
-// a group G that holds u but not v by G - u + v, choosing the first G, in
-// order, whose replacement is not already a group. Such a G always exists
-// (the groups holding u but not v outnumber those holding v but not u), and
+// a set G that holds u but not v by G - u + v, choosing the first G, in
+// order, whose replacement is not already a set. Such a G always exists
+// (the sets holding u but not v outnumber those holding v but not u), and
 // every replacement lowers the sum of squared appearance counts by at least
 // 2, so this ends with counts r or r+1. Finally it relabels the indices by a
-// uniformly random permutation and sorts each group. This fallback can
+// uniformly random permutation and sorts each set. This fallback can
 // produce every balanced design, and the relabelling keeps it exchangeable;
 // since the fallback is taken or not whatever the labels, the mixture is
 // exchangeable too. A balanced design exists for every K <= C(N, n), so
@@ -88,10 +88,10 @@ const maxRoundDraws = 64
 // # Cost
 //
 // One draw of the rounds takes K*n random numbers (fewer when the last slot
-// of a round needs none), a sort of each group and a duplicate check (pairwise
+// of a round needs none), a sort of each set and a duplicate check (pairwise
 // when K <= 16, by an O(K) hash set otherwise); the expected number of draws
 // is 1 over the probability that a draw is valid, 35/34 at the paper's
-// configuration. When K*n <= N there is one partial round, its groups are
+// configuration. When K*n <= N there is one partial round, its sets are
 // disjoint and one draw always succeeds. When all 64 draws fail, a call
 // costs those 64 draws plus the fallback (about 0.1 ms at N = 7, n = 3,
 // K = 30 of 35; see BENCHMARKS.md). Memory is O(N + K*n).
@@ -104,26 +104,26 @@ type BalancedSampler struct {
 
 	perm  []int // a permutation of [0, N): the identity between draws
 	swaps []int // the swap partner of every slot of one draw, to restore perm
-	slots []int // open-addressing hash set of groups, as index+1 (K > linearDedup)
+	slots []int // open-addressing hash set of sets, as index+1 (K > linearDedup)
 	draws int   // rounds draws before the fallback (a test hook)
 
 	// Fallback, allocated only when K*n > N.
 	uniform *Sampler
 	count   []int // appearances of each index
-	cand    []int // a candidate replacement group
-	holders []int // groups that hold v but not u
+	cand    []int // a candidate replacement set
+	holders []int // sets that hold v but not u
 }
 
 // NewBalancedSampler returns a BalancedSampler that draws a balanced design
-// of K groups of the subset family f per call. It returns an error if f is not
-// a family of subsets (for ordered presentation, shuffle each group), K < 0,
+// of K sets of the subset family f per call. It returns an error if f is not
+// a family of subsets (for ordered presentation, shuffle each set), K < 0,
 // K > T = C(N, n), or K*n > MaxSize.
 func NewBalancedSampler(f Family, K int) (*BalancedSampler, error) {
 	if err := f.checkK(K); err != nil {
 		return nil, err
 	}
 	if f.ordered {
-		return nil, fmt.Errorf("combin: balanced designs are drawn from subsets, not from %v (present each group shuffled for an ordered design)", f)
+		return nil, fmt.Errorf("combin: balanced designs are drawn from subsets, not from %v (present each set shuffled for an ordered design)", f)
 	}
 	if err := f.checkDraw(K); err != nil {
 		return nil, err
@@ -143,14 +143,14 @@ func newBalancedSampler(f Family, K, draws int) *BalancedSampler {
 	}
 	s.swaps = make([]int, K*n)
 	if K > linearDedup {
-		s.slots = newGroupSet(K)
+		s.slots = newSetTable(K)
 	}
 	if K*n > N || draws == 0 {
 		// The fallback's uniform start: the listed family only when it is
 		// dense (T <= 2K, so O(K n) memory), else rejection in O(n + K).
 		s.uniform = newSampler(f, K, samplerMethod{
 			dense:       f.fits && f.t64 <= 2*uint64(K),
-			fisherYates: n > smallGroup,
+			fisherYates: n > smallSet,
 			hashed:      K > linearDedup,
 		})
 		s.count = make([]int, N)
@@ -160,10 +160,10 @@ func newBalancedSampler(f Family, K, draws int) *BalancedSampler {
 	return s
 }
 
-// Family returns the family s draws groups from.
+// Family returns the family s draws sets from.
 func (s *BalancedSampler) Family() Family { return s.f }
 
-// K returns the number of groups s draws per call.
+// K returns the number of sets s draws per call.
 func (s *BalancedSampler) K() int { return s.k }
 
 // Len returns K*n, the length of the dst slice that SampleTo fills.
@@ -178,7 +178,7 @@ func (s *BalancedSampler) Replication() (r, extra int) {
 }
 
 // SampleTo draws a balanced design (see BalancedSampler) and writes it into
-// dst, group i in dst[i*n : (i+1)*n], sorted ascending. It returns an error,
+// dst, set i in dst[i*n : (i+1)*n], sorted ascending. It returns an error,
 // and leaves dst unchanged, if rnd is nil. It does not allocate.
 //
 // SampleTo panics if len(dst) != K*n.
@@ -202,7 +202,7 @@ func (s *BalancedSampler) SampleTo(dst []int, rnd *rand.Rand) error {
 }
 
 // drawRounds fills dst with one draw of the rounds construction, sorts each
-// group, and reports whether the groups are K distinct n-subsets.
+// set, and reports whether the sets are K distinct n-subsets.
 func (s *BalancedSampler) drawRounds(dst []int, rnd *rand.Rand) bool {
 	N, n := s.f.size, s.f.n
 	p := 0 // position in the current round
@@ -237,11 +237,11 @@ func (s *BalancedSampler) drawRounds(dst []int, rnd *rand.Rand) bool {
 	return valid && s.distinct(dst)
 }
 
-// distinct reports whether the K sorted groups of dst are pairwise distinct.
+// distinct reports whether the K sorted sets of dst are pairwise distinct.
 func (s *BalancedSampler) distinct(dst []int) bool {
 	clear(s.slots)
 	for i := range s.k {
-		if !isNewGroup(dst, s.f.n, i, s.slots) {
+		if !isNewSet(dst, s.f.n, i, s.slots) {
 			return false
 		}
 	}
@@ -290,10 +290,10 @@ func (s *BalancedSampler) fallback(dst []int, rnd *rand.Rand) {
 	}
 }
 
-// switchOne replaces the first group of dst that holds u but not v, and
-// whose image G - u + v is not a group of dst, by that image (kept sorted).
+// switchOne replaces the first set of dst that holds u but not v, and
+// whose image G - u + v is not a set of dst, by that image (kept sorted).
 // The caller guarantees that u appears at least twice more often than v, so
-// such a group exists.
+// such a set exists.
 func (s *BalancedSampler) switchOne(dst []int, u, v int) {
 	n := s.f.n
 	s.holders = s.holders[:0]

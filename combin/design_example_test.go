@@ -12,12 +12,12 @@ import (
 // none is left without credit (the uniform draw leaves 5.71% out).
 func ExampleFamily_SampleBalanced() {
 	f, _ := combin.Subsets(8, 4)
-	groups, err := f.SampleBalanced(rand.New(rand.NewPCG(1, 2)), 4)
+	sets, err := f.SampleBalanced(rand.New(rand.NewPCG(1, 2)), 4)
 	if err != nil {
 		panic(err)
 	}
 	count := make([]int, 8)
-	for _, g := range groups {
+	for _, g := range sets {
 		fmt.Println(g)
 		for _, i := range g {
 			count[i]++

@@ -88,17 +88,17 @@ func TestBalancedWholeFamily(t *testing.T) {
 	}
 }
 
-// designKey returns a canonical string for a design: its sorted groups in
+// designKey returns a canonical string for a design: its sorted sets in
 // increasing order.
 func designKey(flat []int, n int) string {
-	groups := make([]string, len(flat)/n)
-	for k := range groups {
+	sets := make([]string, len(flat)/n)
+	for k := range sets {
 		g := slices.Clone(flat[k*n : (k+1)*n])
 		slices.Sort(g)
-		groups[k] = fmt.Sprint(g)
+		sets[k] = fmt.Sprint(g)
 	}
-	slices.Sort(groups)
-	return strings.Join(groups, " ")
+	slices.Sort(sets)
+	return strings.Join(sets, " ")
 }
 
 // TestBalancedPaperLaw: at N = 8, n = 4, K = 4 every design is two distinct
@@ -119,14 +119,14 @@ func TestBalancedPaperLaw(t *testing.T) {
 		if err := s.SampleTo(dst, rnd); err != nil {
 			t.Fatal(err)
 		}
-		// Groups 0,1 and 2,3 are complementary halves, from different splits.
+		// Sets 0,1 and 2,3 are complementary halves, from different splits.
 		for _, p := range [][2]int{{0, 1}, {2, 3}} {
 			var all []int
 			all = append(all, dst[p[0]*4:p[0]*4+4]...)
 			all = append(all, dst[p[1]*4:p[1]*4+4]...)
 			slices.Sort(all)
 			if !slices.Equal(all, []int{0, 1, 2, 3, 4, 5, 6, 7}) {
-				t.Fatalf("groups %d and %d of %v are not complementary", p[0], p[1], dst)
+				t.Fatalf("sets %d and %d of %v are not complementary", p[0], p[1], dst)
 			}
 		}
 		counts[designKey(dst, 4)]++
@@ -150,7 +150,7 @@ func TestBalancedPaperLaw(t *testing.T) {
 	}
 }
 
-// orbits groups labelled designs into their classes under relabelling, by
+// orbits sets labelled designs into their classes under relabelling, by
 // applying all N! permutations to the first design of each class seen.
 type orbits struct {
 	N, n   int
@@ -197,7 +197,7 @@ func (o *orbits) classOf(flat []int) (int, string) {
 // relabelling, each labelled design is equally likely, which is what
 // exchangeability of the indices means. Pearson's statistic is summed over
 // the classes (each with its own draw count), for both methods, on
-// configurations with and without groups straddling two rounds. Every label
+// configurations with and without sets straddling two rounds. Every label
 // pattern of "which index lands where" is a cell.
 func TestBalancedExchangeable(t *testing.T) {
 	configs := [][3]int{{6, 3, 4}, {5, 2, 4}, {6, 4, 6}, {5, 3, 5}}
@@ -247,11 +247,11 @@ func TestBalancedExchangeable(t *testing.T) {
 }
 
 // TestBalancedMembership: on a configuration too large to enumerate its
-// classes, each index is equally likely to be in each group. A group is
+// classes, each index is equally likely to be in each set. A set is
 // marginally a uniform n-subset, so its membership counts over R draws have
 // covariance R p(1-p) N/(N-1) (I - J/N), p = n/N, and
 // sum_i (O_i - E_i)^2 / (E_i (1-p)) * (N-1)/N is chi-square with N-1 degrees
-// of freedom. Each group is tested at level 1e-4/K.
+// of freedom. Each set is tested at level 1e-4/K.
 func TestBalancedMembership(t *testing.T) {
 	for _, c := range [][3]int{{12, 5, 7}, {10, 3, 20}} {
 		N, n, K := c[0], c[1], c[2]
@@ -288,14 +288,14 @@ func TestBalancedMembership(t *testing.T) {
 			}
 			stat *= float64(N-1) / float64(N)
 			if stat > limit {
-				t.Errorf("N=%d, n=%d, K=%d: group %d membership chi-square %.1f > %.1f", N, n, K, k, stat, limit)
+				t.Errorf("N=%d, n=%d, K=%d: set %d membership chi-square %.1f > %.1f", N, n, K, k, stat, limit)
 			}
 		}
 	}
 }
 
 // TestBalancedCovers: whenever K*n >= N no index is left out, and with
-// K*n < N the groups are disjoint.
+// K*n < N the sets are disjoint.
 func TestBalancedCovers(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(3, 3))
 	for _, c := range [][3]int{{8, 4, 2}, {8, 3, 3}, {9, 2, 5}, {100, 4, 5}, {1 << 20, 3, 4}} {

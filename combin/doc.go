@@ -1,12 +1,12 @@
-// Package combin counts, enumerates, ranks and samples the groups that SPIRAL
+// Package combin counts, enumerates, ranks and samples the sets that SPIRAL
 // builds from one problem's N search traces, and computes the exact
-// probabilities of its group draw.
+// probabilities of its set draw.
 //
 // A [Family] is either the C(N, n) unordered n-subsets of {0, ..., N-1}
 // ([Subsets]) or the (N)_n = N!/(N-n)! ordered n-tuples of distinct indices
 // ([Tuples]). The paper's implementation draws subsets; its Proposition 3.1
 // is proved for tuples. T denotes the size of the family and T_avoid the
-// number of its groups that avoid one given index.
+// number of its sets that avoid one given index.
 //
 // What the package provides, for every family with 1 <= n <= N <= [MaxSize]:
 //
@@ -15,13 +15,13 @@
 //   - enumeration in lexicographic order ([Family.All]), and the matching
 //     [Family.Rank] and [Family.Unrank], exact for every family, with uint64
 //     fast paths ([Family.Rank64], [Family.Unrank64], [Family.UnrankTo]);
-//   - uniform sampling of K distinct groups without enumerating the family
+//   - uniform sampling of K distinct sets without enumerating the family
 //     ([Family.Sample]), and an allocation-free [Sampler] for trainers that
 //     draw every step;
-//   - the exact probability that a given index is in none of the K groups,
+//   - the exact probability that a given index is in none of the K sets,
 //     C(T_avoid, K)/C(T, K) ([Family.MissProb], and [Family.MissProbFloat]
 //     computed stably in float64), and the exact distribution of the number
-//     of groups that contain it ([Family.AppearanceDist]);
+//     of sets that contain it ([Family.AppearanceDist]);
 //   - a balanced design ([Family.SampleBalanced], [BalancedSampler]): K
 //     distinct subsets in which every index appears r = Kn/N times (r or r+1
 //     when N does not divide Kn), randomised so that the indices are
@@ -46,9 +46,9 @@
 // # Randomness and errors
 //
 // Random draws come from an injected *rand.Rand of math/rand/v2, through its
-// IntN method only, so the same generator state gives the same groups on
+// IntN method only, so the same generator state gives the same sets on
 // every machine. A nil generator is an error. Arguments out of range (n > N,
-// n < 1, N < 1, K < 0, K > T, a rank outside [0, T), a group of the wrong
+// n < 1, N < 1, K < 0, K > T, a rank outside [0, T), a set of the wrong
 // length, with an index outside [0, N) or repeated, or an unsorted subset)
 // give an error that names the argument and its value. The only panics are
 // for dst slices of the wrong length passed to the dst-first functions

@@ -59,7 +59,7 @@ func ExampleFamily_Sample() {
 }
 
 // A trainer builds one Sampler per (family, K) and reuses it every step; the
-// groups land in one flat slice, group i at dst[i*n : (i+1)*n].
+// sets land in one flat slice, set i at dst[i*n : (i+1)*n].
 func ExampleSampler() {
 	f, _ := combin.Subsets(8, 4)
 	s, err := combin.NewSampler(f, 4)

@@ -11,14 +11,14 @@ import (
 // MaxSize is the largest ground-set size N that Subsets and Tuples accept.
 const MaxSize = 1 << 24
 
-// A Family is one family of groups of distinct indices drawn from the ground
+// A Family is one family of sets of distinct indices drawn from the ground
 // set {0, ..., N-1}: either the C(N, n) unordered n-subsets (made by Subsets)
 // or the (N)_n = N!/(N-n)! ordered n-tuples of distinct indices (made by
-// Tuples). T denotes the number of groups in the family.
+// Tuples). T denotes the number of sets in the family.
 //
 // A Family is a small comparable value: two families are == exactly when
 // they were made by the same constructor with the same N and n. The zero
-// Family is not a valid family: it has no groups, and its methods that
+// Family is not a valid family: it has no sets, and its methods that
 // return an error report that it is invalid.
 //
 // A subset is written as its indices in ascending order; a tuple as its
@@ -26,7 +26,7 @@ const MaxSize = 1 << 24
 // sequences, tuples as sequences. All, Rank and Unrank follow that order.
 type Family struct {
 	size    int    // N
-	n       int    // group size
+	n       int    // set size
 	ordered bool   // tuples rather than subsets
 	fits    bool   // T < 2^64
 	t64     uint64 // T, when fits
@@ -49,13 +49,13 @@ func NewFamily(N1, n int, ordered bool) (Family, error) { return newFamily(N1, n
 func newFamily(N, n int, ordered bool) (Family, error) {
 	switch {
 	case N < 1:
-		return Family{}, fmt.Errorf("combin: N = %d < 1", N)
+		return Family{}, fmt.Errorf("combin: N1 = %d < 1", N)
 	case N > MaxSize:
-		return Family{}, fmt.Errorf("combin: N = %d > MaxSize = %d", N, MaxSize)
+		return Family{}, fmt.Errorf("combin: N1 = %d > MaxSize = %d", N, MaxSize)
 	case n < 1:
 		return Family{}, fmt.Errorf("combin: n = %d < 1", n)
 	case n > N:
-		return Family{}, fmt.Errorf("combin: n = %d > N = %d", n, N)
+		return Family{}, fmt.Errorf("combin: n = %d > N1 = %d", n, N)
 	}
 	f := Family{size: N, n: n, ordered: ordered}
 	f.t64, f.fits = count64(N, n, ordered)
@@ -68,7 +68,7 @@ func newFamily(N, n int, ordered bool) (Family, error) {
 // N returns the size of the ground set {0, ..., N-1}.
 func (f Family) Traces() int { return f.size }
 
-// GroupSize returns n, the number of indices in each group.
+// GroupSize returns n, the number of indices in each set.
 func (f Family) SetSize() int { return f.n }
 
 // Ordered reports whether f is a family of ordered tuples (made by Tuples)
@@ -337,7 +337,7 @@ func (f Family) checkK(K int) error {
 		return fmt.Errorf("combin: K = %d < 0", K)
 	}
 	if f.fits && uint64(K) > f.t64 {
-		return fmt.Errorf("combin: K = %d > T = %d, the number of groups in %v", K, f.t64, f)
+		return fmt.Errorf("combin: K = %d > T = %d, the number of sets in %v", K, f.t64, f)
 	}
 	// Otherwise T >= 2^64 > K.
 	return nil

@@ -8,7 +8,7 @@ import (
 	"spiral/combin"
 )
 
-// isGroup reports, independently of the package, whether g is a group of
+// isGroup reports, independently of the package, whether g is a set of
 // the family of n-subsets (ascending) or n-tuples of {0, ..., N-1}.
 func isGroup(g []int, N, n int, ordered bool) bool {
 	if len(g) != n {
@@ -27,10 +27,10 @@ func isGroup(g []int, N, n int, ordered bool) bool {
 // FuzzRankUnrank checks Rank and Unrank, in their big.Int, uint64 and dst
 // forms, on families of up to N = 127 (so both the machine-word and the
 // big-number paths run): a family is made exactly when 1 <= n <= N; every
-// rank below T unranks to a group that ranks back to it, and the next rank
-// to a lexicographically larger group; a rank of T or more is an error;
+// rank below T unranks to a set that ranks back to it, and the next rank
+// to a lexicographically larger set; a rank of T or more is an error;
 // and an arbitrary sequence of indices ranks without error exactly when it
-// is a group, and then unranks back to itself.
+// is a set, and then unranks back to itself.
 func FuzzRankUnrank(f *testing.F) {
 	f.Add(false, uint16(8), uint16(4), []byte{69}, []byte{1, 2, 3, 4})
 	f.Add(true, uint16(8), uint16(4), []byte{6, 143}, []byte{8, 1, 5, 2})
@@ -108,11 +108,11 @@ func FuzzRankUnrank(f *testing.F) {
 		valid := isGroup(seq, N, n, ordered)
 		sr, err := fam.Rank(seq)
 		if (err == nil) != valid {
-			t.Fatalf("%v: Rank(%v) = %v, %v; a group: %v", fam, seq, sr, err, valid)
+			t.Fatalf("%v: Rank(%v) = %v, %v; a set: %v", fam, seq, sr, err, valid)
 		}
 		if !valid {
 			if _, err := fam.Rank64(seq); err == nil {
-				t.Fatalf("%v: Rank64(%v) accepts a non-group", fam, seq)
+				t.Fatalf("%v: Rank64(%v) accepts a non-set", fam, seq)
 			}
 			return
 		}

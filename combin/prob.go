@@ -231,6 +231,9 @@ func (f Family) logMissProb(K int) float64 {
 // first. Products are rounded explicitly so that no multiply-add is fused.
 func blockLog(L uint64, lnFactor, y, alpha, beta float64) float64 {
 	l := float64(L)
+	if alpha == 0 {
+		return float64(l * lnFactor) // T_avoid beyond float64: no correction
+	}
 	x := float64(alpha * l)
 	w := beta / alpha
 	inv := 1 / l

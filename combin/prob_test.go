@@ -33,12 +33,12 @@ func TestMissProbPaper(t *testing.T) {
 }
 
 // enumerate returns, for a small family, the exact distribution of the
-// number of groups containing index x over every K-subset of the family,
+// number of sets containing index x over every K-subset of the family,
 // found by listing all C(T, K) of them.
 func enumerate(f Family, K, x int) []*big.Rat {
-	groups := collect(f)
-	contains := make([]bool, len(groups))
-	for i, g := range groups {
+	sets := collect(f)
+	contains := make([]bool, len(sets))
+	for i, g := range sets {
 		contains[i] = count(g, x) > 0
 	}
 	counts := make([]int64, K+1)
@@ -46,7 +46,7 @@ func enumerate(f Family, K, x int) []*big.Rat {
 	if K == 0 {
 		counts[0], total = 1, 1
 	} else {
-		choice, _ := Subsets(len(groups), K)
+		choice, _ := Subsets(len(sets), K)
 		for c := range choice.All() {
 			j := 0
 			for _, i := range c {
@@ -260,7 +260,7 @@ func TestProbErrors(t *testing.T) {
 	if p.Cmp(big.NewRat(1, 1)) != 0 || pf != 1 || fmt.Sprint(d) != "[1/1]" {
 		t.Errorf("K = 0: MissProb %v, MissProbFloat %v, AppearanceDist %v; want 1, 1, [1]", p, pf, d)
 	}
-	// n = N beyond 2^64: no group avoids an index.
+	// n = N beyond 2^64: no set avoids an index.
 	all := mustFamily(t, true, 21, 21)
 	if p, _ := all.MissProbFloat(0); p != 1 {
 		t.Errorf("%v.MissProbFloat(0) = %v, want 1", all, p)

@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 )
 
-// Rank returns the position of group g in the lexicographic order of f, in
-// [0, T): the number of groups of f that come before g.
+// Rank returns the position of set g in the lexicographic order of f, in
+// [0, T): the number of sets of f that come before g.
 //
 // For subsets, g must list n distinct indices of [0, N) in ascending order;
 // for tuples, n distinct indices of [0, N) in any order. Rank returns an
@@ -17,14 +18,16 @@ import (
 // O(n²) steps for tuples; when T < 2^64 it uses machine words only (see
 // Rank64).
 func (f Family) Rank(g []int) (*big.Int, error) {
-	if err := f.checkGroup(g); err != nil {
+	if f.n != 0 && !f.fits {
+		if err := f.checkBigRank("Rank"); err != nil {
+			return nil, err
+		}
+	}
+	if err := f.checkSet(g); err != nil {
 		return nil, err
 	}
 	if f.fits {
 		return new(big.Int).SetUint64(f.rank64(g)), nil
-	}
-	if err := f.checkBigRank("Rank"); err != nil {
-		return nil, err
 	}
 	if f.ordered {
 		return f.rankTupleBig(g), nil
@@ -33,10 +36,10 @@ func (f Family) Rank(g []int) (*big.Int, error) {
 }
 
 // Rank64 is Rank for ranks below 2^64. It returns an error if g is not a
-// group of f, or if its rank is 2^64 or more (possible only when T does not
+// set of f, or if its rank is 2^64 or more (possible only when T does not
 // fit a uint64; see Count64). It does not allocate when T < 2^64.
 func (f Family) Rank64(g []int) (uint64, error) {
-	if err := f.checkGroup(g); err != nil {
+	if err := f.checkSet(g); err != nil {
 		return 0, err
 	}
 	if f.fits {
@@ -44,12 +47,12 @@ func (f Family) Rank64(g []int) (uint64, error) {
 	}
 	r, _ := f.Rank(g)
 	if !r.IsUint64() {
-		return 0, fmt.Errorf("combin: rank %v of %v in %v does not fit a uint64", r, g, f)
+		return 0, fmt.Errorf("combin: rank %v in %v does not fit a uint64", r, f)
 	}
 	return r.Uint64(), nil
 }
 
-// Unrank returns the group at position r in the lexicographic order of f,
+// Unrank returns the set at position r in the lexicographic order of f,
 // the inverse of Rank. It returns an error unless 0 <= r < T.
 //
 // Unrank takes O(N + n) arithmetic steps on numbers of T's size for subsets
@@ -99,7 +102,7 @@ func (f Family) Unrank64(r uint64) ([]int, error) {
 	return g, nil
 }
 
-// UnrankTo writes the group at position r in the lexicographic order of f
+// UnrankTo writes the set at position r in the lexicographic order of f
 // into dst and returns nil, or returns an error unless r < T. It does not
 // allocate when T < 2^64 (see Count64).
 //
@@ -155,38 +158,65 @@ func (f Family) checkBigRank(what string) error {
 	return nil
 }
 
-// checkGroup returns an error unless g is a group of f.
-func (f Family) checkGroup(g []int) error {
+// checkSet returns an error unless g is a set of f. The messages do not
+// hold g itself, so that g does not escape. It takes O(n) steps for
+// subsets, O(n²) for tuples with n <= 64 and O(n log n) for longer tuples.
+func (f Family) checkSet(g []int) error {
 	if err := f.check(); err != nil {
 		return err
 	}
 	if len(g) != f.n {
-		return fmt.Errorf("combin: group %v has length %d, want n = %d for %v", g, len(g), f.n, f)
+		return fmt.Errorf("combin: set of length %d, want n = %d for %v", len(g), f.n, f)
 	}
 	for i, v := range g {
 		if v < 0 || v >= f.size {
-			return fmt.Errorf("combin: group[%d] = %d out of range [0, N = %d)", i, v, f.size)
+			return fmt.Errorf("combin: set[%d] = %d out of range [0, N1 = %d)", i, v, f.size)
 		}
 	}
 	if !f.ordered {
 		for i := 1; i < len(g); i++ {
 			if g[i] == g[i-1] {
-				return fmt.Errorf("combin: group[%d] = %d repeats group[%d]", i, g[i], i-1)
+				return fmt.Errorf("combin: set[%d] = %d repeats set[%d]", i, g[i], i-1)
 			}
 			if g[i] < g[i-1] {
-				return fmt.Errorf("combin: group[%d] = %d < group[%d] = %d; a subset must be sorted ascending", i, g[i], i-1, g[i-1])
+				return fmt.Errorf("combin: set[%d] = %d < set[%d] = %d; a subset must be sorted ascending", i, g[i], i-1, g[i-1])
 			}
+		}
+		return nil
+	}
+	if len(g) > smallSet {
+		s := slices.Clone(g)
+		slices.Sort(s)
+		if !hasAdjacentEqual(s) {
+			return nil
+		}
+		first := make(map[int]int, len(g))
+		for i, v := range g {
+			if j, ok := first[v]; ok {
+				return fmt.Errorf("combin: set[%d] = %d repeats set[%d]", i, v, j)
+			}
+			first[v] = i
 		}
 		return nil
 	}
 	for i := 1; i < len(g); i++ {
 		for j := range i {
 			if g[i] == g[j] {
-				return fmt.Errorf("combin: group[%d] = %d repeats group[%d]", i, g[i], j)
+				return fmt.Errorf("combin: set[%d] = %d repeats set[%d]", i, g[i], j)
 			}
 		}
 	}
 	return nil
+}
+
+// hasAdjacentEqual reports whether two neighbours of s are equal.
+func hasAdjacentEqual(s []int) bool {
+	for i := 1; i < len(s); i++ {
+		if s[i] == s[i-1] {
+			return true
+		}
+	}
+	return false
 }
 
 // The rank of a subset c_0 < ... < c_{n-1} is
@@ -198,7 +228,7 @@ func (f Family) checkGroup(g []int) error {
 // exact ratios C(m-1, k) = C(m, k) (m-k)/m and C(m-1, k-1) = C(m, k) k/m, so
 // the walk takes at most N + n steps and every value stays below T.
 
-// rank64 returns the rank of a valid group g of f, for T < 2^64.
+// rank64 returns the rank of a valid set g of f, for T < 2^64.
 func (f Family) rank64(g []int) uint64 {
 	N := uint64(f.size)
 	if f.ordered {

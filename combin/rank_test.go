@@ -11,7 +11,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// TestRankMatchesAll: the i-th group of All has rank i, by every rank and
+// TestRankMatchesAll: the i-th set of All has rank i, by every rank and
 // unrank function.
 func TestRankMatchesAll(t *testing.T) {
 	for N := 1; N <= 8; N++ {
@@ -137,7 +137,7 @@ func TestRankProperties(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v.Unrank(%v): %v", f, x, err)
 		}
-		if err := f.checkGroup(u); err != nil {
+		if err := f.checkSet(u); err != nil {
 			t.Fatalf("%v.Unrank(%v) = %v: %v", f, x, u, err)
 		}
 		if back, _ := f.Rank(u); back.Cmp(x) != 0 {
@@ -152,7 +152,7 @@ func TestRankProperties(t *testing.T) {
 	})
 }
 
-// TestRankEnds: the first and last groups of families beyond 2^64.
+// TestRankEnds: the first and last sets of families beyond 2^64.
 func TestRankEnds(t *testing.T) {
 	for _, tc := range []struct {
 		ordered bool
@@ -193,14 +193,14 @@ func TestRankErrors(t *testing.T) {
 		g    []int
 		want string
 	}{
-		{s, []int{1, 2, 3}, "has length 3, want n = 4"},
-		{s, nil, "has length 0, want n = 4"},
-		{s, []int{0, 1, 2, 8}, "group[3] = 8 out of range [0, N = 8)"},
-		{s, []int{-1, 1, 2, 3}, "group[0] = -1 out of range"},
-		{s, []int{1, 2, 2, 3}, "group[2] = 2 repeats group[1]"},
-		{s, []int{1, 3, 2, 4}, "group[2] = 2 < group[1] = 3; a subset must be sorted ascending"},
-		{tu, []int{3, 1, 3, 0}, "group[2] = 3 repeats group[0]"},
-		{tu, []int{3, 1, 9, 0}, "group[2] = 9 out of range"},
+		{s, []int{1, 2, 3}, "set of length 3, want n = 4"},
+		{s, nil, "set of length 0, want n = 4"},
+		{s, []int{0, 1, 2, 8}, "set[3] = 8 out of range [0, N1 = 8)"},
+		{s, []int{-1, 1, 2, 3}, "set[0] = -1 out of range"},
+		{s, []int{1, 2, 2, 3}, "set[2] = 2 repeats set[1]"},
+		{s, []int{1, 3, 2, 4}, "set[2] = 2 < set[1] = 3; a subset must be sorted ascending"},
+		{tu, []int{3, 1, 3, 0}, "set[2] = 3 repeats set[0]"},
+		{tu, []int{3, 1, 9, 0}, "set[2] = 9 out of range"},
 	} {
 		if _, err := tc.f.Rank(tc.g); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v.Rank(%v) error = %v, want %q", tc.f, tc.g, err, tc.want)
@@ -235,7 +235,7 @@ func TestRankErrors(t *testing.T) {
 		t.Errorf("UnrankTo(1<<40) error = %v", err)
 	}
 	// Every uint64 is a valid rank when T >= 2^64.
-	if g, err := big1024.Unrank64(1<<64 - 1); err != nil || big1024.checkGroup(g) != nil {
+	if g, err := big1024.Unrank64(1<<64 - 1); err != nil || big1024.checkSet(g) != nil {
 		t.Errorf("%v.Unrank64(2^64-1) = %v, %v", big1024, g, err)
 	}
 }
@@ -261,5 +261,24 @@ func TestUnrankToAllocs(t *testing.T) {
 		if a := testing.AllocsPerRun(100, func() { _, _ = f.Rank64(g) }); a != 0 {
 			t.Errorf("%v.Rank64: %v allocations", f, a)
 		}
+	}
+}
+
+// TestRank64StackArgument: a set held in a caller's array stays on the
+// caller's stack (Rank64 does not let its argument escape).
+func TestRank64StackArgument(t *testing.T) {
+	f := mustFamily(t, false, 8, 4)
+	tf := mustFamily(t, true, 8, 4)
+	if a := testing.AllocsPerRun(100, func() {
+		g := [4]int{1, 3, 5, 7}
+		if r, err := f.Rank64(g[:]); err != nil || r == 0 {
+			t.Fatal(r, err)
+		}
+		g = [4]int{7, 5, 3, 1}
+		if r, err := tf.Rank64(g[:]); err != nil || r == 0 {
+			t.Fatal(r, err)
+		}
+	}); a != 0 {
+		t.Errorf("Rank64 on an array: %v allocations, want 0", a)
 	}
 }

@@ -7,15 +7,15 @@ import (
 	"slices"
 )
 
-// Sample draws K distinct groups of f uniformly at random: every K-subset of
-// the family is equally likely, and the K groups come in uniformly random
-// order (so every ordered sequence of K distinct groups is equally likely).
+// Sample draws K distinct sets of f uniformly at random: every K-subset of
+// the family is equally likely, and the K sets come in uniformly random
+// order (so every ordered sequence of K distinct sets is equally likely).
 // Subsets are sorted ascending; tuples are in the order their indices were
-// drawn. K = 0 gives no groups.
+// drawn. K = 0 gives no sets.
 //
 // Sample does not enumerate the family unless the family is small (see
-// Sampler for the method and its cost). The K groups share one backing array
-// of K*n ints. The same rnd state gives the same groups on every machine; the
+// Sampler for the method and its cost). The K sets share one backing array
+// of K*n ints. The same rnd state gives the same sets on every machine; the
 // result equals that of a new Sampler's SampleTo with the same rnd.
 //
 // Sample returns an error if rnd is nil, K < 0, K > T, or K*n ints cannot be
@@ -32,17 +32,17 @@ func (f Family) Sample(rnd *rand.Rand, K int) ([][]int, error) {
 	if err := s.SampleTo(flat, rnd); err != nil {
 		return nil, err
 	}
-	return splitGroups(flat, K, f.n), nil
+	return splitSets(flat, K, f.n), nil
 }
 
-// splitGroups returns the K groups of n ints that flat holds, as capped
+// splitSets returns the K sets of n ints that flat holds, as capped
 // subslices of it.
-func splitGroups(flat []int, K, n int) [][]int {
-	groups := make([][]int, K)
-	for i := range groups {
-		groups[i] = flat[i*n : (i+1)*n : (i+1)*n]
+func splitSets(flat []int, K, n int) [][]int {
+	sets := make([][]int, K)
+	for i := range sets {
+		sets[i] = flat[i*n : (i+1)*n : (i+1)*n]
 	}
-	return groups
+	return sets
 }
 
 var errNilRand = errors.New("combin: random generator rnd is nil")
@@ -51,15 +51,15 @@ const (
 	// tableInts bounds the size, in ints, of a family that a Sampler lists
 	// in full even when K is small.
 	tableInts = 1 << 13
-	// smallGroup is the largest n drawn by the O(n²) method that needs no
+	// smallSet is the largest n drawn by the O(n²) method that needs no
 	// O(N) scratch.
-	smallGroup = 64
-	// linearDedup is the largest K whose duplicate groups are found by
-	// comparing with every earlier group rather than by a hash set.
+	smallSet = 64
+	// linearDedup is the largest K whose duplicate sets are found by
+	// comparing with every earlier set rather than by a hash set.
 	linearDedup = 16
 )
 
-// A Sampler draws K distinct groups of a family uniformly at random, again
+// A Sampler draws K distinct sets of a family uniformly at random, again
 // and again, into caller-owned memory and without allocating. Build one with
 // NewSampler for each (Family, K) and call SampleTo every step.
 //
@@ -69,39 +69,39 @@ const (
 // # Method
 //
 // When T < 2^64 and the family is small (T*n <= 8192 ints) or dense
-// (T <= 2K), the Sampler lists every group once at construction, and each
-// SampleTo is a partial Fisher-Yates shuffle of the group indices: K random
+// (T <= 2K), the Sampler lists every set once at construction, and each
+// SampleTo is a partial Fisher-Yates shuffle of the set indices: K random
 // draws and K*n copied ints. Its memory is O(T*n), which is O(K*n) in the
 // dense case.
 //
-// Otherwise SampleTo draws groups independently and uniformly from the
-// family and rejects those equal to a group already drawn. Each accepted
-// group is uniform over the groups not yet drawn, so the K groups are a
-// uniformly random sequence of distinct groups. Since T > 2K here, fewer than
-// 2 groups are drawn per accepted group on average. One group takes n random
+// Otherwise SampleTo draws sets independently and uniformly from the
+// family and rejects those equal to a set already drawn. Each accepted
+// set is uniform over the sets not yet drawn, so the K sets are a
+// uniformly random sequence of distinct sets. Since T > 2K here, fewer than
+// 2 sets are drawn per accepted set on average. One set takes n random
 // draws: the j-th index drawn is uniform over the N-j indices not yet in the
-// group (the j-th step of a partial Fisher-Yates shuffle of {0..N-1}), found
+// set (the j-th step of a partial Fisher-Yates shuffle of {0..N-1}), found
 // in O(n) steps among the sorted earlier indices when n <= 64, and by a
 // swap-and-restore shuffle of an O(N) scratch array when n > 64. Duplicate
-// groups are found by comparison with the earlier groups when K <= 16 and by
+// sets are found by comparison with the earlier sets when K <= 16 and by
 // an O(K) hash set otherwise. Memory is O(n + K), plus O(N) when n > 64.
 //
 // Every random number comes from rnd.IntN, so a given rnd state gives the
-// same groups on every machine.
+// same sets on every machine.
 type Sampler struct {
 	f Family
 	k int
 
 	// Dense method.
-	table []int // every group of f, flat, in lexicographic order
+	table []int // every set of f, flat, in lexicographic order
 	pick  []int // a permutation of [0, T): the identity between calls
 	swaps []int // the K swap partners of one call, to restore pick
 
 	// Rejection method.
-	sorted []int // the current group's indices, ascending (n <= smallGroup)
-	fy     []int // the identity permutation of [0, N) between draws (n > smallGroup)
+	sorted []int // the current set's indices, ascending (n <= smallSet)
+	fy     []int // the identity permutation of [0, N) between draws (n > smallSet)
 	fySwap []int // the n swap partners of one draw, to restore fy
-	slots  []int // open-addressing hash set of accepted groups, as index+1 (K > linearDedup)
+	slots  []int // open-addressing hash set of accepted sets, as index+1 (K > linearDedup)
 }
 
 // samplerMethod selects how a Sampler works; tests use it to force a method.
@@ -109,7 +109,7 @@ type samplerMethod struct {
 	dense, fisherYates, hashed bool
 }
 
-// NewSampler returns a Sampler that draws K distinct groups of f per call.
+// NewSampler returns a Sampler that draws K distinct sets of f per call.
 // It returns an error if K < 0, K > T, or K*n > MaxSize.
 func NewSampler(f Family, K int) (*Sampler, error) {
 	if err := f.checkK(K); err != nil {
@@ -120,7 +120,7 @@ func NewSampler(f Family, K int) (*Sampler, error) {
 	}
 	m := samplerMethod{
 		dense:       f.fits && (f.t64 <= 2*uint64(K) || f.t64 <= uint64(tableInts/f.n)),
-		fisherYates: f.n > smallGroup,
+		fisherYates: f.n > smallSet,
 		hashed:      K > linearDedup,
 	}
 	return newSampler(f, K, m), nil
@@ -157,7 +157,7 @@ func newSampler(f Family, K int, m samplerMethod) *Sampler {
 		s.sorted = make([]int, 0, n)
 	}
 	if m.hashed {
-		s.slots = newGroupSet(K)
+		s.slots = newSetTable(K)
 	}
 	return s
 }
@@ -165,14 +165,14 @@ func newSampler(f Family, K int, m samplerMethod) *Sampler {
 // Family returns the family s samples from.
 func (s *Sampler) Family() Family { return s.f }
 
-// K returns the number of groups s draws per call.
+// K returns the number of sets s draws per call.
 func (s *Sampler) K() int { return s.k }
 
 // Len returns K*n, the length of the dst slice that SampleTo fills.
 func (s *Sampler) Len() int { return s.k * s.f.n }
 
-// SampleTo draws K distinct groups uniformly at random (see Family.Sample)
-// and writes them into dst, group i in dst[i*n : (i+1)*n]. It returns an
+// SampleTo draws K distinct sets uniformly at random (see Family.Sample)
+// and writes them into dst, set i in dst[i*n : (i+1)*n]. It returns an
 // error, and leaves dst unchanged, if rnd is nil. It does not allocate.
 //
 // SampleTo panics if len(dst) != K*n.
@@ -193,8 +193,8 @@ func (s *Sampler) SampleTo(dst []int, rnd *rand.Rand) error {
 	n := s.f.n
 	clear(s.slots)
 	for i := 0; i < s.k; {
-		s.drawGroup(dst[i*n:(i+1)*n], rnd)
-		if isNewGroup(dst, n, i, s.slots) {
+		s.drawSet(dst[i*n:(i+1)*n], rnd)
+		if isNewSet(dst, n, i, s.slots) {
 			i++
 		}
 	}
@@ -216,8 +216,8 @@ func (s *Sampler) sampleDense(dst []int, rnd *rand.Rand) {
 	}
 }
 
-// drawGroup writes a uniformly random group of the family into g.
-func (s *Sampler) drawGroup(g []int, rnd *rand.Rand) {
+// drawSet writes a uniformly random set of the family into g.
+func (s *Sampler) drawSet(g []int, rnd *rand.Rand) {
 	N, n := s.f.size, s.f.n
 	if s.fy != nil {
 		for j := range n {
@@ -257,10 +257,10 @@ func (s *Sampler) drawGroup(g []int, rnd *rand.Rand) {
 	}
 }
 
-// newGroupSet returns an empty open-addressing hash set for up to K groups:
+// newSetTable returns an empty open-addressing hash set for up to K sets:
 // a power of two of at least 2K slots, each 0 (empty) or the index+1 of a
-// group in the flat slice that the set belongs to.
-func newGroupSet(K int) []int {
+// set in the flat slice that the set belongs to.
+func newSetTable(K int) []int {
 	size := 1
 	for size < 2*K {
 		size <<= 1
@@ -268,11 +268,11 @@ func newGroupSet(K int) []int {
 	return make([]int, size)
 }
 
-// isNewGroup reports whether group i of flat (groups of n ints) differs from
-// groups 0..i-1. With a nil set it compares with each of them; otherwise set
-// (from newGroupSet) must hold exactly groups 0..i-1, and group i is added to
+// isNewSet reports whether set i of flat (sets of n ints) differs from
+// sets 0..i-1. With a nil set it compares with each of them; otherwise set
+// (from newSetTable) must hold exactly sets 0..i-1, and set i is added to
 // it when it is new.
-func isNewGroup(flat []int, n, i int, set []int) bool {
+func isNewSet(flat []int, n, i int, set []int) bool {
 	g := flat[i*n : (i+1)*n]
 	if set == nil {
 		for j := range i {
@@ -283,7 +283,7 @@ func isNewGroup(flat []int, n, i int, set []int) bool {
 		return true
 	}
 	mask := len(set) - 1
-	h := int(hashGroup(g)) & mask
+	h := int(hashSet(g)) & mask
 	for set[h] != 0 {
 		j := set[h] - 1
 		if slices.Equal(flat[j*n:(j+1)*n], g) {
@@ -295,8 +295,8 @@ func isNewGroup(flat []int, n, i int, set []int) bool {
 	return true
 }
 
-// hashGroup returns a 64-bit hash of g (a multiply-xorshift mix).
-func hashGroup[E int | int32](g []E) uint64 {
+// hashSet returns a 64-bit hash of g (a multiply-xorshift mix).
+func hashSet[E int | int32](g []E) uint64 {
 	h := uint64(0x9e3779b97f4a7c15)
 	for _, v := range g {
 		h ^= uint64(v)

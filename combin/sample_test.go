@@ -12,7 +12,7 @@ import (
 )
 
 // methods lists every way a Sampler can work for (f, K): the dense table
-// when T < 2^64, and rejection with either group drawer and either
+// when T < 2^64, and rejection with either set drawer and either
 // duplicate check.
 func methods(f Family) map[string]samplerMethod {
 	m := map[string]samplerMethod{}
@@ -39,18 +39,18 @@ func checkSample(t tester, f Family, K int, flat []int) {
 	seen := map[string]bool{}
 	for i := range K {
 		g := flat[i*n : (i+1)*n]
-		if err := f.checkGroup(g); err != nil {
-			t.Fatalf("%v, K = %d: group %d = %v: %v", f, K, i, g, err)
+		if err := f.checkSet(g); err != nil {
+			t.Fatalf("%v, K = %d: set %d = %v: %v", f, K, i, g, err)
 		}
 		key := fmt.Sprint(g)
 		if seen[key] {
-			t.Fatalf("%v, K = %d: group %v drawn twice", f, K, g)
+			t.Fatalf("%v, K = %d: set %v drawn twice", f, K, g)
 		}
 		seen[key] = true
 	}
 }
 
-// TestSampleValid: every method returns K valid, distinct groups, on random
+// TestSampleValid: every method returns K valid, distinct sets, on random
 // families including ones beyond 2^64.
 func TestSampleValid(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
@@ -61,11 +61,11 @@ func TestSampleValid(t *testing.T) {
 		}
 		K := rapid.IntRange(0, maxK).Draw(t, "K")
 		rnd := rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 0))
-		groups, err := f.Sample(rnd, K)
-		if err != nil || len(groups) != K {
-			t.Fatalf("%v.Sample(K = %d) = %d groups, %v", f, K, len(groups), err)
+		sets, err := f.Sample(rnd, K)
+		if err != nil || len(sets) != K {
+			t.Fatalf("%v.Sample(K = %d) = %d sets, %v", f, K, len(sets), err)
 		}
-		checkSample(t, f, K, slices.Concat(groups...))
+		checkSample(t, f, K, slices.Concat(sets...))
 		for name, m := range methods(f) {
 			if m.dense && !countAtMost(f, 50000) {
 				continue
@@ -110,7 +110,7 @@ func mustSampler(t testing.TB, f Family, K int) *Sampler {
 	return s
 }
 
-// TestSampleAll: K = T returns every group once, in an order that differs
+// TestSampleAll: K = T returns every set once, in an order that differs
 // between draws.
 func TestSampleAll(t *testing.T) {
 	f := mustFamily(t, true, 8, 4)
@@ -121,7 +121,7 @@ func TestSampleAll(t *testing.T) {
 	}
 	b, _ := f.Sample(rnd, 1680)
 	if slices.EqualFunc(a, b, slices.Equal) {
-		t.Errorf("two draws of all 1680 groups came in the same order")
+		t.Errorf("two draws of all 1680 sets came in the same order")
 	}
 	slices.SortFunc(a, slices.Compare)
 	if want := collect(f); !slices.EqualFunc(a, want, slices.Equal) {
@@ -129,7 +129,7 @@ func TestSampleAll(t *testing.T) {
 	}
 }
 
-// TestSampleReproducible: the same seed gives the same groups, through
+// TestSampleReproducible: the same seed gives the same sets, through
 // Sample and through a reused Sampler.
 func TestSampleReproducible(t *testing.T) {
 	for _, tc := range []struct {
@@ -153,8 +153,8 @@ func TestSampleReproducible(t *testing.T) {
 	}
 }
 
-// TestSampleGolden pins the groups drawn for one seed. It is the promise
-// that a seed gives the same groups on every machine and in every version:
+// TestSampleGolden pins the sets drawn for one seed. It is the promise
+// that a seed gives the same sets on every machine and in every version:
 // a change of method that changes these values breaks reproducibility of
 // users' runs and must be announced.
 func TestSampleGolden(t *testing.T) {
@@ -174,7 +174,7 @@ func TestSampleGolden(t *testing.T) {
 	}
 }
 
-// TestDedupAgree: the duplicate check changes cost, not the groups drawn.
+// TestDedupAgree: the duplicate check changes cost, not the sets drawn.
 func TestDedupAgree(t *testing.T) {
 	for _, tc := range []struct {
 		f Family
@@ -191,8 +191,8 @@ func TestDedupAgree(t *testing.T) {
 	}
 }
 
-// TestSampleUniformChiSquare draws K groups many times and compares the
-// frequency of every ordered sequence of K distinct groups, (T)_K cells, with
+// TestSampleUniformChiSquare draws K sets many times and compares the
+// frequency of every ordered sequence of K distinct sets, (T)_K cells, with
 // the uniform distribution by Pearson's chi-square test at the 1e-4 quantile,
 // for every method. A uniform set but a biased order fails it too.
 func TestSampleUniformChiSquare(t *testing.T) {
@@ -200,10 +200,10 @@ func TestSampleUniformChiSquare(t *testing.T) {
 		f Family
 		K int
 	}{
-		{mustFamily(t, false, 6, 3), 2}, // 20 groups, 380 cells
-		{mustFamily(t, true, 4, 2), 2},  // 12 groups, 132 cells
-		{mustFamily(t, true, 3, 2), 6},  // all 6 groups, 720 orders
-		{mustFamily(t, false, 5, 2), 3}, // 10 groups, 720 cells
+		{mustFamily(t, false, 6, 3), 2}, // 20 sets, 380 cells
+		{mustFamily(t, true, 4, 2), 2},  // 12 sets, 132 cells
+		{mustFamily(t, true, 3, 2), 6},  // all 6 sets, 720 orders
+		{mustFamily(t, false, 5, 2), 3}, // 10 sets, 720 cells
 	} {
 		for name, m := range methods(tc.f) {
 			t.Run(fmt.Sprintf("%v/K=%d/%s", tc.f, tc.K, name), func(t *testing.T) {
@@ -218,7 +218,7 @@ func TestSampleUniformChiSquare(t *testing.T) {
 }
 
 // TestChiSquareDetectsBias: the same test rejects a sampler whose sets are
-// uniform but whose groups come sorted by rank.
+// uniform but whose sets come sorted by rank.
 func TestChiSquareDetectsBias(t *testing.T) {
 	f := mustFamily(t, false, 6, 3)
 	s := newSampler(f, 2, samplerMethod{dense: true})
@@ -280,7 +280,7 @@ func sequenceChiSquare(t *testing.T, s *Sampler, rnd *rand.Rand, distort func([]
 		slices.Sort(digits)
 		if len(slices.Compact(digits)) < K {
 			if c != 0 {
-				t.Fatalf("a sample repeated a group %d times", c)
+				t.Fatalf("a sample repeated a set %d times", c)
 			}
 			continue
 		}
@@ -291,7 +291,7 @@ func sequenceChiSquare(t *testing.T, s *Sampler, rnd *rand.Rand, distort func([]
 	return stat, df, draws
 }
 
-// TestSampleAppearances: the number of the K groups that contain a given
+// TestSampleAppearances: the number of the K sets that contain a given
 // index follows AppearanceDist, on families far too large to enumerate, for
 // every method that applies.
 func TestSampleAppearances(t *testing.T) {
@@ -368,7 +368,7 @@ func TestSampleErrors(t *testing.T) {
 		{f, nil, 4, "rnd is nil"},
 		{f, nil, 0, "rnd is nil"},
 		{f, rnd, -1, "K = -1 < 0"},
-		{f, rnd, 71, "K = 71 > T = 70, the number of groups in Subsets(8, 4)"},
+		{f, rnd, 71, "K = 71 > T = 70, the number of sets in Subsets(8, 4)"},
 		{mustFamily(t, true, 8, 4), rnd, 1681, "K = 1681 > T = 1680"},
 		{mustFamily(t, false, 1024, 16), rnd, math.MaxInt / 4, "> MaxSize"},
 		{mustFamily(t, false, 1024, 16), rnd, MaxSize/16 + 1, "K*n = 1048577*16 > MaxSize"},
