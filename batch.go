@@ -116,8 +116,8 @@ func (b *BatchCredit) NoSignalCount() int {
 //     the raw rewards is 0) and OutOfRange (c.RewardRange).
 //  3. Reward shaping: c.Overlong adds DAPO's length penalty to every scored
 //     reward.
-//  4. Credit from the shaped rewards; a problem with NoSignal or
-//     OutOfRange gets 0.
+//  4. Credit from the shaped rewards (SetScores are then shaped set
+//     scores); a problem with NoSignal or OutOfRange gets 0.
 //  5. The length gates of Eq. 8 zero the positive advantages of outputs
 //     longer than their target (docs/method.md#the-length-gate).
 //
@@ -171,8 +171,11 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	// positive weights, so a role with a non-zero advantage has a negative
 	// one, which no gate removes.
 	shaping := c.Overlong != nil
-	for q := range p {
-		dst.NoSignal[q] = shaping && !dst.Rejected[q] && dst.zero(c, q)
+	clear(dst.NoSignal)
+	if shaping {
+		for q := range p {
+			dst.NoSignal[q] = !dst.Rejected[q] && dst.zero(c, q)
+		}
 	}
 	if c.RewardRange.Enabled() {
 		r := 0
@@ -230,9 +233,11 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	}
 	kin.Members, kin.Rewards, kin.Unscorable = nil, nil, nil
 
-	for q := range p {
-		if !dst.Rejected[q] && (dst.NoSignal[q] || dst.OutOfRange[q]) {
-			dst.clearAdvantages(c, q)
+	if shaping || c.RewardRange.Enabled() {
+		for q := range p {
+			if !dst.Rejected[q] && (dst.NoSignal[q] || dst.OutOfRange[q]) {
+				dst.clearAdvantages(c, q)
+			}
 		}
 	}
 	c.gate(dst, in)

@@ -1,20 +1,11 @@
 package spiral
 
 import (
-	"flag"
-	"os"
 	"testing"
+
+	"spiral/internal/spiraltest"
 )
 
-// TestMain fixes rapid's seed, so that the property tests are
-// deterministic, unless the run sets one (-rapid.seed or RAPID_SEED), as
-// in package advantage.
-func TestMain(m *testing.M) {
-	flag.Parse()
-	if f := flag.Lookup("rapid.seed"); f != nil && f.Value.String() == "0" && os.Getenv("RAPID_SEED") == "" {
-		if err := f.Value.Set("20260603"); err != nil {
-			panic(err)
-		}
-	}
-	os.Exit(m.Run())
-}
+// TestMain fixes rapid's seed (spiraltest.Seed) unless the run sets one, so
+// that the property tests are deterministic.
+func TestMain(m *testing.M) { spiraltest.Main(m) }
