@@ -635,3 +635,38 @@ func TestFirstNegative(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeProblem: one problem of N1 = 2^20 traces and 16,384 sets of 16
+// (a cost linear in the input, not in N1 times K*n), planned and from
+// outside, with every appearance counted.
+func TestLargeProblem(t *testing.T) {
+	c := Config{SearchTraces: 1 << 20, SetSize: 16, Sets: 1 << 14, AggregationsPerSet: 1}
+	pl, err := c.NewPlanner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in Batch
+	if err := pl.PlanTo(&in, 1, rand.New(rand.NewPCG(1, 2))); err != nil {
+		t.Fatal(err)
+	}
+	in.Rewards = make([]float64, c.AggregationOutputs())
+	for i := range in.Rewards {
+		in.Rewards[i] = float64(i % 2)
+	}
+	var dst BatchCredit
+	for _, outside := range []bool{false, true} {
+		if outside {
+			in.Sets = slices.Clone(in.Sets)
+		}
+		if err := c.CreditBatch(&dst, in); err != nil {
+			t.Fatal(err)
+		}
+		total := 0
+		for _, a := range dst.Appearances {
+			total += a
+		}
+		if total != c.PlanSize() || dst.NoSignal[0] {
+			t.Errorf("outside %v: %d appearances, NoSignal %v; want %d and false", outside, total, dst.NoSignal[0], c.PlanSize())
+		}
+	}
+}
