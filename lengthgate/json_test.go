@@ -31,3 +31,22 @@ func TestGatesJSON(t *testing.T) {
 		t.Fatal("Marshal of an undefined boundary succeeded")
 	}
 }
+
+func TestOverlongJSON(t *testing.T) {
+	in := NewSoftOverlong(20480, 4096)
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"max_length":20480,"buffer":4096,"factor":1}`; string(b) != want {
+		t.Fatalf("Marshal = %s, want %s", b, want)
+	}
+	var out SoftOverlong
+	if err := json.Unmarshal(b, &out); err != nil || out != in {
+		t.Fatalf("round trip = %+v, %v", out, err)
+	}
+	b, err = json.Marshal(OverlongFilter{MaxLength: 4096})
+	if err != nil || string(b) != `{"max_length":4096}` {
+		t.Fatalf("OverlongFilter: %s, %v", b, err)
+	}
+}

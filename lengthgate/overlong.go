@@ -31,15 +31,15 @@ import "fmt"
 // L_max and -factor beyond it. Buffer == MaxLength penalises every L > 0.
 type SoftOverlong struct {
 	// MaxLength is L_max in tokens, >= 1.
-	MaxLength int
+	MaxLength int `json:"max_length"`
 	// Buffer is the length of the linear punishment interval (DAPO's
 	// L_cache, verl's overlong_buffer.len), 0 <= Buffer <= MaxLength.
-	Buffer int
+	Buffer int `json:"buffer"`
 	// Factor scales the penalty (verl's overlong_buffer.penalty_factor); it
 	// must satisfy 0 < Factor <= [MaxFactor]. There is no implicit default:
 	// a zero Factor is an error, so a forgotten field cannot silently switch
 	// the penalty off. [NewSoftOverlong] sets DAPO's factor 1.
-	Factor float64
+	Factor float64 `json:"factor"`
 }
 
 // MaxFactor is the largest [SoftOverlong.Factor] accepted, 1e30. It keeps
@@ -183,7 +183,7 @@ func ApplySoftOverlong[F Float](s SoftOverlong, dst, rewards []F, lengths []int)
 // token, [MaskTruncated] uses that flag instead.
 type OverlongFilter struct {
 	// MaxLength is L_max in tokens, >= 1.
-	MaxLength int
+	MaxLength int `json:"max_length"`
 }
 
 // Validate reports whether f is valid: MaxLength >= 1.
