@@ -6,8 +6,6 @@ import (
 
 	"spiral"
 	"spiral/advantage"
-	"spiral/combin"
-	"spiral/estimator"
 )
 
 // StepStats is what one training step of an arm did.
@@ -45,6 +43,7 @@ type spiralArm struct {
 	rounds     int // generation rounds per step for dynamic sampling
 	searchMult float64
 	aggMult    float64
+	batch      spiral.Batch // reused: PlanTo draws its Sets, generate fills the rest
 	credit     spiral.BatchCredit
 }
 
@@ -55,17 +54,13 @@ func newSpiralArm(cfg spiral.Config, policy *Policy, g Grammar, problems, rounds
 	}
 	a := &spiralArm{cfg: cfg, planner: planner, policy: policy, grammar: g, problems: problems, rounds: rounds, searchMult: 1, aggMult: 1}
 	if unbiased {
-		fam, err := combin.NewFamily(cfg.SearchTraces, cfg.SetSize, cfg.Family == spiral.Tuples)
+		// The credit sums over every trace and output (SumReduction) with
+		// the aggregation baseline inside the set (WithinSet), as step does.
+		roles, err := cfg.RoleWeights(spiral.WithinSet, spiral.SumReduction)
 		if err != nil {
 			return nil, err
 		}
-		roles, err := estimator.RoleWeights(fam, cfg.Sets, cfg.AggregationsPerSet, estimator.WithinSet, estimator.SumReduction)
-		if err != nil {
-			return nil, err
-		}
-		s, _ := roles.Search.Float64()
-		ag, _ := roles.Aggregation.Float64()
-		a.searchMult, a.aggMult = 1/s, 1/ag
+		a.searchMult, a.aggMult = roles.SearchMultiplier, roles.AggregationMultiplier
 	}
 	return a, nil
 }
@@ -73,7 +68,7 @@ func newSpiralArm(cfg spiral.Config, policy *Policy, g Grammar, problems, rounds
 // rollout is one round of generation for P problems.
 type rollout struct {
 	problems  []Problem
-	groups    []int
+	sets      []int     // the plan, a.batch.Sets
 	traces    [][]int32 // P*N1 search traces
 	aggPrompt [][]int32 // P*K*N2 aggregation prompts
 	aggOut    [][]int32 // P*K*N2 aggregation outputs
@@ -86,12 +81,10 @@ type rollout struct {
 func (a *spiralArm) generate(r *rand.Rand, problems []Problem) (*rollout, error) {
 	c := a.cfg
 	n1, k, n, n2 := c.SearchTraces, c.Sets, c.SetSize, c.AggregationsPerSet
-	ro := &rollout{problems: problems, groups: make([]int, len(problems)*k*n)}
-	for q := range problems {
-		if err := a.planner.PlanTo(ro.groups[q*k*n:(q+1)*k*n], r); err != nil {
-			return nil, err
-		}
+	if err := a.planner.PlanTo(&a.batch, len(problems), r); err != nil {
+		return nil, err
 	}
+	ro := &rollout{problems: problems, sets: a.batch.Sets}
 	prompts := make([][]int32, 0, len(problems)*n1)
 	for _, p := range problems {
 		for range n1 {
@@ -107,7 +100,7 @@ func (a *spiralArm) generate(r *rand.Rand, problems []Problem) (*rollout, error)
 	for q, p := range problems {
 		for i := range k {
 			for j := range n {
-				cands[j] = ro.traces[q*n1+ro.groups[(q*k+i)*n+j]]
+				cands[j] = ro.traces[q*n1+ro.sets[(q*k+i)*n+j]]
 			}
 			prompt := aggregatePrompt(p, cands)
 			for range n2 {
@@ -168,15 +161,12 @@ func (a *spiralArm) step(r *rand.Rand, draw problemStream) (StepStats, error) {
 			aggAll++
 		}
 		st.SearchReward += float64(ro.searchOK)
-		err = c.CreditBatch(&a.credit, spiral.Batch{
-			Groups: ro.groups, Rewards: ro.rewards,
-			SearchLengths: ro.searchLen, AggregationLengths: ro.aggLen,
-		})
+		a.batch.Rewards, a.batch.SearchLengths, a.batch.AggregationLengths = ro.rewards, ro.searchLen, ro.aggLen
+		err = c.CreditBatch(&a.credit, a.batch)
 		if err != nil {
 			return st, fmt.Errorf("credit: %w", err)
 		}
-		gates := a.credit.GateTotals()
-		st.Gated += gates.Search.Gated + gates.Aggregation.Gated
+		st.Gated += a.credit.Gates.Search.Gated + a.credit.Gates.Aggregation.Gated
 		for q := range ro.problems {
 			if a.credit.NoSignal[q] || st.Kept == a.problems {
 				continue
@@ -185,11 +175,11 @@ func (a *spiralArm) step(r *rand.Rand, draw problemStream) (StepStats, error) {
 			for y := range n1 {
 				i := q*n1 + y
 				search.Rows = append(search.Rows, Row{Prompt: searchPrompt(ro.problems[q]), Output: ro.traces[i]})
-				search.Coef = append(search.Coef, float32(a.searchMult*a.credit.Search.Advantages[i]/float64(a.problems)))
+				search.Coef = append(search.Coef, float32(a.searchMult*a.credit.Search[i]/float64(a.problems)))
 			}
 			for o := q * k * n2; o < (q+1)*k*n2; o++ {
 				agg.Rows = append(agg.Rows, Row{Prompt: ro.aggPrompt[o], Output: ro.aggOut[o]})
-				agg.Coef = append(agg.Coef, float32(a.aggMult*a.credit.Aggregation.Advantages[o]/float64(a.problems)))
+				agg.Coef = append(agg.Coef, float32(a.aggMult*a.credit.Aggregation[o]/float64(a.problems)))
 			}
 		}
 	}

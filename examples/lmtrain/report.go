@@ -34,8 +34,8 @@ func summaryText(s *Summary) string {
 	c := s.Config
 	fmt.Fprintf(&b, "lmtrain: %d steps of %d problems per arm, seed %d; model: %d block(s), width %d, %d heads\n",
 		o.Steps, o.Problems, o.Seed, o.Model.Layers, o.Model.Dim, o.Model.Heads)
-	fmt.Fprintf(&b, "SPIRAL: N1 = %d, n = %d, K = %d, N2 = %d, length gate L_target = %d (0: off), unbiased role multipliers: %v\n",
-		c.SearchTraces, c.SetSize, c.Sets, c.AggregationsPerSet, o.Gate, o.Unbiased)
+	fmt.Fprintf(&b, "SPIRAL: N1 = %d, n = %d, K = %d, N2 = %d, length gates L_target = %d (search), %d (aggregation) (0: off), unbiased role multipliers: %v\n",
+		c.SearchTraces, c.SetSize, c.Sets, c.AggregationsPerSet, o.SearchGate, o.AggregationGate, o.Unbiased)
 	fmt.Fprintf(&b, "GRPO: %s advantages, dynamic sampling up to %d rounds in both arms\n", o.GRPOPreset, o.Rounds)
 	fmt.Fprintf(&b, "test: %d held-out problems, %d search samples each; aggregation on 4 sets of %d of them\n",
 		o.Test, o.Samples, c.SetSize)

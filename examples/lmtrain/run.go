@@ -5,6 +5,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"spiral"
@@ -19,7 +21,8 @@ type Options struct {
 	Steps, Problems, Rounds      int
 	Warmup, EvalEvery            int
 	Test, Samples                int
-	Gate                         int
+	SearchGate, AggregationGate  int
+	Arms                         string
 	Unbiased                     bool
 	GRPOPreset                   string
 	LearningRate                 float64
@@ -35,7 +38,7 @@ func DefaultOptions() Options {
 	return Options{
 		Out: "lmtrain-out", Steps: 60, Problems: 8, Rounds: 3,
 		Warmup: 150, EvalEvery: 15, Test: 64, Samples: 64,
-		Gate: 4, Unbiased: true, GRPOPreset: "dr-grpo",
+		SearchGate: 0, AggregationGate: 3, Arms: "spiral,grpo", Unbiased: true, GRPOPreset: "dr-grpo",
 		LearningRate: 3e-3, Seed: 1,
 		Model:      ModelConfig{Dim: 16, Layers: 1, Heads: 2, Hidden: 32, LearningRate: 3e-3},
 		WarmupRows: 64, WarmupAggregates: 32, WarmupCorrect: 0.4,
@@ -79,7 +82,10 @@ type Summary struct {
 func Run(opt Options, log io.Writer) (*Summary, error) {
 	start := time.Now()
 	cfg := spiral.Paper()
-	cfg.Gates = lengthgate.Shared(lengthgate.Gate{Target: opt.Gate, Boundary: lengthgate.KeepAtTarget})
+	cfg.Gates = lengthgate.Gates{
+		Search:      lengthgate.Gate{Target: opt.SearchGate, Boundary: lengthgate.KeepAtTarget},
+		Aggregation: lengthgate.Gate{Target: opt.AggregationGate, Boundary: lengthgate.KeepAtTarget},
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -143,7 +149,10 @@ func Run(opt Options, log io.Writer) (*Summary, error) {
 			return &grpoArm{policy: p, grammar: grpoGrammar, group: grpo.Group, problems: opt.Problems, rounds: opt.Rounds, opts: groupOpts}, nil
 		}},
 	}
-	for ai, a := range arms {
+	for _, a := range arms {
+		if !slices.Contains(strings.Split(opt.Arms, ","), a.name) {
+			continue
+		}
 		t0 := time.Now()
 		policy, err := base.Clone(opt.LearningRate)
 		if err != nil {
@@ -189,7 +198,6 @@ func Run(opt Options, log io.Writer) (*Summary, error) {
 		}
 		res.Seconds = time.Since(t0).Seconds()
 		sum.Arms = append(sum.Arms, res)
-		_ = ai
 	}
 	sum.Seconds = time.Since(start).Seconds()
 	if opt.Out != "" {
