@@ -494,3 +494,53 @@ func TestNoFusedMultiplyAdd(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPassAtK calls PassAtK, PassAtKRat and PassAtKCurve with any sizes:
+// each gives an *ArgError or an answer in [0, 1]; PassAtK agrees with the
+// exact value within its documented bound whenever PassAtKRat answers; and
+// the curve's value at kmax agrees with PassAtK.
+func FuzzPassAtK(f *testing.F) {
+	f.Add(int64(16), int64(2), int64(4))
+	f.Add(int64(1)<<62, int64(1)<<61, int64(1)<<20)
+	f.Add(int64(math.MaxInt64), int64(3)<<20, int64(5)<<30)
+	f.Add(int64(0), int64(0), int64(1))
+	f.Add(int64(-1), int64(5), int64(math.MinInt64))
+	f.Fuzz(func(t *testing.T, n64, c64, k64 int64) {
+		n, c, k := int(n64), int(c64), int(k64)
+		p, err := eval.PassAtK(n, c, k)
+		var ae *eval.ArgError
+		if err != nil {
+			if !errors.As(err, &ae) {
+				t.Fatalf("PassAtK(%d, %d, %d): error %v is not an *ArgError", n, c, k, err)
+			}
+			return
+		}
+		if !(p >= 0 && p <= 1) {
+			t.Fatalf("PassAtK(%d, %d, %d) = %v", n, c, k, p)
+		}
+		if r, err := eval.PassAtKRat(n, c, k); err == nil {
+			// (4m+1) 2^-53 for the product of m factors: c of them when
+			// c <= 2^20, else k when k <= 2^20; beyond, the series' 2^-48.
+			bound := 0x1p-48
+			if c <= eval.ProductMax {
+				bound = float64(4*c+1) * 0x1p-53
+			} else if k <= eval.ProductMax {
+				bound = float64(4*k+1) * 0x1p-53
+			}
+			if d := math.Abs(p - spiraltest.Float(r)); d > bound {
+				t.Fatalf("PassAtK(%d, %d, %d) = %v, exact %v: off by %g > %g", n, c, k, p, r.FloatString(20), d, bound)
+			}
+		} else if !errors.Is(err, eval.ErrTooCostly) {
+			t.Fatalf("PassAtKRat(%d, %d, %d): %v, but PassAtK answers", n, c, k, err)
+		}
+		if k <= 1<<12 {
+			curve, err := eval.PassAtKCurve(n, c, k)
+			if err != nil {
+				t.Fatalf("PassAtKCurve(%d, %d, %d): %v, but PassAtK answers", n, c, k, err)
+			}
+			if d := math.Abs(curve[k-1] - p); d > float64(8*k+2)*0x1p-53 {
+				t.Fatalf("PassAtKCurve(%d, %d, %d)[k-1] = %v, PassAtK %v", n, c, k, curve[k-1], p)
+			}
+		}
+	})
+}
