@@ -138,18 +138,18 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	if err := c.validateShape(); err != nil {
 		return err
 	}
-	p, outputs, err := c.checkLayout(in)
+	p, outputs, err := c.checkLayout(&in)
 	if err != nil {
 		return err
 	}
-	trusted := in.drawn.trusted(c, in.Sets)
+	trusted := in.drawn.trusted(&c, in.Sets)
 	dst.bad = dst.bad[:0]
 	if !trusted && c.Design == combin.Balanced {
 		c.checkBalance(dst, in.Sets)
 	}
-	c.checkLengths(dst, in, p)
+	c.checkLengths(dst, &in, p)
 
-	kin := dst.layout(c, in, p, outputs)
+	kin := dst.layout(&c, &in, p, outputs)
 	kin.SetsChecked = trusted
 	err = advantage.ComputeBatch(&dst.BatchCredit, *kin)
 	kernelBad, ok := errors.AsType[*advantage.BatchError](err)
@@ -162,7 +162,7 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	dst.OutOfRange = grow(dst.OutOfRange, p)
 	dst.Gates, dst.Overlong = lengthgate.GatesReport{}, lengthgate.PenaltyReport{}
 	for _, e := range dst.bad {
-		dst.reject(c, e.Problem)
+		dst.reject(&c, e.Problem)
 	}
 
 	// Dynamic sampling on the raw rewards. Without shaping, NoSignal is
@@ -174,13 +174,13 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	clear(dst.NoSignal)
 	if shaping {
 		for q := range p {
-			dst.NoSignal[q] = !dst.Rejected[q] && dst.zero(c, q)
+			dst.NoSignal[q] = !dst.Rejected[q] && dst.zero(&c, q)
 		}
 	}
 	if c.RewardRange.Enabled() {
 		r := 0
 		for q := range p {
-			_, nr := dst.outputs(c, q)
+			_, nr := dst.outputs(&c, q)
 			dst.OutOfRange[q] = false
 			if !dst.Rejected[q] {
 				in, _ := advantage.InRewardRange(c.RewardRange, in.Rewards[r:r+nr], sub(in.Unscorable, r, r+nr))
@@ -195,7 +195,7 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 		dst.shaped = grow(dst.shaped, len(in.Rewards))
 		r := 0
 		for q := range p {
-			_, nr := dst.outputs(c, q)
+			_, nr := dst.outputs(&c, q)
 			rs, sh := in.Rewards[r:r+nr], dst.shaped[r:r+nr]
 			copy(sh, rs)
 			if !dst.Rejected[q] {
@@ -228,7 +228,7 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 			}
 		}
 		for _, e := range dst.bad {
-			dst.reject(c, e.Problem)
+			dst.reject(&c, e.Problem)
 		}
 	}
 	kin.Members, kin.Rewards, kin.Unscorable = nil, nil, nil
@@ -236,14 +236,14 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	if shaping || c.RewardRange.Enabled() {
 		for q := range p {
 			if !dst.Rejected[q] && (dst.NoSignal[q] || dst.OutOfRange[q]) {
-				dst.clearAdvantages(c, q)
+				dst.clearAdvantages(&c, q)
 			}
 		}
 	}
-	c.gate(dst, in)
+	c.gate(dst, &in)
 	if !shaping {
 		for q := range p {
-			dst.NoSignal[q] = !dst.Rejected[q] && dst.zero(c, q)
+			dst.NoSignal[q] = !dst.Rejected[q] && dst.zero(&c, q)
 		}
 	}
 	if kernelBad != nil || len(dst.bad) > 0 {
@@ -254,7 +254,7 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 
 // checkLayout checks the lengths of in's slices against c and returns the
 // number of problems P and of outputs.
-func (c Config) checkLayout(in Batch) (p, outputs int, err error) {
+func (c *Config) checkLayout(in *Batch) (p, outputs int, err error) {
 	n1, k, n2 := c.SearchTraces, c.Sets, c.AggregationsPerSet
 	size := c.PlanSize()
 	layout := func(field, format string, args ...any) error {
@@ -317,7 +317,7 @@ var errNegativeLength = errors.New("length < 0")
 
 // checkLengths adds to dst.bad the first negative length of each problem
 // of in.
-func (c Config) checkLengths(dst *BatchCredit, in Batch, p int) {
+func (c *Config) checkLengths(dst *BatchCredit, in *Batch, p int) {
 	if firstNegative(in.SearchLengths) < 0 && firstNegative(in.AggregationLengths) < 0 {
 		return
 	}
@@ -357,7 +357,7 @@ func (c Config) checkLengths(dst *BatchCredit, in Batch, p int) {
 // sets do not hold every trace r or r+1 times, r = floor(K*n/N1) (exactly
 // r when N1 divides K*n). Indices out of range are skipped: the set check
 // reports them.
-func (c Config) checkBalance(dst *BatchCredit, sets []int) {
+func (c *Config) checkBalance(dst *BatchCredit, sets []int) {
 	n1, size := c.SearchTraces, c.PlanSize()
 	r, hi := size/n1, (size+n1-1)/n1
 	dst.sets.counts = grow(dst.sets.counts, n1)
@@ -412,7 +412,7 @@ func mergeBad(root []*advantage.InputError, kernel *advantage.BatchError) error 
 
 // layout returns the kernel's view of in, reusing the layout slices kept
 // in dst while the batch's shape stays the same.
-func (b *BatchCredit) layout(c Config, in Batch, p, outputs int) *advantage.Batch[float64] {
+func (b *BatchCredit) layout(c *Config, in *Batch, p, outputs int) *advantage.Batch[float64] {
 	key := layoutKey{p, c.SearchTraces, c.Sets, c.SetSize, c.AggregationsPerSet}
 	kin := &b.in
 	if b.key != key {
@@ -444,7 +444,7 @@ func (b *BatchCredit) layout(c Config, in Batch, p, outputs int) *advantage.Batc
 
 // outputs returns the offset and number of the outputs of problem q of the
 // last batch.
-func (b *BatchCredit) outputs(c Config, q int) (r, nr int) {
+func (b *BatchCredit) outputs(c *Config, q int) (r, nr int) {
 	if !b.ragged {
 		m := c.AggregationOutputs()
 		return q * m, m
@@ -453,7 +453,7 @@ func (b *BatchCredit) outputs(c Config, q int) (r, nr int) {
 }
 
 // reject marks problem q rejected, with zero credit.
-func (b *BatchCredit) reject(c Config, q int) {
+func (b *BatchCredit) reject(c *Config, q int) {
 	b.Rejected[q] = true
 	b.NoSignal[q], b.OutOfRange[q] = false, false
 	k := c.Sets
@@ -465,7 +465,7 @@ func (b *BatchCredit) reject(c Config, q int) {
 }
 
 // clearAdvantages sets every advantage of problem q to 0.
-func (b *BatchCredit) clearAdvantages(c Config, q int) {
+func (b *BatchCredit) clearAdvantages(c *Config, q int) {
 	k, n1 := c.Sets, c.SearchTraces
 	clear(b.SetAdvantages[q*k : (q+1)*k])
 	clear(b.Search[q*n1 : (q+1)*n1])
@@ -475,7 +475,7 @@ func (b *BatchCredit) clearAdvantages(c Config, q int) {
 
 // zero reports whether every search and aggregation advantage of problem q
 // is 0.
-func (b *BatchCredit) zero(c Config, q int) bool {
+func (b *BatchCredit) zero(c *Config, q int) bool {
 	n1 := c.SearchTraces
 	r, nr := b.outputs(c, q)
 	return allZero(b.Search[q*n1:(q+1)*n1]) && allZero(b.Aggregation[r:r+nr])
@@ -492,7 +492,7 @@ func allZero(xs []float64) bool {
 
 // gate applies c's length gates to every problem of dst that is not
 // rejected, adding their reports to dst.Gates.
-func (c Config) gate(dst *BatchCredit, in Batch) {
+func (c *Config) gate(dst *BatchCredit, in *Batch) {
 	g := c.Gates
 	if !g.Search.Enabled() && !g.Aggregation.Enabled() {
 		return

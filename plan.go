@@ -165,7 +165,7 @@ type drawn struct {
 
 // trusted reports whether sets is exactly the slice a Planner of c's shape
 // drew.
-func (d drawn) trusted(c Config, sets []int) bool {
+func (d *drawn) trusted(c *Config, sets []int) bool {
 	return d.first != nil && len(sets) == d.len && &sets[0] == d.first && d.shape == c.planShape()
 }
 
