@@ -183,9 +183,8 @@ func ExpectedMajority[T cmp.Ordered](answers []T, correct T, k int, rule TieRule
 // any n. The cost is polynomial: of the order of k^2 n steps for
 // TieSmallest, k^2 n log k for TieRandom (which also counts the tied
 // answers) and n_c k^2 n for TieFirstSeen (n_c copies of the correct
-// answer), and much less with few distinct answers; for n = 256 it takes
-// milliseconds. Memory is at most about k n floats, for the hypergeometric
-// tables. Results are within 1e-13 of the exact rational value for n up to
+// answer), and much less with few distinct answers. Memory is at most about
+// k n floats, for the hypergeometric tables. Results are within 1e-13 of the exact rational value for n up to
 // a few hundred, and have the same bits on every architecture (every
 // product that feeds a sum is rounded explicitly, never fused).
 //

@@ -76,7 +76,7 @@ func passAtKProblem(n, c, k int) (arg, msg string) {
 // the exact value is either below 2^-1075 from 1 (when c·k/n >= 800, and
 // the result is 1) or it comes from Stirling's series for the log-gamma
 // function, within 2^-48 of the exact value; either way the cost is at most
-// 2^20 factors, a few milliseconds, whatever n is.
+// 2^20 factors, whatever n is.
 //
 // Edge cases: c = 0 gives exactly 0; n - c < k (too few incorrect samples
 // to fill a subset without a correct one) gives exactly 1.
