@@ -165,17 +165,11 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 		dst.reject(&c, e.Problem)
 	}
 
-	// Dynamic sampling on the raw rewards. Without shaping, NoSignal is
-	// read after the gates, which cannot change it: they only zero
-	// positive advantages, and each role's advantages sum to 0 with
-	// positive weights, so a role with a non-zero advantage has a negative
-	// one, which no gate removes.
+	// Dynamic sampling on the raw rewards, before the gates: NoSignal is
+	// read from the credit of the raw rewards.
 	shaping := c.Overlong != nil
-	clear(dst.NoSignal)
-	if shaping {
-		for q := range p {
-			dst.NoSignal[q] = !dst.Rejected[q] && dst.zero(&c, q)
-		}
+	for q := range p {
+		dst.NoSignal[q] = !dst.Rejected[q] && dst.zero(&c, q)
 	}
 	if c.RewardRange.Enabled() {
 		r := 0
@@ -241,11 +235,6 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 		}
 	}
 	c.gate(dst, &in)
-	if !shaping {
-		for q := range p {
-			dst.NoSignal[q] = !dst.Rejected[q] && dst.zero(&c, q)
-		}
-	}
 	if kernelBad != nil || len(dst.bad) > 0 {
 		return mergeBad(dst.bad, kernelBad)
 	}
