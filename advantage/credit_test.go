@@ -14,9 +14,9 @@ import (
 // TestWorkedExample checks docs/method.md#worked-example value by
 // value, exactly (every value is a dyadic rational).
 func TestWorkedExample(t *testing.T) {
-	groups := [][]int{{0, 1, 2, 3}, {1, 2, 4, 5}, {0, 4, 5, 6}, {2, 3, 5, 6}}
+	sets := [][]int{{0, 1, 2, 3}, {1, 2, 4, 5}, {0, 4, 5, 6}, {2, 3, 5, 6}}
 	rewards := [][]float64{{1, 1, 1, 0}, {1, 0, 1, 0}, {0, 0, 1, 0}, {0, 1, 1, 0}}
-	c, err := Compute(8, groups, rewards)
+	c, err := Compute(8, sets, rewards)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,8 +62,10 @@ func (e *InputError) Error() string {
 			fmt.Fprintf(&b, ", position %d", e.Output)
 		}
 	}
-	b.WriteString(": ")
-	b.WriteString(e.Err.Error())
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
 	return b.String()
 }
 

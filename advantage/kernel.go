@@ -16,25 +16,24 @@ import (
 //
 //   - Each set is reduced on its own, by setMean: its scored rewards are
 //     summed with the exact error of every addition (twoSum), and the mean
-//     kept as a pair h + l (meanPair). So
-//     f = h + l and A_agg = (r - h) - l are accurate to a few units in the
-//     last place of the set's own values, whatever other sets hold, and
-//     exactly 0 for a set whose rewards are equal.
+//     kept as a pair h + l (meanPair). So f = h + l and A_agg = (r - h) - l
+//     are accurate to a few units in the last place of the set's own
+//     values, whatever other sets hold, and exactly 0 for a set whose
+//     rewards are equal.
 //   - Across sets the kernel works on e_i = (h_i - P) + l_i, the deviation
 //     of f_i from a pivot P near fbar (the plain mean of the h_i): ebar =
-//     fbar - P is the
-//     mean of the e_i in set order, A_set = e_i - ebar and A_search(y) =
-//     (sum of e_i over the sets holding y)/|G(y)| - ebar. When every e_i
-//     is equal, ebar is that value and every set and search advantage is
-//     exactly 0. A trace in every scored set gets exactly 0: its sum is
-//     accumulated in the same order as ebar's.
+//     fbar - P is the mean of the e_i in set order, A_set = e_i - ebar and
+//     A_search(y) = (sum of e_i over the sets holding y)/|G(y)| - ebar.
+//     When every e_i is equal, ebar is that value and every set and search
+//     advantage is exactly 0. A trace in every scored set gets exactly 0:
+//     its sum is accumulated in the same order as ebar's.
 //   - A search advantage within tol of 0 is written as exactly 0 (see
 //     searchTol).
 //
 // The only products that feed a sum are meanPair's math.FMA (exactly
-// rounded on every architecture) and searchTol's, whose products are
-// rounded explicitly, so the compiler has no multiply-add to fuse and the
-// results are the same on every architecture.
+// rounded on every architecture) and those of searchTol and meanBound,
+// which are rounded explicitly, so the compiler has no multiply-add to
+// fuse and the results are the same on every architecture.
 
 // scratch is the memory the kernel reuses from problem to problem, kept in
 // a BatchCredit: the search sums of one problem's traces, and the h_i,
@@ -56,8 +55,8 @@ type problem[F constraints.Float] struct {
 }
 
 // credit computes the credit of p into its destination ranges, with
-// sc.sums and sc.dev at least as long as p's traces and sets, and returns
-// the number of scored sets K'.
+// sc.sums at least as long as p's traces and sc.dev and sc.lo as its sets,
+// and returns the number of scored sets K'.
 func (p *problem[F]) credit(sc *scratch) (scoredSets int) {
 	// Locals, not p's fields, so that the stores below do not make the
 	// compiler reload them.
@@ -222,8 +221,14 @@ func setMean[F constraints.Float](rs []F, unscorable []bool) (h, l float64, n in
 		return x0, 0, n, 0
 	}
 	h, l = meanPair(s, c, n)
+	return h, l, n, meanBound(ea, h)
+}
+
+// meanBound returns setMean's bound on the error of a mean h + l whose
+// additions erred by ea = sum_k |e_k| in all.
+func meanBound(ea, h float64) float64 {
 	const u = 0x1p-53
-	return h, l, n, float64(u*ea) + float64(4*u*u*math.Abs(h))
+	return float64(u*ea) + float64(4*u*u*math.Abs(h))
 }
 
 // searchTol returns the magnitude at or below which a computed search

@@ -10,12 +10,12 @@ import (
 	"spiral/internal/spiraltest"
 )
 
-// roundingGroups are ordered tuples (two pairs of them hold the same
+// roundingSets are ordered tuples (two pairs of them hold the same
 // members) with set scores (2/3, 1/3, 7/12, 1/4), fbar = 11/24: trace 2 is
 // only in the first and the last set, whose set advantages are +5/24 and
 // -5/24, trace 0 only in the middle two, trace 1 in every set.
 var (
-	roundingGroups  = [][]int{{2, 1}, {1, 0}, {0, 1}, {1, 2}}
+	roundingSets    = [][]int{{2, 1}, {1, 0}, {0, 1}, {1, 2}}
 	roundingRewards = [][]float64{{0, 1, 1}, {0, 0.5, 0.5}, {0.25, 0.5, 1}, {0, 0.25, 0.5}}
 )
 
@@ -24,8 +24,8 @@ var (
 // search advantage is 0, so every computed one must be exactly 0, or a
 // dynamic-sampling trainer would keep a problem with no signal.
 func TestSearchRoundingZero(t *testing.T) {
-	c := computeOne(t, spec{Traces: 3, Sets: roundingGroups, Rewards: roundingRewards}, true)
-	if _, err := Compute(3, roundingGroups, roundingRewards); err == nil {
+	c := computeOne(t, spec{Traces: 3, Sets: roundingSets, Rewards: roundingRewards}, true)
+	if _, err := Compute(3, roundingSets, roundingRewards); err == nil {
 		t.Error("Compute accepts sets {2, 1} and {1, 2}, identical as subsets")
 	}
 	for y, a := range c.Search {
@@ -44,29 +44,29 @@ func TestSearchExactZerosRapid(t *testing.T) {
 		traces := rapid.IntRange(2, 6).Draw(t, "traces")
 		n := rapid.IntRange(1, traces).Draw(t, "n")
 		k := rapid.IntRange(2, 6).Draw(t, "K")
-		var groups [][]int
+		var sets [][]int
 		for range k {
 			g := rapid.Permutation(seq(traces)).Draw(t, "perm")[:n]
-			if !slices.ContainsFunc(groups, func(h []int) bool { return sameSet(g, h) }) {
-				groups = append(groups, g)
+			if !slices.ContainsFunc(sets, func(h []int) bool { return sameSet(g, h) }) {
+				sets = append(sets, g)
 			}
 		}
-		if len(groups) < 2 {
-			t.Skip("fewer than 2 distinct groups")
+		if len(sets) < 2 {
+			t.Skip("fewer than 2 distinct sets")
 		}
-		rewards := make([][]float64, len(groups))
-		for i := range groups {
+		rewards := make([][]float64, len(sets))
+		for i := range sets {
 			m := rapid.IntRange(1, 4).Draw(t, "N2")
 			for range m {
 				rewards[i] = append(rewards[i], float64(rapid.IntRange(0, 16).Draw(t, "r"))/16)
 			}
 		}
 		exactR := spiraltest.Rats(rewards)
-		c, err := Compute(traces, groups, rewards)
+		c, err := Compute(traces, sets, rewards)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := spiraltest.RefCredit(traces, groups, exactR, nil).Search
+		want := spiraltest.RefCredit(traces, sets, exactR, nil).Search
 		for y, w := range want {
 			wf, _ := w.Float64()
 			switch {
@@ -88,7 +88,7 @@ func TestSearchExactZerosRapid(t *testing.T) {
 // computed one must be exactly 0.
 func TestSubnormalZeros(t *testing.T) {
 	for _, scale := range []float64{0x1p-1060, 0x1p-1070, 0x1p-1072, 0x1p-1022, 0x1p-1000} {
-		s := spec{Traces: 3, Sets: roundingGroups, Rewards: mapRewards(roundingRewards, func(r float64) float64 { return r * scale })}
+		s := spec{Traces: 3, Sets: roundingSets, Rewards: mapRewards(roundingRewards, func(r float64) float64 { return r * scale })}
 		c := computeOne(t, s, true)
 		for y, a := range c.Search {
 			if a != 0 {
@@ -119,7 +119,7 @@ func TestSubnormalZeros(t *testing.T) {
 			}
 			rewards = append(rewards, rs)
 		}
-		s := spec{Traces: 3, Sets: roundingGroups, Rewards: rewards}
+		s := spec{Traces: 3, Sets: roundingSets, Rewards: rewards}
 		got := computeOne(t, s, true)
 		for y, x := range got.Search {
 			if w := ref(s).Search[y]; w.Sign() != 0 {
