@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 
 	"spiral"
 	"spiral/advantage"
@@ -33,7 +34,7 @@ type trainStats struct {
 	// For SPIRAL: plans is the number of plans drawn (one per problem),
 	// traces the search traces they planned, and uncredited and
 	// uncreditedSq the sum and the sum of squares over plans of the number
-	// of traces in no set (appearance count 0 in Credit.Appearances).
+	// of traces in no set (appearance count 0 in BatchCredit.Appearances).
 	plans, traces            int
 	uncredited, uncreditedSq float64
 }
@@ -159,10 +160,10 @@ var arms = []arm{
 		},
 	},
 	spiralVariant("spiral",
-		"SPIRAL at the paper's configuration (spiral.Paper(): N1 = 8, n = 4, K = 4, N2 = 4), credit from spiral.Config.Plan and Credit",
+		"SPIRAL at the paper's configuration (spiral.Paper(): N1 = 8, n = 4, K = 4, N2 = 4), plans from spiral.Planner.PlanTo, credit from spiral.Config.CreditBatch",
 		"", spiral.Paper()),
 	spiralVariant("spiral-balanced",
-		"SPIRAL at the paper's configuration with Design = combin.Balanced: the K = 4 sets are two random splits of the 8 traces into halves, so every trace is in exactly 2 sets (M = 1), credit from spiral.Config.Plan and Credit",
+		"SPIRAL at the paper's configuration with Design = combin.Balanced: the K = 4 sets are two random splits of the 8 traces into halves, so every trace is in exactly 2 sets (M = 1), plans from spiral.Planner.PlanTo, credit from spiral.Config.CreditBatch",
 		"spiral", balancedPaper()),
 }
 
@@ -309,7 +310,8 @@ func addScore(grad, p []float64, v int, w float64) {
 	grad[v] += w
 }
 
-// spiralArm trains both roles with SPIRAL's credit, from the library.
+// spiralArm trains both roles with SPIRAL's credit, from the library: one
+// Config.CreditBatch per step, into a BatchCredit reused from step to step.
 type spiralArm struct {
 	toy     toy
 	cfg     spiral.Config
@@ -322,12 +324,17 @@ type spiralArm struct {
 	meter    searchMeter
 	st       trainStats
 	aggGrad  [kinds][]float64
-	syms     []int
 	correct  []bool
 	setSyms  []int
 	setRight []bool
-	actions  [][]int
-	rewards  [][]float64
+	plan     spiral.Batch // one problem's plan
+	// The step's batch, problem after problem: syms[q*N1+y] is the
+	// strategy of search trace y of problem q, actions[o] the action of
+	// aggregation output o (the layout of batch.Rewards).
+	batch   spiral.Batch
+	credit  spiral.BatchCredit
+	syms    []int
+	actions []int
 }
 
 func newSPIRAL(t toy, cfg spiral.Config, lr float64) (*spiralArm, error) {
@@ -338,24 +345,20 @@ func newSPIRAL(t toy, cfg spiral.Config, lr float64) (*spiralArm, error) {
 	s := &spiralArm{
 		toy: t, cfg: cfg, planner: planner, lr: lr,
 		p: make([]float64, t.V), grad: make([]float64, t.V), meter: newSearchMeter(t.V),
-		syms: make([]int, cfg.SearchTraces), correct: make([]bool, cfg.SearchTraces),
+		correct: make([]bool, cfg.SearchTraces),
 		setSyms: make([]int, cfg.SetSize), setRight: make([]bool, cfg.SetSize),
-		actions: make([][]int, cfg.Sets), rewards: make([][]float64, cfg.Sets),
 	}
 	for k := range kinds {
 		s.q[k] = make([]float64, actions)
 		s.aggGrad[k] = make([]float64, actions)
 	}
-	for i := range cfg.Sets {
-		s.actions[i] = make([]int, cfg.AggregationsPerSet)
-		s.rewards[i] = make([]float64, cfg.AggregationsPerSet)
-	}
 	return s, nil
 }
 
 // step: for each problem, N1 search traces, a plan of K sets of n of them
-// (Planner.Plan), N2 aggregation actions per set from the aggregation head
-// and their rewards, the credit (Config.Credit), and the update
+// (Planner.PlanTo), N2 aggregation actions per set from the aggregation
+// head and their rewards; then the credit of the whole batch
+// (Config.CreditBatch) and the update
 //
 //	search logits    += lr * mean over problems of (1/O) sum_y A_search(y) (e_{y} - p)
 //	aggregation head += lr * mean over problems of (1/O) sum_ij A_agg(i, j) (e_{z_ij} - q)
@@ -368,44 +371,52 @@ func (s *spiralArm) step(pol *policy, batch []problem, rnd *rand.Rand) error {
 		clear(s.aggGrad[k])
 	}
 	clear(s.grad)
-	outputs := float64(s.cfg.Generations())
-	for _, x := range batch {
-		for y := range s.syms {
-			s.syms[y] = draw(rnd, s.p)
-			s.correct[y] = rnd.Float64() < s.toy.solveProb(x, s.syms[y])
+	N1, K, n, N2 := s.cfg.SearchTraces, s.cfg.Sets, s.cfg.SetSize, s.cfg.AggregationsPerSet
+	P := len(batch)
+	s.syms = slices.Grow(s.syms[:0], P*N1)[:P*N1]
+	s.actions = slices.Grow(s.actions[:0], P*K*N2)[:P*K*N2]
+	s.batch.Sets = slices.Grow(s.batch.Sets[:0], P*K*n)[:P*K*n]
+	s.batch.Rewards = slices.Grow(s.batch.Rewards[:0], P*K*N2)[:P*K*N2]
+	for q, x := range batch {
+		syms := s.syms[q*N1 : (q+1)*N1]
+		for y := range syms {
+			syms[y] = draw(rnd, s.p)
+			s.correct[y] = rnd.Float64() < s.toy.solveProb(x, syms[y])
 		}
-		plan, err := s.planner.Plan(rnd)
-		if err != nil {
+		if err := s.planner.PlanTo(&s.plan, 1, rnd); err != nil {
 			return err
 		}
-		for i, g := range plan.Sets {
-			for j, y := range g {
-				s.setSyms[j], s.setRight[j] = s.syms[y], s.correct[y]
+		copy(s.batch.Sets[q*K*n:], s.plan.Sets)
+		for i := range K {
+			for j, y := range s.plan.Sets[i*n : (i+1)*n] {
+				s.setSyms[j], s.setRight[j] = syms[y], s.correct[y]
 			}
-			for j := range s.actions[i] {
+			for j := range N2 {
+				o := (q*K+i)*N2 + j
 				a := draw(rnd, s.q[x.kind])
-				s.actions[i][j] = a
-				s.rewards[i][j] = s.toy.reward(x, s.setSyms, s.setRight, a)
+				s.actions[o] = a
+				s.batch.Rewards[o] = s.toy.reward(x, s.setSyms, s.setRight, a)
 			}
 		}
-		credit, err := s.cfg.Credit(plan, s.rewards, spiral.Lengths{})
-		if err != nil {
-			return err
-		}
-		for y, a := range credit.Search {
-			addScore(s.grad, s.p, s.syms[y], a/outputs)
-			addScore(s.meter.one, s.p, s.syms[y], a/outputs)
+	}
+	if err := s.cfg.CreditBatch(&s.credit, s.batch); err != nil {
+		return err
+	}
+	outputs := float64(s.cfg.Generations())
+	for q, x := range batch {
+		syms := s.syms[q*N1 : (q+1)*N1]
+		for y, a := range s.credit.Search[q*N1 : (q+1)*N1] {
+			addScore(s.grad, s.p, syms[y], a/outputs)
+			addScore(s.meter.one, s.p, syms[y], a/outputs)
 		}
 		s.meter.problemDone()
-		uncredited := float64(countZero(credit.Appearances)) // traces in no set
+		uncredited := float64(countZero(s.credit.Appearances[q*N1 : (q+1)*N1])) // traces in no set
 		s.st.plans++
-		s.st.traces += len(s.syms)
+		s.st.traces += N1
 		s.st.uncredited += uncredited
 		s.st.uncreditedSq += uncredited * uncredited
-		for i, row := range credit.Aggregation {
-			for j, a := range row {
-				addScore(s.aggGrad[x.kind], s.q[x.kind], s.actions[i][j], a/outputs)
-			}
+		for o := q * K * N2; o < (q+1)*K*N2; o++ {
+			addScore(s.aggGrad[x.kind], s.q[x.kind], s.actions[o], s.credit.Aggregation[o]/outputs)
 		}
 	}
 	s.meter.stepDone(&s.st)

@@ -42,11 +42,12 @@
 //     (advantage.GroupRelative with the zero options, Dr. GRPO), so that both
 //     arms use unscaled, mean-centred advantages. It never trains the
 //     aggregation head, which stays uniform.
-//   - spiral: spiral.Paper() through the root package: Planner.Plan draws the
-//     K sets uniformly, as the paper does, each set's N2 aggregation outputs
-//     are actions of the aggregation head rewarded as above, and
-//     Config.Credit gives the search advantages (to the search logits) and
-//     the aggregation advantages (to the aggregation head). A trace is in no
+//   - spiral: spiral.Paper() through the root package: Planner.PlanTo draws
+//     the K sets uniformly, as the paper does, each set's N2 aggregation
+//     outputs are actions of the aggregation head rewarded as above, and
+//     Config.CreditBatch, once per step for the whole batch, gives the
+//     search advantages (to the search logits) and the aggregation
+//     advantages (to the aggregation head). A trace is in no
 //     set with probability 88/1541 (5.71%) and then gets no credit
 //     (docs/method.md#proposition-31).
 //   - spiral-balanced: the same with Design = combin.Balanced: the 4 sets are
@@ -86,7 +87,7 @@
 // -replicates (default 16) training streams each, as means with standard
 // errors and z-scores, and calls a difference real from 3 standard errors.
 // It also reports, measured during training, the fraction of search traces
-// that no set held (from Credit.Appearances, against the design's
+// that no set held (from BatchCredit.Appearances, against the design's
 // 1 - n(M+1)/N1: 88/1541 and 0); the noise of the search step, lr^2 sum
 // over steps of E||s - E[s]||^2, estimated from the spread of each batch's
 // problems, and its ratio between the designs once each is divided by its
