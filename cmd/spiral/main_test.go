@@ -235,7 +235,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"passk", "-k", "1,,2"}, `"" is not an integer >= 1`},
 		{[]string{"passk", "-k", "8,1,8"}, "k = 8 appears twice"},
 		{[]string{"constants", "-traces", "8", "-size", "4"}, "flag -sets is required"},
-		{[]string{"constants", "-traces", "4", "-size", "5", "-sets", "1"}, "n = 5 > N = 4"},
+		{[]string{"constants", "-traces", "4", "-size", "5", "-sets", "1"}, "n = 5 > N1 = 4"},
 		{[]string{"constants", "-traces", "8", "-size", "4", "-sets", "71"}, "71"},
 		{[]string{"constants", "-traces", "8", "-size", "4", "-sets", "0"}, "K = 0"},
 		{[]string{"plan", "-traces", "8", "-size", "4", "-sets", "4", "-problems", "2"}, "flag -seed is required"},
