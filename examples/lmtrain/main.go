@@ -29,12 +29,15 @@
 //
 //   - spiral: spiral.Config (N1 = 8, n = 4, K = 4, N2 = 4, the paper's) plans
 //     the sets, the policy generates the traces and the aggregation outputs,
-//     Config.CreditBatch gives the credit after the length gates, problems
-//     with NoSignal are resampled (dynamic sampling, up to -rounds rounds),
-//     and the loss is
-//     -(1/P) sum_q (w_s sum_y A_search log pi(y) + w_a sum_o A_agg log pi(o))
-//     with w_s, w_a the configuration's unbiased role multipliers (or 1
-//     with -unbiased=false).
+//     and Config.CreditBatch gives the credit after the length gates: by
+//     default none on search traces (as in the GRPO arm) and L_target = 3
+//     on aggregation outputs, so only the shortest, "= answer stop", keeps a
+//     positive advantage. Problems with NoSignal are resampled (dynamic
+//     sampling, up to -rounds rounds). The loss of a step is the mean over
+//     its P problems of -(w_s sum_y A_search(y) log pi(y) + w_a sum_o
+//     A_agg(o) log pi(o)), w_s and w_a the configuration's unbiased role
+//     multipliers (Config.RoleWeights; 1 and 1 with -unbiased=false).
+//
 //   - grpo: G = 12 traces per problem with twice the maximum length, the
 //     same generated-token ceiling as SPIRAL's 8 + 16 outputs (package
 //     budget), advantages from advantage.GroupRelative (-grpo-preset), the
@@ -78,7 +81,15 @@ func main() {
 	flag.StringVar(&opt.GRPOPreset, "grpo-preset", opt.GRPOPreset, "advantage.Preset of the GRPO arm")
 	flag.Float64Var(&opt.LearningRate, "lr", opt.LearningRate, "Adam learning rate of the RL steps")
 	flag.Uint64Var(&opt.Seed, "seed", opt.Seed, "random seed")
+	replot := flag.String("replot", "", "write the summary and plots of a saved summary.json to -out instead of training")
 	flag.Parse()
+	if *replot != "" {
+		if err := Replot(*replot, opt.Out); err != nil {
+			fmt.Fprintln(os.Stderr, "lmtrain:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if _, err := Run(opt, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "lmtrain:", err)
 		os.Exit(1)

@@ -28,6 +28,22 @@ func writeReport(dir string, s *Summary) error {
 	return plots(dir, s)
 }
 
+// Replot reads a summary.json that Run wrote and writes its report to dir.
+func Replot(summaryJSON, dir string) error {
+	js, err := os.ReadFile(summaryJSON)
+	if err != nil {
+		return err
+	}
+	var s Summary
+	if err := json.Unmarshal(js, &s); err != nil {
+		return fmt.Errorf("%s: %w", summaryJSON, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return writeReport(dir, &s)
+}
+
 func summaryText(s *Summary) string {
 	var b strings.Builder
 	o := s.Options
@@ -40,28 +56,29 @@ func summaryText(s *Summary) string {
 	fmt.Fprintf(&b, "test: %d held-out problems, %d search samples each; aggregation on 4 sets of %d of them\n",
 		o.Test, o.Samples, c.SetSize)
 	fmt.Fprintf(&b, "time: warm-up %.0f s, total %.0f s\n\n", s.WarmupSeconds, s.Seconds)
-	fmt.Fprintf(&b, "%-7s %-22s %8s %10s %10s %8s %8s %8s %8s %8s %8s %8s %8s\n",
-		"arm", "", "ceiling", "generated", "prefill", "pass@1", "pass@8", "pass@64", "aggr.", "majority", "oracle", "answers", "length")
+	fmt.Fprintf(&b, "%-7s %-14s %8s %10s %10s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n",
+		"arm", "", "ceiling", "generated", "prefill", "pass@1", "pass@8", "pass@64", "aggr.", "majority", "oracle", "answers", "entropy", "length")
 	for _, a := range s.Arms {
 		for i, h := range a.History {
 			if i != 0 && i != len(a.History)-1 {
 				continue
 			}
-			label := "base (step 0)"
+			label := "base"
 			if i > 0 {
-				label = fmt.Sprintf("after step %d", h.Step)
+				label = fmt.Sprintf("step %d", h.Step)
 			}
 			e := h.Eval
-			fmt.Fprintf(&b, "%-7s %-22s %8d %10d %10d %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.2f %8.2f\n",
+			fmt.Fprintf(&b, "%-7s %-14s %8d %10d %10d %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.2f %8.2f %8.2f\n",
 				a.Name, label, a.Budget.Generated(), h.Generated, h.Prefill,
-				at(e.Coverage, 1), at(e.Coverage, 8), at(e.Coverage, 64), e.Aggregator, e.Majority, e.Oracle, e.DistinctAnswers, e.MeanLength)
+				at(e.Coverage, 1), at(e.Coverage, 8), at(e.Coverage, 64), e.Aggregator, e.Majority, e.Oracle, e.DistinctAnswers, e.AnswerEntropy, e.MeanLength)
 		}
 		fmt.Fprintf(&b, "%-7s %d of %d problems trained on (the others gave no signal), %d positive advantages gated, %.0f s\n\n",
 			a.Name, a.Kept, a.Problems, a.Gated, a.Seconds)
 	}
 	b.WriteString("ceiling: the library's generated-token ceiling per problem (package budget); generated and prefill: tokens\n")
 	b.WriteString("spent in training, all rounds; aggr.: aggregator accuracy; majority: majority vote over the same candidates;\n")
-	b.WriteString("oracle: sets holding a right candidate; answers: distinct answers among 16 samples; length: search trace tokens.\n")
+	b.WriteString("oracle: sets holding a right candidate; answers: distinct answers among 16 samples; entropy: of a problem's\n")
+	b.WriteString("answers over all its samples, bits; length: mean search trace in tokens.\n")
 	return b.String()
 }
 
