@@ -2,10 +2,9 @@ package eval
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
-
-	"gonum.org/v1/gonum/stat"
 )
 
 // PassCount is the evaluation record of one test problem: N samples drawn
@@ -129,10 +128,10 @@ type CoverageBand struct {
 // replacement, using rnd, and computes the coverage curve of that resampled
 // test set; each problem keeps its own (N, C) and so its own pass@k curve.
 // The same resample serves all k within a replicate. For each k, Lo[k-1] and
-// Hi[k-1] are the empirical quantiles (gonum's [stat.Empirical]: the
-// smallest replicate value with at least that fraction of replicates at or
-// below it) at (1-level)/2 and (1+level)/2 of the b replicate coverages at
-// k. The intervals are pointwise: each holds at its own k, not
+// Hi[k-1] are the empirical quantiles at (1-level)/2 and (1+level)/2 of the
+// b replicate coverages at k: the empirical quantile at p is the smallest
+// replicate value with at least a fraction p of the replicates at or below
+// it (the i-th smallest, i = ceil(p·b), as gonum's stat.Empirical). The intervals are pointwise: each holds at its own k, not
 // simultaneously over the curve. They treat each problem's pass@k as fixed,
 // so they ignore the sampling noise of the N samples within a problem.
 //
@@ -212,8 +211,16 @@ func CoverageBootstrap(problems []PassCount, kmax, b int, level float64, rnd *ra
 			col[r] /= float64(P)
 		}
 		slices.Sort(col)
-		band.Lo[k] = stat.Quantile(lo, stat.Empirical, col, nil)
-		band.Hi[k] = stat.Quantile(hi, stat.Empirical, col, nil)
+		band.Lo[k] = empiricalQuantile(lo, col)
+		band.Hi[k] = empiricalQuantile(hi, col)
 	}
 	return band, nil
+}
+
+// empiricalQuantile returns the smallest value of sorted with at least a
+// fraction p of the values at or below it, for p in (0, 1): sorted[i-1]
+// for the smallest whole i >= p·len(sorted).
+func empiricalQuantile(p float64, sorted []float64) float64 {
+	i := int(math.Ceil(p * float64(len(sorted))))
+	return sorted[min(max(i, 1), len(sorted))-1]
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/stat"
 	"pgregory.net/rapid"
 
 	"spiral/eval"
@@ -235,4 +236,28 @@ func TestCoverageBootstrapNormalWidth(t *testing.T) {
 			t.Errorf("k = %d: centre %v, mean %v: off by %.3g s", k, centre, m, d/s)
 		}
 	}
+}
+
+// TestEmpiricalQuantile checks the bootstrap's quantile rule against gonum's
+// stat.Quantile with stat.Empirical, on random sorted samples (with ties)
+// and levels, including p·b exactly whole.
+func TestEmpiricalQuantile(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		b := rapid.IntRange(1, 300).Draw(t, "b")
+		xs := make([]float64, b)
+		for i := range xs {
+			xs[i] = float64(rapid.IntRange(0, 20).Draw(t, "x")) / 20
+		}
+		slices.Sort(xs)
+		p := rapid.Float64Range(0, 1).Draw(t, "p")
+		if rapid.Bool().Draw(t, "whole") {
+			p = float64(rapid.IntRange(1, b).Draw(t, "i")) / float64(b)
+		}
+		if p <= 0 || p >= 1 {
+			return
+		}
+		if got, want := eval.EmpiricalQuantile(p, xs), stat.Quantile(p, stat.Empirical, xs, nil); got != want {
+			t.Fatalf("quantile %v of %v: %v, gonum %v", p, xs, got, want)
+		}
+	})
 }

@@ -7,3 +7,6 @@ var PassAtKLarge = passAtKLarge
 
 // ProductMax is the most factors PassAtK multiplies.
 const ProductMax = productMax
+
+// EmpiricalQuantile is the bootstrap's quantile rule.
+var EmpiricalQuantile = empiricalQuantile
