@@ -13,7 +13,7 @@ func TestSizeErrorsNameFlags(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"constants", "-traces", "0", "-size", "1", "-sets", "1"}, []string{"N = 0 < 1", "-traces is N"}},
+		{[]string{"constants", "-traces", "0", "-size", "1", "-sets", "1"}, []string{"N1 = 0 < 1", "-traces is N"}},
 		{[]string{"constants", "-traces", "8", "-size", "4", "-sets", "71"}, []string{"K = 71 > T = 70", "-sets is K"}},
 		{[]string{"plan", "-traces", "8", "-size", "9", "-sets", "1", "-seed", "1", "-problems", "1"}, []string{"SetSize (n) = 9 > SearchTraces (N1) = 8", "-size is SetSize"}},
 	} {
