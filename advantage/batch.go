@@ -128,14 +128,21 @@ func (b Batch[F]) Spans() iter.Seq2[int, Span] {
 // sumTo returns the sum of xs and whether every x and the sum are in
 // [0, limit], adding nothing that could overflow.
 func sumTo(xs []int, limit int) (int, bool) {
-	s := 0
+	s, _, ok := sumMin(xs, limit)
+	return s, ok
+}
+
+// sumMin is sumTo that also returns the least x (limit if xs is empty).
+func sumMin(xs []int, limit int) (s, least int, ok bool) {
+	least = limit
 	for _, x := range xs {
 		if x < 0 || x > limit-s {
-			return s, false
+			return s, least, false
 		}
 		s += x
+		least = min(least, x)
 	}
-	return s, true
+	return s, least, true
 }
 
 // BatchCredit receives the results of [ComputeBatch], in the layout of the
@@ -252,42 +259,25 @@ func ComputeBatch[F constraints.Float](dst *BatchCredit[F], in Batch[F]) error {
 	if err != nil {
 		bad = err.(*BatchError).Problems
 	}
-	var (
-		pr         problem[F]
-		t, s, m, r int // offsets of problem q's first trace, set, member and reward
-	)
+	t, s, m, r := 0, 0, 0, 0 // offsets of problem q's first trace, set, member and reward
 	for q, nt := range in.Traces {
 		k := in.Sets[q]
-		nm, nr := sum(in.SetSizes[s:s+k]), sum(in.RewardCounts[s:s+k])
-		rejected := len(bad) > 0 && bad[0].Problem == q
-		dst.Rejected[q] = rejected
-		if rejected {
-			bad = bad[1:]
-			clear(dst.SetScores[s : s+k])
-			clear(dst.SetAdvantages[s : s+k])
-			clear(dst.ScoredOutputs[s : s+k])
-			clear(dst.Search[t : t+nt])
-			clear(dst.Appearances[t : t+nt])
-			clear(dst.Aggregation[r : r+nr])
-			dst.ScoredSets[q] = 0
-		} else {
-			pr = problem[F]{
-				sizes:         in.SetSizes[s : s+k],
-				counts:        in.RewardCounts[s : s+k],
-				members:       in.Members[m : m+nm],
-				rewards:       in.Rewards[r : r+nr],
-				setScores:     dst.SetScores[s : s+k],
-				setAdv:        dst.SetAdvantages[s : s+k],
-				scoredOutputs: dst.ScoredOutputs[s : s+k],
-				search:        dst.Search[t : t+nt],
-				appearances:   dst.Appearances[t : t+nt],
-				agg:           dst.Aggregation[r : r+nr],
-			}
-			if in.Unscorable != nil {
-				pr.unscorable = in.Unscorable[r : r+nr]
-			}
-			dst.ScoredSets[q] = pr.credit(&dst.sc)
+		if len(bad) == 0 || bad[0].Problem != q {
+			dst.Rejected[q] = false
+			nm, nr := creditProblem(dst, &in, q, t, s, m, r)
+			t, s, m, r = t+nt, s+k, m+nm, r+nr
+			continue
 		}
+		bad = bad[1:]
+		nm, nr := sum(in.SetSizes[s:s+k]), sum(in.RewardCounts[s:s+k])
+		dst.Rejected[q] = true
+		clear(dst.SetScores[s : s+k])
+		clear(dst.SetAdvantages[s : s+k])
+		clear(dst.ScoredOutputs[s : s+k])
+		clear(dst.Search[t : t+nt])
+		clear(dst.Appearances[t : t+nt])
+		clear(dst.Aggregation[r : r+nr])
+		dst.ScoredSets[q] = 0
 		t, s, m, r = t+nt, s+k, m+nm, r+nr
 	}
 	return err
@@ -357,13 +347,17 @@ func (in Batch[F]) check() (v checked, err error) {
 			return v, &InputError{Field: "SetSizes", Problem: p, Set: -1, Output: -1,
 				Err: fmt.Errorf("a size is negative or the sizes run past len(Members) = %d", len(in.Members))}
 		}
-		nr, ok := sumTo(counts, len(in.Rewards)-r)
+		nr, least, ok := sumMin(counts, len(in.Rewards)-r)
 		if !ok {
 			return v, &InputError{Field: "RewardCounts", Problem: p, Set: -1, Output: -1,
 				Err: fmt.Errorf("a count is negative or the counts run past len(Rewards) = %d", len(in.Rewards))}
 		}
-		if e := in.checkProblem(p, nt, sizes, counts, in.Members[m:m+nm], r, nr, rewardsOK); e != nil {
-			bad = append(bad, e)
+		// A problem of sound layout is good when it has traces and sets,
+		// every set has outputs, and its sets and rewards pass.
+		if nt < 1 || k < 1 || least < 1 || !in.SetsChecked || !rewardsOK {
+			if e := in.checkProblem(p, nt, sizes, counts, in.Members[m:m+nm], r, nr, rewardsOK); e != nil {
+				bad = append(bad, e)
+			}
 		}
 		v.traces += nt
 		v.maxTraces = max(v.maxTraces, nt)

@@ -342,6 +342,12 @@ func TestSetsChecked(t *testing.T) {
 		t.Errorf("SetsChecked, NaN reward: error %v, want ErrNotFinite", err)
 	}
 	in.Rewards[0] = 1
+	in.RewardCounts[0], in.RewardCounts[1] = 0, 2
+	var be *BatchError
+	if err := ComputeBatch(&dst, in); !errors.As(err, &be) || be.Problems[0].Field != "RewardCounts" {
+		t.Errorf("SetsChecked, a set with no outputs: error %v, want a RewardCounts error", err)
+	}
+	in.RewardCounts[0], in.RewardCounts[1] = 1, 1
 	in.Members[3] = 3
 	if msg := panicMessage(func() { _ = ComputeBatch(&dst, in) }); !strings.Contains(msg, "index out of range") {
 		t.Errorf("SetsChecked, member out of range: panic %q, want an index out of range", msg)

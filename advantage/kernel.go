@@ -43,36 +43,30 @@ type scratch struct {
 	dev, lo []float64
 }
 
-// problem is one checked problem: its inputs and the destination ranges
-// of its results.
-type problem[F constraints.Float] struct {
-	sizes, counts, members []int
-	rewards                []F
-	unscorable             []bool // nil: every output is scored
-
-	setScores, setAdv, search, agg []F
-	appearances, scoredOutputs     []int
-}
-
-// credit computes the credit of p into its destination ranges, with
-// sc.sums at least as long as p's traces and sc.dev and sc.lo as its sets,
-// and returns the number of scored sets K'.
-func (p *problem[F]) credit(sc *scratch) (scoredSets int) {
-	// Locals, not p's fields, so that the stores below do not make the
-	// compiler reload them.
-	counts, rewards, aggAll, unscorable := p.counts, p.rewards, p.agg, p.unscorable
-	k := len(counts)
+// creditProblem computes the credit of problem q of in, checked, whose
+// first trace, set, member and reward are at offsets t, s, m and r, into
+// dst, already resized, and returns the problem's numbers of members and
+// rewards.
+func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], q, t, s, m, r int) (nm, nr int) {
+	nt, k := in.Traces[q], in.Sets[q]
+	counts, sizes := in.RewardCounts[s:s+k], in.SetSizes[s:s+k]
+	rewards, aggAll := in.Rewards[r:], dst.Aggregation[r:]
+	var unscorable []bool
+	if in.Unscorable != nil {
+		unscorable = in.Unscorable[r:]
+	}
+	sc := &dst.sc
 	hi, lo := sc.dev[:k], sc.lo[:k]
-	scoredOutputs, setScores := p.scoredOutputs[:k], p.setScores[:k]
+	scoredOutputs, setScores := dst.ScoredOutputs[s:s+k], dst.SetScores[s:s+k]
 	var hsum, errMax, devMax float64 // sum of the h_i, max setMean bound, max |e_i|
-	o := 0
+	scoredSets := 0
 	for i, c := range counts {
-		rs, agg := rewards[o:o+c], aggAll[o:o+c]
+		rs, agg := rewards[nr:nr+c], aggAll[nr:nr+c]
 		var un []bool
 		if unscorable != nil {
-			un = unscorable[o : o+c]
+			un = unscorable[nr : nr+c]
 		}
-		o += c
+		nr += c
 		h, l, n, bound := setMean(rs, un)
 		scoredOutputs[i] = n
 		if n == 0 {
@@ -95,6 +89,7 @@ func (p *problem[F]) credit(sc *scratch) (scoredSets int) {
 		scoredSets++
 		errMax = max(errMax, bound)
 	}
+	dst.ScoredSets[q] = scoredSets
 	P := 0.0 // the pivot: near fbar, where e_i = f_i - P are small
 	if scoredSets > 0 {
 		P = hsum / float64(scoredSets)
@@ -125,7 +120,7 @@ func (p *problem[F]) credit(sc *scratch) (scoredSets int) {
 	if mixed {
 		ebar = esum / float64(scoredSets)
 	}
-	setAdv := p.setAdv[:k]
+	setAdv := dst.SetAdvantages[s : s+k]
 	for i, n := range scoredOutputs {
 		a := 0.0
 		if n != 0 && mixed {
@@ -134,15 +129,13 @@ func (p *problem[F]) credit(sc *scratch) (scoredSets int) {
 		setAdv[i] = F(a)
 	}
 
-	search, members, sizes := p.search, p.members, p.sizes[:k]
-	nt := len(search)
-	sums, app := sc.sums[:nt], p.appearances[:nt]
+	search, members := dst.Search[t:t+nt], in.Members[m:]
+	sums, app := sc.sums[:nt], dst.Appearances[t:t+nt]
 	clear(sums)
 	clear(app)
-	m := 0
 	for i, size := range sizes {
-		g := members[m : m+size]
-		m += size
+		g := members[nm : nm+size]
+		nm += size
 		if scoredOutputs[i] == 0 {
 			continue
 		}
@@ -166,7 +159,7 @@ func (p *problem[F]) credit(sc *scratch) (scoredSets int) {
 		}
 		search[y] = F(math.Float64frombits(math.Float64bits(a) & keep))
 	}
-	return scoredSets
+	return nm, nr
 }
 
 // setMean returns the mean of the scored rewards of rs (those not marked
