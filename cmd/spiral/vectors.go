@@ -118,7 +118,7 @@ func vectors() ([]vectorFile, error) {
 	in := func(s string) *string { return &s }
 	cases := []vectorCase{
 		{Name: "credit-worked", Command: []string{"credit"}, Input: in("credit-worked.in.jsonl"),
-			About: "SPIRAL.md's worked example: f = (0.75, 0.5, 0.25, 0.5), A_set = (0.25, 0, -0.25, 0), traces 0 and 2 only in G1 and G3 with A_search = 0, G1's A_agg = (0.25, 0.25, 0.25, -0.75); then the same problem with shuffled presentation order and with traces in no set"},
+			About: "the worked example's values (docs/method.md#worked-example) on another layout: f = (0.75, 0.5, 0.25, 0.5), A_set = (0.25, 0, -0.25, 0), traces 0 and 2 only in G1 and G3 with A_search = 0, G1's A_agg = (0.25, 0.25, 0.25, -0.75); then the same problem with shuffled presentation order and with traces in no set"},
 		{Name: "credit-paper", Command: []string{"credit"}, Input: in("credit-paper.in.jsonl"),
 			About: "the paper's configuration N1 = 8, n = 4, K = 4, N2 = 4, plans drawn by plan, rewards 0/1, uniform in [0, 1) or all equal"},
 		{Name: "credit-ragged", Command: []string{"credit"}, Input: in("credit-ragged.in.jsonl"),
@@ -258,8 +258,9 @@ type creditIn struct {
 	AggregationLengths [][]int     `json:"aggregation_lengths,omitempty"`
 }
 
-// workedExample is SPIRAL.md's worked example: f = (0.75, 0.5, 0.25, 0.5),
-// traces 0 and 2 only in G1 and G3, G1's rewards (1, 1, 1, 0).
+// workedExample has the set scores of the worked example of
+// docs/method.md, f = (0.75, 0.5, 0.25, 0.5), on another layout: traces 0
+// and 2 only in G1 and G3, G1's rewards (1, 1, 1, 0).
 var workedExample = creditIn{
 	Traces:  8,
 	Groups:  [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}, {0, 2, 4, 6}, {1, 3, 5, 7}},
