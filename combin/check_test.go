@@ -178,7 +178,7 @@ func TestCheckSetsAllocations(t *testing.T) {
 	if a := testing.AllocsPerRun(100, func() { _ = f.CheckSets(members) }); a != 0 {
 		t.Errorf("Family.CheckSets on 4 sets of 4: %v allocations, want 0", a)
 	}
-	const K, n = 1 << 16, 16
+	const K, n = 1 << 14, 16
 	big := mustFamily(t, false, 1<<12, n)
 	s, err := NewSampler(big, K)
 	if err != nil {

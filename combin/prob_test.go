@@ -75,7 +75,7 @@ func TestProbsByEnumeration(t *testing.T) {
 		mustFamily(t, false, 7, 6), mustFamily(t, true, 3, 2), mustFamily(t, true, 4, 2),
 		mustFamily(t, true, 3, 3), mustFamily(t, true, 5, 1),
 	}
-	if !testing.Short() {
+	if long() {
 		fams = append(fams, mustFamily(t, true, 4, 3), mustFamily(t, false, 7, 3)) // T = 24, 35
 	}
 	for _, f := range fams {
@@ -155,7 +155,10 @@ func TestAppearanceDistMoments(t *testing.T) {
 	}
 	rapid.Check(t, func(t *rapid.T) {
 		f := drawFamily(t, rapid.SampledFrom([]int{8, 100, MaxSize}).Draw(t, "maxN"), 30)
-		maxK := 60
+		maxK := 24
+		if long() {
+			maxK = 60
+		}
 		if T, ok := f.Count64(); ok && T < uint64(maxK) {
 			maxK = int(T)
 		}

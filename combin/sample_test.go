@@ -2,6 +2,7 @@ package combin
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -196,7 +197,7 @@ func TestDedupAgree(t *testing.T) {
 // the uniform distribution by Pearson's chi-square test at the 1e-4 quantile,
 // for every method. A uniform set but a biased order fails it too.
 func TestSampleUniformChiSquare(t *testing.T) {
-	for _, tc := range []struct {
+	for caseIndex, tc := range []struct {
 		f Family
 		K int
 	}{
@@ -205,7 +206,14 @@ func TestSampleUniformChiSquare(t *testing.T) {
 		{mustFamily(t, true, 3, 2), 6},  // all 6 sets, 720 orders
 		{mustFamily(t, false, 5, 2), 3}, // 10 sets, 720 cells
 	} {
-		for name, m := range methods(tc.f) {
+		ms := methods(tc.f)
+		for j, name := range slices.Sorted(maps.Keys(ms)) {
+			// By default each case checks every other method, alternating,
+			// so that every method is checked by two cases.
+			if !long() && j%2 != caseIndex%2 {
+				continue
+			}
+			m := ms[name]
 			t.Run(fmt.Sprintf("%v/K=%d/%s", tc.f, tc.K, name), func(t *testing.T) {
 				s := newSampler(tc.f, tc.K, m)
 				stat, df, draws := sequenceChiSquare(t, s, rand.New(rand.NewPCG(11, 13)), nil)
@@ -295,7 +303,7 @@ func sequenceChiSquare(t *testing.T, s *Sampler, rnd *rand.Rand, distort func([]
 // index follows AppearanceDist, on families far too large to enumerate, for
 // every method that applies.
 func TestSampleAppearances(t *testing.T) {
-	for _, tc := range []struct {
+	for caseIndex, tc := range []struct {
 		f     Family
 		K     int
 		index int
@@ -312,13 +320,25 @@ func TestSampleAppearances(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for name, m := range methods(tc.f) {
+		names := slices.Sorted(maps.Keys(methods(tc.f)))
+		applicable := 0
+		for _, name := range names {
+			m := methods(tc.f)[name]
 			if m.dense && !countAtMost(tc.f, 5000) || !m.dense && countAtMost(tc.f, 2*uint64(tc.K)-1) {
 				continue // the table is too big, or rejection too slow
 			}
+			if !m.dense && !m.hashed && tc.K > 4*linearDedup && !long() {
+				continue // pairwise deduplication of many sets: slow, and never chosen
+			}
+			// By default each case checks one of its methods, in turn, so
+			// that every method is checked by some case; SPIRAL_LONG=1
+			// checks them all.
+			if applicable++; !long() && applicable%3 != caseIndex%3 {
+				continue
+			}
 			t.Run(fmt.Sprintf("%v/K=%d/index=%d/%s", tc.f, tc.K, tc.index, name), func(t *testing.T) {
 				s := newSampler(tc.f, tc.K, m)
-				draws := budget(4000)
+				draws := budget(2000)
 				rnd := rand.New(rand.NewPCG(5, uint64(tc.index)))
 				observed := make([]int, tc.K+1)
 				dst := make([]int, s.Len())
