@@ -153,27 +153,6 @@ func BenchmarkExpectedMajority(b *testing.B) {
 	}
 }
 
-// BenchmarkPassAtK times one pass@k at the sizes of an evaluation (the
-// product of c factors), with c beyond 2^20 (the product of k factors, at
-// its longest), and with both beyond 2^20 (Stirling's series).
-func BenchmarkPassAtK(b *testing.B) {
-	for _, bc := range []struct {
-		name    string
-		n, c, k int
-	}{
-		{"n=256/c=17/k=64", 256, 17, 64},
-		{"n=2^62/c=2^61/k=2^20", 1 << 62, 1 << 61, 1 << 20},
-		{"n=2^62/c=2^30/k=2^30", 1 << 62, 1 << 30, 1 << 30},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				_, _ = eval.PassAtK(bc.n, bc.c, bc.k)
-			}
-		})
-	}
-}
-
 // BenchmarkCoverageBootstrap times the bootstrap band of the AIME-sized
 // test set, k = 1..256 with 2000 replicates; sorting each width's
 // replicates for its quantiles takes most of the time.
