@@ -283,3 +283,37 @@ func TestLargeProblems(t *testing.T) {
 		}
 	}
 }
+
+// TestHugeSizes: sizes up to MaxInt give an error or a batch within
+// combin.MaxSize entries, never a panic or a huge allocation; a Batch
+// claiming more than combin.MaxSize traces is refused before anything is
+// allocated.
+func TestHugeSizes(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		size := rapid.OneOf(rapid.IntRange(-2, 64), rapid.IntRange(combin.MaxSize-2, combin.MaxSize+2), rapid.IntRange(0, math.MaxInt), rapid.Just(math.MaxInt))
+		a := rapid.SliceOfN(size, 5, 5).Draw(t, "args")
+		// Entries of the batch, in float64 (no overflow): a batch that is
+		// valid but large is not built, to keep the test small.
+		problems, traces, sets, n, n2 := float64(a[0]), float64(a[1]), float64(a[2]), float64(a[3]), float64(a[4])
+		entries := max(problems*traces, problems*sets*n, problems*sets*n2)
+		if slices.Min(a) >= 1 && a[3] <= a[1] && entries <= combin.MaxSize && entries > 1<<16 {
+			return
+		}
+		b, err := NewUniformBatch[float32](a[0], a[1], a[2], a[3], a[4])
+		if (err == nil) != (slices.Min(a) >= 1 && a[3] <= a[1] && entries <= combin.MaxSize) {
+			t.Fatalf("NewUniformBatch%v: error %v", a, err)
+		}
+		if err == nil && (len(b.Members) > combin.MaxSize || len(b.Rewards) > combin.MaxSize || sum(b.Traces) > combin.MaxSize) {
+			t.Fatalf("NewUniformBatch%v: %d members, %d rewards, %d traces", a, len(b.Members), len(b.Rewards), sum(b.Traces))
+		}
+		valid := a[0] >= 1 && a[1] >= 1 && a[0] <= combin.MaxSize-a[1]
+		if valid && a[0]+a[1] > 1<<16 {
+			return // valid, and a dst of that size is not worth the test's time
+		}
+		in := Batch[float64]{Traces: []int{a[0], a[1]}, Sets: []int{1, 1}, SetSizes: []int{1, 1}, Members: []int{0, 0}, RewardCounts: []int{1, 1}, Rewards: []float64{1, 0}}
+		var dst BatchCredit[float64]
+		if err := ComputeBatch(&dst, in); valid != (err == nil) {
+			t.Fatalf("traces %d and %d: error %v", a[0], a[1], err)
+		}
+	})
+}

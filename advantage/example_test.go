@@ -8,12 +8,12 @@ import (
 	"spiral/advantage"
 )
 
-// The worked example of docs/method.md#worked-example: 8 search traces, K = 4 sets
-// of n = 4 and N2 = 4 rewards per set, with set scores
+// The worked example of docs/method.md#worked-example: 8 search traces,
+// K = 4 sets of n = 4 and N2 = 4 rewards per set, with set scores
 // f = (0.75, 0.50, 0.25, 0.50). Trace 0 is only in G1 and G3, so its
 // search advantage is (0.25 - 0.25)/2 = 0; trace 7 is in no set.
 func ExampleCompute() {
-	groups := [][]int{
+	sets := [][]int{
 		{0, 1, 2, 3}, // G1
 		{1, 2, 4, 5}, // G2
 		{0, 4, 5, 6}, // G3
@@ -25,7 +25,7 @@ func ExampleCompute() {
 		{0, 0, 1, 0}, // f3 = 0.25
 		{0, 1, 1, 0}, // f4 = 0.50
 	}
-	c, err := advantage.Compute(8, groups, rewards)
+	c, err := advantage.Compute(8, sets, rewards)
 	if err != nil {
 		fmt.Println(err)
 		return
