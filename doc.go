@@ -19,15 +19,13 @@
 //     their rewards (and, for the length gates, every output's length)
 //     into the Batch.
 //  3. [Config.CreditBatch] writes every search advantage A_search(y) and
-//     aggregation advantage A_agg(i, j) into the BatchCredit, in the order
-//     of passes it documents: dynamic sampling on the raw rewards (NoSignal,
-//     the reward-range filter), reward shaping (DAPO's overlong punishment),
-//     credit (docs/method.md#the-credit-signals, computed by package
-//     advantage), then the length gates of Eq. 8
-//     (docs/method.md#the-length-gate). Outputs that could not be scored,
-//     sets with a dropped output and bad problems are handled in place: a
-//     bad problem is reported by problem, set and output, and the others
-//     are credited.
+//     aggregation advantage A_agg(i, j) into the BatchCredit
+//     (docs/method.md#the-credit-signals, computed by package advantage),
+//     with dynamic sampling, reward shaping and the length gates of Eq. 8
+//     in the order of passes it documents. Outputs that could not be
+//     scored, sets with a dropped output and bad problems are handled in
+//     place: a bad problem is reported by problem, set and output, and the
+//     others are credited.
 //
 // [Config.Credit] is the same for one problem in nested slices, and
 // [Config.CheckPlan] checks a plan that comes from outside.
