@@ -57,5 +57,7 @@
 // position; in a batch, a *[BatchError] lists every bad problem, and
 // Batch.SkipBad credits the others. Sets are checked by combin.CheckSets.
 // No output is ever NaN or infinite. Functions panic only on a nil
-// destination or, for GroupRelative, a destination of the wrong length.
+// destination, on sets vouched for by Batch.SetsChecked that hold a trace
+// index out of range, or, for GroupRelative, on a destination of the wrong
+// length.
 package advantage
