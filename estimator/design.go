@@ -13,7 +13,7 @@ import (
 // way a trainer picks the K sets that its N search traces are credited
 // through. T groups of one size n are listed, each with its members in
 // presentation order (the order the aggregator reads them when the
-// presentation is PresentIndexOrder); a selection is a list of distinct
+// presentation is combin.IndexOrder); a selection is a list of distinct
 // indices into that list, with a probability. A fixed design has one
 // selection of probability 1; the paper's uniform design has C(T, K) equally
 // likely selections.
@@ -515,7 +515,7 @@ func (d *Design) M() *big.Rat {
 // of H contributes G_k whichever trace it is. The weights always sum to
 // n M. So E[g] = M grad J for every objective f exactly when all a_k equal
 // M; otherwise E[g] = M grad J still holds for every f that is symmetric (all
-// G_k equal) and under PresentShuffled (which replaces every a_k by their
+// G_k equal) and under combin.Shuffled (which replaces every a_k by their
 // mean), and fails for objectives whose positional gradients differ.
 func (d *Design) PositionWeights() []*big.Rat {
 	a := make([]*big.Rat, d.size)
@@ -547,7 +547,7 @@ func (d *Design) PositionWeights() []*big.Rat {
 // PositionalGradient returns G_1..G_n, G_k = E[(e_{y_k} - p) f(y_1..y_n)]
 // for n iid symbols from c: the part of grad J that flows through the
 // candidate read at position k. They sum to Gradient(c, t,
-// PresentIndexOrder). For a symmetric f all G_k are equal; for FirstTable
+// combin.IndexOrder). For a symmetric f all G_k are equal; for FirstTable
 // only G_1 is non-zero. It returns an error if c.Size() != t.V().
 func PositionalGradient(c *Categorical, t *Table) ([][]*big.Rat, error) {
 	if c.Size() != t.V() {
@@ -587,34 +587,4 @@ func PositionalGradient(c *Categorical, t *Table) ([][]*big.Rat, error) {
 		}
 	}
 	return G, nil
-}
-
-// BalancedM returns the multiplier of the balanced design drawn by
-// combin.BalancedSampler for the subset family f and K groups,
-//
-//	M = min(N, K n)/n - 1,
-//
-// which is N/n - 1 whenever K n >= N (every trace is in r or r+1 sets) and
-// K - 1 otherwise (disjoint sets). The design is exchangeable, so E[g] = M
-// grad J for every objective under any presentation that does not depend on
-// the traces' content. At the paper's configuration (N = 8, n = 4, K = 4) it
-// is 1, against 1365/1541 ~ 0.8858 for the uniform design. It returns an
-// error if f is not a subset family or K is not in [1, C(N, n)].
-func BalancedM(f combin.Family, K int) (*big.Rat, error) {
-	c, err := exactConstants(f, combin.Balanced, K)
-	if err != nil {
-		return nil, err
-	}
-	return c.M, nil
-}
-
-// BalancedMFloat is BalancedM as a float64 (the nearest float64 to the
-// exact rational).
-func BalancedMFloat(f combin.Family, K int) (float64, error) {
-	m, err := BalancedM(f, K)
-	if err != nil {
-		return 0, err
-	}
-	x, _ := m.Float64()
-	return x, nil
 }

@@ -1,6 +1,7 @@
 package estimator
 
 import (
+	"spiral/combin"
 	"testing"
 )
 
@@ -15,13 +16,13 @@ func BenchmarkDesignMoments(b *testing.B) {
 	b.Run("small/engine", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			must(small.Moments(c, first2, PresentIndexOrder, 2))
+			must(small.Moments(c, first2, combin.IndexOrder, 2))
 		}
 	})
 	b.Run("small/brute-force", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			designBrute(small, c, first2, PresentIndexOrder, 2)
+			designBrute(small, c, first2, combin.IndexOrder, 2)
 		}
 	})
 	f := family(b, false, 8, 4)
@@ -30,7 +31,7 @@ func BenchmarkDesignMoments(b *testing.B) {
 		b.Run("paper/"+name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				must(d.Moments(c, first, PresentIndexOrder, 0))
+				must(d.Moments(c, first, combin.IndexOrder, 0))
 			}
 		})
 	}

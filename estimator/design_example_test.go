@@ -8,22 +8,6 @@ import (
 	"spiral/estimator"
 )
 
-// The multiplier of the balanced design against the paper's uniform one at
-// N = 8, n = 4: with K*n >= N every trace is credited, so M = N/n - 1.
-func ExampleBalancedM() {
-	f, _ := combin.Subsets(8, 4)
-	for _, K := range []int{2, 3, 4, 8} {
-		mu, _ := estimator.MFloat(f, K)
-		mb, _ := estimator.BalancedM(f, K)
-		fmt.Printf("K = %d: uniform %.4f, balanced %s\n", K, mu, mb.RatString())
-	}
-	// Output:
-	// K = 2: uniform 0.5072, balanced 1
-	// K = 3: uniform 0.7609, balanced 1
-	// K = 4: uniform 0.8858, balanced 1
-	// K = 8: uniform 0.9950, balanced 1
-}
-
 // Position weights decide whether E[g] is proportional to grad J when each
 // set is read in index order. Two splits of the 8 traces into halves give
 // every position the weight M = 1, so E[g] = grad J even for an aggregator
@@ -60,11 +44,11 @@ func ExampleDesign_Moments() {
 	}
 	c, _ := estimator.NewCategorical([]*big.Rat{big.NewRat(1, 3), big.NewRat(2, 3)})
 	first, _ := estimator.FirstTable(2, 4, []*big.Rat{big.NewRat(1, 4), big.NewRat(1, 1)})
-	m, err := d.Moments(c, first, estimator.PresentIndexOrder, 0)
+	m, err := d.Moments(c, first, combin.IndexOrder, 0)
 	if err != nil {
 		panic(err)
 	}
-	g, _ := estimator.Gradient(c, first, estimator.PresentIndexOrder)
+	g, _ := estimator.Gradient(c, first, combin.IndexOrder)
 	v, _ := m.NormalisedVariance().Float64()
 	fmt.Println("groups:", d.NumGroups(), " M =", m.M.RatString())
 	fmt.Println("E[g] =", m.Mean[0].RatString(), m.Mean[1].RatString(), " grad J =", g[0].RatString(), g[1].RatString())

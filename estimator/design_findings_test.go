@@ -55,7 +55,7 @@ func allEqual(xs []*big.Rat, x *big.Rat) bool {
 // expectation returns E[g] under d from the Weights engine (DesignWeights
 // then Weights.Expectation), which computes the credit weights W(i, H)
 // selection by selection and knows nothing of positions.
-func expectation(t fataler, d *Design, c *Categorical, tab *Table, p Presentation) []*big.Rat {
+func expectation(t fataler, d *Design, c *Categorical, tab *Table, p combin.Order) []*big.Rat {
 	t.Helper()
 	w, err := d.Weights()
 	if err != nil {
@@ -88,8 +88,8 @@ func TestDesignFixedBalanced(t *testing.T) {
 			t.Fatalf("%s: position weights %s, M %s, want all 1", name, ratString(a), d.M().RatString())
 		}
 		for tn, tab := range tables {
-			g := must(Gradient(c, tab, PresentIndexOrder))
-			if got := expectation(t, d, c, tab, PresentIndexOrder); !ratsEqual(got, g) {
+			g := must(Gradient(c, tab, combin.IndexOrder))
+			if got := expectation(t, d, c, tab, combin.IndexOrder); !ratsEqual(got, g) {
 				t.Errorf("%s, %s: E[g] = %s, want grad J = %s", name, tn, ratString(got), ratString(g))
 			}
 		}
@@ -124,7 +124,7 @@ func TestDesignFixedBalanced(t *testing.T) {
 		}
 		c := drawCategorical(t, 2, "p")
 		tab := drawTable(t, 2, n)
-		if got, want := expectation(t, d, c, tab, PresentIndexOrder), scale(m, must(Gradient(c, tab, PresentIndexOrder))); !ratsEqual(got, want) {
+		if got, want := expectation(t, d, c, tab, combin.IndexOrder), scale(m, must(Gradient(c, tab, combin.IndexOrder))); !ratsEqual(got, want) {
 			t.Fatalf("%v: E[g] = %s, want (N/n - 1) grad J = %s", sets, ratString(got), ratString(want))
 		}
 	})
@@ -133,7 +133,7 @@ func TestDesignFixedBalanced(t *testing.T) {
 // TestDesignPositionWeightsRapid: for random designs (fixed or not,
 // unbalanced, some traces in no set) and random order-sensitive tables,
 // E[g] = sum_k a_k G_k exactly, the weights sum to n M, and under
-// PresentShuffled E[g] = M grad J.
+// combin.Shuffled E[g] = M grad J.
 func TestDesignPositionWeightsRapid(t *testing.T) {
 	checkProperty(t, 30, func(t *rapid.T) {
 		N := rapid.IntRange(2, 5).Draw(t, "N")
@@ -151,7 +151,7 @@ func TestDesignPositionWeightsRapid(t *testing.T) {
 				want[v].Add(want[v], new(big.Rat).Mul(a[k], G[k][v]))
 			}
 		}
-		if got := expectation(t, d, c, tab, PresentIndexOrder); !ratsEqual(got, want) {
+		if got := expectation(t, d, c, tab, combin.IndexOrder); !ratsEqual(got, want) {
 			t.Fatalf("E[g] = %s, sum_k a_k G_k = %s (a = %s)", ratString(got), ratString(want), ratString(a))
 		}
 		sum := new(big.Rat)
@@ -162,7 +162,7 @@ func TestDesignPositionWeightsRapid(t *testing.T) {
 		if nm := new(big.Rat).Mul(M, big.NewRat(int64(n), 1)); sum.Cmp(nm) != 0 {
 			t.Fatalf("sum of position weights %s, want n M = %s", sum.RatString(), nm.RatString())
 		}
-		gradJ := must(Gradient(c, tab, PresentIndexOrder))
+		gradJ := must(Gradient(c, tab, combin.IndexOrder))
 		gsum := make([]*big.Rat, V)
 		for v := range gsum {
 			gsum[v] = new(big.Rat)
@@ -173,7 +173,7 @@ func TestDesignPositionWeightsRapid(t *testing.T) {
 		if !ratsEqual(gsum, gradJ) {
 			t.Fatalf("sum_k G_k = %s, grad J = %s", ratString(gsum), ratString(gradJ))
 		}
-		if got := expectation(t, d, c, tab, PresentShuffled); !ratsEqual(got, scale(M, gradJ)) {
+		if got := expectation(t, d, c, tab, combin.Shuffled); !ratsEqual(got, scale(M, gradJ)) {
 			t.Fatalf("shuffled: E[g] = %s, want M grad J = %s", ratString(got), ratString(scale(M, gradJ)))
 		}
 	})
@@ -206,7 +206,7 @@ func TestDesignHypothesisRapid(t *testing.T) {
 		M := fixed.M()
 		c := drawCategorical(t, 2, "p")
 		sym := must(SymmetricRandomTable(rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 1)), 2, n, 7))
-		if got, want := expectation(t, fixed, c, sym, PresentIndexOrder), scale(M, must(Gradient(c, sym, PresentIndexOrder))); !ratsEqual(got, want) {
+		if got, want := expectation(t, fixed, c, sym, combin.IndexOrder), scale(M, must(Gradient(c, sym, combin.IndexOrder))); !ratsEqual(got, want) {
 			t.Fatalf("%v, symmetric f: E[g] = %s, want M grad J = %s", sets, ratString(got), ratString(want))
 		}
 		relabelled, err := RelabelledDesign(N, sets)
@@ -217,15 +217,15 @@ func TestDesignHypothesisRapid(t *testing.T) {
 			t.Fatalf("%v relabelled: M %s, position weights %s, want all M = %s", sets, relabelled.M().RatString(), ratString(relabelled.PositionWeights()), M.RatString())
 		}
 		tab := drawTable(t, 2, n)
-		if got, want := expectation(t, relabelled, c, tab, PresentIndexOrder), scale(M, must(Gradient(c, tab, PresentIndexOrder))); !ratsEqual(got, want) {
+		if got, want := expectation(t, relabelled, c, tab, combin.IndexOrder), scale(M, must(Gradient(c, tab, combin.IndexOrder))); !ratsEqual(got, want) {
 			t.Fatalf("%v relabelled: E[g] = %s, want M grad J = %s", sets, ratString(got), ratString(want))
 		}
 		a := fixed.PositionWeights()
 		vals := []*big.Rat{big.NewRat(1, 5), big.NewRat(1, 1)}
 		for k := range n {
 			tk := positionTable(t, 2, n, k, vals)
-			g := must(Gradient(c, tk, PresentIndexOrder))
-			got := expectation(t, fixed, c, tk, PresentIndexOrder)
+			g := must(Gradient(c, tk, combin.IndexOrder))
+			got := expectation(t, fixed, c, tk, combin.IndexOrder)
 			if !ratsEqual(got, scale(a[k], g)) {
 				t.Fatalf("%v, position %d: E[g] = %s, want a_k grad J = %s", sets, k, ratString(got), ratString(scale(a[k], g)))
 			}
@@ -253,41 +253,41 @@ func TestDesignHypothesisFails(t *testing.T) {
 	if a := small.PositionWeights(); ratString(a) != "(0, 1)" || small.M().RatString() != "1/2" {
 		t.Fatalf("{0,1},{0,2}: weights %s, M %s", ratString(a), small.M().RatString())
 	}
-	g := must(Gradient(c, first2, PresentIndexOrder))
+	g := must(Gradient(c, first2, combin.IndexOrder))
 	if isZero(g) {
 		t.Fatal("grad J is zero, the check would be vacuous")
 	}
-	if got := expectation(t, small, c, first2, PresentIndexOrder); !isZero(got) {
+	if got := expectation(t, small, c, first2, combin.IndexOrder); !isZero(got) {
 		t.Errorf("{0,1},{0,2}, FirstTable: E[g] = %s, want 0", ratString(got))
 	}
-	if got, want := expectation(t, small, c, first2, PresentShuffled), scale(big.NewRat(1, 2), g); !ratsEqual(got, want) {
+	if got, want := expectation(t, small, c, first2, combin.Shuffled), scale(big.NewRat(1, 2), g); !ratsEqual(got, want) {
 		t.Errorf("{0,1},{0,2} shuffled: E[g] = %s, want (1/2) grad J = %s", ratString(got), ratString(want))
 	}
 
 	near := [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}, {0, 1, 4, 5}}
 	d := must(FixedDesign(8, near))
 	first := must(FirstTable(2, 4, rats("1/4", "1")))
-	g4 := must(Gradient(c, first, PresentIndexOrder))
+	g4 := must(Gradient(c, first, combin.IndexOrder))
 	if a := d.PositionWeights(); ratString(a) != "(1/2, 1/2, 3/2, 3/2)" || d.M().RatString() != "1" {
 		t.Fatalf("near-balanced: weights %s, M %s", ratString(a), d.M().RatString())
 	}
-	got := expectation(t, d, c, first, PresentIndexOrder)
+	got := expectation(t, d, c, first, combin.IndexOrder)
 	if want := scale(big.NewRat(1, 2), g4); !ratsEqual(got, want) {
 		t.Errorf("near-balanced, FirstTable: E[g] = %s, want (1/2) grad J = %s", ratString(got), ratString(want))
 	}
 	if ratsEqual(got, g4) {
 		t.Errorf("near-balanced, FirstTable: E[g] = M grad J; the check cannot fail")
 	}
-	if got := expectation(t, d, c, first, PresentShuffled); !ratsEqual(got, g4) {
+	if got := expectation(t, d, c, first, combin.Shuffled); !ratsEqual(got, g4) {
 		t.Errorf("near-balanced shuffled: E[g] = %s, want grad J = %s", ratString(got), ratString(g4))
 	}
-	if got := expectation(t, must(RelabelledDesign(8, near)), c, first, PresentIndexOrder); !ratsEqual(got, g4) {
+	if got := expectation(t, must(RelabelledDesign(8, near)), c, first, combin.IndexOrder); !ratsEqual(got, g4) {
 		t.Errorf("near-balanced relabelled: E[g] = %s, want grad J = %s", ratString(got), ratString(g4))
 	}
 
 	bal := must(FixedDesign(8, designHalvings22))
-	got = expectation(t, bal, c, first, PresentBySymbol)
-	gs := must(Gradient(c, first, PresentBySymbol))
+	got = expectation(t, bal, c, first, SortedBySymbol)
+	gs := must(Gradient(c, first, SortedBySymbol))
 	if !ratsEqual(got, gs) || ratsEqual(got, g4) {
 		t.Errorf("balanced, by symbol: E[g] = %s, want grad J_sort = %s, not grad J = %s", ratString(got), ratString(gs), ratString(g4))
 	}
@@ -304,7 +304,7 @@ func TestDesignM(t *testing.T) {
 			T, _ := f.Count64()
 			for K := 1; K <= min(int(T), 5); K++ {
 				if u, err := UniformDesign(f, K); err == nil {
-					if want := must(M(f, K)); u.M().Cmp(want) != 0 {
+					if want := must(uniformM(f, K)); u.M().Cmp(want) != 0 {
 						t.Errorf("%v K=%d uniform: M %s, want %s", f, K, u.M().RatString(), want.RatString())
 					}
 				}
@@ -312,7 +312,7 @@ func TestDesignM(t *testing.T) {
 				if err != nil {
 					continue // too many round sequences
 				}
-				want := must(BalancedM(f, K))
+				want := must(f.Constants(combin.Balanced, K)).M
 				if b.M().Cmp(want) != 0 || !allEqual(b.PositionWeights(), want) {
 					t.Errorf("%v K=%d balanced: M %s, weights %s, want all %s", f, K, b.M().RatString(), ratString(b.PositionWeights()), want.RatString())
 				}
@@ -402,7 +402,7 @@ func paperMoments(t fataler, s designScenario, balanced bool) *DesignMoments {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := d.Moments(s.c, s.tab, PresentIndexOrder, s.N2)
+	m, err := d.Moments(s.c, s.tab, combin.IndexOrder, s.N2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,7 +431,7 @@ func TestDesignVariancePaper(t *testing.T) {
 		if !runScenario(s) {
 			continue
 		}
-		g := must(Gradient(s.c, s.tab, PresentIndexOrder))
+		g := must(Gradient(s.c, s.tab, combin.IndexOrder))
 		b := paperMoments(t, s, true)
 		if !ratsEqual(b.Mean, g) || b.M.Cmp(big.NewRat(1, 1)) != 0 {
 			t.Errorf("%s: balanced E[g] %s (M %s), grad J %s", s.name, ratString(b.Mean), b.M.RatString(), ratString(g))
@@ -496,10 +496,10 @@ func TestDesignVarianceMonteCarlo(t *testing.T) {
 				if balanced {
 					d = must(BalancedDesign(f, 4))
 				}
-				exact[di] = must(d.Moments(s.c, s.tab, PresentIndexOrder, s.N2))
+				exact[di] = must(d.Moments(s.c, s.tab, combin.IndexOrder, s.N2))
 			}
 			wg.Go(func() {
-				res[di], errs[di] = designSim{f: f, K: 4, N2: s.N2, balanced: balanced, c: s.c, tab: s.tab, p: PresentIndexOrder}.run(R, uint64(100+10*si+di), ratFloat(exact[di].M))
+				res[di], errs[di] = designSim{f: f, K: 4, N2: s.N2, balanced: balanced, c: s.c, tab: s.tab, p: combin.IndexOrder}.run(R, uint64(100+10*si+di), ratFloat(exact[di].M))
 			})
 		}
 		wg.Wait()
@@ -612,8 +612,8 @@ func TestDesignVarianceSmall(t *testing.T) {
 				}
 				uni := must(UniformDesign(f, K))
 				for name, tab := range map[string]*Table{"cover": must(CoverTable(2, n, 2)), "first": must(FirstTable(2, n, rats("1/4", "1")))} {
-					vb := must(bal.Moments(c, tab, PresentIndexOrder, 0)).NormalisedVariance()
-					vu := must(uni.Moments(c, tab, PresentIndexOrder, 0)).NormalisedVariance()
+					vb := must(bal.Moments(c, tab, combin.IndexOrder, 0)).NormalisedVariance()
+					vu := must(uni.Moments(c, tab, combin.IndexOrder, 0)).NormalisedVariance()
 					switch vb.Cmp(vu) {
 					case 1:
 						t.Errorf("N=%d n=%d K=%d %s: balanced %s > uniform %s", N, n, K, name, vb.RatString(), vu.RatString())
@@ -634,8 +634,8 @@ func TestDesignVarianceSmall(t *testing.T) {
 	f := family(t, false, 6, 3)
 	tab := must(NewTable(2, 3, rats("1", "1", "2/3", "1/3", "5/6", "2/3", "1/2", "0")))
 	p := must(NewCategorical(rats("3/7", "4/7")))
-	vb := must(must(BalancedDesign(f, 4)).Moments(p, tab, PresentIndexOrder, 0)).NormalisedVariance()
-	vu := must(must(UniformDesign(f, 4)).Moments(p, tab, PresentIndexOrder, 0)).NormalisedVariance()
+	vb := must(must(BalancedDesign(f, 4)).Moments(p, tab, combin.IndexOrder, 0)).NormalisedVariance()
+	vu := must(must(UniformDesign(f, 4)).Moments(p, tab, combin.IndexOrder, 0)).NormalisedVariance()
 	if vb.Cmp(vu) <= 0 {
 		t.Errorf("counterexample: balanced %s <= uniform %s", vb.RatString(), vu.RatString())
 	}
@@ -660,7 +660,7 @@ func TestBalancedDesignClasses(t *testing.T) {
 			continue // the other toys under SPIRAL_LONG=1
 		}
 		v := func(d *Design) *big.Rat {
-			return must(d.Moments(s.c, s.tab, PresentIndexOrder, s.N2)).NormalisedVariance()
+			return must(d.Moments(s.c, s.tab, combin.IndexOrder, s.N2)).NormalisedVariance()
 		}
 		v22, v13 := v(c22), v(c13)
 		mix := new(big.Rat).Add(new(big.Rat).Mul(big.NewRat(9, 17), v22), new(big.Rat).Mul(big.NewRat(8, 17), v13))
@@ -698,8 +698,8 @@ func TestDesignVarianceRandomTablesLong(t *testing.T) {
 	for seed := range uint64(40) {
 		tab := must(RandomTable(rand.New(rand.NewPCG(seed, 0)), 2, 4, 6))
 		c := policies[seed%2]
-		vb := must(bal.Moments(c, tab, PresentIndexOrder, 0)).NormalisedVariance()
-		vu := must(uni.Moments(c, tab, PresentIndexOrder, 0)).NormalisedVariance()
+		vb := must(bal.Moments(c, tab, combin.IndexOrder, 0)).NormalisedVariance()
+		vu := must(uni.Moments(c, tab, combin.IndexOrder, 0)).NormalisedVariance()
 		if vb.Cmp(vu) >= 0 {
 			t.Errorf("seed %d: balanced %s >= uniform %s", seed, vb.RatString(), vu.RatString())
 		}

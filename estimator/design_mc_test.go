@@ -19,7 +19,7 @@ type designSim struct {
 	balanced bool
 	c        *Categorical
 	tab      *Table
-	p        Presentation
+	p        combin.Order
 }
 
 // designSimResult holds estimates with standard errors.
@@ -111,12 +111,12 @@ func (s designSim) run(R int, seed uint64, m float64) (designSimResult, error) {
 		for k := range s.K {
 			copy(order, batch.Members[k*n:(k+1)*n])
 			switch s.p {
-			case PresentShuffled:
+			case combin.Shuffled:
 				for j := n - 1; j > 0; j-- {
 					t := rnd.IntN(j + 1)
 					order[j], order[t] = order[t], order[j]
 				}
-			case PresentBySymbol:
+			case SortedBySymbol:
 				for j := 1; j < n; j++ {
 					for t := j; t > 0 && y[order[t]] < y[order[t-1]]; t-- {
 						order[t], order[t-1] = order[t-1], order[t]

@@ -16,12 +16,12 @@ import (
 // designBrute computes the moments of the search estimator under d straight
 // from the definitions of SPIRAL.md section 2, by enumerating every
 // selection, every outcome of the traces, every presentation order of every
-// selected group (n! each under PresentShuffled) and every reward count of
+// selected group (n! each under combin.Shuffled) and every reward count of
 // every selected group (Binomial(N2, f) each): set score f_k, baseline fbar,
 // set advantages, and A_search(i) as the mean of the set advantages of the
 // groups holding i. It shares nothing with Design.Moments but the Design's
 // accessors, the Categorical and the Table.
-func designBrute(d *Design, c *Categorical, t *Table, p Presentation, N2 int) *DesignMoments {
+func designBrute(d *Design, c *Categorical, t *Table, p combin.Order, N2 int) *DesignMoments {
 	V, N, n := c.Size(), d.N(), d.GroupSize()
 	mean := make([]*big.Rat, V)
 	for v := range mean {
@@ -60,9 +60,9 @@ func designBrute(d *Design, c *Categorical, t *Table, p Presentation, N2 int) *D
 				g := d.Group(h)
 				var orders [][]int
 				switch p {
-				case PresentIndexOrder:
+				case combin.IndexOrder:
 					orders = [][]int{g}
-				case PresentShuffled:
+				case combin.Shuffled:
 					for _, pi := range perms {
 						o := make([]int, n)
 						for j := range o {
@@ -70,7 +70,7 @@ func designBrute(d *Design, c *Categorical, t *Table, p Presentation, N2 int) *D
 						}
 						orders = append(orders, o)
 					}
-				case PresentBySymbol:
+				case SortedBySymbol:
 					o := slices.Clone(g)
 					slices.SortStableFunc(o, func(a, b int) int { return y[a] - y[b] })
 					orders = [][]int{o}
@@ -267,9 +267,9 @@ func TestDesignMomentsBruteForce(t *testing.T) {
 	checkProperty(t, 25, func(t *rapid.T) {
 		N := rapid.IntRange(2, 4).Draw(t, "N")
 		n := rapid.IntRange(1, min(N, 3)).Draw(t, "n")
-		p := rapid.SampledFrom([]Presentation{PresentIndexOrder, PresentShuffled, PresentBySymbol}).Draw(t, "presentation")
+		p := rapid.SampledFrom([]combin.Order{combin.IndexOrder, combin.Shuffled, SortedBySymbol}).Draw(t, "presentation")
 		maxK := 3
-		if p == PresentShuffled && n == 3 {
+		if p == combin.Shuffled && n == 3 {
 			maxK = 2
 		}
 		d := drawDesign(t, N, n, maxK)
@@ -300,7 +300,7 @@ func TestDesignMeanMatchesWeights(t *testing.T) {
 		V := rapid.IntRange(2, 3).Draw(t, "V")
 		c := drawCategorical(t, V, "p")
 		tab := drawTable(t, V, n)
-		p := rapid.SampledFrom([]Presentation{PresentIndexOrder, PresentShuffled, PresentBySymbol}).Draw(t, "presentation")
+		p := rapid.SampledFrom([]combin.Order{combin.IndexOrder, combin.Shuffled, SortedBySymbol}).Draw(t, "presentation")
 		m, err := d.Moments(c, tab, p, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -369,24 +369,18 @@ func TestDesignErrors(t *testing.T) {
 	if _, err := RelabelledDesign(4, [][]int{{0, 1}, {1, 0}}); err == nil || !strings.Contains(err.Error(), "equals group 0") {
 		t.Errorf("RelabelledDesign(two orders of one set): %v", err)
 	}
-	if _, err := BalancedM(tup, 2); err == nil || !strings.Contains(err.Error(), "not from Tuples") {
-		t.Errorf("BalancedM(tuples): %v", err)
-	}
-	if _, err := BalancedM(sub, 0); err == nil || !strings.Contains(err.Error(), "K = 0") {
-		t.Errorf("BalancedM(K = 0): %v", err)
-	}
 	d, _ := FixedDesign(4, [][]int{{0, 1}, {2, 3}})
 	c := must(NewCategorical(rats("1/2", "1/2")))
-	if _, err := d.Moments(c, must(CoverTable(2, 3, 2)), PresentIndexOrder, 0); err == nil || !strings.Contains(err.Error(), "arity is n = 3") {
+	if _, err := d.Moments(c, must(CoverTable(2, 3, 2)), combin.IndexOrder, 0); err == nil || !strings.Contains(err.Error(), "arity is n = 3") {
 		t.Errorf("Moments(arity 3): %v", err)
 	}
-	if _, err := d.Moments(c, must(CoverTable(2, 2, 2)), PresentIndexOrder, -1); err == nil || !strings.Contains(err.Error(), "N2 = -1") {
+	if _, err := d.Moments(c, must(CoverTable(2, 2, 2)), combin.IndexOrder, -1); err == nil || !strings.Contains(err.Error(), "N2 = -1") {
 		t.Errorf("Moments(N2 = -1): %v", err)
 	}
-	if _, err := d.Moments(must(UniformCategorical(3)), must(CoverTable(2, 2, 2)), PresentIndexOrder, 0); err == nil || !strings.Contains(err.Error(), "V = 3") {
+	if _, err := d.Moments(must(UniformCategorical(3)), must(CoverTable(2, 2, 2)), combin.IndexOrder, 0); err == nil || !strings.Contains(err.Error(), "V = 3") {
 		t.Errorf("Moments(V mismatch): %v", err)
 	}
-	if _, err := d.Moments(c, must(CoverTable(2, 2, 2)), Presentation(9), 0); err == nil || !strings.Contains(err.Error(), "Presentation(9)") {
+	if _, err := d.Moments(c, must(CoverTable(2, 2, 2)), combin.Order(9), 0); err == nil || !strings.Contains(err.Error(), "Order(9)") {
 		t.Errorf("Moments(bad presentation): %v", err)
 	}
 	_ = rand.New

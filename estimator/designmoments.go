@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+	"spiral/combin"
 )
 
 // DesignMoments holds the exact first and second moments of the search
@@ -55,7 +56,7 @@ const maxMomentEntries = 1 << 24
 // conditionally independent given the traces, with conditional means f_p
 // (the presented objective, as for Weights.Expectation), and a score's
 // conditional second moment is (1 - 1/N2) f_p^2 + f_p/N2 with f_p^2 the
-// presented square (averaged over orders for PresentShuffled).
+// presented square (averaged over orders for combin.Shuffled).
 //
 // The arithmetic is exact: the coefficients E[f_H f_H' (e_{y_i} - p).(e_{y_j}
 // - p)] are int64 numerators over one denominator, precomputed for every
@@ -69,7 +70,7 @@ const maxMomentEntries = 1 << 24
 // t.Arity(), N2 < 0, p is unknown, V^N exceeds 4,194,304, T^2 N^2 exceeds
 // 16,777,216, or the numerators could overflow int64 (denominators of p and
 // of f too large for the configuration).
-func (d *Design) Moments(c *Categorical, t *Table, p Presentation, N2 int) (*DesignMoments, error) {
+func (d *Design) Moments(c *Categorical, t *Table, p combin.Order, N2 int) (*DesignMoments, error) {
 	if c.Size() != t.V() {
 		return nil, fmt.Errorf("estimator: policy has V = %d symbols, table has V = %d", c.Size(), t.V())
 	}
@@ -107,7 +108,7 @@ type momentEngine struct {
 // fitsInt64 reports whether |x| < 2^62.
 func fitsInt64(x *big.Int) bool { return x.BitLen() <= 62 }
 
-func newMomentEngine(d *Design, c *Categorical, t *Table, p Presentation, N2 int) (*momentEngine, error) {
+func newMomentEngine(d *Design, c *Categorical, t *Table, p combin.Order, N2 int) (*momentEngine, error) {
 	V, N, T := c.Size(), d.n, len(d.groups)
 	if _, err := tableSize(V, N); err != nil {
 		return nil, fmt.Errorf("estimator: outcomes of N = %d traces: %w", N, err)

@@ -80,16 +80,16 @@
 // rules; [ExampleWeights_Expectation] at the paper's configuration with
 // f = [first candidate is symbol 1], p = (1/3, 2/3)):
 //
-//   - index order ([PresentIndexOrder]): E[g] = M grad J with the subset
+//   - index order ([combin.IndexOrder]): E[g] = M grad J with the subset
 //     family's M, even for order-sensitive f. The position of a trace in its
 //     set is fixed by indices, and the traces are iid, so every position
 //     sees the same marginal as in the tuple model. Paper configuration:
 //     E[g]_1 = 910/4623 = M * 2/9.
-//   - a random shuffle per set ([PresentShuffled]): E[g] = M grad J_sym with
+//   - a random shuffle per set ([combin.Shuffled]): E[g] = M grad J_sym with
 //     J_sym = E[(1/n!) sum_pi f(y_pi)], and J_sym = J as a function of theta
 //     because the traces are iid (verified exactly: grad J_sym = grad J).
 //     Paper configuration: again 910/4623.
-//   - an order that depends on content ([PresentBySymbol], sorting by symbol
+//   - an order that depends on content ([SortedBySymbol], sorting by symbol
 //     value as sorting by length would): E[g] = M grad J_sort with
 //     J_sort = E[f(sort(y_1..y_n))], which is NOT proportional to grad J for
 //     an order-sensitive f. Paper configuration: J = 2/3 but J_sort = 16/81
@@ -134,9 +134,9 @@
 // aggregation part of the gradient is weighted 6164/455 ~ 13.55 times more
 // than the search part (18.06 times with leave one out, weight 16);
 // multipliers 1541/1365 and 1/12. Sequence-level mean reductions are also
-// covered: averaging each role separately ([MeanPerRole]) gives 1365/12328
+// covered: averaging each role separately ([spiral.MeanPerRole]) gives 1365/12328
 // ~ 0.111 and 3/4 (ratio 3082/455 ~ 6.77); averaging all 24 rollouts
-// together ([MeanPooled]) gives 455/12328 and 1/2 (ratio 13.55). Token-level
+// together ([spiral.MeanPooled]) gives 455/12328 and 1/2 (ratio 13.55). Token-level
 // means weight rollouts by length and are not covered. With shared
 // parameters grad J = grad_search J + grad_agg J, so the expected update is
 // not proportional to grad J unless the weights are equal. Pinned by
@@ -274,7 +274,7 @@
 //
 //   - The hypothesis M = E[#traces in >= 1 set]/n - 1, which contains the
 //     paper's (N/n) q_K - 1 as the uniform case, holds for every objective
-//     exactly when all a_k are equal: always under [PresentShuffled], for
+//     exactly when all a_k are equal: always under [combin.Shuffled], for
 //     every symmetric f, for every exchangeable design (uniform, any
 //     relabelled design, the balanced sampler), and for every fixed design
 //     whose covered traces are all in the same number of sets

@@ -11,16 +11,16 @@ import (
 
 // presented returns the table of set scores under presentation rule p, as a
 // function of the members' symbols in listed order: f itself for
-// PresentIndexOrder, f(sort(y)) for PresentBySymbol, and for PresentShuffled
+// combin.IndexOrder, f(sort(y)) for SortedBySymbol, and for combin.Shuffled
 // the average of f over the n! orders, sym f(y) = (1/n!) sum_pi f(y_pi).
 // The last is exact for expectations because the shuffle is drawn
 // independently of everything else and the estimator is linear in each set
 // score.
-func presented(t *Table, p Presentation) (*Table, error) {
+func presented(t *Table, p combin.Order) (*Table, error) {
 	switch p {
-	case PresentIndexOrder:
+	case combin.IndexOrder:
 		return t, nil
-	case PresentBySymbol, PresentShuffled:
+	case SortedBySymbol, combin.Shuffled:
 	default:
 		return nil, fmt.Errorf("estimator: unknown presentation %v", p)
 	}
@@ -32,7 +32,7 @@ func presented(t *Table, p Presentation) (*Table, error) {
 		key[i] = sortedIndex(y, V)
 	}
 	vals := make([]*big.Rat, len(t.vals))
-	if p == PresentBySymbol {
+	if p == SortedBySymbol {
 		for i, k := range key {
 			vals[i] = t.vals[k]
 		}
@@ -57,11 +57,11 @@ func presented(t *Table, p Presentation) (*Table, error) {
 }
 
 // Objective returns J_p = E[f(present_p(y_1, ..., y_n))] for n iid symbols
-// from c, exactly, by enumeration of the V^n tuples. For PresentIndexOrder and
-// PresentShuffled it equals J = E[f(y_1, ..., y_n)]; for PresentBySymbol it is
+// from c, exactly, by enumeration of the V^n tuples. For combin.IndexOrder and
+// combin.Shuffled it equals J = E[f(y_1, ..., y_n)]; for SortedBySymbol it is
 // J_sort = E[f(sort(y_1, ..., y_n))]. It returns an error if c.Size() !=
 // t.V() or p is unknown.
-func Objective(c *Categorical, t *Table, p Presentation) (*big.Rat, error) {
+func Objective(c *Categorical, t *Table, p combin.Order) (*big.Rat, error) {
 	j, _, err := objectiveAndGradient(c, t, p)
 	return j, err
 }
@@ -71,14 +71,14 @@ func Objective(c *Categorical, t *Table, p Presentation) (*big.Rat, error) {
 //
 //	grad J_p = sum_y p(y_1)...p(y_n) f_p(y) sum_{k=1..n} (e_{y_k} - p).
 //
-// With p = PresentIndexOrder this is grad J, the search part of the set-objective
+// With p = combin.IndexOrder this is grad J, the search part of the set-objective
 // gradient (SPIRAL.md section 4). Errors are as for Objective.
-func Gradient(c *Categorical, t *Table, p Presentation) ([]*big.Rat, error) {
+func Gradient(c *Categorical, t *Table, p combin.Order) ([]*big.Rat, error) {
 	_, g, err := objectiveAndGradient(c, t, p)
 	return g, err
 }
 
-func objectiveAndGradient(c *Categorical, t *Table, p Presentation) (*big.Rat, []*big.Rat, error) {
+func objectiveAndGradient(c *Categorical, t *Table, p combin.Order) (*big.Rat, []*big.Rat, error) {
 	if c.Size() != t.V() {
 		return nil, nil, fmt.Errorf("estimator: policy has V = %d symbols, table has V = %d", c.Size(), t.V())
 	}
@@ -382,7 +382,7 @@ func UniformSelections(T, K int) iter.Seq2[[]int, *big.Rat] {
 //
 // It returns an error if c.Size() != t.V(), a group's size is not
 // t.Arity(), V^N exceeds 4,194,304, or p is unknown.
-func (w *Weights) Expectation(c *Categorical, t *Table, p Presentation) ([]*big.Rat, error) {
+func (w *Weights) Expectation(c *Categorical, t *Table, p combin.Order) ([]*big.Rat, error) {
 	if c.Size() != t.V() {
 		return nil, fmt.Errorf("estimator: policy has V = %d symbols, table has V = %d", c.Size(), t.V())
 	}
@@ -478,10 +478,10 @@ func (w *Weights) Expectation(c *Categorical, t *Table, p Presentation) ([]*big.
 // ExactExpectation is SelectionWeights(f, K) followed by Expectation: the
 // exact expectation of the search estimator for N = f.Traces() iid traces from c,
 // K groups drawn uniformly from f, and set scores f_H under presentation p.
-// Proposition 3.1 says it equals M(f, K) * Gradient(c, t, PresentIndexOrder) for
+// Proposition 3.1 says it equals M(f, K) * Gradient(c, t, combin.IndexOrder) for
 // tuples; see the package documentation for what it equals for subsets under
 // each presentation rule.
-func ExactExpectation(c *Categorical, t *Table, f combin.Family, K int, p Presentation) ([]*big.Rat, error) {
+func ExactExpectation(c *Categorical, t *Table, f combin.Family, K int, p combin.Order) ([]*big.Rat, error) {
 	w, err := SelectionWeights(f, K)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package estimator
 
 import (
 	"math/big"
+	"spiral/combin"
 	"testing"
 )
 
@@ -45,7 +46,7 @@ func BenchmarkExpectation(b *testing.B) {
 	tab := must(CoverTable(2, 4, 2))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := w.Expectation(c, tab, PresentIndexOrder); err != nil {
+		if _, err := w.Expectation(c, tab, combin.IndexOrder); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -59,7 +60,7 @@ func BenchmarkExactExpectation(b *testing.B) {
 	tab := must(CoverTable(2, 4, 2))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ExactExpectation(c, tab, f, 4, PresentIndexOrder); err != nil {
+		if _, err := ExactExpectation(c, tab, f, 4, combin.IndexOrder); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -3,6 +3,7 @@ package estimator
 import (
 	"fmt"
 	"math/big"
+	"spiral"
 
 	"spiral/combin"
 )
@@ -72,12 +73,12 @@ func (a *Aggregator) Outputs() int { return a.policy[0].Size() }
 func (a *Aggregator) Table() *Table { return a.table }
 
 // contextProbs returns the distribution of the presented context when n iid
-// symbols from c are presented under rule p: P(ctx) = p(ctx) for PresentIndexOrder
-// and PresentShuffled (iid symbols make every arrangement of a multiset equally
+// symbols from c are presented under rule p: P(ctx) = p(ctx) for combin.IndexOrder
+// and combin.Shuffled (iid symbols make every arrangement of a multiset equally
 // likely), and the probability of the multiset for sorted ctx (0 otherwise)
-// for PresentBySymbol.
-func contextProbs(c *Categorical, V, n int, p Presentation) ([]*big.Rat, error) {
-	if p != PresentIndexOrder && p != PresentShuffled && p != PresentBySymbol {
+// for SortedBySymbol.
+func contextProbs(c *Categorical, V, n int, p combin.Order) ([]*big.Rat, error) {
+	if p != combin.IndexOrder && p != combin.Shuffled && p != SortedBySymbol {
 		return nil, fmt.Errorf("estimator: unknown presentation %v", p)
 	}
 	size, err := tableSize(V, n)
@@ -97,7 +98,7 @@ func contextProbs(c *Categorical, V, n int, p Presentation) ([]*big.Rat, error) 
 			py.Mul(py, c.p[s])
 		}
 		k := i
-		if p == PresentBySymbol {
+		if p == SortedBySymbol {
 			k = sortedIndex(y, V)
 		}
 		probs[k].Add(probs[k], py)
@@ -111,7 +112,7 @@ func contextProbs(c *Categorical, V, n int, p Presentation) ([]*big.Rat, error) 
 //	grad_phi J_p [ctx*V2 + z] = P_p(ctx) pi(z | ctx) (rho(ctx, z) - f(ctx)).
 //
 // It returns an error if c.Size() != V or p is unknown.
-func (a *Aggregator) Gradient(c *Categorical, p Presentation) ([]*big.Rat, error) {
+func (a *Aggregator) Gradient(c *Categorical, p combin.Order) ([]*big.Rat, error) {
 	if c.Size() != a.v {
 		return nil, fmt.Errorf("estimator: policy has V = %d symbols, aggregator has V = %d", c.Size(), a.v)
 	}
@@ -152,7 +153,7 @@ type setOutcome struct {
 // JointExpectation returns the exact expectation of the whole SPIRAL update
 // for one problem, by brute force over everything random: the N = f.Traces()
 // search symbols, the selection of K groups (uniform without replacement
-// from f), each selected set's presentation order (one of n! for PresentShuffled),
+// from f), each selected set's presentation order (one of n! for combin.Shuffled),
 // its N2 aggregation outputs and their Bernoulli rewards. The set scores are
 // the noisy means fhat = (1/N2) sum_j r_j, the search advantage is the
 // participation average of A_set = fhat - mean fhat, and the aggregation
@@ -160,20 +161,21 @@ type setOutcome struct {
 //
 // It is a test oracle for tiny configurations: it returns an error if the
 // number of leaves V^N * C(T, K) * (perms * (2 V2)^N2)^K exceeds 4,194,304,
-// besides the errors of its arguments. Proposition 3.1 and AggregationFactor
-// predict Search = M(f, K) * Gradient(c, a.Table(), p) and Aggregation =
-// K * AggregationFactor(N2, b) * a.Gradient(c, p).
-func JointExpectation(c *Categorical, a *Aggregator, f combin.Family, K, N2 int, b Baseline, p Presentation) (JointUpdate, error) {
+// besides the errors of its arguments. Proposition 3.1 and the aggregation
+// factor predict Search = M * Gradient(c, a.Table(), p) and Aggregation =
+// K a * a.Gradient(c, p), the role weights of spiral.Config.RoleWeights with
+// spiral.SumReduction (docs/findings.md#aggregation-factor-and-role-weights).
+func JointExpectation(c *Categorical, a *Aggregator, f combin.Family, K, N2 int, b spiral.AggregationBaseline, p combin.Order) (JointUpdate, error) {
 	if c.Size() != a.v {
 		return JointUpdate{}, fmt.Errorf("estimator: policy has V = %d symbols, aggregator has V = %d", c.Size(), a.v)
 	}
 	if f.SetSize() != a.n {
 		return JointUpdate{}, fmt.Errorf("estimator: family has groups of n = %d, aggregator reads n = %d", f.SetSize(), a.n)
 	}
-	if _, err := AggregationFactor(N2, b); err != nil {
+	if err := checkBaseline(N2, b); err != nil {
 		return JointUpdate{}, err
 	}
-	if p != PresentIndexOrder && p != PresentShuffled && p != PresentBySymbol {
+	if p != combin.IndexOrder && p != combin.Shuffled && p != SortedBySymbol {
 		return JointUpdate{}, fmt.Errorf("estimator: unknown presentation %v", p)
 	}
 	V, n, N, V2 := a.v, a.n, f.Traces(), a.Outputs()
@@ -186,7 +188,7 @@ func JointExpectation(c *Categorical, a *Aggregator, f combin.Family, K, N2 int,
 		return JointUpdate{}, fmt.Errorf("estimator: K = %d, want in [1, T = %d]", K, T)
 	}
 	perms := permutations(n)
-	if p != PresentShuffled {
+	if p != combin.Shuffled {
 		perms = perms[:1] // the identity
 	}
 	perSet := new(big.Int).Exp(big.NewInt(int64(2*V2)), big.NewInt(int64(N2)), nil)
@@ -274,8 +276,8 @@ func permutations(n int) [][]int {
 
 type jointEnum struct {
 	a        *Aggregator
-	b        Baseline
-	p        Presentation
+	b        spiral.AggregationBaseline
+	p        combin.Order
 	n, N2    int
 	perms    [][]int
 	outcomes map[int][]setOutcome // by listed context
@@ -311,7 +313,7 @@ func (j *jointEnum) setOutcomes(listed int) []setOutcome {
 			shown[k] = ys[q]
 		}
 		ctx := 0
-		if j.p == PresentBySymbol {
+		if j.p == SortedBySymbol {
 			ctx = sortedIndex(shown, V)
 		} else {
 			for _, s := range shown {

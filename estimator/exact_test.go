@@ -74,6 +74,20 @@ func ratsEqual(a, b []*big.Rat) bool {
 	return true
 }
 
+// uniformM returns M = (N1/n) q_K - 1 of K sets drawn uniformly from f, as
+// combin.Family.Constants computes it: the constant the exact engine
+// verifies.
+func uniformM(f combin.Family, K int) (*big.Rat, error) {
+	c, err := f.Constants(combin.Uniform, K)
+	if err != nil {
+		return nil, err
+	}
+	if c.M == nil {
+		return nil, fmt.Errorf("%v, K = %d: no exact M", f, K)
+	}
+	return c.M, nil
+}
+
 func ratString(xs []*big.Rat) string {
 	s := make([]string, len(xs))
 	for i, x := range xs {
@@ -156,21 +170,21 @@ func pow(a, b int) int {
 
 // TestPropositionRapid: for random small configurations, families, tables and
 // policies, the exact expectation of the search estimator equals
-// M(f, K) * grad J exactly (tuples in their own order, subsets in index
+// uniformM(f, K) * grad J exactly (tuples in their own order, subsets in index
 // order; order-sensitive tables included).
 func TestPropositionRapid(t *testing.T) {
 	checkProperty(t, 30, func(t *rapid.T) {
 		f, K, c, tab := rapidConfig(t)
 		w := cachedWeights(t, f, K)
-		got, err := w.Expectation(c, tab, PresentIndexOrder)
+		got, err := w.Expectation(c, tab, combin.IndexOrder)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := Gradient(c, tab, PresentIndexOrder)
+		g, err := Gradient(c, tab, combin.IndexOrder)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := M(f, K)
+		m, err := uniformM(f, K)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,11 +195,11 @@ func TestPropositionRapid(t *testing.T) {
 }
 
 // TestPresentationRapid: for every presentation rule the expectation equals
-// M(f, K) * grad J_p with J_p = E[f(present_p(y))]; for PresentShuffled, J_p = J.
+// uniformM(f, K) * grad J_p with J_p = E[f(present_p(y))]; for combin.Shuffled, J_p = J.
 func TestPresentationRapid(t *testing.T) {
 	checkProperty(t, 30, func(t *rapid.T) {
 		f, K, c, tab := rapidConfig(t)
-		p := Presentation(rapid.IntRange(0, 2).Draw(t, "presentation"))
+		p := rapid.SampledFrom([]combin.Order{combin.IndexOrder, combin.Shuffled, SortedBySymbol}).Draw(t, "order")
 		w := cachedWeights(t, f, K)
 		got, err := w.Expectation(c, tab, p)
 		if err != nil {
@@ -195,12 +209,12 @@ func TestPresentationRapid(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, _ := M(f, K)
+		m, _ := uniformM(f, K)
 		if want := scale(m, gp); !ratsEqual(got, want) {
 			t.Fatalf("%v K=%d %v: E[g] = %s, want M*grad J_p = %s", f, K, p, ratString(got), ratString(want))
 		}
-		if p == PresentShuffled {
-			g, _ := Gradient(c, tab, PresentIndexOrder)
+		if p == combin.Shuffled {
+			g, _ := Gradient(c, tab, combin.IndexOrder)
 			if !ratsEqual(gp, g) {
 				t.Fatalf("grad J_shuffled = %s != grad J = %s", ratString(gp), ratString(g))
 			}
@@ -280,10 +294,10 @@ func TestPaperConfiguration(t *testing.T) {
 	f := family(t, false, 8, 4)
 	w := cachedWeights(t, f, 4)
 	m := big.NewRat(1365, 1541)
-	if got, _ := M(f, 4); got.Cmp(m) != 0 {
+	if got, _ := uniformM(f, 4); got.Cmp(m) != 0 {
 		t.Fatalf("M = %s, want 1365/1541", got.RatString())
 	}
-	wrong, _ := M(family(t, true, 8, 4), 4)
+	wrong, _ := uniformM(family(t, true, 8, 4), 4)
 	c := must(NewCategorical(rats("1/3", "2/3")))
 	rnd := rand.New(rand.NewPCG(8, 4))
 	tables := map[string]*Table{
@@ -293,11 +307,11 @@ func TestPaperConfiguration(t *testing.T) {
 		"symmetric": must(SymmetricRandomTable(rnd, 2, 4, 5)),
 	}
 	for name, tab := range tables {
-		got, err := w.Expectation(c, tab, PresentIndexOrder)
+		got, err := w.Expectation(c, tab, combin.IndexOrder)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, _ := Gradient(c, tab, PresentIndexOrder)
+		g, _ := Gradient(c, tab, combin.IndexOrder)
 		if isZero(g) {
 			t.Fatalf("%s: grad J is zero, the check would be vacuous", name)
 		}
@@ -311,7 +325,7 @@ func TestPaperConfiguration(t *testing.T) {
 	// The complementary-pieces table's exact value: E[g] = (1365/1541)
 	// (56/243, -56/243) at p = (1/3, 2/3): the rarer symbol 0, which a set
 	// lacks more often, is pushed up.
-	got, _ := w.Expectation(c, tables["cover2"], PresentIndexOrder)
+	got, _ := w.Expectation(c, tables["cover2"], combin.IndexOrder)
 	if s := ratString(got); s != "(25480/124821, -25480/124821)" {
 		t.Errorf("cover2: E[g] = %s, want (25480/124821, -25480/124821) = (1365/1541)(56/243, -56/243)", s)
 	}
@@ -324,14 +338,14 @@ func TestTupleFamilyWrongM(t *testing.T) {
 	subsets := family(t, false, 5, 3) // T = 10
 	c := must(NewCategorical(rats("1/4", "1/4", "1/2")))
 	tab := must(RandomTable(rand.New(rand.NewPCG(5, 3)), 3, 3, 7))
-	g, _ := Gradient(c, tab, PresentIndexOrder)
+	g, _ := Gradient(c, tab, combin.IndexOrder)
 	for _, K := range []int{2, 3} {
-		got, err := cachedWeights(t, tuples, K).Expectation(c, tab, PresentIndexOrder)
+		got, err := cachedWeights(t, tuples, K).Expectation(c, tab, combin.IndexOrder)
 		if err != nil {
 			t.Fatal(err)
 		}
-		right, _ := M(tuples, K)
-		wrong, _ := M(subsets, K)
+		right, _ := uniformM(tuples, K)
+		wrong, _ := uniformM(subsets, K)
 		if !ratsEqual(got, scale(right, g)) {
 			t.Errorf("K=%d: tuples E[g] = %s, want M_tuples grad J = %s", K, ratString(got), ratString(scale(right, g)))
 		}
@@ -345,9 +359,9 @@ func TestTupleFamilyWrongM(t *testing.T) {
 // estimator's expectation is zero.
 func TestKOne(t *testing.T) {
 	for _, f := range []combin.Family{family(t, false, 6, 3), family(t, true, 4, 2)} {
-		m, err := M(f, 1)
+		m, err := uniformM(f, 1)
 		if err != nil || m.Sign() != 0 {
-			t.Errorf("%v: M(K=1) = %v, %v, want 0", f, m, err)
+			t.Errorf("%v: uniformM(K=1) = %v, %v, want 0", f, m, err)
 		}
 		w := cachedWeights(t, f, 1)
 		for h := range w.NumGroups() {
@@ -358,7 +372,7 @@ func TestKOne(t *testing.T) {
 			}
 		}
 		c := must(UniformCategorical(2))
-		got, err := w.Expectation(c, must(CoverTable(2, f.SetSize(), 2)), PresentIndexOrder)
+		got, err := w.Expectation(c, must(CoverTable(2, f.SetSize(), 2)), combin.IndexOrder)
 		if err != nil || !isZero(got) {
 			t.Errorf("%v: E[g] with K=1 = %v, %v, want 0", f, got, err)
 		}
@@ -382,13 +396,13 @@ func TestSelectionWeightsErrors(t *testing.T) {
 	}
 	w := cachedWeights(t, family(t, false, 4, 2), 2)
 	c := must(UniformCategorical(2))
-	if _, err := w.Expectation(c, must(CoverTable(2, 3, 2)), PresentIndexOrder); err == nil || !strings.Contains(err.Error(), "table arity is n = 3") {
+	if _, err := w.Expectation(c, must(CoverTable(2, 3, 2)), combin.IndexOrder); err == nil || !strings.Contains(err.Error(), "table arity is n = 3") {
 		t.Errorf("arity mismatch error = %v", err)
 	}
-	if _, err := w.Expectation(must(UniformCategorical(3)), must(CoverTable(2, 2, 2)), PresentIndexOrder); err == nil || !strings.Contains(err.Error(), "V = 3") {
+	if _, err := w.Expectation(must(UniformCategorical(3)), must(CoverTable(2, 2, 2)), combin.IndexOrder); err == nil || !strings.Contains(err.Error(), "V = 3") {
 		t.Errorf("V mismatch error = %v", err)
 	}
-	if _, err := w.Expectation(c, must(CoverTable(2, 2, 2)), Presentation(7)); err == nil || !strings.Contains(err.Error(), "Presentation(7)") {
+	if _, err := w.Expectation(c, must(CoverTable(2, 2, 2)), combin.Order(7)); err == nil || !strings.Contains(err.Error(), "Order(7)") {
 		t.Errorf("unknown presentation error = %v", err)
 	}
 }
@@ -433,11 +447,11 @@ func TestFixedDesign(t *testing.T) {
 	}
 	c := must(NewCategorical(rats("1/5", "4/5")))
 	tab := must(RandomTable(rand.New(rand.NewPCG(2, 2)), 2, 2, 6))
-	got, err := w.Expectation(c, tab, PresentIndexOrder)
+	got, err := w.Expectation(c, tab, combin.IndexOrder)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, _ := Gradient(c, tab, PresentIndexOrder)
+	g, _ := Gradient(c, tab, combin.IndexOrder)
 	if !ratsEqual(got, g) {
 		t.Errorf("fixed disjoint design: E[g] = %s, want grad J = %s", ratString(got), ratString(g))
 	}

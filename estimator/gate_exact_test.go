@@ -3,6 +3,7 @@ package estimator
 import (
 	"math"
 	"math/big"
+	"spiral/combin"
 	"testing"
 
 	"spiral/lengthgate"
@@ -184,7 +185,7 @@ func TestGateBiasExact(t *testing.T) {
 	ungated := []bool{false, false, false}
 	gate := []bool{false, false, true}
 	m := must(family(t, false, 8, 4).Constants(0, 4)).M
-	grad := must(Gradient(must(NewCategorical(p)), mcFindTable(t, 3, 4), PresentIndexOrder))
+	grad := must(Gradient(must(NewCategorical(p)), mcFindTable(t, 3, 4), combin.IndexOrder))
 	for _, N2 := range []int{0, 4} {
 		if got := findGateExact(t, 8, 4, 4, N2, p, ungated); !ratsEqual(got, scale(m, grad)) {
 			t.Errorf("N2 = %d ungated: E[g] = %s, want M grad J = %s", N2, ratString(got), ratString(scale(m, grad)))

@@ -13,37 +13,20 @@ import (
 	"spiral/lengthgate"
 )
 
-// Presentation is the order in which a sampled set's candidates are shown to
-// the aggregator, that is the order of the arguments of the set objective f.
-// It matters only when f is order-sensitive.
-type Presentation int
+// SortedBySymbol is the content-dependent presentation order that the
+// findings study beside combin's two (docs/findings.md#presentation-order):
+// each set's candidates sorted by symbol value, ties keeping their order,
+// as sorting real traces by length would. No trainer configures it and it
+// is not one of combin's orders; estimator's functions accept it wherever
+// they take a combin.Order, beside combin.IndexOrder (a set's traces in the
+// order the family gives them: ascending index for subsets, drawn order for
+// tuples) and combin.Shuffled (a fresh uniformly random order per set).
+const SortedBySymbol = combin.Order(-1)
 
-const (
-	// PresentIndexOrder shows a set's traces in the order the family gives
-	// them: ascending trace index for subsets, drawn order for tuples. This
-	// is what a trainer that samples sets and reads them in order does.
-	PresentIndexOrder Presentation = iota
-	// PresentShuffled shows each set's traces in a fresh uniformly random
-	// order, drawn independently for every set.
-	PresentShuffled
-	// PresentBySymbol sorts each set's traces by their content (ascending
-	// symbol; ties keep their order), the way sorting candidates by length
-	// would. The order depends on the traces themselves.
-	PresentBySymbol
-)
-
-// String returns the constant's name, or "Presentation(v)" for an undefined
-// value.
-func (p Presentation) String() string {
-	switch p {
-	case PresentIndexOrder:
-		return "PresentIndexOrder"
-	case PresentShuffled:
-		return "PresentShuffled"
-	case PresentBySymbol:
-		return "PresentBySymbol"
-	}
-	return fmt.Sprintf("Presentation(%d)", int(p))
+// validOrder reports whether o is combin.IndexOrder, combin.Shuffled or
+// SortedBySymbol.
+func validOrder(o combin.Order) bool {
+	return o == combin.IndexOrder || o == combin.Shuffled || o == SortedBySymbol
 }
 
 // MaxMonteCarloRewards bounds K*N2, the number of aggregation rewards drawn in
@@ -85,20 +68,20 @@ const MonteCarloChunk = 1 << 13
 //
 // By Proposition 3.1, E[g] = M * grad J with M = (N/n) q_K - 1 and
 // J = E[f(y_1..y_n)], for either family, whenever the presentation order does
-// not depend on the traces' content (PresentIndexOrder, PresentShuffled) and
-// the gate is off. Under PresentBySymbol a set is scored by the symmetric
+// not depend on the traces' content (combin.IndexOrder, combin.Shuffled) and
+// the gate is off. Under SortedBySymbol a set is scored by the symmetric
 // objective f(sort(y)), so E[g] = M * grad J_sort with
 // J_sort = E[f(sort(y_1..y_n))] instead; see the package documentation. The
 // zero Gate does nothing; Lengths is then ignored.
 type MonteCarlo struct {
-	Family       combin.Family
-	K            int // sets per replicate, 1 <= K <= T
-	N2           int // aggregation rewards per set; 0 means exact set scores
-	Policy       *Categorical
-	Objective    *Table // V symbols, arity Family.SetSize()
-	Presentation Presentation
-	Gate         lengthgate.Gate // applied to search advantages only
-	Lengths      []int           // length of each symbol's trace, when Gate is enabled
+	Family    combin.Family
+	K         int // sets per replicate, 1 <= K <= T
+	N2        int // aggregation rewards per set; 0 means exact set scores
+	Policy    *Categorical
+	Objective *Table // V symbols, arity Family.SetSize()
+	Order     combin.Order
+	Gate      lengthgate.Gate // applied to search advantages only
+	Lengths   []int           // length of each symbol's trace, when Gate is enabled
 	// Workers is the number of goroutines; 0 means runtime.GOMAXPROCS(0).
 	// It changes the speed of Run, never its result.
 	Workers int
@@ -171,10 +154,10 @@ func (mc *MonteCarlo) validate() (rewardsPerSet int, err error) {
 	if mc.K > MaxMonteCarloRewards/rewardsPerSet {
 		return 0, fmt.Errorf("estimator: K*N2 = %d*%d exceeds MaxMonteCarloRewards = %d", mc.K, mc.N2, MaxMonteCarloRewards)
 	}
-	switch mc.Presentation {
-	case PresentIndexOrder, PresentShuffled, PresentBySymbol:
+	switch mc.Order {
+	case combin.IndexOrder, combin.Shuffled, SortedBySymbol:
 	default:
-		return 0, fmt.Errorf("estimator: Presentation = %d is not a defined presentation", int(mc.Presentation))
+		return 0, fmt.Errorf("estimator: Presentation = %d is not a defined presentation", int(mc.Order))
 	}
 	if err := mc.Gate.Validate(); err != nil {
 		return 0, fmt.Errorf("estimator: Gate: %w", err)
@@ -335,17 +318,17 @@ func (w *mcWorker) replicate() error {
 		// the same members may be presented identically, yet they are
 		// distinct draws).
 		g := groups[k*n : (k+1)*n]
-		if mc.Presentation != PresentIndexOrder {
+		if mc.Order != combin.IndexOrder {
 			g = w.present
 			copy(g, groups[k*n:(k+1)*n])
 		}
-		switch mc.Presentation {
-		case PresentShuffled:
+		switch mc.Order {
+		case combin.Shuffled:
 			for j := n - 1; j > 0; j-- {
 				t := rnd.IntN(j + 1)
 				g[j], g[t] = g[t], g[j]
 			}
-		case PresentBySymbol:
+		case SortedBySymbol:
 			for j := 1; j < n; j++ { // insertion sort by symbol, stable
 				for t := j; t > 0 && w.symbols[g[t]] < w.symbols[g[t-1]]; t-- {
 					g[t], g[t-1] = g[t-1], g[t]

@@ -33,13 +33,13 @@ func mcNaiveReplicate(tb testing.TB, mc *MonteCarlo, rnd *rand.Rand) (g, search 
 	scores := make([]float64, mc.K)
 	for k, drawn := range groups {
 		grp := slices.Clone(drawn)
-		switch mc.Presentation {
-		case PresentShuffled:
+		switch mc.Order {
+		case combin.Shuffled:
 			for j := n - 1; j > 0; j-- {
 				t := rnd.IntN(j + 1)
 				grp[j], grp[t] = grp[t], grp[j]
 			}
-		case PresentBySymbol:
+		case SortedBySymbol:
 			slices.SortStableFunc(grp, func(a, b int) int { return y[a] - y[b] })
 		}
 		tuple := make([]int, n)
@@ -156,18 +156,18 @@ func mcFamily(tb testing.TB, N, n int, ordered bool) combin.Family {
 	return f
 }
 
-// mcM returns M(f, K) as a float64.
+// mcM returns combin's M of K sets drawn uniformly from f, as a float64.
 func mcM(tb testing.TB, f combin.Family, K int) float64 {
 	tb.Helper()
-	m, err := MFloat(f, K)
+	c, err := f.Constants(combin.Uniform, K)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return m
+	return c.MFloat
 }
 
 // mcGradient returns the exact gradient of J_p (Gradient) as float64s.
-func mcGradient(tb testing.TB, c *Categorical, t *Table, p Presentation) []float64 {
+func mcGradient(tb testing.TB, c *Categorical, t *Table, p combin.Order) []float64 {
 	tb.Helper()
 	g, err := Gradient(c, t, p)
 	if err != nil {
@@ -241,7 +241,7 @@ func mcRun(tb testing.TB, mc MonteCarlo, R int, seed uint64) MonteCarloResult {
 func mcCheckProposition(t *testing.T, name string, mc MonteCarlo, R int, seed uint64, wrong string, wrongM float64) {
 	t.Helper()
 	res := mcRun(t, mc, R, seed)
-	grad := mcGradient(t, mc.Policy, mc.Objective, mc.Presentation)
+	grad := mcGradient(t, mc.Policy, mc.Objective, mc.Order)
 	m := mcM(t, mc.Family, mc.K)
 	want := mcScaled(m, grad)
 	z := mcZScore(res, want)
@@ -328,7 +328,7 @@ func TestMonteCarloTuples(t *testing.T) {
 	pol := mcPolicy(t, "1/3", "2/3")
 	R := mcReplicates(50_000, 20_000_000)
 	res := mcRun(t, MonteCarlo{Family: tup, K: 4, N2: 4, Policy: pol, Objective: tab}, R, 7)
-	want := mcScaled(mcM(t, tup, 4), mcGradient(t, pol, tab, PresentIndexOrder))
+	want := mcScaled(mcM(t, tup, 4), mcGradient(t, pol, tab, combin.IndexOrder))
 	if z := mcZScore(res, want); z > 5 {
 		t.Errorf("mean %v is %.2f standard errors from M grad J = %v, want <= 5", res.Mean, z, want)
 	}
@@ -349,15 +349,15 @@ func TestMonteCarloPresentation(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := mcM(t, sub, 4)
-	want := mcScaled(m, mcGradient(t, pol, tab, PresentIndexOrder))
-	wantSort := mcScaled(m, mcGradient(t, pol, tab, PresentBySymbol))
+	want := mcScaled(m, mcGradient(t, pol, tab, combin.IndexOrder))
+	wantSort := mcScaled(m, mcGradient(t, pol, tab, SortedBySymbol))
 	R := mcReplicates(50_000, 20_000_000)
-	for i, p := range []Presentation{PresentIndexOrder, PresentShuffled, PresentBySymbol} {
-		res := mcRun(t, MonteCarlo{Family: sub, K: 4, N2: 4, Policy: pol, Objective: tab, Presentation: p}, R, uint64(20+i))
+	for i, p := range []combin.Order{combin.IndexOrder, combin.Shuffled, SortedBySymbol} {
+		res := mcRun(t, MonteCarlo{Family: sub, K: 4, N2: 4, Policy: pol, Objective: tab, Order: p}, R, uint64(20+i))
 		z, zSort := mcZScore(res, want), mcZScore(res, wantSort)
 		t.Logf("%v: mean %.5f ± %.5f; %.2f SE from M grad J = %.5f, %.2f SE from M grad J_sort = %.5f",
 			p, res.Mean, res.StdErr, z, want, zSort, wantSort)
-		if p != PresentBySymbol {
+		if p != SortedBySymbol {
 			if z > 5 {
 				t.Errorf("%v: mean is %.2f standard errors from M grad J, want <= 5", p, z)
 			}
@@ -392,11 +392,11 @@ func TestMonteCarloMatchesNaive(t *testing.T) {
 		reps = 300
 	}
 	for _, ordered := range []bool{false, true} {
-		for _, p := range []Presentation{PresentIndexOrder, PresentShuffled, PresentBySymbol} {
+		for _, p := range []combin.Order{combin.IndexOrder, combin.Shuffled, SortedBySymbol} {
 			for _, N2 := range []int{0, 3} {
 				for gi, gate := range gates {
 					mc := MonteCarlo{Family: mcFamily(t, 6, 3, ordered), K: 5, N2: N2, Policy: pol, Objective: tab,
-						Presentation: p, Gate: gate, Lengths: []int{5, 10, 20}}
+						Order: p, Gate: gate, Lengths: []int{5, 10, 20}}
 					if _, err := mc.validate(); err != nil {
 						t.Fatal(err)
 					}
@@ -551,7 +551,7 @@ func TestMonteCarloErrors(t *testing.T) {
 		{func(mc *MonteCarlo) { mc.K = 71 }, 10, "K = 71"},
 		{func(mc *MonteCarlo) { mc.N2 = -1 }, 10, "N2 = -1"},
 		{func(mc *MonteCarlo) { mc.N2 = MaxMonteCarloRewards }, 10, "exceeds MaxMonteCarloRewards"},
-		{func(mc *MonteCarlo) { mc.Presentation = 7 }, 10, "Presentation = 7"},
+		{func(mc *MonteCarlo) { mc.Order = 7 }, 10, "Presentation = 7"},
 		{func(mc *MonteCarlo) { mc.Gate = lengthgate.Gate{Target: -1} }, 10, "Target = -1"},
 		{func(mc *MonteCarlo) { mc.Gate = lengthgate.Gate{Target: 5} }, 10, "len(Lengths) = 0, want V = 2"},
 		{func(mc *MonteCarlo) { mc.Gate, mc.Lengths = lengthgate.Gate{Target: 5}, []int{3, -4} }, 10, "Lengths[1] = -4"},
@@ -577,11 +577,11 @@ type mcBruteMoments struct {
 // scores (exact f for N2 = 0, else Binomial(N2, f) successes out of N2), the
 // expectations that MonteCarlo.Run estimates, by the definitions of SPIRAL.md
 // sections 2 and 3 in float64. Only the deterministic presentations
-// (PresentIndexOrder, PresentBySymbol) are supported.
+// (combin.IndexOrder, SortedBySymbol) are supported.
 func mcBruteForce(tb testing.TB, mc *MonteCarlo) mcBruteMoments {
 	tb.Helper()
-	if mc.Presentation == PresentShuffled {
-		tb.Fatal("mcBruteForce: PresentShuffled is not enumerated")
+	if mc.Order == combin.Shuffled {
+		tb.Fatal("mcBruteForce: combin.Shuffled is not enumerated")
 	}
 	N, n, V := mc.Family.Traces(), mc.Family.SetSize(), mc.Policy.Size()
 	var groups [][]int
@@ -622,7 +622,7 @@ func mcBruteForce(tb testing.TB, mc *MonteCarlo) mcBruteMoments {
 		choose(0, mc.K, func(sel []int) {
 			for k, h := range sel {
 				copy(tuple, groups[h])
-				if mc.Presentation == PresentBySymbol {
+				if mc.Order == SortedBySymbol {
 					slices.SortStableFunc(tuple, func(a, b int) int { return y[a] - y[b] })
 				}
 				for j, i := range tuple {
@@ -718,9 +718,9 @@ func TestMonteCarloBruteForce(t *testing.T) {
 	gatedExact := make(map[string][]float64) // E[g] with exact scores, by family and presentation
 	for _, fam := range []combin.Family{mcFamily(t, 5, 2, false), mcFamily(t, 4, 2, true)} {
 		for _, N2 := range []int{0, 2} {
-			for _, p := range []Presentation{PresentIndexOrder, PresentBySymbol} {
+			for _, p := range []combin.Order{combin.IndexOrder, SortedBySymbol} {
 				for _, gated := range []bool{false, true} {
-					mc := MonteCarlo{Family: fam, K: 3, N2: N2, Policy: pol, Objective: tab, Presentation: p}
+					mc := MonteCarlo{Family: fam, K: 3, N2: N2, Policy: pol, Objective: tab, Order: p}
 					if gated {
 						mc.Gate, mc.Lengths = gate, []int{1, 3}
 					}
@@ -784,7 +784,7 @@ func TestMonteCarloFiniteK(t *testing.T) {
 	sub := mcFamily(t, 8, 4, false)
 	pol := mcPolicy(t, "3/4", "1/4")
 	tab := mcFindTable(t, 2, 4)
-	grad := mcGradient(t, pol, tab, PresentIndexOrder)
+	grad := mcGradient(t, pol, tab, combin.IndexOrder)
 	const N2 = 4
 	R := mcReplicates(10_000, 10_000_000)
 	t.Logf("R = %d per K", R)
@@ -847,7 +847,7 @@ func TestMonteCarloGateBias(t *testing.T) {
 	sub := mcFamily(t, 8, 4, false)
 	pol := mcPolicy(t, "1/2", "1/4", "1/4")
 	tab := mcFindTable(t, 3, 4)
-	want := mcScaled(mcM(t, sub, 4), mcGradient(t, pol, tab, PresentIndexOrder))
+	want := mcScaled(mcM(t, sub, 4), mcGradient(t, pol, tab, combin.IndexOrder))
 	R := mcReplicates(50_000, 100_000_000)
 	mc := MonteCarlo{Family: sub, K: 4, N2: 4, Policy: pol, Objective: tab,
 		Gate: lengthgate.Gate{Target: 4096}, Lengths: []int{2000, 3000, 6000}}
@@ -879,7 +879,7 @@ func TestMonteCarloNoisyScores(t *testing.T) {
 	sub := mcFamily(t, 8, 4, false)
 	pol := mcPolicy(t, "3/4", "1/4")
 	tab := mcFindTable(t, 2, 4)
-	want := mcScaled(mcM(t, sub, 4), mcGradient(t, pol, tab, PresentIndexOrder))
+	want := mcScaled(mcM(t, sub, 4), mcGradient(t, pol, tab, combin.IndexOrder))
 	R := mcReplicates(20_000, 20_000_000)
 	for _, N2 := range []int{0, 1, 4, 16} {
 		res := mcRun(t, MonteCarlo{Family: sub, K: 4, N2: N2, Policy: pol, Objective: tab}, R, uint64(300+N2))
@@ -895,9 +895,9 @@ func TestMonteCarloNoisyScores(t *testing.T) {
 // TestMonteCarloReplicateAllocs: a replicate allocates nothing, with every
 // presentation, noisy scores and the gate on.
 func TestMonteCarloReplicateAllocs(t *testing.T) {
-	for _, p := range []Presentation{PresentIndexOrder, PresentShuffled, PresentBySymbol} {
+	for _, p := range []combin.Order{combin.IndexOrder, combin.Shuffled, SortedBySymbol} {
 		mc := mcPaper(t)
-		mc.Presentation, mc.Gate, mc.Lengths = p, lengthgate.Gate{Target: 2}, []int{1, 3}
+		mc.Order, mc.Gate, mc.Lengths = p, lengthgate.Gate{Target: 2}, []int{1, 3}
 		w, err := newMCWorker(&mc, mc.N2)
 		if err != nil {
 			t.Fatal(err)
@@ -934,8 +934,9 @@ func ExampleMonteCarlo() {
 		fmt.Println(err)
 		return
 	}
-	m, _ := MFloat(sets, 4)
-	grad, _ := Gradient(policy, find, PresentIndexOrder)
+	cs, _ := sets.Constants(combin.Uniform, 4)
+	m := cs.MFloat
+	grad, _ := Gradient(policy, find, combin.IndexOrder)
 	g1, _ := grad[1].Float64()
 	fmt.Printf("M = %.4f, M * dJ/dtheta_1 = %.4f\n", m, m*g1)
 	fmt.Printf("Monte Carlo E[g_1] = %.3f ± %.3f\n", res.Mean[1], res.StdErr[1])

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"spiral"
 	"strings"
 	"testing"
 
@@ -31,9 +32,9 @@ func drawRewards(t *rapid.T, V int, label string) []*big.Rat {
 func TestAggregationCreditRapid(t *testing.T) {
 	checkProperty(t, 30, func(t *rapid.T) {
 		V2 := rapid.IntRange(2, 3).Draw(t, "V2")
-		b := Baseline(rapid.IntRange(0, 1).Draw(t, "baseline"))
+		b := spiral.AggregationBaseline(rapid.IntRange(0, 1).Draw(t, "baseline"))
 		minN2 := 1
-		if b == LeaveOneOut {
+		if b == spiral.LeaveOneOut {
 			minN2 = 2
 		}
 		N2 := rapid.IntRange(minN2, 4).Draw(t, "N2")
@@ -47,11 +48,11 @@ func TestAggregationCreditRapid(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, _ := AggregationFactor(N2, b)
+		a := aggregationFactor(t, N2, b)
 		if want := scale(a, g); !ratsEqual(got, want) {
 			t.Fatalf("%v N2=%d: credit %s, want %s * grad E[r] = %s", b, N2, ratString(got), a.RatString(), ratString(want))
 		}
-		if naive := scale(big.NewRat(int64(N2), 1), g); b == WithinSet && !isZero(g) && ratsEqual(got, naive) {
+		if naive := scale(big.NewRat(int64(N2), 1), g); b == spiral.WithinSet && !isZero(g) && ratsEqual(got, naive) {
 			t.Fatalf("within-set credit equals N2 * grad E[r] = %s", ratString(naive))
 		}
 	})
@@ -72,11 +73,11 @@ func TestAggregationCreditPaper(t *testing.T) {
 		t.Fatalf("grad E[r] = %s, want %s", ratString(g), ratString(want))
 	}
 	for _, tc := range []struct {
-		b    Baseline
+		b    spiral.AggregationBaseline
 		want []*big.Rat
 	}{
-		{WithinSet, rats("5/8", "-1/3", "-7/24")},
-		{LeaveOneOut, rats("5/6", "-4/9", "-7/18")},
+		{spiral.WithinSet, rats("5/8", "-1/3", "-7/24")},
+		{spiral.LeaveOneOut, rats("5/6", "-4/9", "-7/18")},
 	} {
 		got, err := AggregationCredit(agg, reward, 4, tc.b)
 		if err != nil {
@@ -92,17 +93,17 @@ func TestAggregationErrors(t *testing.T) {
 	agg := must(UniformCategorical(2))
 	for _, tc := range []struct {
 		N2     int
-		b      Baseline
+		b      spiral.AggregationBaseline
 		reward []*big.Rat
 		want   string
 	}{
-		{0, WithinSet, rats("0", "1"), "N2 = 0"},
-		{1, LeaveOneOut, rats("0", "1"), "LeaveOneOut needs N2 >= 2"},
-		{2, Baseline(5), rats("0", "1"), "Baseline(5)"},
-		{2, WithinSet, rats("0"), "len(reward) = 1, want 2"},
-		{2, WithinSet, rats("0", "2"), "reward[1] = 2"},
-		{2, WithinSet, []*big.Rat{nil, big.NewRat(0, 1)}, "reward[0] is nil"},
-		{20, WithinSet, rats("0", "1"), "exceeds the limit"},
+		{0, spiral.WithinSet, rats("0", "1"), "N2 = 0"},
+		{1, spiral.LeaveOneOut, rats("0", "1"), "LeaveOneOut needs N2 >= 2"},
+		{2, spiral.AggregationBaseline(5), rats("0", "1"), "unknown baseline"},
+		{2, spiral.WithinSet, rats("0"), "len(reward) = 1, want 2"},
+		{2, spiral.WithinSet, rats("0", "2"), "reward[1] = 2"},
+		{2, spiral.WithinSet, []*big.Rat{nil, big.NewRat(0, 1)}, "reward[0] is nil"},
+		{20, spiral.WithinSet, rats("0", "1"), "exceeds the limit"},
 	} {
 		_, err := AggregationCredit(agg, tc.reward, tc.N2, tc.b)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -111,77 +112,56 @@ func TestAggregationErrors(t *testing.T) {
 	}
 }
 
-// TestRoleWeightsPaper pins the role weights at the paper's configuration
-// (subsets, N = 8, n = 4, K = 4, N2 = 4).
+// aggregationFactor returns a, the aggregation weight of one set (K = 1)
+// under baseline b with sum-reduced losses, as spiral.Config.RoleWeights
+// computes it.
+func aggregationFactor(t fataler, N2 int, b spiral.AggregationBaseline) *big.Rat {
+	t.Helper()
+	cfg := spiral.Config{SearchTraces: 2, SetSize: 1, Sets: 1, AggregationsPerSet: N2}
+	w, err := cfg.RoleWeights(b, spiral.SumReduction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w.Aggregation
+}
+
+// TestRoleWeightsPaper pins spiral.Config.RoleWeights at the paper's
+// configuration (N1 = 8, n = 4, K = 4, N2 = 4) for each baseline and
+// reduction, both families and both designs; TestJointExpectation checks
+// the weights against the brute-forced update on small configurations.
 func TestRoleWeightsPaper(t *testing.T) {
-	f := family(t, false, 8, 4)
+	paper := spiral.Config{SearchTraces: 8, SetSize: 4, Sets: 4, AggregationsPerSet: 4}
+	tuples, balanced := paper, paper
+	tuples.Ordered = true
+	balanced.Design = combin.Balanced
 	for _, tc := range []struct {
-		b                 Baseline
-		r                 Reduction
+		cfg               spiral.Config
+		b                 spiral.AggregationBaseline
+		r                 spiral.Reduction
 		search, aggregate string
 	}{
-		{WithinSet, SumReduction, "1365/1541", "12"},
-		{LeaveOneOut, SumReduction, "1365/1541", "16"},
-		{WithinSet, MeanPerRole, "1365/12328", "3/4"},
-		{LeaveOneOut, MeanPerRole, "1365/12328", "1"},
-		{WithinSet, MeanPooled, "455/12328", "1/2"},
+		{paper, spiral.WithinSet, spiral.SumReduction, "1365/1541", "12"},
+		{paper, spiral.LeaveOneOut, spiral.SumReduction, "1365/1541", "16"},
+		{paper, spiral.WithinSet, spiral.MeanPerRole, "1365/12328", "3/4"},
+		{paper, spiral.LeaveOneOut, spiral.MeanPerRole, "1365/12328", "1"},
+		{paper, spiral.WithinSet, spiral.MeanPooled, "455/12328", "1/2"},
+		{tuples, spiral.WithinSet, spiral.SumReduction, "821660/938561", "12"},
+		{balanced, spiral.WithinSet, spiral.SumReduction, "1", "12"},
 	} {
-		w, err := RoleWeights(f, 4, 4, tc.b, tc.r)
+		w, err := tc.cfg.RoleWeights(tc.b, tc.r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if w.Search.RatString() != tc.search || w.Aggregation.RatString() != tc.aggregate {
-			t.Errorf("%v %v: weights (%s, %s), want (%s, %s)", tc.b, tc.r, w.Search.RatString(), w.Aggregation.RatString(), tc.search, tc.aggregate)
+			t.Errorf("%+v %v %v: weights (%s, %s), want (%s, %s)", tc.cfg, tc.b, tc.r, w.Search.RatString(), w.Aggregation.RatString(), tc.search, tc.aggregate)
 		}
 	}
-	w, _ := RoleWeights(f, 4, 4, WithinSet, SumReduction)
-	ratio := new(big.Rat).Quo(w.Aggregation, w.Search)
-	if ratio.RatString() != "6164/455" {
+	w, _ := paper.RoleWeights(spiral.WithinSet, spiral.SumReduction)
+	if ratio := new(big.Rat).Quo(w.Aggregation, w.Search); ratio.RatString() != "6164/455" {
 		t.Errorf("aggregation/search = %s, want 6164/455 ~ 13.55", ratio.RatString())
 	}
-	ms, ma, err := w.Multipliers()
-	if err != nil || ms.RatString() != "1541/1365" || ma.RatString() != "1/12" {
-		t.Errorf("Multipliers = %v, %v, %v, want 1541/1365, 1/12", ms, ma, err)
-	}
-	s, a := w.Float64s()
-	if math.Abs(s-0.885788449059052) > 1e-15 || a != 12 {
-		t.Errorf("Float64s = %v, %v", s, a)
-	}
-	// The tuple family's search weight at the same sizes.
-	wt, _ := RoleWeights(family(t, true, 8, 4), 4, 4, WithinSet, SumReduction)
-	mt, _ := M(family(t, true, 8, 4), 4)
-	if wt.Search.Cmp(mt) != 0 || wt.Search.Cmp(w.Search) == 0 {
-		t.Errorf("tuple search weight %s, want M_tuples = %s (different from subsets' %s)", wt.Search.RatString(), mt.RatString(), w.Search.RatString())
-	}
-}
-
-func TestRoleWeightsErrors(t *testing.T) {
-	f := family(t, false, 8, 4)
-	if _, err := RoleWeights(f, 4, 4, WithinSet, Reduction(9)); err == nil || !strings.Contains(err.Error(), "Reduction(9)") {
-		t.Errorf("unknown reduction error = %v", err)
-	}
-	if _, err := RoleWeights(f, 0, 4, WithinSet, SumReduction); err == nil || !strings.Contains(err.Error(), "K = 0") {
-		t.Errorf("K = 0 error = %v", err)
-	}
-	if _, err := RoleWeights(f, 71, 4, WithinSet, SumReduction); err == nil || !strings.Contains(err.Error(), "K = 71") {
-		t.Errorf("K = 71 error = %v", err)
-	}
-	if _, err := RoleWeights(f, 4, 1, LeaveOneOut, SumReduction); err == nil {
-		t.Error("LeaveOneOut with N2 = 1: no error")
-	}
-	w, err := RoleWeights(f, 1, 4, WithinSet, SumReduction)
-	if err != nil || w.Search.Sign() != 0 {
-		t.Fatalf("K = 1: %v, %v, want search weight 0", w, err)
-	}
-	if _, _, err := w.Multipliers(); err == nil || !strings.Contains(err.Error(), "search weight is zero") {
-		t.Errorf("K = 1 Multipliers error = %v", err)
-	}
-	w, _ = RoleWeights(f, 4, 1, WithinSet, SumReduction)
-	if _, _, err := w.Multipliers(); err == nil || !strings.Contains(err.Error(), "aggregation weight is zero") {
-		t.Errorf("N2 = 1 Multipliers error = %v", err)
-	}
-	if _, _, err := (Roles{}).Multipliers(); err == nil {
-		t.Error("zero Roles: Multipliers gave no error")
+	if math.Abs(w.SearchMultiplier-1541.0/1365) > 1e-15 || w.AggregationMultiplier != 1.0/12 {
+		t.Errorf("multipliers %v, %v, want 1541/1365, 1/12", w.SearchMultiplier, w.AggregationMultiplier)
 	}
 }
 
@@ -216,7 +196,8 @@ func randomAggregator(t *testing.T, rnd *rand.Rand, V, n, V2 int) *Aggregator {
 
 // TestJointExpectation brute-forces the whole SPIRAL update (traces,
 // selection, presentation, aggregation outputs and Bernoulli rewards) on tiny
-// configurations and checks, exactly:
+// configurations and checks, exactly, against the role weights of
+// spiral.Config.RoleWeights (sum-reduced):
 //   - search part = M * grad_theta J_p, and equals the noiseless engine's
 //     expectation (noisy set scores do not change the expectation);
 //   - aggregation part = K * a * grad_phi J_p with a = N2 - 1 (within the
@@ -226,19 +207,19 @@ func TestJointExpectation(t *testing.T) {
 		ordered  bool
 		N, n, K  int
 		N2       int
-		p        Presentation
-		b        Baseline
+		p        combin.Order
+		b        spiral.AggregationBaseline
 		longOnly bool
 	}
 	configs := []config{
-		{false, 3, 2, 2, 2, PresentIndexOrder, WithinSet, false},
-		{false, 3, 2, 2, 2, PresentBySymbol, WithinSet, false},
-		{false, 3, 2, 2, 2, PresentShuffled, LeaveOneOut, false},
-		{true, 3, 2, 2, 2, PresentIndexOrder, LeaveOneOut, false},
-		{false, 3, 2, 3, 1, PresentIndexOrder, WithinSet, false},
-		{false, 4, 2, 2, 2, PresentBySymbol, LeaveOneOut, true},
-		{false, 3, 2, 2, 3, PresentIndexOrder, WithinSet, true},
-		{true, 3, 2, 2, 2, PresentShuffled, WithinSet, true},
+		{false, 3, 2, 2, 2, combin.IndexOrder, spiral.WithinSet, false},
+		{false, 3, 2, 2, 2, SortedBySymbol, spiral.WithinSet, false},
+		{false, 3, 2, 2, 2, combin.Shuffled, spiral.LeaveOneOut, false},
+		{true, 3, 2, 2, 2, combin.IndexOrder, spiral.LeaveOneOut, false},
+		{false, 3, 2, 3, 1, combin.IndexOrder, spiral.WithinSet, false},
+		{false, 4, 2, 2, 2, SortedBySymbol, spiral.LeaveOneOut, true},
+		{false, 3, 2, 2, 3, combin.IndexOrder, spiral.WithinSet, true},
+		{true, 3, 2, 2, 2, combin.Shuffled, spiral.WithinSet, true},
 	}
 	rnd := rand.New(rand.NewPCG(11, 13))
 	c := must(NewCategorical(rats("2/5", "3/5")))
@@ -252,7 +233,12 @@ func TestJointExpectation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, _ := M(f, tc.K)
+		cfg := spiral.Config{SearchTraces: tc.N, SetSize: tc.n, Sets: tc.K, AggregationsPerSet: tc.N2, Ordered: tc.ordered}
+		w, err := cfg.RoleWeights(tc.b, spiral.SumReduction)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := w.Search
 		gs, _ := Gradient(c, a.Table(), tc.p)
 		if isZero(gs) {
 			t.Fatalf("%+v: grad_theta J is zero, the check would be vacuous", tc)
@@ -267,12 +253,11 @@ func TestJointExpectation(t *testing.T) {
 		if !ratsEqual(got.Search, noiseless) {
 			t.Errorf("%+v: noisy-score search part %s != exact-score %s", tc, ratString(got.Search), ratString(noiseless))
 		}
-		fa, _ := AggregationFactor(tc.N2, tc.b)
 		ga, _ := a.Gradient(c, tc.p)
-		if isZero(ga) && fa.Sign() != 0 {
+		if isZero(ga) && w.Aggregation.Sign() != 0 {
 			t.Fatalf("%+v: grad_phi J is zero, the check would be vacuous", tc)
 		}
-		want := scale(new(big.Rat).Mul(fa, big.NewRat(int64(tc.K), 1)), ga)
+		want := scale(w.Aggregation, ga)
 		if !ratsEqual(got.Aggregation, want) {
 			t.Errorf("%+v: aggregation part %s, want K*a*grad_phi J_p = %s", tc, ratString(got.Aggregation), ratString(want))
 		}
@@ -299,13 +284,13 @@ func TestJointSortedIsNotJ(t *testing.T) {
 		rew[ctx] = rats("0", "1")
 	}
 	a := must(NewAggregator(2, 2, pol, rew))
-	got, err := JointExpectation(c, a, f, 2, 2, WithinSet, PresentBySymbol)
+	got, err := JointExpectation(c, a, f, 2, 2, spiral.WithinSet, SortedBySymbol)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _ := M(f, 2)
-	g, _ := Gradient(c, a.Table(), PresentIndexOrder)
-	gs, _ := Gradient(c, a.Table(), PresentBySymbol)
+	m, _ := uniformM(f, 2)
+	g, _ := Gradient(c, a.Table(), combin.IndexOrder)
+	gs, _ := Gradient(c, a.Table(), SortedBySymbol)
 	if !ratsEqual(got.Search, scale(m, gs)) || ratsEqual(got.Search, scale(m, g)) {
 		t.Errorf("sorted search part %s; M grad J_sort = %s, M grad J = %s", ratString(got.Search), ratString(scale(m, gs)), ratString(scale(m, g)))
 	}
@@ -320,16 +305,16 @@ func TestJointExpectationErrors(t *testing.T) {
 		f    combin.Family
 		K    int
 		N2   int
-		b    Baseline
-		p    Presentation
+		b    spiral.AggregationBaseline
+		p    combin.Order
 		want string
 	}{
-		{must(UniformCategorical(3)), family(t, false, 3, 2), 2, 2, WithinSet, PresentIndexOrder, "V = 3"},
-		{c, family(t, false, 3, 1), 2, 2, WithinSet, PresentIndexOrder, "n = 1"},
-		{c, family(t, false, 3, 2), 4, 2, WithinSet, PresentIndexOrder, "K = 4"},
-		{c, family(t, false, 3, 2), 2, 0, WithinSet, PresentIndexOrder, "N2 = 0"},
-		{c, family(t, false, 3, 2), 2, 2, WithinSet, Presentation(4), "Presentation(4)"},
-		{c, family(t, false, 8, 2), 4, 4, WithinSet, PresentIndexOrder, "leaves exceed"},
+		{must(UniformCategorical(3)), family(t, false, 3, 2), 2, 2, spiral.WithinSet, combin.IndexOrder, "V = 3"},
+		{c, family(t, false, 3, 1), 2, 2, spiral.WithinSet, combin.IndexOrder, "n = 1"},
+		{c, family(t, false, 3, 2), 4, 2, spiral.WithinSet, combin.IndexOrder, "K = 4"},
+		{c, family(t, false, 3, 2), 2, 0, spiral.WithinSet, combin.IndexOrder, "N2 = 0"},
+		{c, family(t, false, 3, 2), 2, 2, spiral.WithinSet, combin.Order(4), "Order(4)"},
+		{c, family(t, false, 8, 2), 4, 4, spiral.WithinSet, combin.IndexOrder, "leaves exceed"},
 	} {
 		_, err := JointExpectation(tc.c, a, tc.f, tc.K, tc.N2, tc.b, tc.p)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -409,7 +394,7 @@ func TestAdvantageCrossCheck(t *testing.T) {
 			}
 			adv := zeros(N2)
 			for k := range K {
-				aggAdvantages(adv, ints[k], WithinSet)
+				aggAdvantages(adv, ints[k], spiral.WithinSet)
 				for j := range N2 {
 					af, _ := adv[j].Float64()
 					if math.Abs(af-cr.Aggregation[k*N2+j]) > 1e-12 {

@@ -7,7 +7,6 @@ import (
 	"math/big"
 
 	"spiral/combin"
-	"spiral/estimator"
 )
 
 const constantsHelp = `usage: spiral constants -traces N -size n -sets K [-ordered | -balanced]
@@ -93,23 +92,14 @@ func constants(N, n, K int, ordered, balanced bool) (constantsOutput, error) {
 	if err != nil {
 		return constantsOutput{}, err
 	}
-	cover, err := estimator.CoverProb(fam, K)
+	c, err := fam.Constants(combin.Uniform, K)
 	if err != nil {
 		return constantsOutput{}, err
 	}
-	coverFloat, err := estimator.CoverProbFloat(fam, K)
-	if err != nil {
-		return constantsOutput{}, err
+	if c.CoverProb == nil || c.M == nil {
+		return constantsOutput{}, fmt.Errorf("%v, K = %d: the exact constants are beyond combin's cost bound", fam, K)
 	}
-	m, err := estimator.M(fam, K)
-	if err != nil {
-		return constantsOutput{}, err
-	}
-	mFloat, err := estimator.MFloat(fam, K)
-	if err != nil {
-		return constantsOutput{}, err
-	}
-	return newConstantsOutput(fam, K, miss, cover, m, missFloat, coverFloat, mFloat), nil
+	return newConstantsOutput(fam, K, miss, c.CoverProb, c.M, missFloat, c.CoverProbFloat, c.MFloat), nil
 }
 
 // newConstantsOutput writes the constants of K groups of the family fam.
@@ -134,17 +124,18 @@ func newConstantsOutput(fam combin.Family, K int, miss, cover, m *big.Rat, missF
 
 // balancedConstants computes the output of constants -balanced: the design
 // covers min(N, K n) of the N traces and is exchangeable, so a given trace is
-// in no group with probability 1 - min(N, K n)/N, and M is
-// estimator.BalancedM.
+// in no group with probability 1 - min(N, K n)/N, and M is combin's
+// balanced M.
 func balancedConstants(N, n, K int) (constantsOutput, error) {
 	fam, err := combin.Subsets(N, n)
 	if err != nil {
 		return constantsOutput{}, err
 	}
-	m, err := estimator.BalancedM(fam, K)
+	c, err := fam.Constants(combin.Balanced, K)
 	if err != nil {
 		return constantsOutput{}, err
 	}
+	m := c.M
 	covered := int64(N)
 	if kn := int64(K) * int64(n); kn < covered {
 		covered = kn
