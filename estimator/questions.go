@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/big"
 	"spiral"
-
 )
 
 // checkBaseline returns an error if b is not spiral.WithinSet or
