@@ -2,6 +2,7 @@ package estimator
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"math/rand/v2"
 	"strings"
@@ -454,5 +455,44 @@ func TestFixedDesign(t *testing.T) {
 	g, _ := Gradient(c, tab, combin.IndexOrder)
 	if !ratsEqual(got, g) {
 		t.Errorf("fixed disjoint design: E[g] = %s, want grad J = %s", ratString(got), ratString(g))
+	}
+}
+
+// TestFiniteKConstants pins combin's constants at N1 = 8, n = 4 for
+// K = 2..16, both families (the probability that a trace gets no credit,
+// 1 - q_K, and M), and checks M against the exact engine where it can
+// enumerate every selection (K <= 3): T W(i, H) = M for every i in H.
+func TestFiniteKConstants(t *testing.T) {
+	want := map[int][4]float64{ // no credit (subsets, tuples), M (subsets, tuples)
+		2:  {0.246377, 0.249851, 0.507246, 0.500298},
+		3:  {0.119565, 0.124777, 0.760870, 0.750447},
+		4:  {0.057106, 0.062277, 0.885788, 0.875447},
+		8:  {0.002493, 0.003841, 0.995014, 0.992317},
+		12: {0.000078, 0.000235, 0.999843, 0.999531},
+		16: {0.000002, 0.000014, 0.999997, 0.999972},
+	}
+	sub, tup := family(t, false, 8, 4), family(t, true, 8, 4)
+	for K := 2; K <= 16; K++ {
+		cs := must(sub.Constants(combin.Uniform, K))
+		ct := must(tup.Constants(combin.Uniform, K))
+		got := [4]float64{cs.MissProbFloat, ct.MissProbFloat, cs.MFloat, ct.MFloat}
+		if w, ok := want[K]; ok {
+			for j := range w {
+				if math.Abs(got[j]-w[j]) > 5e-7 {
+					t.Errorf("K = %d: constants %v, want %v", K, got, w)
+					break
+				}
+			}
+		}
+		if cs.MissProbFloat >= ct.MissProbFloat {
+			t.Errorf("K = %d: subsets miss %v >= tuples %v", K, cs.MissProbFloat, ct.MissProbFloat)
+		}
+		if K <= 3 {
+			w := cachedWeights(t, sub, K)
+			tw := new(big.Rat).Mul(w.At(0, 0), big.NewRat(int64(w.NumGroups()), 1))
+			if tw.Cmp(cs.M) != 0 {
+				t.Errorf("K = %d: T W(0, 0) = %s, combin's M = %s", K, tw.RatString(), cs.M.RatString())
+			}
+		}
 	}
 }
