@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -183,8 +182,8 @@ func TestNoFusedMultiplyAdd(t *testing.T) {
 	if !spiraltest.Long() {
 		t.Skip("compiles the package for five architectures: set SPIRAL_LONG=1")
 	}
-	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goCmd); err != nil {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
 		t.Skipf("no go command: %v", err)
 	}
 	fused := regexp.MustCompile(`\bFN?M(ADD|SUB)[DS]?\b`)
