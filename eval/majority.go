@@ -204,8 +204,8 @@ func ExpectedMajority[T cmp.Ordered](answers []T, correct T, k int, rule TieRule
 // built, when the tables would hold more than 2^24 values, the module's
 // size cap (memory), or an upper bound on the program's steps exceeds 2^30
 // (time: seconds), as it does for thousands of answers with k in the
-// thousands (with first seen, for tens of thousands of answers with k in
-// the hundreds).
+// thousands (with TieFirstSeen, for thousands of answers with k above about
+// a hundred).
 func ExpectedMajorityFunc[T comparable](answers []T, correct T, k int, rule TieRule, compare func(a, b T) int) (float64, error) {
 	if err := checkTieRule("expected maj@k", rule, compare); err != nil {
 		return 0, err

@@ -168,7 +168,7 @@ func passAtKLarge(n, u, x int) float64 {
 // the min(c, k) factors of PassAtK, exactly, so its cost grows with the
 // size of that fraction, min(c, k)·bits(n) bits: it refuses, with an
 // [*ArgError] wrapping [ErrTooCostly], arguments with min(c, k)·bits(n) >
-// 2^18 (for n = 256, min(c, k) > 29127; reducing a larger fraction takes
+// 2^18 (for n = 2^20, min(c, k) > 12483; reducing a larger fraction takes
 // seconds), unless c = 0 (exactly 0) or n - c < k (exactly 1). It returns
 // the same errors as PassAtK otherwise.
 func PassAtKRat(n, c, k int) (*big.Rat, error) {
