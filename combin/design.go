@@ -7,21 +7,20 @@ import (
 )
 
 // SampleBalanced draws a balanced design: K distinct n-subsets of
-// {0, ..., N-1} in which every index appears r = floor(K*n/N) or r+1 times,
-// exactly (K*n) mod N of them r+1 times. When N divides K*n every index
-// appears exactly r = K*n/N times; whenever K*n >= N every index appears at
-// least once. The design is exchangeable: relabelling the indices by any
-// fixed permutation leaves its distribution unchanged. See BalancedSampler
-// for the construction and the designs it can produce.
+// {0, ..., N1-1} in which every trace appears r = floor(K n/N1) or r+1
+// times, exactly (K n) mod N1 of them r+1 times; whenever K n >= N1 every
+// trace appears at least once. The design is exchangeable: relabelling the
+// traces by a fixed permutation leaves its distribution unchanged, so the
+// search estimator's multiplier is M = min(N1, K n)/n - 1 (see
+// [Family.Constants] and docs/findings.md#set-designs).
 //
-// The K sets share one backing array of K*n ints and are sorted ascending.
+// The K sets share one backing array of K n ints and are sorted ascending.
 // The result equals that of a new BalancedSampler's SampleTo with the same
 // rnd.
 //
 // SampleBalanced returns an error if rnd is nil, f is not a family of
-// subsets, K < 0, K > T = C(N, n), or K*n > MaxSize. A
-// balanced design exists for every K in [0, C(N, n)], so these are the only
-// errors.
+// subsets, K < 0, K > T = C(N1, n), or K n > MaxSize. A balanced design
+// exists for every K in [0, T], so these are the only errors.
 func (f Family) SampleBalanced(rnd *rand.Rand, K int) ([][]int, error) {
 	if rnd == nil {
 		return nil, errNilRand
@@ -41,63 +40,50 @@ func (f Family) SampleBalanced(rnd *rand.Rand, K int) ([][]int, error) {
 // construction before it falls back to switching.
 const maxRoundDraws = 64
 
+// maxRoundSlots bounds the slots that the redrawn rounds fill in one call
+// (after the first draw) before the fallback: fewer than 64 draws when
+// K*n > 2^16.
+const maxRoundSlots = 1 << 22
+
 // A BalancedSampler draws balanced designs of a family of subsets (see
 // Family.SampleBalanced), again and again, into caller-owned memory and
 // without allocating. Build one with NewBalancedSampler for each (Family, K)
-// and call SampleTo every step.
-//
-// A BalancedSampler holds scratch memory: it is not safe for concurrent use.
-// Use one per goroutine.
+// and call SampleTo every step. It holds scratch memory, O(N1 + K n): use
+// one per goroutine.
 //
 // # Construction
 //
-// SampleTo fills the K*n slots of dst in rounds. Each round is an independent,
-// uniformly random ordering of the N indices (a Fisher-Yates shuffle); the
-// last round stops after (K*n) mod N slots when N does not divide K*n. Slots
-// k*n .. k*n+n-1 form set k, which is then sorted. Every full round holds
-// each index once and the last, partial round holds a uniformly random set of
-// (K*n) mod N indices once, which gives the replication. A set that
-// straddles two rounds may hold an index twice, and two sets of different
-// rounds may be equal; if either happens the whole draw is redrawn, up to 64
-// times. Sets come in round order: when n divides N, sets
-// j*N/n .. (j+1)*N/n - 1 of each full round j partition {0, ..., N-1}.
+// SampleTo fills the K n slots of dst in rounds, each an independent
+// uniformly random ordering of the N1 traces (the last round stops after
+// (K n) mod N1 slots); slots k n .. k n + n - 1 form set k, which is then
+// sorted. Full rounds hold every trace once and the partial round a uniformly
+// random subset once, which gives the replication. When a set straddling two
+// rounds holds a trace twice, or two sets are equal, the whole draw is
+// redrawn, up to 64 times (fewer when K n > 2^16, so that the redraws fill at
+// most 2^22 slots). The design is the rounds construction conditioned on
+// being valid: at the paper's configuration (N1 = 8, n = 4, K = 4), two
+// independent uniformly random splits of the 8 traces into halves, redrawn
+// when the second equals the first; every one of the 595 designs
+// {A, A^c, B, B^c} with B not in {A, A^c} is equally likely, and no other
+// design is drawn.
 //
-// So the design is the rounds construction conditioned on being valid. At
-// the paper's configuration (N = 8, n = 4, K = 4) it is two independent
-// uniformly random splits of the 8 indices into halves, redrawn when the
-// second split equals the first (probability 1/35): every one of the 595
-// designs {A, A^c, B, B^c} with B not in {A, A^c} is equally likely. Other
-// balanced designs, such as {0,1,2,3}, {0,4,5,6}, {1,2,4,7}, {3,5,6,7} in
-// which no two sets are complementary, are never drawn there.
-//
-// When the rounds construction is rarely valid (K close to C(N, n), or n
-// close to N with N not dividing K*n) all 64 draws may fail. SampleTo then
-// draws K distinct sets uniformly (as Family.Sample does) and, while some
-// index u appears at least twice more often than another index v, replaces
-// a set G that holds u but not v by G - u + v, choosing the first G, in
-// order, whose replacement is not already a set. Such a G always exists
-// (the sets holding u but not v outnumber those holding v but not u), and
-// every replacement lowers the sum of squared appearance counts by at least
-// 2, so this ends with counts r or r+1. Finally it relabels the indices by a
-// uniformly random permutation and sorts each set. This fallback can
-// produce every balanced design, and the relabelling keeps it exchangeable;
-// since the fallback is taken or not whatever the labels, the mixture is
-// exchangeable too. A balanced design exists for every K <= C(N, n), so
-// SampleTo never fails on a valid rnd.
+// When every redraw fails (K close to C(N1, n), or n close to N1), SampleTo
+// draws K distinct sets uniformly and then, while some trace u appears at
+// least twice more often than some trace v, replaces a set G that holds u but
+// not v, and whose image G - u + v is not already a set, by that image (such
+// a G exists: the sets holding u but not v outnumber those holding v but not
+// u). Finally it relabels the traces by a uniformly random permutation,
+// which keeps the mixture exchangeable. This can produce every balanced
+// design.
 //
 // # Cost
 //
-// One draw of the rounds takes K*n random numbers (fewer when the last slot
-// of a round needs none), a sort of each set and a duplicate check (pairwise
-// when K <= 16, by an O(K) hash set otherwise); the expected number of draws
-// is 1 over the probability that a draw is valid, 35/34 at the paper's
-// configuration. When K*n <= N there is one partial round, its sets are
-// disjoint and one draw always succeeds. When all 64 draws fail, a call
-// costs those 64 draws plus the fallback (about 0.1 ms at N = 7, n = 3,
-// K = 30 of 35; see BENCHMARKS.md). Memory is O(N + K*n).
-//
-// Every random number comes from rnd.IntN, so a given rnd state gives the
-// same design on every machine.
+// One draw of the rounds takes K n random numbers, a sort of each set and an
+// O(K) hash check for equal sets; the expected number of draws is 1 over the
+// probability that a draw is valid (35/34 at the paper's configuration, 1
+// whenever K n <= N1). The fallback adds O(K n log n) steps plus O(n) per
+// replacement. Every random number comes from rnd.IntN, so a given rnd
+// state gives the same design on every machine.
 type BalancedSampler struct {
 	f Family
 	k int
@@ -107,17 +93,18 @@ type BalancedSampler struct {
 	slots []int // open-addressing hash set of sets, as index+1 (K > linearDedup)
 	draws int   // rounds draws before the fallback (a test hook)
 
-	// Fallback, allocated only when K*n > N.
+	// Fallback, allocated only when K*n > N1.
 	uniform *Sampler
-	count   []int // appearances of each index
+	count   []int // appearances of each trace
 	cand    []int // a candidate replacement set
-	holders []int // sets that hold v but not u
+	table   []int // open-addressing hash set of the current sets, as index+1
+	scan    int   // where the search for a set to switch resumes
 }
 
 // NewBalancedSampler returns a BalancedSampler that draws a balanced design
 // of K sets of the subset family f per call. It returns an error if f is not
 // a family of subsets (for ordered presentation, shuffle each set), K < 0,
-// K > T = C(N, n), or K*n > MaxSize.
+// K > T = C(N1, n), or K n > MaxSize.
 func NewBalancedSampler(f Family, K int) (*BalancedSampler, error) {
 	if err := f.checkK(K); err != nil {
 		return nil, err
@@ -155,7 +142,7 @@ func newBalancedSampler(f Family, K, draws int) *BalancedSampler {
 		})
 		s.count = make([]int, N)
 		s.cand = make([]int, n)
-		s.holders = make([]int, 0, K)
+		s.table = newSetTable(K)
 	}
 	return s
 }
@@ -192,7 +179,10 @@ func (s *BalancedSampler) SampleTo(dst []int, rnd *rand.Rand) error {
 	if s.k == 0 {
 		return nil
 	}
-	for range s.draws {
+	for d := range s.draws {
+		if d > 0 && d*len(dst) > maxRoundSlots {
+			break
+		}
 		if s.drawRounds(dst, rnd) {
 			return nil
 		}
@@ -252,28 +242,56 @@ func (s *BalancedSampler) distinct(dst []int) bool {
 // uniform draw, then relabelled uniformly (see BalancedSampler).
 func (s *BalancedSampler) fallback(dst []int, rnd *rand.Rand) {
 	_ = s.uniform.SampleTo(dst, rnd) // rnd is not nil
+	N, n := s.f.size, s.f.n
 	clear(s.count)
 	for _, v := range dst {
 		s.count[v]++
 	}
-	for {
-		u, v := 0, 0
-		for i, c := range s.count {
-			if c > s.count[u] {
-				u = i
-			}
-			if c < s.count[v] {
-				v = i
-			}
-		}
-		if s.count[u]-s.count[v] <= 1 {
-			break
-		}
-		s.switchOne(dst, u, v)
-		s.count[u]--
-		s.count[v]++
+	clear(s.table)
+	for k := range s.k {
+		s.insert(dst, k)
 	}
-	N := s.f.size
+	s.scan = 0
+	r := len(dst) / N
+	c := s.count
+	// next returns the first trace at or after i whose count satisfies ok,
+	// or N.
+	next := func(i int, ok func(int) bool) int {
+		for i < N && !ok(c[i]) {
+			i++
+		}
+		return i
+	}
+	over := func(x int) bool { return x >= r+2 }
+	under := func(x int) bool { return x <= r-1 }
+	// Pair traces above r+1 with traces below r; then the rest above r+1
+	// with traces at r, or the rest below r with traces at r+1. Each switch
+	// moves one appearance from u to v with c[u] >= c[v] + 2, and every
+	// cursor only moves forward, so this ends with all counts r or r+1.
+	u, v := next(0, over), next(0, under)
+	for u < N && v < N {
+		s.switchOne(dst, u, v)
+		if c[u] < r+2 {
+			u = next(u+1, over)
+		}
+		if c[v] > r-1 {
+			v = next(v+1, under)
+		}
+	}
+	atR := func(x int) bool { return x == r }
+	for w := next(0, atR); u < N; w = next(w+1, atR) {
+		s.switchOne(dst, u, w)
+		if c[u] < r+2 {
+			u = next(u+1, over)
+		}
+	}
+	atR1 := func(x int) bool { return x == r+1 }
+	for w := next(0, atR1); v < N; w = next(w+1, atR1) {
+		s.switchOne(dst, w, v)
+		if c[v] > r-1 {
+			v = next(v+1, under)
+		}
+	}
 	for i := N - 1; i > 0; i-- {
 		j := rnd.IntN(i + 1)
 		s.perm[i], s.perm[j] = s.perm[j], s.perm[i]
@@ -284,28 +302,24 @@ func (s *BalancedSampler) fallback(dst []int, rnd *rand.Rand) {
 	for i := range s.perm {
 		s.perm[i] = i
 	}
-	n := s.f.n
 	for k := range s.k {
 		slices.Sort(dst[k*n : (k+1)*n])
 	}
 }
 
-// switchOne replaces the first set of dst that holds u but not v, and
-// whose image G - u + v is not a set of dst, by that image (kept sorted).
-// The caller guarantees that u appears at least twice more often than v, so
-// such a set exists.
+// switchOne replaces a set G of dst that holds u but not v, and whose image
+// G - u + v is not a set of dst, by that image (kept sorted), and moves one
+// count from u to v. It searches the sets in order from where the previous
+// search stopped, cyclically. The caller guarantees that u appears at least
+// twice more often than v, so such a set exists: the sets holding u but not
+// v outnumber those holding v but not u, so they cannot all map onto them.
 func (s *BalancedSampler) switchOne(dst []int, u, v int) {
 	n := s.f.n
-	s.holders = s.holders[:0]
-	for k := range s.k {
-		g := dst[k*n : (k+1)*n]
-		_, hasU := slices.BinarySearch(g, u)
-		_, hasV := slices.BinarySearch(g, v)
-		if hasV && !hasU {
-			s.holders = append(s.holders, k)
+	for range s.k {
+		k := s.scan
+		if s.scan++; s.scan == s.k {
+			s.scan = 0
 		}
-	}
-	for k := range s.k {
 		g := dst[k*n : (k+1)*n]
 		_, hasU := slices.BinarySearch(g, u)
 		_, hasV := slices.BinarySearch(g, v)
@@ -328,17 +342,61 @@ func (s *BalancedSampler) switchOne(dst []int, u, v int) {
 		if !placed {
 			c = append(c, v)
 		}
-		taken := false
-		for _, h := range s.holders {
-			if slices.Equal(dst[h*n:(h+1)*n], c) {
-				taken = true
-				break
-			}
+		if s.lookup(dst, c) >= 0 {
+			continue
 		}
-		if !taken {
-			copy(g, c)
-			return
-		}
+		s.remove(dst, k)
+		copy(g, c)
+		s.insert(dst, k)
+		s.count[u]--
+		s.count[v]++
+		return
 	}
 	panic("combin: BalancedSampler: no switch found (unreachable)")
+}
+
+// insert adds set k of dst to s.table.
+func (s *BalancedSampler) insert(dst []int, k int) {
+	n, mask := s.f.n, len(s.table)-1
+	h := int(hashSet(dst[k*n:(k+1)*n])) & mask
+	for s.table[h] != 0 {
+		h = (h + 1) & mask
+	}
+	s.table[h] = k + 1
+}
+
+// lookup returns the index of the set of dst equal to g, or -1.
+func (s *BalancedSampler) lookup(dst, g []int) int {
+	n, mask := s.f.n, len(s.table)-1
+	for h := int(hashSet(g)) & mask; s.table[h] != 0; h = (h + 1) & mask {
+		if j := s.table[h] - 1; slices.Equal(dst[j*n:(j+1)*n], g) {
+			return j
+		}
+	}
+	return -1
+}
+
+// remove deletes set k of dst from s.table, shifting later entries of its
+// probe run back so that every entry stays reachable from its home slot.
+func (s *BalancedSampler) remove(dst []int, k int) {
+	n, mask := s.f.n, len(s.table)-1
+	i := int(hashSet(dst[k*n:(k+1)*n])) & mask
+	for s.table[i] != k+1 {
+		i = (i + 1) & mask
+	}
+	for j := i; ; {
+		j = (j + 1) & mask
+		e := s.table[j]
+		if e == 0 {
+			break
+		}
+		home := int(hashSet(dst[(e-1)*n:e*n])) & mask
+		// Leave e when its home lies cyclically in (i, j].
+		if (i < j && i < home && home <= j) || (i > j && (i < home || home <= j)) {
+			continue
+		}
+		s.table[i] = e
+		i = j
+	}
+	s.table[i] = 0
 }

@@ -8,24 +8,25 @@ import (
 	"math/bits"
 )
 
-// MaxSize is the largest ground-set size N that Subsets and Tuples accept.
+// MaxSize is the one size cap of the module: the largest N1 that Subsets and
+// Tuples accept, and the bound on K*n for the samplers and on the length of
+// the sets that CheckSets reads.
 const MaxSize = 1 << 24
 
-// A Family is one family of sets of distinct indices drawn from the ground
-// set {0, ..., N-1}: either the C(N, n) unordered n-subsets (made by Subsets)
-// or the (N)_n = N!/(N-n)! ordered n-tuples of distinct indices (made by
-// Tuples). T denotes the number of sets in the family.
+// A Family is all sets of n distinct traces from {0, ..., N1-1}: either
+// the C(N1, n) unordered subsets (made by Subsets) or the
+// (N1)_n = N1!/(N1-n)! ordered tuples (made by Tuples). T denotes the
+// number of sets in the family.
 //
 // A Family is a small comparable value: two families are == exactly when
-// they were made by the same constructor with the same N and n. The zero
-// Family is not a valid family: it has no sets, and its methods that
-// return an error report that it is invalid.
+// they were made with the same N1, n and kind. The zero Family is not a
+// valid family: its methods that return an error report that it is invalid.
 //
-// A subset is written as its indices in ascending order; a tuple as its
-// indices in order. Families are ordered lexicographically: subsets as sorted
+// A subset is written as its traces in ascending order, a tuple as its
+// traces in order. Families are ordered lexicographically: subsets as sorted
 // sequences, tuples as sequences. All, Rank and Unrank follow that order.
 type Family struct {
-	size    int    // N
+	size    int    // N1
 	n       int    // set size
 	ordered bool   // tuples rather than subsets
 	fits    bool   // T < 2^64
@@ -33,14 +34,14 @@ type Family struct {
 	avoid64 uint64 // T_avoid, when fits
 }
 
-// Subsets returns the family of the C(N, n) unordered n-subsets of
-// {0, ..., N-1}. It returns an error unless 1 <= n <= N <= MaxSize.
-func Subsets(N, n int) (Family, error) { return newFamily(N, n, false) }
+// Subsets returns the family of the C(N1, n) unordered n-subsets of
+// {0, ..., N1-1}. It returns an error unless 1 <= n <= N1 <= MaxSize.
+func Subsets(N1, n int) (Family, error) { return newFamily(N1, n, false) }
 
-// Tuples returns the family of the (N)_n = N!/(N-n)! ordered n-tuples of
-// distinct indices from {0, ..., N-1}. It returns an error unless
-// 1 <= n <= N <= MaxSize.
-func Tuples(N, n int) (Family, error) { return newFamily(N, n, true) }
+// Tuples returns the family of the (N1)_n = N1!/(N1-n)! ordered n-tuples of
+// distinct traces from {0, ..., N1-1}. It returns an error unless
+// 1 <= n <= N1 <= MaxSize.
+func Tuples(N1, n int) (Family, error) { return newFamily(N1, n, true) }
 
 // NewFamily returns Tuples(N1, n) when ordered is true and Subsets(N1, n)
 // otherwise.
@@ -65,10 +66,11 @@ func newFamily(N, n int, ordered bool) (Family, error) {
 	return f, nil
 }
 
-// N returns the size of the ground set {0, ..., N-1}.
+// Traces returns N1, the number of traces {0, ..., N1-1} that the sets are
+// drawn from.
 func (f Family) Traces() int { return f.size }
 
-// GroupSize returns n, the number of indices in each set.
+// SetSize returns n, the number of traces in each set.
 func (f Family) SetSize() int { return f.n }
 
 // Ordered reports whether f is a family of ordered tuples (made by Tuples)

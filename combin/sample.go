@@ -18,8 +18,7 @@ import (
 // of K*n ints. The same rnd state gives the same sets on every machine; the
 // result equals that of a new Sampler's SampleTo with the same rnd.
 //
-// Sample returns an error if rnd is nil, K < 0, K > T, or K*n ints cannot be
-// addressed.
+// Sample returns an error if rnd is nil, K < 0, K > T, or K*n > MaxSize.
 func (f Family) Sample(rnd *rand.Rand, K int) ([][]int, error) {
 	if rnd == nil {
 		return nil, errNilRand
