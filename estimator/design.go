@@ -1,6 +1,7 @@
 package estimator
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 	"math/big"
@@ -9,7 +10,7 @@ import (
 	"spiral/combin"
 )
 
-// A Design is a probability distribution over selections of groups: the
+// A SetDistribution is a probability distribution over selections of groups: the
 // way a trainer picks the K sets that its N search traces are credited
 // through. T groups of one size n are listed, each with its members in
 // presentation order (the order the aggregator reads them when the
@@ -18,55 +19,66 @@ import (
 // selection of probability 1; the paper's uniform design has C(T, K) equally
 // likely selections.
 //
-// A Design is immutable and safe for concurrent use. The package
+// A SetDistribution is immutable and safe for concurrent use. The package
 // documentation, section "Set designs", states what each design does to the
 // search estimator.
-type Design struct {
+type SetDistribution struct {
 	n      int     // number of traces N
 	size   int     // group size n
 	groups [][]int // the T groups, members in presentation order
-	// Selections: sels/probs when listed, or lazy (UniformDesign).
+	// Selections: sels/probs when listed, or lazy (UniformSets).
 	sels  [][]int
 	probs []*big.Rat
 	lazy  iter.Seq2[[]int, *big.Rat]
 	maxK  int // largest selection size
 }
 
-// maxDesignSelections bounds the number of selections a Design lists or
-// enumerates, maxRelabelN the N up to which all N! relabellings are
-// enumerated, and maxRoundSequences the round sequences BalancedDesign
+// maxListedSelections bounds the selections NewSetDistribution reads,
+// maxDesignSelections the selections UniformSets enumerates, maxRelabelN the N up to which all N! relabellings are
+// enumerated, and maxRoundSequences the round sequences BalancedSets
 // enumerates.
 const (
+	maxListedSelections = 1 << 18
 	maxDesignSelections = 1 << 25
 	maxRelabelN         = 9
 	maxRoundSequences   = 1 << 22
 )
 
-// NewDesign returns the design with the given groups and selection
-// distribution. groups lists T >= 1 groups of one size n >= 1, members in
-// [0, N) without repeats, no two groups equal as sequences; selections
-// yields each selection (distinct indices into groups, at least one) with
-// its probability, >= 0, summing exactly to 1. Both are copied. It returns an
-// error naming the offending group, selection or probability.
-func NewDesign(N int, groups [][]int, selections iter.Seq2[[]int, *big.Rat]) (*Design, error) {
-	d, err := newDesignGroups(N, groups)
+// NewSetDistribution returns the distribution with the given sets and
+// selection law. sets lists T >= 1 sets of one size n >= 1, members in
+// [0, N1) without repeats, no two sets equal as sequences (combin.CheckSets
+// with ordered sets); selections yields each selection (distinct indices
+// into sets, at least one) with its probability, >= 0, summing exactly to 1.
+// Both are copied. It returns an error naming the offending set, selection
+// or probability, and an error if selections is nil or yields more than
+// 262,144 selections (it stops reading there, so an endless iterator ends).
+func NewSetDistribution(N1 int, sets [][]int, selections iter.Seq2[[]int, *big.Rat]) (*SetDistribution, error) {
+	if selections == nil {
+		return nil, fmt.Errorf("estimator: selections is nil, want an iterator over selections and their probabilities")
+	}
+	d, err := newDistributionSets(N1, sets)
 	if err != nil {
 		return nil, err
 	}
 	total := new(big.Rat)
-	used := make([]bool, len(d.groups))
 	i := 0
+	var ierr error
 	for s, prob := range selections {
-		if err := checkSelection(i, s, prob, used); err != nil {
-			return nil, err
+		if i == maxListedSelections {
+			ierr = fmt.Errorf("estimator: more than %d selections, the limit of a listed distribution", maxListedSelections)
+			break
+		}
+		if ierr = checkSelection(i, s, prob, len(d.groups)); ierr != nil {
+			break
 		}
 		d.sels = append(d.sels, slices.Clone(s))
 		d.probs = append(d.probs, new(big.Rat).Set(prob))
 		d.maxK = max(d.maxK, len(s))
 		total.Add(total, prob)
-		if i++; i > maxDesignSelections {
-			return nil, fmt.Errorf("estimator: more than %d selections", maxDesignSelections)
-		}
+		i++
+	}
+	if ierr != nil {
+		return nil, ierr
 	}
 	if total.Cmp(big.NewRat(1, 1)) != 0 {
 		return nil, fmt.Errorf("estimator: selection probabilities sum to %s, want exactly 1", total.RatString())
@@ -74,94 +86,91 @@ func NewDesign(N int, groups [][]int, selections iter.Seq2[[]int, *big.Rat]) (*D
 	return d, nil
 }
 
-func newDesignGroups(N int, groups [][]int) (*Design, error) {
-	if N < 1 {
-		return nil, fmt.Errorf("estimator: N = %d, want >= 1", N)
+// checkSelection returns an error if selection i has a nil or negative
+// probability, or is not a set of distinct indices into the T sets
+// (combin.CheckSets).
+func checkSelection(i int, s []int, prob *big.Rat, T int) error {
+	if prob == nil || prob.Sign() < 0 {
+		return fmt.Errorf("estimator: selection %d (%v) has probability %v, want >= 0", i, s, prob)
 	}
-	if len(groups) == 0 {
-		return nil, fmt.Errorf("estimator: no groups")
+	if len(s) > T {
+		return fmt.Errorf("estimator: selection %d has %d sets, more than the T = %d listed", i, len(s), T)
 	}
-	d := &Design{n: N, size: len(groups[0]), groups: make([][]int, len(groups))}
-	seen := make([]bool, N)
-	keys := make(map[string]int, len(groups))
-	for h, g := range groups {
-		if err := checkGroup(h, g, seen); err != nil {
-			return nil, err
+	err := combin.CheckSets(T, false, []int{len(s)}, s)
+	var se *combin.SetError
+	if errors.As(err, &se) {
+		switch se.Reason {
+		case combin.Empty:
+			return fmt.Errorf("estimator: selection %d is empty: %w", i, err)
+		case combin.OutOfRange:
+			return fmt.Errorf("estimator: selection %d, position %d: set %d, want in [0, T = %d): %w", i, se.Position, se.Index, T, err)
+		case combin.Repeated:
+			return fmt.Errorf("estimator: selection %d repeats set %d: %w", i, se.Index, err)
 		}
+	}
+	if err != nil {
+		return fmt.Errorf("estimator: selection %d: %w", i, err)
+	}
+	return nil
+}
+
+// newDistributionSets returns a distribution with the given sets and no
+// selections, after combin.CheckSets (sets compared as sequences) and a
+// check that all have one size.
+func newDistributionSets(N1 int, sets [][]int) (*SetDistribution, error) {
+	if N1 < 1 || N1 > combin.MaxSize {
+		return nil, fmt.Errorf("estimator: N1 = %d traces, want in [1, combin.MaxSize = %d]", N1, combin.MaxSize)
+	}
+	if len(sets) == 0 {
+		return nil, fmt.Errorf("estimator: no sets")
+	}
+	if len(sets) > combin.MaxSize {
+		return nil, fmt.Errorf("estimator: %d sets, more than combin.MaxSize = %d", len(sets), combin.MaxSize)
+	}
+	d := &SetDistribution{n: N1, size: len(sets[0]), groups: make([][]int, len(sets))}
+	sizes := make([]int, len(sets))
+	total := 0
+	for h, g := range sets {
 		if len(g) != d.size {
-			return nil, fmt.Errorf("estimator: group %d has %d members, group 0 has %d", h, len(g), d.size)
+			return nil, fmt.Errorf("estimator: set %d has %d members, set 0 has %d", h, len(g), d.size)
 		}
-		k := fmt.Sprint(g)
-		if h0, ok := keys[k]; ok {
-			return nil, fmt.Errorf("estimator: group %d equals group %d, %v", h, h0, g)
+		if total += len(g); total > combin.MaxSize {
+			return nil, fmt.Errorf("estimator: more than combin.MaxSize = %d members in all", combin.MaxSize)
 		}
-		keys[k] = h
+		sizes[h] = len(g)
+	}
+	members := make([]int, 0, total)
+	for _, g := range sets {
+		members = append(members, g...)
+	}
+	if err := combin.CheckSets(N1, true, sizes, members); err != nil {
+		return nil, fmt.Errorf("estimator: %w", err)
+	}
+	for h, g := range sets {
 		d.groups[h] = slices.Clone(g)
 	}
 	return d, nil
 }
 
-// checkGroup returns an error if group h is empty or has a member outside
-// [0, len(seen)) or repeated; seen is scratch of length N.
-func checkGroup(h int, g []int, seen []bool) error {
-	if len(g) == 0 {
-		return fmt.Errorf("estimator: group %d is empty", h)
-	}
-	clear(seen)
-	for _, i := range g {
-		if i < 0 || i >= len(seen) {
-			return fmt.Errorf("estimator: group %d has member %d, want in [0, N = %d)", h, i, len(seen))
-		}
-		if seen[i] {
-			return fmt.Errorf("estimator: group %d repeats member %d", h, i)
-		}
-		seen[i] = true
-	}
-	return nil
-}
-
-// checkSelection returns an error if selection i has a nil or negative
-// probability, is empty, or has a group index outside [0, len(used)) or
-// repeated; used is scratch of length T.
-func checkSelection(i int, s []int, prob *big.Rat, used []bool) error {
-	if prob == nil || prob.Sign() < 0 {
-		return fmt.Errorf("estimator: selection %d (%v) has probability %v, want >= 0", i, s, prob)
-	}
-	if len(s) == 0 {
-		return fmt.Errorf("estimator: selection %d is empty", i)
-	}
-	clear(used)
-	for _, h := range s {
-		if h < 0 || h >= len(used) {
-			return fmt.Errorf("estimator: selection %d has group %d, want in [0, T = %d)", i, h, len(used))
-		}
-		if used[h] {
-			return fmt.Errorf("estimator: selection %d repeats group %d", i, h)
-		}
-		used[h] = true
-	}
-	return nil
-}
-
-// FixedDesign returns the design that always selects the given sets, each
+// FixedSets returns the design that always selects the given sets, each
 // presented in the order listed. It returns an error if sets is empty or its
-// sets are invalid as for NewDesign (different sizes, a member outside
+// sets are invalid as for NewSetDistribution (different sizes, a member outside
 // [0, N) or repeated, two equal sets).
-func FixedDesign(N int, sets [][]int) (*Design, error) {
+func FixedSets(N int, sets [][]int) (*SetDistribution, error) {
 	all := make([]int, len(sets))
 	for k := range all {
 		all[k] = k
 	}
-	return NewDesign(N, sets, func(yield func([]int, *big.Rat) bool) { yield(all, big.NewRat(1, 1)) })
+	return NewSetDistribution(N, sets, func(yield func([]int, *big.Rat) bool) { yield(all, big.NewRat(1, 1)) })
 }
 
-// UniformDesign returns the paper's design: K distinct groups drawn
+// UniformSets returns the paper's design: K distinct groups drawn
 // uniformly without replacement from the family f, every one of the C(T, K)
 // selections with probability 1/C(T, K). The groups are f's, in f.All's
 // order; subsets are presented in ascending index order. The selections are
 // enumerated, not stored. It returns an error if K is not in [1, T], or T*N
 // or C(T, K) exceeds 33,554,432.
-func UniformDesign(f combin.Family, K int) (*Design, error) {
+func UniformSets(f combin.Family, K int) (*SetDistribution, error) {
 	T64, ok := f.Count64()
 	if !ok || T64*uint64(f.Traces()) > maxDesignSelections {
 		return nil, fmt.Errorf("estimator: family %v is too large for exact enumeration", f)
@@ -177,7 +186,7 @@ func UniformDesign(f combin.Family, K int) (*Design, error) {
 	for g := range f.All() {
 		groups = append(groups, slices.Clone(g))
 	}
-	d, err := newDesignGroups(f.Traces(), groups)
+	d, err := newDistributionSets(f.Traces(), groups)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +194,7 @@ func UniformDesign(f combin.Family, K int) (*Design, error) {
 	return d, nil
 }
 
-// RelabelledDesign returns the design obtained from the fixed design sets by
+// RelabelledSets returns the design obtained from the fixed design sets by
 // a uniformly random relabelling of the N traces: a permutation sigma of
 // [0, N) drawn uniformly maps each set H to sigma(H), which is presented in
 // ascending order of the new labels. This is what any randomised design
@@ -193,19 +202,19 @@ func UniformDesign(f combin.Family, K int) (*Design, error) {
 // [0, N) in lexicographic order; the selections are the distinct images of
 // sets, each with probability |{sigma : sigma(sets) = image}|/N!, which is
 // uniform over the images. It returns an error if N > 9 (N! relabellings are
-// enumerated) or sets is invalid as for FixedDesign.
-func RelabelledDesign(N int, sets [][]int) (*Design, error) {
+// enumerated) or sets is invalid as for FixedSets.
+func RelabelledSets(N int, sets [][]int) (*SetDistribution, error) {
 	if N > maxRelabelN {
 		return nil, fmt.Errorf("estimator: N = %d > %d: too many relabellings to enumerate", N, maxRelabelN)
 	}
-	if _, err := FixedDesign(N, sets); err != nil {
+	if _, err := FixedSets(N, sets); err != nil {
 		return nil, err
 	}
 	sorted := make([][]int, len(sets))
 	for k, s := range sets {
 		sorted[k] = slices.Sorted(slices.Values(s))
 	}
-	if _, err := FixedDesign(N, sorted); err != nil { // two sets equal up to order
+	if _, err := FixedSets(N, sorted); err != nil { // two sets equal up to order
 		return nil, err
 	}
 	l, err := newLabelledLaw(N, len(sets[0]))
@@ -216,7 +225,7 @@ func RelabelledDesign(N int, sets [][]int) (*Design, error) {
 	return l.design()
 }
 
-// BalancedDesign returns the exact law of the design drawn by
+// BalancedSets returns the exact law of the design drawn by
 // combin.BalancedSampler for the subset family f and K groups: the rounds
 // construction (independent uniformly random orderings of the N traces, cut
 // into K groups of n consecutive slots) conditioned on the groups being K
@@ -230,7 +239,7 @@ func RelabelledDesign(N int, sets [][]int) (*Design, error) {
 //
 // It returns an error if f is not a subset family, K is not in [1, T],
 // N > 9, or more than 4,194,304 round sequences would be enumerated.
-func BalancedDesign(f combin.Family, K int) (*Design, error) {
+func BalancedSets(f combin.Family, K int) (*SetDistribution, error) {
 	N, n := f.Traces(), f.SetSize()
 	if f.Ordered() || n == 0 {
 		return nil, fmt.Errorf("estimator: balanced designs are drawn from subsets, not from %v", f)
@@ -411,13 +420,13 @@ func (l *labelledLaw) addOrbit(sets [][]int, w *big.Rat) {
 	}
 }
 
-// design returns the accumulated law as a Design over all n-subsets.
-func (l *labelledLaw) design() (*Design, error) {
+// design returns the accumulated law as a SetDistribution over all n-subsets.
+func (l *labelledLaw) design() (*SetDistribution, error) {
 	groups := make([][]int, 0)
 	for g := range l.f.All() {
 		groups = append(groups, slices.Clone(g))
 	}
-	d, err := newDesignGroups(l.N, groups)
+	d, err := newDistributionSets(l.N, groups)
 	if err != nil {
 		return nil, err
 	}
@@ -433,21 +442,21 @@ func (l *labelledLaw) design() (*Design, error) {
 }
 
 // N returns the number of traces.
-func (d *Design) N() int { return d.n }
+func (d *SetDistribution) Traces() int { return d.n }
 
 // GroupSize returns n, the size of every group.
-func (d *Design) GroupSize() int { return d.size }
+func (d *SetDistribution) SetSize() int { return d.size }
 
 // NumGroups returns T, the number of listed groups.
-func (d *Design) NumGroups() int { return len(d.groups) }
+func (d *SetDistribution) NumSets() int { return len(d.groups) }
 
 // Group returns a copy of group h's members in presentation order. It
 // panics if h is not in [0, NumGroups()).
-func (d *Design) Group(h int) []int { return slices.Clone(d.groups[h]) }
+func (d *SetDistribution) Set(h int) []int { return slices.Clone(d.groups[h]) }
 
 // Selections yields every selection with its probability. The yielded slice
 // and probability must not be modified; copy them to keep them.
-func (d *Design) Selections() iter.Seq2[[]int, *big.Rat] {
+func (d *SetDistribution) Selections() iter.Seq2[[]int, *big.Rat] {
 	if d.lazy != nil {
 		return d.lazy
 	}
@@ -461,13 +470,13 @@ func (d *Design) Selections() iter.Seq2[[]int, *big.Rat] {
 }
 
 // Weights returns the design's credit matrix W (see Weights), by
-// DesignWeights. For the uniform design SelectionWeights is much faster.
-func (d *Design) Weights() (*Weights, error) {
-	return DesignWeights(d.n, d.groups, d.Selections())
+// DistributionWeights. For the uniform design SelectionWeights is much faster.
+func (d *SetDistribution) Weights() (*Weights, error) {
+	return weights(d.n, d.groups, d.Selections(), -1)
 }
 
 // Coverage returns E[number of traces in at least one selected group].
-func (d *Design) Coverage() *big.Rat {
+func (d *SetDistribution) Coverage() *big.Rat {
 	sum := new(big.Rat)
 	in := make([]bool, d.n)
 	for s, prob := range d.Selections() {
@@ -494,7 +503,7 @@ func (d *Design) Coverage() *big.Rat {
 // for every objective (see PositionWeights). For the uniform design it is
 // Proposition 3.1's (N/n) q_K - 1; for a design in which every trace is in
 // at least one group it is N/n - 1 (1 at N = 8, n = 4).
-func (d *Design) M() *big.Rat {
+func (d *SetDistribution) M() *big.Rat {
 	m := d.Coverage()
 	m.Quo(m, big.NewRat(int64(d.size), 1))
 	return m.Sub(m, big.NewRat(1, 1))
@@ -517,7 +526,7 @@ func (d *Design) M() *big.Rat {
 // M; otherwise E[g] = M grad J still holds for every f that is symmetric (all
 // G_k equal) and under combin.Shuffled (which replaces every a_k by their
 // mean), and fails for objectives whose positional gradients differ.
-func (d *Design) PositionWeights() []*big.Rat {
+func (d *SetDistribution) PositionWeights() []*big.Rat {
 	a := make([]*big.Rat, d.size)
 	for k := range a {
 		a[k] = new(big.Rat)

@@ -11,7 +11,7 @@ import (
 // alone at the paper's configuration for the balanced and uniform laws.
 func BenchmarkDesignMoments(b *testing.B) {
 	c := must(NewCategorical(rats("1/3", "2/3")))
-	small := must(UniformDesign(family(b, false, 4, 2), 3))
+	small := must(UniformSets(family(b, false, 4, 2), 3))
 	first2 := must(FirstTable(2, 2, rats("1/4", "1")))
 	b.Run("small/engine", func(b *testing.B) {
 		b.ReportAllocs()
@@ -27,7 +27,7 @@ func BenchmarkDesignMoments(b *testing.B) {
 	})
 	f := family(b, false, 8, 4)
 	first := must(FirstTable(2, 4, rats("1/4", "1")))
-	for name, d := range map[string]*Design{"balanced": must(BalancedDesign(f, 4)), "uniform": must(UniformDesign(f, 4))} {
+	for name, d := range map[string]*SetDistribution{"balanced": must(BalancedSets(f, 4)), "uniform": must(UniformSets(f, 4))} {
 		b.Run("paper/"+name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

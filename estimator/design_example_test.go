@@ -14,9 +14,9 @@ import (
 // that trusts its first candidate. Three sets that credit traces 0, 1, 4, 5
 // twice and the others once do not: that aggregator gets E[g] = (1/2) grad J,
 // not M grad J = grad J.
-func ExampleDesign_PositionWeights() {
+func ExampleSetDistribution_PositionWeights() {
 	show := func(sets [][]int) {
-		d, err := estimator.FixedDesign(8, sets)
+		d, err := estimator.FixedSets(8, sets)
 		if err != nil {
 			panic(err)
 		}
@@ -36,9 +36,9 @@ func ExampleDesign_PositionWeights() {
 // is unbiased with M = 1, and its total variance is 10849/85680 ~ 0.1266,
 // against 0.1494 for the uniform design divided by its M = 1365/1541
 // (TestDesignVariancePaper).
-func ExampleDesign_Moments() {
+func ExampleSetDistribution_Moments() {
 	f, _ := combin.Subsets(8, 4)
-	d, err := estimator.BalancedDesign(f, 4)
+	d, err := estimator.BalancedSets(f, 4)
 	if err != nil {
 		panic(err)
 	}
@@ -50,7 +50,7 @@ func ExampleDesign_Moments() {
 	}
 	g, _ := estimator.Gradient(c, first, combin.IndexOrder)
 	v, _ := m.NormalisedVariance().Float64()
-	fmt.Println("groups:", d.NumGroups(), " M =", m.M.RatString())
+	fmt.Println("groups:", d.NumSets(), " M =", m.M.RatString())
 	fmt.Println("E[g] =", m.Mean[0].RatString(), m.Mean[1].RatString(), " grad J =", g[0].RatString(), g[1].RatString())
 	fmt.Printf("Var(g/M) = %s ~ %.4f\n", m.NormalisedVariance().RatString(), v)
 	fmt.Println("E[A^2] =", m.SearchSquare.RatString(), " no credit:", m.NoCredit.RatString())

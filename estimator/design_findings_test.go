@@ -52,10 +52,10 @@ func allEqual(xs []*big.Rat, x *big.Rat) bool {
 	return true
 }
 
-// expectation returns E[g] under d from the Weights engine (DesignWeights
+// expectation returns E[g] under d from the Weights engine (DistributionWeights
 // then Weights.Expectation), which computes the credit weights W(i, H)
 // selection by selection and knows nothing of positions.
-func expectation(t fataler, d *Design, c *Categorical, tab *Table, p combin.Order) []*big.Rat {
+func expectation(t fataler, d *SetDistribution, c *Categorical, tab *Table, p combin.Order) []*big.Rat {
 	t.Helper()
 	w, err := d.Weights()
 	if err != nil {
@@ -83,7 +83,7 @@ func TestDesignFixedBalanced(t *testing.T) {
 	}
 	one := big.NewRat(1, 1)
 	for name, sets := range map[string][][]int{"22": designHalvings22, "13": designHalvings13, "non-resolvable": designNonResolvable} {
-		d := must(FixedDesign(8, sets))
+		d := must(FixedSets(8, sets))
 		if a := d.PositionWeights(); !allEqual(a, one) || d.M().Cmp(one) != 0 {
 			t.Fatalf("%s: position weights %s, M %s, want all 1", name, ratString(a), d.M().RatString())
 		}
@@ -114,7 +114,7 @@ func TestDesignFixedBalanced(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := FixedDesign(N, sets)
+		d, err := FixedSets(N, sets)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +199,7 @@ func TestDesignHypothesisRapid(t *testing.T) {
 		for k, s := range sets {
 			sets[k] = rapid.Permutation(s).Draw(t, fmt.Sprintf("order%d", k))
 		}
-		fixed, err := FixedDesign(N, sets)
+		fixed, err := FixedSets(N, sets)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +209,7 @@ func TestDesignHypothesisRapid(t *testing.T) {
 		if got, want := expectation(t, fixed, c, sym, combin.IndexOrder), scale(M, must(Gradient(c, sym, combin.IndexOrder))); !ratsEqual(got, want) {
 			t.Fatalf("%v, symmetric f: E[g] = %s, want M grad J = %s", sets, ratString(got), ratString(want))
 		}
-		relabelled, err := RelabelledDesign(N, sets)
+		relabelled, err := RelabelledSets(N, sets)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +248,7 @@ func TestDesignHypothesisRapid(t *testing.T) {
 // J. Sorting candidates by content breaks it even for a balanced design.
 func TestDesignHypothesisFails(t *testing.T) {
 	c := must(NewCategorical(rats("1/3", "2/3")))
-	small := must(FixedDesign(3, [][]int{{0, 1}, {0, 2}}))
+	small := must(FixedSets(3, [][]int{{0, 1}, {0, 2}}))
 	first2 := must(FirstTable(2, 2, rats("1/4", "1")))
 	if a := small.PositionWeights(); ratString(a) != "(0, 1)" || small.M().RatString() != "1/2" {
 		t.Fatalf("{0,1},{0,2}: weights %s, M %s", ratString(a), small.M().RatString())
@@ -265,7 +265,7 @@ func TestDesignHypothesisFails(t *testing.T) {
 	}
 
 	near := [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}, {0, 1, 4, 5}}
-	d := must(FixedDesign(8, near))
+	d := must(FixedSets(8, near))
 	first := must(FirstTable(2, 4, rats("1/4", "1")))
 	g4 := must(Gradient(c, first, combin.IndexOrder))
 	if a := d.PositionWeights(); ratString(a) != "(1/2, 1/2, 3/2, 3/2)" || d.M().RatString() != "1" {
@@ -281,11 +281,11 @@ func TestDesignHypothesisFails(t *testing.T) {
 	if got := expectation(t, d, c, first, combin.Shuffled); !ratsEqual(got, g4) {
 		t.Errorf("near-balanced shuffled: E[g] = %s, want grad J = %s", ratString(got), ratString(g4))
 	}
-	if got := expectation(t, must(RelabelledDesign(8, near)), c, first, combin.IndexOrder); !ratsEqual(got, g4) {
+	if got := expectation(t, must(RelabelledSets(8, near)), c, first, combin.IndexOrder); !ratsEqual(got, g4) {
 		t.Errorf("near-balanced relabelled: E[g] = %s, want grad J = %s", ratString(got), ratString(g4))
 	}
 
-	bal := must(FixedDesign(8, designHalvings22))
+	bal := must(FixedSets(8, designHalvings22))
 	got = expectation(t, bal, c, first, SortedBySymbol)
 	gs := must(Gradient(c, first, SortedBySymbol))
 	if !ratsEqual(got, gs) || ratsEqual(got, g4) {
@@ -303,12 +303,12 @@ func TestDesignM(t *testing.T) {
 			f := family(t, false, N, n)
 			T, _ := f.Count64()
 			for K := 1; K <= min(int(T), 5); K++ {
-				if u, err := UniformDesign(f, K); err == nil {
+				if u, err := UniformSets(f, K); err == nil {
 					if want := must(uniformM(f, K)); u.M().Cmp(want) != 0 {
 						t.Errorf("%v K=%d uniform: M %s, want %s", f, K, u.M().RatString(), want.RatString())
 					}
 				}
-				b, err := BalancedDesign(f, K)
+				b, err := BalancedSets(f, K)
 				if err != nil {
 					continue // too many round sequences
 				}
@@ -327,9 +327,9 @@ func TestDesignM(t *testing.T) {
 // two classes of designsHalvings22 and designHalvings13.
 func TestBalancedDesignPaper(t *testing.T) {
 	f := family(t, false, 8, 4)
-	b := must(BalancedDesign(f, 4))
-	c22 := must(RelabelledDesign(8, designHalvings22))
-	c13 := must(RelabelledDesign(8, designHalvings13))
+	b := must(BalancedSets(f, 4))
+	c22 := must(RelabelledSets(8, designHalvings22))
+	c13 := must(RelabelledSets(8, designHalvings13))
 	key := func(s []int) string { return fmt.Sprint(s) }
 	in22, in13 := map[string]bool{}, map[string]bool{}
 	for s := range c22.Selections() {
@@ -381,23 +381,23 @@ func designScenarios(t fataler) []designScenario {
 // SPIRAL_LONG=1, the two-symbol ones by default.
 func runScenario(s designScenario) bool { return long() || !s.long }
 
-var designMomentsCache sync.Map // "scenario/design" -> *DesignMoments
+var designMomentsCache sync.Map // "scenario/design" -> *Moments
 
 // paperMoments returns the exact moments of scenario s under the uniform or
 // the balanced design at N = 8, n = 4, K = 4, index order.
-func paperMoments(t fataler, s designScenario, balanced bool) *DesignMoments {
+func paperMoments(t fataler, s designScenario, balanced bool) *Moments {
 	t.Helper()
 	key := fmt.Sprintf("%s/%t", s.name, balanced)
 	if m, ok := designMomentsCache.Load(key); ok {
-		return m.(*DesignMoments)
+		return m.(*Moments)
 	}
 	f := family(t, false, 8, 4)
-	var d *Design
+	var d *SetDistribution
 	var err error
 	if balanced {
-		d, err = BalancedDesign(f, 4)
+		d, err = BalancedSets(f, 4)
 	} else {
-		d, err = UniformDesign(f, 4)
+		d, err = UniformSets(f, 4)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -485,16 +485,16 @@ func TestDesignVarianceMonteCarlo(t *testing.T) {
 	}
 	for si, s := range scenarios {
 		var res [2]designSimResult
-		var exact [2]*DesignMoments
+		var exact [2]*Moments
 		var wg sync.WaitGroup
 		var errs [2]error
 		for di, balanced := range []bool{false, true} {
 			if long() {
 				exact[di] = paperMoments(t, s, balanced)
 			} else {
-				d := must(UniformDesign(f, 4))
+				d := must(UniformSets(f, 4))
 				if balanced {
-					d = must(BalancedDesign(f, 4))
+					d = must(BalancedSets(f, 4))
 				}
 				exact[di] = must(d.Moments(s.c, s.tab, combin.IndexOrder, s.N2))
 			}
@@ -536,7 +536,7 @@ func TestDesignVarianceMonteCarlo(t *testing.T) {
 	}
 }
 
-// TestBalancedDesignMatchesSampler: BalancedDesign is the law of
+// TestBalancedDesignMatchesSampler: BalancedSets is the law of
 // combin.BalancedSampler. Every design the sampler draws is a selection of
 // the law, and Pearson's statistic of the draw counts against the law's
 // probabilities stays below the chi-square quantile at 1e-4 (fixed seeds),
@@ -545,7 +545,7 @@ func TestDesignVarianceMonteCarlo(t *testing.T) {
 func TestBalancedDesignMatchesSampler(t *testing.T) {
 	for _, c := range [][3]int{{5, 2, 4}, {6, 4, 4}, {6, 3, 5}} {
 		f := family(t, false, c[0], c[1])
-		d := must(BalancedDesign(f, c[2]))
+		d := must(BalancedSets(f, c[2]))
 		prob := map[string]float64{}
 		for s, p := range d.Selections() {
 			prob[fmt.Sprint(s)] = ratFloat(p)
@@ -570,7 +570,7 @@ func TestBalancedDesignMatchesSampler(t *testing.T) {
 			slices.Sort(sel)
 			key := fmt.Sprint(sel)
 			if _, ok := prob[key]; !ok {
-				t.Fatalf("%v: sampler drew %v, which BalancedDesign gives probability 0", c, dst)
+				t.Fatalf("%v: sampler drew %v, which BalancedSets gives probability 0", c, dst)
 			}
 			counts[key]++
 		}
@@ -606,11 +606,11 @@ func TestDesignVarianceSmall(t *testing.T) {
 			f := family(t, false, N, n)
 			T, _ := f.Count64()
 			for K := 2; K <= min(int(T), 6); K++ {
-				bal, err := BalancedDesign(f, K)
+				bal, err := BalancedSets(f, K)
 				if err != nil {
 					continue // too many round sequences
 				}
-				uni := must(UniformDesign(f, K))
+				uni := must(UniformSets(f, K))
 				for name, tab := range map[string]*Table{"cover": must(CoverTable(2, n, 2)), "first": must(FirstTable(2, n, rats("1/4", "1")))} {
 					vb := must(bal.Moments(c, tab, combin.IndexOrder, 0)).NormalisedVariance()
 					vu := must(uni.Moments(c, tab, combin.IndexOrder, 0)).NormalisedVariance()
@@ -634,8 +634,8 @@ func TestDesignVarianceSmall(t *testing.T) {
 	f := family(t, false, 6, 3)
 	tab := must(NewTable(2, 3, rats("1", "1", "2/3", "1/3", "5/6", "2/3", "1/2", "0")))
 	p := must(NewCategorical(rats("3/7", "4/7")))
-	vb := must(must(BalancedDesign(f, 4)).Moments(p, tab, combin.IndexOrder, 0)).NormalisedVariance()
-	vu := must(must(UniformDesign(f, 4)).Moments(p, tab, combin.IndexOrder, 0)).NormalisedVariance()
+	vb := must(must(BalancedSets(f, 4)).Moments(p, tab, combin.IndexOrder, 0)).NormalisedVariance()
+	vu := must(must(UniformSets(f, 4)).Moments(p, tab, combin.IndexOrder, 0)).NormalisedVariance()
 	if vb.Cmp(vu) <= 0 {
 		t.Errorf("counterexample: balanced %s <= uniform %s", vb.RatString(), vu.RatString())
 	}
@@ -653,13 +653,13 @@ func TestDesignVarianceSmall(t *testing.T) {
 // default the first-candidate toy; every toy, the non-resolvable design
 // and the comparison with the uniform design under SPIRAL_LONG=1.
 func TestBalancedDesignClasses(t *testing.T) {
-	c22 := must(RelabelledDesign(8, designHalvings22))
-	c13 := must(RelabelledDesign(8, designHalvings13))
+	c22 := must(RelabelledSets(8, designHalvings22))
+	c13 := must(RelabelledSets(8, designHalvings13))
 	for _, s := range designScenarios(t) {
 		if !long() && s.name != "first" {
 			continue // the other toys under SPIRAL_LONG=1
 		}
-		v := func(d *Design) *big.Rat {
+		v := func(d *SetDistribution) *big.Rat {
 			return must(d.Moments(s.c, s.tab, combin.IndexOrder, s.N2)).NormalisedVariance()
 		}
 		v22, v13 := v(c22), v(c13)
@@ -674,7 +674,7 @@ func TestBalancedDesignClasses(t *testing.T) {
 			t.Logf("%s: Var(g/M) 2-2 splits %.6f, 1-3 splits %.6f", s.name, ratFloat(v22), ratFloat(v13))
 			continue
 		}
-		vnr := v(must(RelabelledDesign(8, designNonResolvable)))
+		vnr := v(must(RelabelledSets(8, designNonResolvable)))
 		vu := ratFloat(paperMoments(t, s, false).NormalisedVariance())
 		t.Logf("%s: Var(g/M) 2-2 splits %.6f (%.4f of uniform), 1-3 splits %.6f (%.4f), non-resolvable %.6f (%.4f)",
 			s.name, ratFloat(v22), ratFloat(v22)/vu, ratFloat(v13), ratFloat(v13)/vu, ratFloat(vnr), ratFloat(vnr)/vu)
@@ -691,8 +691,8 @@ func TestDesignVarianceRandomTablesLong(t *testing.T) {
 		t.Skip("set SPIRAL_LONG=1: 40 exact uniform-design enumerations")
 	}
 	f := family(t, false, 8, 4)
-	bal := must(BalancedDesign(f, 4))
-	uni := must(UniformDesign(f, 4))
+	bal := must(BalancedSets(f, 4))
+	uni := must(UniformSets(f, 4))
 	policies := []*Categorical{must(NewCategorical(rats("3/7", "4/7"))), must(NewCategorical(rats("1/5", "4/5")))}
 	worst := 0.0
 	for seed := range uint64(40) {

@@ -19,10 +19,10 @@ import (
 // selected group (n! each under combin.Shuffled) and every reward count of
 // every selected group (Binomial(N2, f) each): set score f_k, baseline fbar,
 // set advantages, and A_search(i) as the mean of the set advantages of the
-// groups holding i. It shares nothing with Design.Moments but the Design's
+// groups holding i. It shares nothing with SetDistribution.Moments but the SetDistribution's
 // accessors, the Categorical and the Table.
-func designBrute(d *Design, c *Categorical, t *Table, p combin.Order, N2 int) *DesignMoments {
-	V, N, n := c.Size(), d.N(), d.GroupSize()
+func designBrute(d *SetDistribution, c *Categorical, t *Table, p combin.Order, N2 int) *Moments {
+	V, N, n := c.Size(), d.Traces(), d.SetSize()
 	mean := make([]*big.Rat, V)
 	for v := range mean {
 		mean[v] = new(big.Rat)
@@ -36,7 +36,7 @@ func designBrute(d *Design, c *Categorical, t *Table, p combin.Order, N2 int) *D
 		K := len(s)
 		holders := make([][]int, N) // positions in s of the groups holding i
 		for k, h := range s {
-			for _, i := range d.Group(h) {
+			for _, i := range d.Set(h) {
 				holders[i] = append(holders[i], k)
 			}
 		}
@@ -57,7 +57,7 @@ func designBrute(d *Design, c *Categorical, t *Table, p combin.Order, N2 int) *D
 			type atom struct{ val, prob *big.Rat }
 			scores := make([][]atom, K)
 			for k, h := range s {
-				g := d.Group(h)
+				g := d.Set(h)
 				var orders [][]int
 				switch p {
 				case combin.IndexOrder:
@@ -151,7 +151,7 @@ func designBrute(d *Design, c *Categorical, t *Table, p combin.Order, N2 int) *D
 			}
 		}
 	}
-	dm := &DesignMoments{Mean: mean, SquaredNorm: sq}
+	dm := &Moments{Mean: mean, SquaredNorm: sq}
 	dm.Variance = new(big.Rat).Set(sq)
 	for _, m := range mean {
 		dm.Variance.Sub(dm.Variance, new(big.Rat).Mul(m, m))
@@ -186,13 +186,13 @@ func designPerms(n int) [][]int {
 	return out
 }
 
-func designMomentsEqual(a, b *DesignMoments) bool {
+func designMomentsEqual(a, b *Moments) bool {
 	return ratsEqual(a.Mean, b.Mean) && a.SquaredNorm.Cmp(b.SquaredNorm) == 0 &&
 		a.Variance.Cmp(b.Variance) == 0 && a.SearchSquare.Cmp(b.SearchSquare) == 0 &&
 		a.M.Cmp(b.M) == 0 && a.NoCredit.Cmp(b.NoCredit) == 0
 }
 
-func (m *DesignMoments) String() string {
+func (m *Moments) String() string {
 	return fmt.Sprintf("M %s, E[g] %s, E||g||^2 %s, Var %s, E[A^2] %s, no credit %s",
 		m.M.RatString(), ratString(m.Mean), m.SquaredNorm.RatString(), m.Variance.RatString(),
 		m.SearchSquare.RatString(), m.NoCredit.RatString())
@@ -201,7 +201,7 @@ func (m *DesignMoments) String() string {
 // drawDesign draws a small random design: N traces, groups of size n (a
 // random subset of the n-subsets, each in a random presentation order),
 // and 1 to 3 selections of up to maxK groups with random probabilities.
-func drawDesign(t *rapid.T, N, n, maxK int) *Design {
+func drawDesign(t *rapid.T, N, n, maxK int) *SetDistribution {
 	f, err := combin.Subsets(N, n)
 	if err != nil {
 		t.Fatal(err)
@@ -231,7 +231,7 @@ func drawDesign(t *rapid.T, N, n, maxK int) *Design {
 		weights = append(weights, w)
 		total += w
 	}
-	d, err := NewDesign(N, groups, func(yield func([]int, *big.Rat) bool) {
+	d, err := NewSetDistribution(N, groups, func(yield func([]int, *big.Rat) bool) {
 		for i, s := range sels {
 			if !yield(s, big.NewRat(weights[i], total)) {
 				return
@@ -260,7 +260,7 @@ func drawTable(t *rapid.T, V, n int) *Table {
 	return tab
 }
 
-// TestDesignMomentsBruteForce: Design.Moments equals the brute-force
+// TestDesignMomentsBruteForce: SetDistribution.Moments equals the brute-force
 // enumeration from the definitions, exactly, for random small designs,
 // policies, tables, presentation rules and N2 in {0, 1, 2}.
 func TestDesignMomentsBruteForce(t *testing.T) {
@@ -290,8 +290,8 @@ func TestDesignMomentsBruteForce(t *testing.T) {
 	})
 }
 
-// TestDesignMeanMatchesWeights: the mean of Design.Moments equals
-// Weights.Expectation of the design's DesignWeights, a separate engine.
+// TestDesignMeanMatchesWeights: the mean of SetDistribution.Moments equals
+// Weights.Expectation of the design's DistributionWeights, a separate engine.
 func TestDesignMeanMatchesWeights(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		N := rapid.IntRange(2, 5).Draw(t, "N")
@@ -329,47 +329,47 @@ func TestDesignErrors(t *testing.T) {
 		sel    func(func([]int, *big.Rat) bool)
 		want   string
 	}{
-		{0, [][]int{{0}}, one([]int{0}), "N = 0"},
-		{3, nil, one([]int{0}), "no groups"},
-		{3, [][]int{{0, 1}, {2}}, one([]int{0}), "group 1 has 1 members"},
-		{3, [][]int{{0, 3}}, one([]int{0}), "member 3"},
-		{3, [][]int{{1, 1}}, one([]int{0}), "repeats member 1"},
-		{3, [][]int{{0, 1}, {0, 1}}, one([]int{0}), "group 1 equals group 0"},
-		{3, [][]int{{0, 1}}, one([]int{1}), "group 1, want in [0, T = 1)"},
-		{3, [][]int{{0, 1}, {1, 2}}, one([]int{1, 1}), "repeats group 1"},
+		{0, [][]int{{0}}, one([]int{0}), "N1 = 0"},
+		{3, nil, one([]int{0}), "no sets"},
+		{3, [][]int{{0, 1}, {2}}, one([]int{0}), "set 1 has 1 members"},
+		{3, [][]int{{0, 3}}, one([]int{0}), "trace index 3 out of range"},
+		{3, [][]int{{1, 1}}, one([]int{0}), "trace index 1 repeats"},
+		{3, [][]int{{0, 1}, {0, 1}}, one([]int{0}), "set 1 is identical to set 0"},
+		{3, [][]int{{0, 1}}, one([]int{1}), "set 1, want in [0, T = 1)"},
+		{3, [][]int{{0, 1}, {1, 2}}, one([]int{1, 1}), "repeats set 1"},
 		{3, [][]int{{0, 1}}, one(nil), "selection 0 is empty"},
 		{3, [][]int{{0, 1}}, func(yield func([]int, *big.Rat) bool) { yield([]int{0}, big.NewRat(1, 2)) }, "sum to 1/2"},
 		{3, [][]int{{0, 1}}, func(yield func([]int, *big.Rat) bool) { yield([]int{0}, big.NewRat(-1, 2)) }, "probability -1/2"},
 	}
 	for _, c := range cases {
-		if _, err := NewDesign(c.N, c.groups, c.sel); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("NewDesign(%d, %v): error %v, want %q", c.N, c.groups, err, c.want)
+		if _, err := NewSetDistribution(c.N, c.groups, c.sel); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("NewSetDistribution(%d, %v): error %v, want %q", c.N, c.groups, err, c.want)
 		}
 	}
 	sub := family(t, false, 4, 2)
 	tup := family(t, true, 4, 2)
-	if _, err := BalancedDesign(tup, 2); err == nil || !strings.Contains(err.Error(), "not from Tuples(4, 2)") {
-		t.Errorf("BalancedDesign(tuples): %v", err)
+	if _, err := BalancedSets(tup, 2); err == nil || !strings.Contains(err.Error(), "not from Tuples(4, 2)") {
+		t.Errorf("BalancedSets(tuples): %v", err)
 	}
-	if _, err := BalancedDesign(sub, 7); err == nil || !strings.Contains(err.Error(), "K = 7") {
-		t.Errorf("BalancedDesign(K = 7): %v", err)
+	if _, err := BalancedSets(sub, 7); err == nil || !strings.Contains(err.Error(), "K = 7") {
+		t.Errorf("BalancedSets(K = 7): %v", err)
 	}
-	if _, err := BalancedDesign(family(t, false, 10, 2), 2); err == nil || !strings.Contains(err.Error(), "N = 10") {
-		t.Errorf("BalancedDesign(N = 10): %v", err)
+	if _, err := BalancedSets(family(t, false, 10, 2), 2); err == nil || !strings.Contains(err.Error(), "N = 10") {
+		t.Errorf("BalancedSets(N = 10): %v", err)
 	}
-	if _, err := BalancedDesign(family(t, false, 8, 2), 12); err == nil || !strings.Contains(err.Error(), "round sequences") {
-		t.Errorf("BalancedDesign(8, 2, 12): %v", err)
+	if _, err := BalancedSets(family(t, false, 8, 2), 12); err == nil || !strings.Contains(err.Error(), "round sequences") {
+		t.Errorf("BalancedSets(8, 2, 12): %v", err)
 	}
-	if _, err := UniformDesign(sub, 0); err == nil || !strings.Contains(err.Error(), "K = 0") {
-		t.Errorf("UniformDesign(K = 0): %v", err)
+	if _, err := UniformSets(sub, 0); err == nil || !strings.Contains(err.Error(), "K = 0") {
+		t.Errorf("UniformSets(K = 0): %v", err)
 	}
-	if _, err := RelabelledDesign(10, [][]int{{0, 1}}); err == nil || !strings.Contains(err.Error(), "N = 10") {
-		t.Errorf("RelabelledDesign(N = 10): %v", err)
+	if _, err := RelabelledSets(10, [][]int{{0, 1}}); err == nil || !strings.Contains(err.Error(), "N = 10") {
+		t.Errorf("RelabelledSets(N = 10): %v", err)
 	}
-	if _, err := RelabelledDesign(4, [][]int{{0, 1}, {1, 0}}); err == nil || !strings.Contains(err.Error(), "equals group 0") {
-		t.Errorf("RelabelledDesign(two orders of one set): %v", err)
+	if _, err := RelabelledSets(4, [][]int{{0, 1}, {1, 0}}); err == nil || !strings.Contains(err.Error(), "identical to set 0") {
+		t.Errorf("RelabelledSets(two orders of one set): %v", err)
 	}
-	d, _ := FixedDesign(4, [][]int{{0, 1}, {2, 3}})
+	d, _ := FixedSets(4, [][]int{{0, 1}, {2, 3}})
 	c := must(NewCategorical(rats("1/2", "1/2")))
 	if _, err := d.Moments(c, must(CoverTable(2, 3, 2)), combin.IndexOrder, 0); err == nil || !strings.Contains(err.Error(), "arity is n = 3") {
 		t.Errorf("Moments(arity 3): %v", err)

@@ -8,11 +8,11 @@ import (
 	"spiral/combin"
 )
 
-// DesignMoments holds the exact first and second moments of the search
-// estimator g = sum_i (e_{y_i} - p) A_search(y_i) under a Design, for N iid
+// Moments holds the exact first and second moments of the search
+// estimator g = sum_i (e_{y_i} - p) A_search(y_i) under a SetDistribution, for N iid
 // traces from a policy, an objective, a presentation rule and N2 rewards
-// per set (see Design.Moments).
-type DesignMoments struct {
+// per set (see SetDistribution.Moments).
+type Moments struct {
 	// M is the design's multiplier, E[#traces in >= 1 group]/n - 1.
 	M *big.Rat
 	// Mean is E[g], a V-vector.
@@ -32,7 +32,7 @@ type DesignMoments struct {
 // NormalisedVariance returns Variance/M^2, the total variance of g/M, the
 // update scaled to be unbiased for grad J when E[g] = M grad J. It returns
 // nil if M = 0.
-func (m *DesignMoments) NormalisedVariance() *big.Rat {
+func (m *Moments) NormalisedVariance() *big.Rat {
 	if m.M.Sign() == 0 {
 		return nil
 	}
@@ -70,7 +70,7 @@ const maxMomentEntries = 1 << 24
 // t.Arity(), N2 < 0, p is unknown, V^N exceeds 4,194,304, T^2 N^2 exceeds
 // 16,777,216, or the numerators could overflow int64 (denominators of p and
 // of f too large for the configuration).
-func (d *Design) Moments(c *Categorical, t *Table, p combin.Order, N2 int) (*DesignMoments, error) {
+func (d *SetDistribution) Moments(c *Categorical, t *Table, p combin.Order, N2 int) (*Moments, error) {
 	if c.Size() != t.V() {
 		return nil, fmt.Errorf("estimator: policy has V = %d symbols, table has V = %d", c.Size(), t.V())
 	}
@@ -90,7 +90,7 @@ func (d *Design) Moments(c *Categorical, t *Table, p combin.Order, N2 int) (*Des
 
 // momentEngine holds the precomputed coefficients of Moments.
 type momentEngine struct {
-	d       *Design
+	d       *SetDistribution
 	V, N, T int
 	pnum    []int64 // policy numerators over dp
 	dp      int64
@@ -108,7 +108,7 @@ type momentEngine struct {
 // fitsInt64 reports whether |x| < 2^62.
 func fitsInt64(x *big.Int) bool { return x.BitLen() <= 62 }
 
-func newMomentEngine(d *Design, c *Categorical, t *Table, p combin.Order, N2 int) (*momentEngine, error) {
+func newMomentEngine(d *SetDistribution, c *Categorical, t *Table, p combin.Order, N2 int) (*momentEngine, error) {
 	V, N, T := c.Size(), d.n, len(d.groups)
 	if _, err := tableSize(V, N); err != nil {
 		return nil, fmt.Errorf("estimator: outcomes of N = %d traces: %w", N, err)
@@ -310,7 +310,7 @@ func maxAbs(xs []int64) *big.Int {
 }
 
 // contract runs over the selections and assembles the moments.
-func (e *momentEngine) contract() (*DesignMoments, error) {
+func (e *momentEngine) contract() (*Moments, error) {
 	d := e.d
 	V, N, T := e.V, e.N, e.T
 	NN := N * N
@@ -443,7 +443,7 @@ func (e *momentEngine) contract() (*DesignMoments, error) {
 	}
 	flush()
 
-	dm := &DesignMoments{Mean: make([]*big.Rat, V)}
+	dm := &Moments{Mean: make([]*big.Rat, V)}
 	dpN := new(big.Int).Exp(big.NewInt(e.dp), big.NewInt(int64(N)), nil)
 	bigL := big.NewInt(L)
 	// Mean: over L dp^N den1 dp.

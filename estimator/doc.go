@@ -47,9 +47,9 @@
 // lcm(1..K) * C(T, K); it assumes no symmetry of the family, so the
 // comparison with M grad J is a genuine check. At the paper's configuration
 // (916,895 selections) it takes about 52 ms, against 23 s for the naive
-// big.Rat accumulation of [DesignWeights] (see BENCHMARKS.md).
+// big.Rat accumulation of [DistributionWeights] (see BENCHMARKS.md).
 // [Weights.Expectation] then enumerates all V^N outcomes (256 at the paper's
-// configuration, about 4 ms) in exact rationals. [DesignWeights] accepts any
+// configuration, about 4 ms) in exact rationals. [DistributionWeights] accepts any
 // distribution over selections (fixed or non-uniform designs), and
 // [JointExpectation] brute-forces the whole update (traces, selection,
 // presentation order, N2 aggregation outputs and their Bernoulli rewards) on
@@ -247,16 +247,16 @@
 //
 // # Set designs
 //
-// A [Design] is a distribution over selections of groups, the way a trainer
-// picks its K sets: [FixedDesign], [UniformDesign] (the paper's),
-// [RelabelledDesign] (a fixed design under a uniformly random relabelling of
+// A [SetDistribution] is a distribution over selections of groups, the way a trainer
+// picks its K sets: [FixedSets], [UniformSets] (the paper's),
+// [RelabelledSets] (a fixed design under a uniformly random relabelling of
 // the traces, which is what any randomised design that treats the traces
-// alike amounts to) and [BalancedDesign], the exact law of
+// alike amounts to) and [BalancedSets], the exact law of
 // [spiral/combin.BalancedSampler]: every trace in r = Kn/N sets (r or r+1
 // when N does not divide Kn); at the paper's configuration, two random
 // splits of the 8 traces into halves, redrawn when equal, uniform over 595
 // designs (TestBalancedDesignPaper, TestBalancedDesignMatchesSampler).
-// [Design.Moments] gives E[g], E||g||^2, the total variance trace Cov(g) and
+// [SetDistribution.Moments] gives E[g], E||g||^2, the total variance trace Cov(g) and
 // E[A^2] exactly, noisy scores and every presentation rule included
 // (integer arithmetic over all V^N outcomes and selections; checked against a
 // brute-force enumeration from the definitions, TestDesignMomentsBruteForce,
@@ -267,10 +267,10 @@
 //
 //	E[g] = sum_k a_k G_k,  a_k = E_S[ sum_{H in S} (1/c_{H[k]} - 1/K) ],  G_k = E[(e_{y_k} - p) f(y)],
 //
-// where H[k] is the trace read at position k ([Design.PositionWeights],
+// where H[k] is the trace read at position k ([SetDistribution.PositionWeights],
 // [PositionalGradient]; TestDesignPositionWeightsRapid), and in every
 // selection sum_k a_k = #covered traces - n, so sum_k a_k = n M with
-// M = E[#traces in >= 1 set]/n - 1 ([Design.M]). Therefore:
+// M = E[#traces in >= 1 set]/n - 1 ([SetDistribution.M]). Therefore:
 //
 //   - The hypothesis M = E[#traces in >= 1 set]/n - 1, which contains the
 //     paper's (N/n) q_K - 1 as the uniform case, holds for every objective

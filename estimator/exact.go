@@ -141,14 +141,14 @@ type Weights struct {
 }
 
 // N returns the number of traces.
-func (w *Weights) N() int { return w.n }
+func (w *Weights) Traces() int { return w.n }
 
 // NumGroups returns T, the number of groups of the family or design.
-func (w *Weights) NumGroups() int { return len(w.groups) }
+func (w *Weights) NumSets() int { return len(w.groups) }
 
 // Group returns a copy of group h's members in listed order. It panics if h
 // is not in [0, NumGroups()).
-func (w *Weights) Group(h int) []int { return append([]int(nil), w.groups[h]...) }
+func (w *Weights) Set(h int) []int { return append([]int(nil), w.groups[h]...) }
 
 // At returns W(i, h) exactly. It panics if i or h is out of range.
 func (w *Weights) At(i, h int) *big.Rat {
@@ -271,30 +271,33 @@ func (e *uniformEnum) leaf() {
 	}
 }
 
-// DesignWeights returns W for an arbitrary distribution over selections: a
-// fixed design, a non-uniform sampler, or the uniform one listed explicitly.
-// groups lists the T groups (members in presentation order, each in [0, N),
-// no repeats within a group); selections yields each selection as a list of
-// distinct indices into groups together with its probability. The
-// probabilities must be >= 0 and sum exactly to 1; a selection may have any
-// size K >= 1 (its w_S uses its own K).
+// DistributionWeights returns W for an arbitrary distribution over
+// selections: a fixed design, a non-uniform sampler, or the uniform one
+// listed explicitly. sets and selections are as for NewSetDistribution: T
+// sets of one size (members in presentation order, in [0, N1), no repeats,
+// no two equal as sequences), and each selection a list of distinct indices
+// into sets with its probability, >= 0, the probabilities summing exactly to
+// 1; a selection may have any size K >= 1 (its w_S uses its own K).
 //
-// It returns an error naming the offending group, selection or probability.
-func DesignWeights(N int, groups [][]int, selections iter.Seq2[[]int, *big.Rat]) (*Weights, error) {
-	if N < 1 {
-		return nil, fmt.Errorf("estimator: N = %d, want >= 1", N)
+// It returns an error naming the offending set, selection or probability,
+// and the errors of NewSetDistribution for a nil or overlong iterator.
+func DistributionWeights(N1 int, sets [][]int, selections iter.Seq2[[]int, *big.Rat]) (*Weights, error) {
+	if selections == nil {
+		return nil, fmt.Errorf("estimator: selections is nil, want an iterator over selections and their probabilities")
 	}
-	if len(groups) == 0 {
-		return nil, fmt.Errorf("estimator: no groups")
+	d, err := newDistributionSets(N1, sets)
+	if err != nil {
+		return nil, err
 	}
-	seen := make([]bool, N)
-	gs := make([][]int, len(groups))
-	for h, g := range groups {
-		if err := checkGroup(h, g, seen); err != nil {
-			return nil, err
-		}
-		gs[h] = append([]int(nil), g...)
+	if len(d.groups) > maxDesignSelections/N1 {
+		return nil, fmt.Errorf("estimator: T N1 = %d x %d exceeds the limit %d", len(d.groups), N1, maxDesignSelections)
 	}
+	return weights(N1, d.groups, selections, maxListedSelections)
+}
+
+// weights accumulates W over the checked sets gs and the selections, which
+// it checks, reading at most limit of them (no limit if limit < 0).
+func weights(N int, gs [][]int, selections iter.Seq2[[]int, *big.Rat], limit int) (*Weights, error) {
 	T := len(gs)
 	acc := make([]*big.Rat, T*N)
 	for k := range acc {
@@ -302,12 +305,16 @@ func DesignWeights(N int, groups [][]int, selections iter.Seq2[[]int, *big.Rat])
 	}
 	total := new(big.Rat)
 	count := make([]int, N)
-	used := make([]bool, T)
 	term := new(big.Rat)
 	nsel := 0
+	var ierr error
 	for s, prob := range selections {
-		if err := checkSelection(nsel, s, prob, used); err != nil {
-			return nil, err
+		if nsel == limit {
+			ierr = fmt.Errorf("estimator: more than %d selections, the limit of a listed distribution", limit)
+			break
+		}
+		if ierr = checkSelection(nsel, s, prob, T); ierr != nil {
+			break
 		}
 		clear(count)
 		for _, h := range s {
@@ -330,6 +337,9 @@ func DesignWeights(N int, groups [][]int, selections iter.Seq2[[]int, *big.Rat])
 		}
 		nsel++
 	}
+	if ierr != nil {
+		return nil, ierr
+	}
 	if total.Cmp(big.NewRat(1, 1)) != 0 {
 		return nil, fmt.Errorf("estimator: selection probabilities sum to %s, want exactly 1", total.RatString())
 	}
@@ -338,7 +348,7 @@ func DesignWeights(N int, groups [][]int, selections iter.Seq2[[]int, *big.Rat])
 }
 
 // UniformSelections lists every K-subset of the groups 0..T-1 with
-// probability 1/C(T, K), in lexicographic order, for DesignWeights. The
+// probability 1/C(T, K), in lexicographic order, for DistributionWeights. The
 // yielded slice is reused: copy it to keep it. It yields nothing if K is not
 // in [1, T].
 func UniformSelections(T, K int) iter.Seq2[[]int, *big.Rat] {

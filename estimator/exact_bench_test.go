@@ -22,7 +22,7 @@ func BenchmarkSelectionWeights(b *testing.B) {
 }
 
 // BenchmarkSelectionWeightsNaive is the baseline: the same W from
-// DesignWeights over the explicitly listed uniform selections, accumulating
+// DistributionWeights over the explicitly listed uniform selections, accumulating
 // big.Rat values selection by selection.
 func BenchmarkSelectionWeightsNaive(b *testing.B) {
 	f := family(b, false, 8, 4)
@@ -32,7 +32,7 @@ func BenchmarkSelectionWeightsNaive(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := DesignWeights(8, groups, UniformSelections(len(groups), 4)); err != nil {
+		if _, err := DistributionWeights(8, groups, UniformSelections(len(groups), 4)); err != nil {
 			b.Fatal(err)
 		}
 	}

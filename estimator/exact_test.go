@@ -237,7 +237,7 @@ func TestDesignWeightsMatchesUniform(t *testing.T) {
 		for g := range f.All() {
 			groups = append(groups, append([]int(nil), g...))
 		}
-		slow, err := DesignWeights(tc.N, groups, UniformSelections(len(groups), tc.K))
+		slow, err := DistributionWeights(tc.N, groups, UniformSelections(len(groups), tc.K))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -258,19 +258,19 @@ func TestDesignWeightsMatchesUniform(t *testing.T) {
 func TestWeightsStructure(t *testing.T) {
 	f := family(t, false, 8, 4)
 	w := cachedWeights(t, f, 4)
-	if w.N() != 8 || w.NumGroups() != 70 {
-		t.Fatalf("N, T = %d, %d", w.N(), w.NumGroups())
+	if w.Traces() != 8 || w.NumSets() != 70 {
+		t.Fatalf("N, T = %d, %d", w.Traces(), w.NumSets())
 	}
 	m := big.NewRat(1365, 1541)
 	win := new(big.Rat).Quo(m, big.NewRat(70, 1))
 	for h := range 70 {
 		in := make(map[int]bool)
-		for _, i := range w.Group(h) {
+		for _, i := range w.Set(h) {
 			in[i] = true
 		}
 		for i := range 8 {
 			if in[i] && w.At(i, h).Cmp(win) != 0 {
-				t.Fatalf("W(%d, %v) = %s, want M/T = %s", i, w.Group(h), w.At(i, h).RatString(), win.RatString())
+				t.Fatalf("W(%d, %v) = %s, want M/T = %s", i, w.Set(h), w.At(i, h).RatString(), win.RatString())
 			}
 		}
 	}
@@ -365,8 +365,8 @@ func TestKOne(t *testing.T) {
 			t.Errorf("%v: uniformM(K=1) = %v, %v, want 0", f, m, err)
 		}
 		w := cachedWeights(t, f, 1)
-		for h := range w.NumGroups() {
-			for i := range w.N() {
+		for h := range w.NumSets() {
+			for i := range w.Traces() {
 				if w.At(i, h).Sign() != 0 {
 					t.Fatalf("%v: W(%d, %d) = %s, want 0", f, i, h, w.At(i, h).RatString())
 				}
@@ -419,20 +419,20 @@ func TestDesignWeightsErrors(t *testing.T) {
 		sel    func(func([]int, *big.Rat) bool)
 		want   string
 	}{
-		{0, [][]int{{0}}, single([]int{0}, one), "N = 0"},
-		{3, nil, single([]int{0}, one), "no groups"},
-		{3, [][]int{{0, 3}}, single([]int{0}, one), "group 0 has member 3"},
-		{3, [][]int{{1, 1}}, single([]int{0}, one), "group 0 repeats member 1"},
-		{3, [][]int{{}}, single([]int{0}, one), "group 0 is empty"},
-		{3, [][]int{{0, 1}}, single([]int{1}, one), "selection 0 has group 1"},
-		{3, [][]int{{0, 1}, {1, 2}}, single([]int{1, 1}, one), "selection 0 repeats group 1"},
+		{0, [][]int{{0}}, single([]int{0}, one), "N1 = 0"},
+		{3, nil, single([]int{0}, one), "no sets"},
+		{3, [][]int{{0, 3}}, single([]int{0}, one), "trace index 3 out of range"},
+		{3, [][]int{{1, 1}}, single([]int{0}, one), "trace index 1 repeats"},
+		{3, [][]int{{}}, single([]int{0}, one), "set 0 has size 0"},
+		{3, [][]int{{0, 1}}, single([]int{1}, one), "set 1, want in [0, T = 1)"},
+		{3, [][]int{{0, 1}, {1, 2}}, single([]int{1, 1}, one), "selection 0 repeats set 1"},
 		{3, [][]int{{0, 1}}, single([]int{}, one), "selection 0 is empty"},
 		{3, [][]int{{0, 1}}, single([]int{0}, big.NewRat(-1, 2)), "probability -1/2"},
 		{3, [][]int{{0, 1}}, single([]int{0}, big.NewRat(1, 2)), "sum to 1/2"},
 	} {
-		_, err := DesignWeights(tc.N, tc.groups, tc.sel)
+		_, err := DistributionWeights(tc.N, tc.groups, tc.sel)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("DesignWeights(%d, %v) error = %v, want containing %q", tc.N, tc.groups, err, tc.want)
+			t.Errorf("DistributionWeights(%d, %v) error = %v, want containing %q", tc.N, tc.groups, err, tc.want)
 		}
 	}
 }
@@ -442,7 +442,7 @@ func TestDesignWeightsErrors(t *testing.T) {
 // one group, so W(i, H) = [i in H] - 1/2 and E[g] = 2 * (1/2) grad J.
 func TestFixedDesign(t *testing.T) {
 	groups := [][]int{{0, 1}, {2, 3}}
-	w, err := DesignWeights(4, groups, func(yield func([]int, *big.Rat) bool) { yield([]int{0, 1}, big.NewRat(1, 1)) })
+	w, err := DistributionWeights(4, groups, func(yield func([]int, *big.Rat) bool) { yield([]int{0, 1}, big.NewRat(1, 1)) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +489,7 @@ func TestFiniteKConstants(t *testing.T) {
 		}
 		if K <= 3 {
 			w := cachedWeights(t, sub, K)
-			tw := new(big.Rat).Mul(w.At(0, 0), big.NewRat(int64(w.NumGroups()), 1))
+			tw := new(big.Rat).Mul(w.At(0, 0), big.NewRat(int64(w.NumSets()), 1))
 			if tw.Cmp(cs.M) != 0 {
 				t.Errorf("K = %d: T W(0, 0) = %s, combin's M = %s", K, tw.RatString(), cs.M.RatString())
 			}

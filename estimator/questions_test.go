@@ -337,7 +337,7 @@ func TestJointExpectationErrors(t *testing.T) {
 }
 
 // TestAdvantageCrossCheck: the engine's linear form of the search advantage,
-// A(i) = sum_H w_S(i, H) f_H (DesignWeights of a single selection gives
+// A(i) = sum_H w_S(i, H) f_H (DistributionWeights of a single selection gives
 // W = w_S), and its aggregation advantages agree with the library's
 // advantage.ComputeBatch on random selections and 0/1 rewards.
 func TestAdvantageCrossCheck(t *testing.T) {
@@ -350,7 +350,7 @@ func TestAdvantageCrossCheck(t *testing.T) {
 		for trial := range 50 {
 			K := 2 + trial%4
 			sel := rnd.Perm(len(groups))[:K]
-			w, err := DesignWeights(f.Traces(), groups, func(yield func([]int, *big.Rat) bool) { yield(sel, big.NewRat(1, 1)) })
+			w, err := DistributionWeights(f.Traces(), groups, func(yield func([]int, *big.Rat) bool) { yield(sel, big.NewRat(1, 1)) })
 			if err != nil {
 				t.Fatal(err)
 			}
