@@ -33,7 +33,7 @@ func TestConstantsBalanced(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 			t.Fatal(err)
 		}
-		if got.MissProb != tc.miss || got.CoverProb != tc.cover || got.M != tc.m || got.ExpectedAppearances != tc.expectedAppearances {
+		if deref(got.MissProb) != tc.miss || deref(got.CoverProb) != tc.cover || deref(got.M) != tc.m || got.ExpectedAppearances != tc.expectedAppearances {
 			t.Errorf("N=%d n=%d K=%d: got %+v, want miss %s cover %s m %s appearances %v", tc.N, tc.n, tc.K, got, tc.miss, tc.cover, tc.m, tc.expectedAppearances)
 		}
 		c := spiral.Config{SearchTraces: tc.N, SetSize: tc.n, Sets: tc.K, AggregationsPerSet: 1, Design: combin.Balanced}
@@ -41,8 +41,8 @@ func TestConstantsBalanced(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want, _ := new(big.Rat).SetString(got.M); m.Cmp(want) != 0 {
-			t.Errorf("N=%d n=%d K=%d: m = %s, Config.M() = %v", tc.N, tc.n, tc.K, got.M, m)
+		if want, _ := new(big.Rat).SetString(deref(got.M)); m.Cmp(want) != 0 {
+			t.Errorf("N=%d n=%d K=%d: m = %s, Config.M() = %v", tc.N, tc.n, tc.K, deref(got.M), m)
 		}
 	}
 	_, stderr, code := runCmd(t, "", "constants", "-traces", "8", "-size", "4", "-sets", "4", "-balanced", "-ordered")
@@ -52,7 +52,7 @@ func TestConstantsBalanced(t *testing.T) {
 }
 
 // TestPlanBalanced checks that plan -balanced writes balanced plans: at the
-// paper's configuration every trace is in exactly 2 of the 4 groups.
+// paper's configuration every trace is in exactly 2 of the 4 sets.
 func TestPlanBalanced(t *testing.T) {
 	stdout, stderr, code := runCmd(t, "", "plan", "-traces", "8", "-size", "4", "-sets", "4", "-balanced", "-seed", "7", "-problems", "50")
 	if code != exitOK {
@@ -65,15 +65,15 @@ func TestPlanBalanced(t *testing.T) {
 	c := spiral.Paper()
 	c.Design = combin.Balanced
 	for i, line := range lines {
-		var p struct{ Groups [][]int }
+		var p struct{ Sets [][]int }
 		if err := json.Unmarshal([]byte(line), &p); err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
-		if err := c.CheckPlan(spiral.Plan{Sets: p.Groups}); err != nil {
+		if err := c.CheckPlan(spiral.Plan{Sets: p.Sets}); err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
 		var counts [8]int
-		for _, g := range p.Groups {
+		for _, g := range p.Sets {
 			for _, y := range g {
 				counts[y]++
 			}
@@ -82,4 +82,12 @@ func TestPlanBalanced(t *testing.T) {
 			t.Fatalf("line %d: appearances %v, want 2 each", i+1, counts)
 		}
 	}
+}
+
+// deref returns *s, or "null" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return *s
 }

@@ -29,7 +29,7 @@ func paperLines(tb testing.TB, count int, seed uint64) ([]byte, []creditIn) {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		ins[q] = creditIn{Traces: 8, Groups: p.Sets, Rewards: rewardsOf(rnd, repeat(4, 4), q%2)}
+		ins[q] = creditIn{Traces: 8, Sets: p.Sets, Rewards: rewardsOf(rnd, repeat(4, 4), q%2)}
 		buf.Write(o.encode(ins[q]))
 		buf.WriteByte('\n')
 	}
@@ -101,7 +101,7 @@ func BenchmarkCredit(b *testing.B) {
 		c := spiral.Paper()
 		for b.Loop() {
 			for _, in := range ins {
-				if _, err := c.Credit(spiral.Plan{Sets: in.Groups}, in.Rewards, spiral.Lengths{}); err != nil {
+				if _, err := c.Credit(spiral.Plan{Sets: in.Sets}, in.Rewards, spiral.Lengths{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -113,7 +113,7 @@ func BenchmarkCredit(b *testing.B) {
 		c := spiral.Paper()
 		var batch spiral.Batch
 		for _, in := range ins {
-			for _, g := range in.Groups {
+			for _, g := range in.Sets {
 				batch.Sets = append(batch.Sets, g...)
 			}
 			for _, rs := range in.Rewards {

@@ -15,8 +15,8 @@ import (
 const creditHelp = `usage: spiral credit [-search-target L] [-aggregation-target L] [-boundary gate|keep] [-ordered] < lines
 
 credit computes SPIRAL's credit for one problem per input line, with the
-root package's Config.Credit, after the length gates of Eq. 8 (package
-lengthgate), and writes one output line per input line, in order.
+root package's Config.CreditBatch (the credit of package advantage, then the
+length gates of Eq. 8), and writes one output line per input line, in order.
 
 Flags:
   -search-target L       L_target of the search gate, in tokens; 0 (default) disables it
@@ -25,37 +25,47 @@ Flags:
                          whose length equals L_target exactly: "gate" (default;
                          Eq. 8's first case read literally, L < L_target keeps)
                          or "keep" (only L > L_target is gated); both gates
-  -ordered               groups are ordered tuples (the family of Proposition
-                         3.1): two groups with the same traces in different
-                         orders are distinct. Without it groups are subsets,
-                         in any presentation order, and no two groups may hold
+  -ordered               sets are ordered tuples (the family of Proposition
+                         3.1): two sets with the same traces in different
+                         orders are distinct. Without it sets are subsets,
+                         in any presentation order, and no two sets may hold
                          the same traces.
 
 Input line (one JSON object; numbers in rewards are finite):
-  {"traces": N1,                      required: the number of search traces, 1 <= N1 <= 2^20
-   "groups": [[y, ...], ...],         required: K groups of n distinct trace indices in
-                                      [0, N1), in presentation order; every group has n
+  {"traces": N1,                      required: the number of search traces, N1 >= 1;
+                                      at most 4096 or the line's length in bytes,
+                                      whichever is more (the answer has N1 entries)
+   "sets": [[y, ...], ...],           required: the K candidate sets, each of n distinct
+                                      trace indices in [0, N1), in presentation order
    "rewards": [[r, ...], ...],        required: rewards[i][j] is the reward of aggregation
-                                      output j of set i; K sets, each with 1 or more
-                                      rewards (sets may differ in length: a dropped
+                                      output j of set i; K rows, each with 1 or more
+                                      rewards (rows may differ in length: a dropped
                                       generation); |r| <= 1e30
+   "unscorable": [[b, ...], ...],     optional, the shape of rewards: true marks an
+                                      output that could not be scored (its reward, any
+                                      number, is not read): it is left out of its set's
+                                      score and of the baselines, and its advantage is 0;
+                                      a set with none scored is left out of the baseline
    "search_lengths": [L, ...],        length in tokens of each search trace (N1 of
                                       them); required with -search-target
    "aggregation_lengths": [[L, ...]]} length of each aggregation output, the shape of
                                       rewards; required with -aggregation-target
   Lengths are integers >= 0. A length field may be given with its gate off: it
-  is then checked and unused.
+  is then checked and unused. JSON has no NaN: a reward that could not be
+  computed goes in unscorable, not as NaN.
 
 Output line:
   {"search": [a, ...],                A_search(y) of each trace y after the search gate
-                                      (0 for a trace in no group); N1 numbers
+                                      (0 for a trace in no scored set); N1 numbers
    "aggregation": [[a, ...], ...],    A_agg(i, j) = r_ij - f_i after the aggregation gate,
-                                      the shape of rewards
-   "set_scores": [f, ...],            f_i = mean of rewards[i]
-   "set_advantages": [a, ...],        A_set(G_i) = f_i - mean_i f_i
-   "appearances": [c, ...],           |G(y)|, the number of groups holding trace y
-   "in_no_set": c,                    the number of traces in no group
-   "no_signal": b,                    true when every advantage of both roles is 0
+                                      the shape of rewards (0 for an unscorable output)
+   "set_scores": [f, ...],            f_i = mean of the scored rewards of set i
+   "set_advantages": [a, ...],        A_set(G_i) = f_i - the mean of f over scored sets
+   "appearances": [c, ...],           |G(y)|, the number of scored sets holding trace y
+   "in_no_set": c,                    the number of traces in no scored set
+   "scored_outputs": [c, ...],        the number of scored outputs of each set
+   "no_signal": b,                    true when the rewards give no gradient (every
+                                      advantage is 0); dynamic sampling resamples it
    "search_gate": G,                  what the search gate did, and
    "aggregation_gate": G}             what the aggregation gate did, each
                                       {"outputs": c, "positive": c, "at_target": c,
@@ -65,30 +75,39 @@ Output line:
                                       positive ones set to 0, and their sum
                                       (all 0 but outputs and positive when the
                                       gate is off)
+  The answer's size is proportional to the line's.
 
-Errors from the library use its names: SearchTraces (N1) is traces,
-Sets (K) is len(groups), SetSize (n) is len(groups[0]), AggregationsPerSet
-(N2) is the length of the longest rewards[i], lengths.Search is
-search_lengths and lengths.Aggregation is aggregation_lengths.
+Errors name the line's fields and positions, such as rewards[1][0] or
+sets[2][3]; N1 is traces, K is len(sets), n is len(sets[0]) and N2 is the
+length of the longest row of rewards.
 ` + streamHelp
 
 // creditSchema lists the fields of a credit input line.
 var creditSchema = schema{
-	names:    []string{"traces", "groups", "rewards", "search_lengths", "aggregation_lengths"},
-	required: []bool{true, true, true, false, false},
+	names:     []string{"traces", "sets", "rewards", "unscorable", "search_lengths", "aggregation_lengths"},
+	required:  []bool{true, true, true, false, false, false},
+	nonFinite: `write any number in its place and mark the output unscorable ("unscorable": [[false, true, ...], ...], the shape of rewards), or leave it out of its set's rewards`,
 }
 
 // Indices of the optional fields in creditSchema.names.
 const (
-	fieldSearchLengths      = 3
-	fieldAggregationLengths = 4
+	fieldUnscorable         = 3
+	fieldSearchLengths      = 4
+	fieldAggregationLengths = 5
 )
+
+// MinTraceBound is the number of traces a credit line may always name. A
+// line may name more, up to its own length in bytes: the answer holds two
+// numbers per trace, so a short line naming millions of traces (most in no
+// set) would otherwise get an answer millions of times its size.
+const MinTraceBound = 4096
 
 // creditLine is one decoded credit input line.
 type creditLine struct {
 	Traces             int         `json:"traces"`
-	Groups             [][]int     `json:"groups"`
+	Sets               [][]int     `json:"sets"`
 	Rewards            [][]float64 `json:"rewards"`
+	Unscorable         [][]bool    `json:"unscorable"`
 	SearchLengths      []int       `json:"search_lengths"`
 	AggregationLengths [][]int     `json:"aggregation_lengths"`
 }
@@ -101,6 +120,7 @@ type creditOutput struct {
 	SetAdvantages   []float64   `json:"set_advantages"`
 	Appearances     []int       `json:"appearances"`
 	InNoSet         int         `json:"in_no_set"`
+	ScoredOutputs   []int       `json:"scored_outputs"`
 	NoSignal        bool        `json:"no_signal"`
 	SearchGate      gateReport  `json:"search_gate"`
 	AggregationGate gateReport  `json:"aggregation_gate"`
@@ -122,14 +142,12 @@ func newGateReport(r lengthgate.Report) gateReport {
 // gateOf returns the report of gate g, which is r when g is enabled; for a
 // disabled gate, which reports nothing, the outputs it would have examined
 // and how many of their advantages adv are positive.
-func gateOf(g lengthgate.Gate, r lengthgate.Report, adv ...[]float64) gateReport {
+func gateOf(g lengthgate.Gate, r lengthgate.Report, adv []float64) gateReport {
 	if !g.Enabled() {
-		for _, as := range adv {
-			r.Outputs += len(as)
-			for _, a := range as {
-				if a > 0 {
-					r.Positive++
-				}
+		r.Outputs += len(adv)
+		for _, a := range adv {
+			if a > 0 {
+				r.Positive++
 			}
 		}
 	}
@@ -148,11 +166,15 @@ func inNoSet(appearances []int) int {
 }
 
 // creditHandler computes the credit of one line with the Config that the
-// flags give (gates, family, order) and the sizes the line gives.
+// flags give (gates, family) and the sizes the line gives, through
+// Config.CreditBatch on a batch of one problem.
 type creditHandler struct {
-	base spiral.Config
-	in   creditLine // decoded into again and again, reusing its slices
-	out  jsonOut
+	base   spiral.Config
+	in     creditLine // decoded into again and again, reusing its slices
+	batch  spiral.Batch
+	credit spiral.BatchCredit
+	rows   [][]float64
+	out    jsonOut
 }
 
 func (h *creditHandler) handle(line []byte) ([]byte, error) {
@@ -161,87 +183,173 @@ func (h *creditHandler) handle(line []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := h.base
-	c.SearchTraces = in.Traces
-	c.Sets = len(in.Groups)
-	if c.Sets > 0 {
-		c.SetSize = len(in.Groups[0])
+	if !present[fieldUnscorable] {
+		in.Unscorable = nil
 	}
-	c.AggregationsPerSet = 1
-	for _, rs := range in.Rewards {
-		c.AggregationsPerSet = max(c.AggregationsPerSet, len(rs))
+	if !present[fieldSearchLengths] {
+		in.SearchLengths = nil
 	}
-	var lengths spiral.Lengths
-	if present[fieldSearchLengths] {
-		lengths.Search = in.SearchLengths
+	if !present[fieldAggregationLengths] {
+		in.AggregationLengths = nil
 	}
-	if present[fieldAggregationLengths] {
-		lengths.Aggregation = in.AggregationLengths
-	}
-	cr, err := c.Credit(spiral.Plan{Sets: in.Groups}, in.Rewards, lengths)
+	c, err := h.layout(in, len(line))
 	if err != nil {
+		return nil, err
+	}
+	if err := c.CreditBatch(&h.credit, h.batch); err != nil {
 		if e, ok := errors.AsType[*advantage.InputError](err); ok {
-			return nil, inputError(c, in, lengths, e)
+			return nil, inputError(c, in, e)
 		}
-		// Config.Validate joins its errors with newlines.
-		return nil, errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
+		return nil, configError(err)
+	}
+	b := &h.credit
+	h.rows = h.rows[:0]
+	o := 0
+	for _, rs := range in.Rewards {
+		h.rows = append(h.rows, b.Aggregation[o:o+len(rs)])
+		o += len(rs)
 	}
 	return h.out.encode(creditOutput{
-		Search:          cr.Search,
-		Aggregation:     cr.Aggregation,
-		SetScores:       cr.SetScores,
-		SetAdvantages:   cr.SetAdvantages,
-		Appearances:     cr.Appearances,
-		InNoSet:         inNoSet(cr.Appearances),
-		NoSignal:        cr.NoSignal,
-		SearchGate:      gateOf(c.Gates.Search, cr.Gates.Search, cr.Search),
-		AggregationGate: gateOf(c.Gates.Aggregation, cr.Gates.Aggregation, cr.Aggregation...),
+		Search:          b.Search,
+		Aggregation:     h.rows,
+		SetScores:       b.SetScores,
+		SetAdvantages:   b.SetAdvantages,
+		Appearances:     b.Appearances,
+		InNoSet:         inNoSet(b.Appearances),
+		ScoredOutputs:   b.ScoredOutputs,
+		NoSignal:        b.NoSignal[0],
+		SearchGate:      gateOf(c.Gates.Search, b.Gates.Search, b.Search),
+		AggregationGate: gateOf(c.Gates.Aggregation, b.Gates.Aggregation, b.Aggregation),
 	}), nil
+}
+
+// layout checks the shapes of a decoded line, in its own field names, and
+// lays it out in h.batch as one problem of the Config it returns. It checks
+// only what the flat layout needs (every set as long as sets[0], one row
+// of rewards per set, lengths and marks in the shape of the rewards) and
+// the bound on traces; the library checks the rest.
+func (h *creditHandler) layout(in *creditLine, lineSize int) (spiral.Config, error) {
+	if bound := max(MinTraceBound, lineSize); in.Traces > bound {
+		return spiral.Config{}, fmt.Errorf("traces = %d > %d: a line may name at most %d traces or as many as it has bytes, whichever is more, so that the answer stays proportional to the line", in.Traces, bound, MinTraceBound)
+	}
+	if in.Traces < 1 {
+		return spiral.Config{}, fmt.Errorf("traces = %d < 1", in.Traces)
+	}
+	k := len(in.Sets)
+	if k == 0 {
+		return spiral.Config{}, errors.New("sets is empty: want at least one set")
+	}
+	n := len(in.Sets[0])
+	if len(in.Rewards) != k {
+		return spiral.Config{}, fmt.Errorf("len(rewards) = %d, want len(sets) = %d: one row per set", len(in.Rewards), k)
+	}
+	if in.Unscorable != nil && len(in.Unscorable) != k {
+		return spiral.Config{}, fmt.Errorf("len(unscorable) = %d, want len(sets) = %d: one row per set", len(in.Unscorable), k)
+	}
+	if in.AggregationLengths != nil && len(in.AggregationLengths) != k {
+		return spiral.Config{}, fmt.Errorf("len(aggregation_lengths) = %d, want len(sets) = %d: one row per set", len(in.AggregationLengths), k)
+	}
+	c := h.base
+	c.SearchTraces, c.Sets, c.SetSize, c.AggregationsPerSet = in.Traces, k, n, 1
+	b := &h.batch
+	b.Sets, b.Rewards, b.RewardCounts = b.Sets[:0], b.Rewards[:0], b.RewardCounts[:0]
+	b.Unscorable, b.AggregationLengths = b.Unscorable[:0], b.AggregationLengths[:0]
+	for i, s := range in.Sets {
+		if len(s) != n {
+			return spiral.Config{}, fmt.Errorf("len(sets[%d]) = %d, want %d, the length of sets[0]: every set has n members", i, len(s), n)
+		}
+		rs := in.Rewards[i]
+		if in.Unscorable != nil && len(in.Unscorable[i]) != len(rs) {
+			return spiral.Config{}, fmt.Errorf("len(unscorable[%d]) = %d, want len(rewards[%d]) = %d", i, len(in.Unscorable[i]), i, len(rs))
+		}
+		if in.AggregationLengths != nil && len(in.AggregationLengths[i]) != len(rs) {
+			return spiral.Config{}, fmt.Errorf("len(aggregation_lengths[%d]) = %d, want len(rewards[%d]) = %d", i, len(in.AggregationLengths[i]), i, len(rs))
+		}
+		c.AggregationsPerSet = max(c.AggregationsPerSet, len(rs))
+		b.Sets = append(b.Sets, s...)
+		b.RewardCounts = append(b.RewardCounts, len(rs))
+		b.Rewards = append(b.Rewards, rs...)
+		if in.Unscorable != nil {
+			b.Unscorable = append(b.Unscorable, in.Unscorable[i]...)
+		}
+		if in.AggregationLengths != nil {
+			b.AggregationLengths = append(b.AggregationLengths, in.AggregationLengths[i]...)
+		}
+	}
+	if in.Unscorable == nil {
+		b.Unscorable = nil
+	}
+	if in.AggregationLengths == nil {
+		b.AggregationLengths = nil
+	}
+	b.SearchLengths = in.SearchLengths
+	return c, nil
+}
+
+// configNames maps the names in the root's Config errors to a credit line's.
+var configNames = strings.NewReplacer(
+	"spiral: ", "",
+	"Config.SearchTraces (N1)", "traces",
+	"SearchTraces (N1)", "traces",
+	"Config.SetSize (n)", "len(sets[0])",
+	"Config.Sets (K)", "len(sets)",
+	"Config.AggregationsPerSet (N2)", "the length of the longest row of rewards",
+	"combin.MaxSize", "the size cap",
+	"\n", "; ",
+)
+
+// configError rewrites an error of the root package about a credit line's
+// sizes in the line's field names.
+func configError(err error) error {
+	return errors.New(configNames.Replace(err.Error()))
 }
 
 // inputError says what e, an error of the library about one line, means in
 // the line's own field names.
-func inputError(c spiral.Config, in *creditLine, l spiral.Lengths, e *advantage.InputError) error {
+func inputError(c spiral.Config, in *creditLine, e *advantage.InputError) error {
 	i, j := e.Set, e.Output
 	switch e.Field {
 	case "Rewards":
+		if errors.Is(e.Err, advantage.ErrNotFinite) {
+			return fmt.Errorf("rewards[%d][%d] = %v is not finite: mark the output unscorable instead", i, j, e.Value)
+		}
 		return fmt.Errorf("rewards[%d][%d] = %v: %v", i, j, e.Value, e.Err)
 	case "RewardCounts":
-		return fmt.Errorf("rewards[%d] is empty", i)
-	case "Sets":
-		return fmt.Errorf("len(groups[%d]) = %v, want %d, the size of groups[0]", i, e.Value, c.SetSize)
+		return fmt.Errorf("rewards[%d] is empty: a set needs at least one output (mark one that could not be scored in unscorable)", i)
+	case "Unscorable":
+		return fmt.Errorf("unscorable[%d][%d]: %v", i, j, e.Err)
 	case "SearchLengths":
 		switch {
 		case j >= 0:
 			return fmt.Errorf("search_lengths[%d] = %v < 0", j, e.Value)
-		case l.Search == nil:
+		case in.SearchLengths == nil:
 			return fmt.Errorf("search_lengths is missing, but -search-target = %d gates on it", c.Gates.Search.Target)
 		}
-		return fmt.Errorf("len(search_lengths) = %d, want traces = %d", len(l.Search), in.Traces)
+		return fmt.Errorf("len(search_lengths) = %d, want traces = %d", len(in.SearchLengths), in.Traces)
 	case "AggregationLengths":
 		switch {
 		case j >= 0:
 			return fmt.Errorf("aggregation_lengths[%d][%d] = %v < 0", i, j, e.Value)
-		case l.Aggregation == nil:
+		case in.AggregationLengths == nil:
 			return fmt.Errorf("aggregation_lengths is missing, but -aggregation-target = %d gates on it", c.Gates.Aggregation.Target)
 		}
-	case "Members":
+	case "Members", "Sets":
 		if se, ok := errors.AsType[*combin.SetError](e.Err); ok {
 			switch se.Reason {
 			case combin.OutOfRange:
-				return fmt.Errorf("groups[%d][%d] = %d out of range [0, traces = %d)", se.Set, se.Position, se.Index, in.Traces)
+				return fmt.Errorf("sets[%d][%d] = %d out of range [0, traces = %d)", se.Set, se.Position, se.Index, in.Traces)
 			case combin.Repeated:
-				return fmt.Errorf("groups[%d][%d] = %d repeats groups[%d][%d]", se.Set, se.Position, se.Index, se.Set, se.Other)
+				return fmt.Errorf("sets[%d][%d] = %d repeats sets[%d][%d]", se.Set, se.Position, se.Index, se.Set, se.Other)
 			case combin.Duplicate:
 				what := "subset"
 				if c.Ordered {
 					what = "tuple"
 				}
-				return fmt.Errorf("groups[%d] = %v and groups[%d] = %v are the same %s", se.Other, in.Groups[se.Other], se.Set, in.Groups[se.Set], what)
+				return fmt.Errorf("sets[%d] = %v and sets[%d] = %v are the same %s", se.Other, in.Sets[se.Other], se.Set, in.Sets[se.Set], what)
 			}
 		}
 	}
-	return errors.New(strings.TrimPrefix(e.Error(), "advantage: "))
+	return configError(e)
 }
 
 // boundaryFlag is the -boundary flag.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,7 +53,7 @@ func drawCredit(t *rapid.T) (creditIn, []string, spiral.Config) {
 		rapid.Float64Range(0, 1),
 		rapid.Float64Range(-1e30, 1e30),
 	)
-	in := creditIn{Traces: n1, Groups: p.Sets, Rewards: make([][]float64, c.Sets)}
+	in := creditIn{Traces: n1, Sets: p.Sets, Rewards: make([][]float64, c.Sets)}
 	for i := range in.Rewards {
 		in.Rewards[i] = rapid.SliceOfN(reward, 1, c.AggregationsPerSet).Draw(t, "rewards")
 	}
@@ -120,7 +121,7 @@ func TestCreditMatchesLibrary(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 			t.Fatal(err)
 		}
-		want, err := c.Credit(spiral.Plan{Sets: in.Groups}, in.Rewards, spiral.Lengths{Search: in.SearchLengths, Aggregation: in.AggregationLengths})
+		want, err := c.Credit(spiral.Plan{Sets: in.Sets}, in.Rewards, spiral.Lengths{Search: in.SearchLengths, Aggregation: in.AggregationLengths})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +131,7 @@ func TestCreditMatchesLibrary(t *testing.T) {
 			len(got.Aggregation) == len(want.Aggregation) &&
 			got.InNoSet == inNoSet(want.Appearances) && got.NoSignal == want.NoSignal &&
 			got.SearchGate == gateOf(c.Gates.Search, want.Gates.Search, want.Search) &&
-			got.AggregationGate == gateOf(c.Gates.Aggregation, want.Gates.Aggregation, want.Aggregation...)
+			got.AggregationGate == gateOf(c.Gates.Aggregation, want.Gates.Aggregation, slices.Concat(want.Aggregation...))
 		for i := range got.Aggregation {
 			same = same && sameFloats(got.Aggregation[i], want.Aggregation[i])
 		}
@@ -151,11 +152,11 @@ func TestCreditBadValues(t *testing.T) {
 		line string
 		want string
 	}{
-		{nil, `{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[2e30]]}`, "rewards[1][0] = 2e+30"},
-		{nil, `{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[0]],"search_lengths":[1,1,1,1,1,1,1,-1]}`, "search_lengths[7] = -1 < 0"},
-		{[]string{"-search-target", "5"}, `{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[0]]}`, "search_lengths"},
-		{[]string{"-aggregation-target", "5"}, `{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[0]]}`, "aggregation_lengths is missing, but -aggregation-target = 5 gates on it"},
-		{[]string{"-ordered"}, `{"traces":2,"groups":[[0,1],[0,1]],"rewards":[[1],[0]]}`, "groups[0] = [0 1] and groups[1] = [0 1]"},
+		{nil, `{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[2e30]]}`, "rewards[1][0] = 2e+30"},
+		{nil, `{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[0]],"search_lengths":[1,1,1,1,1,1,1,-1]}`, "search_lengths[7] = -1 < 0"},
+		{[]string{"-search-target", "5"}, `{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[0]]}`, "search_lengths"},
+		{[]string{"-aggregation-target", "5"}, `{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[0]]}`, "aggregation_lengths is missing, but -aggregation-target = 5 gates on it"},
+		{[]string{"-ordered"}, `{"traces":2,"sets":[[0,1],[0,1]],"rewards":[[1],[0]]}`, "sets[0] = [0 1] and sets[1] = [0 1]"},
 	} {
 		stdout, _, code := runCmd(t, tt.line, append([]string{"credit"}, tt.args...)...)
 		if code != exitLineError || !strings.Contains(stdout, `{"line":1,"error":`) || !strings.Contains(stdout, tt.want) {

@@ -187,6 +187,9 @@ func (o *jsonOut) encode(v any) []byte {
 type schema struct {
 	names    []string // the JSON keys, exact (case-sensitive)
 	required []bool   // required[i]: names[i] must be present
+	// nonFinite ends the error of a NaN or infinity found in the line:
+	// what to write instead, in the command's terms.
+	nonFinite string
 }
 
 // decode decodes one input line into v (a pointer to a struct whose JSON
@@ -201,6 +204,11 @@ type schema struct {
 // line keep their old values, and the caller uses present to tell.
 func (s *schema) decode(line []byte, v any) (present []bool, err error) {
 	if err := json.Unmarshal(line, v); err != nil {
+		if _, ok := errors.AsType[*json.SyntaxError](err); ok {
+			if path, token, found := findNonFinite(line); found {
+				return nil, fmt.Errorf("%s is %s, which is not a JSON number (Python's json.dumps writes it unless allow_nan=False): %s", path, token, s.nonFinite)
+			}
+		}
 		return nil, describeJSONError(err)
 	}
 	return s.check(line)
@@ -268,6 +276,80 @@ func (s *schema) check(line []byte) ([]bool, error) {
 		}
 	}
 	return present, nil
+}
+
+// findNonFinite looks in line, outside strings, for the first of the tokens
+// NaN, Infinity, -Infinity and +Infinity, which JSON does not have but
+// Python's json.dumps (and JavaScript's NaN-tolerant writers) write, and
+// returns where it is, as the top-level field and the array indices down to
+// it ("rewards[0][1]"), and the token. It reads line once and keeps a stack
+// of array indices only as deep as the line nests.
+func findNonFinite(line []byte) (path, token string, found bool) {
+	type level struct {
+		array bool
+		index int
+	}
+	var stack []level
+	field := ""
+	expectKey := false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch c {
+		case '"':
+			start := i
+			for i++; i < len(line) && line[i] != '"'; i++ {
+				if line[i] == '\\' {
+					i++
+				}
+			}
+			if len(stack) == 1 && expectKey && i < len(line) {
+				expectKey = false
+				if key, err := unquote(line[start : i+1]); err == nil {
+					field = key
+				}
+			}
+			continue
+		case '{':
+			stack = append(stack, level{})
+			expectKey = true
+			continue
+		case '[':
+			stack = append(stack, level{array: true})
+			continue
+		case '}', ']':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+			continue
+		case ',':
+			if n := len(stack); n > 0 {
+				if stack[n-1].array {
+					stack[n-1].index++
+				} else {
+					expectKey = true
+				}
+			}
+			continue
+		}
+		for _, tok := range [...]string{"NaN", "Infinity", "-Infinity", "+Infinity"} {
+			if len(stack) > 0 && bytes.HasPrefix(line[i:], []byte(tok)) {
+				var b strings.Builder
+				b.WriteString(field)
+				if field == "" {
+					b.WriteString("a value")
+				}
+				// Indices of the arrays inside the field (below the
+				// top-level object).
+				for _, l := range stack[min(1, len(stack)):] {
+					if l.array {
+						fmt.Fprintf(&b, "[%d]", l.index)
+					}
+				}
+				return b.String(), tok, true
+			}
+		}
+	}
+	return "", "", false
 }
 
 // unquote decodes a JSON string literal (one encoding/json accepted).

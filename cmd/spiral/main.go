@@ -26,9 +26,10 @@ spiral is a JSON Lines bridge to the SPIRAL reference library, for trainers
 written in other languages.
 
 Commands:
-  constants  the constants of Proposition 3.1 for one (N, n, K) and family
-  plan       draw the K groups of P problems
-  credit     credit of one problem per input line (advantages, after gates)
+  constants  the constants of Proposition 3.1 for one (N1, n, K), family and design
+  plan       draw the K sets of P problems, from a seed and a step
+  credit     SPIRAL's credit of one problem per input line (after the length gates)
+  group      group baselines (GRPO, Dr. GRPO, RLOO) of one batch of rows per input line
   passk      pass@k of one problem per input line
   vectors    write the conformance vectors to a directory
 
@@ -74,6 +75,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runPlan(rest, stdout, stderr)
 	case "credit":
 		return runCredit(rest, stdin, stdout, stderr)
+	case "group":
+		return runGroup(rest, stdin, stdout, stderr)
 	case "passk":
 		return runPassK(rest, stdin, stdout, stderr)
 	case "vectors":

@@ -43,7 +43,7 @@ func outputLines(t tester, out string) []string {
 }
 
 // workedExampleLine is the line of the issue's "done when" command.
-const workedExampleLine = `{"traces":8,"groups":[[0,1,2,3],[4,5,6,7],[0,2,4,6],[1,3,5,7]],"rewards":[[1,1,1,0],[0.5,0.5,0.5,0.5],[0,0.5,0.5,0],[1,0,1,0]]}`
+const workedExampleLine = `{"traces":8,"sets":[[0,1,2,3],[4,5,6,7],[0,2,4,6],[1,3,5,7]],"rewards":[[1,1,1,0],[0.5,0.5,0.5,0.5],[0,0.5,0.5,0],[1,0,1,0]]}`
 
 // TestWorkedExample pins SPIRAL.md's worked example: f = (0.75, 0.5, 0.25,
 // 0.5) gives fbar = 0.5 and A_set = (0.25, 0, -0.25, 0); traces 0 and 2,
@@ -72,6 +72,7 @@ func TestWorkedExample(t *testing.T) {
 		SetScores:       []float64{0.75, 0.5, 0.25, 0.5},
 		SetAdvantages:   []float64{0.25, 0, -0.25, 0},
 		Appearances:     []int{2, 2, 2, 2, 2, 2, 2, 2},
+		ScoredOutputs:   []int{4, 4, 4, 4},
 		InNoSet:         0,
 		NoSignal:        false,
 		SearchGate:      gateReport{Outputs: 8, Positive: 2},
@@ -122,17 +123,18 @@ func TestWorkedExampleGated(t *testing.T) {
 		tt.want.SetScores = []float64{0.75, 0.5, 0.25, 0.5}
 		tt.want.SetAdvantages = []float64{0.25, 0, -0.25, 0}
 		tt.want.Appearances = []int{2, 2, 2, 2, 2, 2, 2, 2}
+		tt.want.ScoredOutputs = []int{4, 4, 4, 4}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("-boundary %s (-want +got):\n%s", tt.boundary, diff)
 		}
 	}
 }
 
-// TestOrderedFlag checks that -ordered makes groups tuples: the same traces
-// in two orders are two groups of a plan, but one subset repeated without
+// TestOrderedFlag checks that -ordered makes sets tuples: the same traces
+// in two orders are two sets of a plan, but one subset repeated without
 // the flag.
 func TestOrderedFlag(t *testing.T) {
-	line := `{"traces":4,"groups":[[0,1,2],[2,1,0]],"rewards":[[1],[0]]}`
+	line := `{"traces":4,"sets":[[0,1,2],[2,1,0]],"rewards":[[1],[0]]}`
 	stdout, _, code := runCmd(t, line, "credit", "-ordered")
 	if code != exitOK || !strings.Contains(stdout, `"set_advantages":[0.5,-0.5]`) {
 		t.Errorf("-ordered: exit %d, output %s", code, stdout)
@@ -142,7 +144,7 @@ func TestOrderedFlag(t *testing.T) {
 		t.Errorf("without -ordered: exit %d, output %s", code, stdout)
 	}
 	// Without -ordered, a subset may come in any presentation order.
-	stdout, _, code = runCmd(t, `{"traces":3,"groups":[[2,0],[1,0]],"rewards":[[1],[0]]}`, "credit")
+	stdout, _, code = runCmd(t, `{"traces":3,"sets":[[2,0],[1,0]],"rewards":[[1],[0]]}`, "credit")
 	if code != exitOK || !strings.Contains(stdout, `"search":[0,-0.5,0.5]`) {
 		t.Errorf("shuffled subsets: exit %d, output %s", code, stdout)
 	}
@@ -177,7 +179,7 @@ func TestHelp(t *testing.T) {
 			slices.Concat(jsonKeys(reflect.TypeFor[creditLine]()), jsonKeys(reflect.TypeFor[creditOutput]()), []string{"line", "error"})},
 		{"passk", []string{"k"}, slices.Concat(jsonKeys(reflect.TypeFor[passkLine]()), []string{"pass_at_k", "line", "error"})},
 		{"constants", []string{"traces", "size", "sets", "ordered", "balanced"}, jsonKeys(reflect.TypeFor[constantsOutput]())},
-		{"plan", []string{"traces", "size", "sets", "ordered", "shuffle", "balanced", "seed", "problems"}, []string{"groups"}},
+		{"plan", []string{"traces", "size", "sets", "ordered", "shuffle", "balanced", "seed", "problems"}, []string{"sets"}},
 		{"vectors", []string{"out"}, nil},
 	} {
 		for _, h := range []string{"-h", "-help", "--help"} {
@@ -235,13 +237,13 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"passk", "-k", "1,,2"}, `"" is not an integer >= 1`},
 		{[]string{"passk", "-k", "8,1,8"}, "k = 8 appears twice"},
 		{[]string{"constants", "-traces", "8", "-size", "4"}, "flag -sets is required"},
-		{[]string{"constants", "-traces", "4", "-size", "5", "-sets", "1"}, "n = 5 > N1 = 4"},
+		{[]string{"constants", "-traces", "4", "-size", "5", "-sets", "1"}, "-size (n) = 5 > -traces (N1) = 4"},
 		{[]string{"constants", "-traces", "8", "-size", "4", "-sets", "71"}, "71"},
-		{[]string{"constants", "-traces", "8", "-size", "4", "-sets", "0"}, "K = 0"},
+		{[]string{"constants", "-traces", "8", "-size", "4", "-sets", "0"}, "-sets (K) = 0 < 1"},
 		{[]string{"plan", "-traces", "8", "-size", "4", "-sets", "4", "-problems", "2"}, "flag -seed is required"},
 		{[]string{"plan", "-traces", "8", "-size", "4", "-sets", "4", "-seed", "1", "-problems", "-1"}, "-problems = -1 < 0"},
-		{[]string{"plan", "-traces", "8", "-size", "4", "-sets", "71", "-seed", "1", "-problems", "1"}, "Sets (K) = 71 > C(8, 4) = 70"},
-		{[]string{"plan", "-traces", "8", "-size", "4", "-sets", "4", "-ordered", "-shuffle", "-seed", "1", "-problems", "1"}, "Order = shuffled with Ordered = true"},
+		{[]string{"plan", "-traces", "8", "-size", "4", "-sets", "71", "-seed", "1", "-problems", "1"}, "-sets (K) = 71 > C(8, 4) = 70"},
+		{[]string{"plan", "-traces", "8", "-size", "4", "-sets", "4", "-ordered", "-shuffle", "-seed", "1", "-problems", "1"}, "-shuffle with -ordered"},
 		{[]string{"vectors"}, "flag -out is required"},
 	} {
 		stdout, stderr, code := runCmd(t, "", tt.args...)

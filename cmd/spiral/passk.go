@@ -43,7 +43,7 @@ undefined with fewer than k samples.
 const MaxSamples = 1 << 20
 
 // passkSchema lists the fields of a passk input line.
-var passkSchema = schema{names: []string{"n", "c"}, required: []bool{true, true}}
+var passkSchema = schema{names: []string{"n", "c"}, required: []bool{true, true}, nonFinite: "write a whole number"}
 
 // passkLine is one decoded passk input line.
 type passkLine struct {

@@ -6,40 +6,47 @@ import (
 	"io"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 
 	"spiral"
 	"spiral/combin"
 )
 
-const planHelp = `usage: spiral plan -traces N -size n -sets K [-ordered] [-shuffle] [-balanced] -seed S -problems P
+const planHelp = `usage: spiral plan -traces N1 -size n -sets K [-ordered] [-shuffle] [-balanced] -seed S [-step T] -problems P
 
-plan draws the groups of P problems with the root package's Planner: for
-each problem, K distinct groups drawn uniformly without replacement from the
-C(N, n) unordered n-subsets of the N search traces (or, with -ordered, from
-the (N)_n ordered n-tuples), and writes one line per problem. With
+plan draws the sets of P problems with the root package's Planner: for each
+problem, K distinct sets drawn uniformly without replacement from the
+C(N1, n) unordered n-subsets of the N1 search traces (or, with -ordered, from
+the (N1)_n ordered n-tuples), and writes one line per problem. With
 -balanced the K subsets of each problem are a balanced design instead
-(combin.Balanced: every trace in K n / N groups, or in the two nearest whole
-numbers when N does not divide K n).
+(combin.Balanced: every trace in K n / N1 sets, or in the two nearest whole
+numbers when N1 does not divide K n).
 
 Flags:
-  -traces N     the number of search traces per problem, 1 <= N <= 2^20 (required)
-  -size n       the set size, 1 <= n <= N (required)
-  -sets K       the number of groups per problem, 1 <= K <= the family size (required)
+  -traces N1    the number of search traces per problem, 1 <= N1 <= 2^24 (required)
+  -size n       the set size, 1 <= n <= N1 (required)
+  -sets K       the number of sets per problem, 1 <= K <= the family size,
+                K n <= 2^24 (required)
   -ordered      draw ordered tuples; a tuple's order is its presentation order
   -shuffle      present each subset's candidates in a uniformly random order
                 instead of ascending index order (not with -ordered)
   -balanced     draw a balanced design (not with -ordered)
-  -seed S       the seed, an unsigned 64-bit integer (required); the groups
-                are those of spiral.Config.Plan with
-                rand.New(rand.NewPCG(S, 0)) (Go's math/rand/v2), problem
-                after problem from one generator: the same on every machine
+  -seed S       the seed, an unsigned 64-bit integer (required)
+  -step T       the training step, an unsigned 64-bit integer (default 0)
   -problems P   the number of problems, P >= 0 (required)
 
+The plans are those that Go's
+
+    p, _ := cfg.NewPlanner()
+    p.PlanTo(&batch, P, rand.New(rand.NewPCG(S, T)))
+
+draws (math/rand/v2), problem after problem from one generator: a Go trainer
+and a trainer using this command draw the same plans for the same seed and
+step, on every machine.
+
 Output: P lines, line q (from 1) the plan of problem q:
-  {"groups": [[y, ...], ...]}   K groups of n trace indices in [0, N), in
-                                presentation order: the "groups" of a credit
-                                input line
+  {"sets": [[y, ...], ...]}   K sets of n trace indices in [0, N1), in
+                              presentation order: the "sets" of a credit
+                              input line
 
 Exit status: 0 on success, 2 for bad flags or values (the error on stderr)
 or a write error.
@@ -54,6 +61,7 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	shuffle := fs.Bool("shuffle", false, "")
 	balanced := fs.Bool("balanced", false, "")
 	seed := fs.Uint64("seed", 0, "")
+	step := fs.Uint64("step", 0, "")
 	problems := fs.Int("problems", 0, "")
 	if code, done := parseFlags(fs, planHelp, args, stdout, stderr); done {
 		return code
@@ -74,9 +82,9 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	}
 	p, err := c.NewPlanner()
 	if err != nil {
-		return usageError(stderr, "plan", strings.ReplaceAll(err.Error(), "\n", "; ")+" (-traces is SearchTraces, -size is SetSize, -sets is Sets)")
+		return usageError(stderr, "plan", sizeError(err))
 	}
-	if err := writePlans(stdout, p, rand.New(rand.NewPCG(*seed, 0)), *problems); err != nil {
+	if err := writePlans(stdout, p, rand.New(rand.NewPCG(*seed, *step)), *problems); err != nil {
 		fmt.Fprintf(stderr, "spiral plan: %v\n", err)
 		return exitUsage
 	}
@@ -96,7 +104,7 @@ func writePlans(out io.Writer, p *spiral.Planner, rnd *rand.Rand, problems int) 
 			return err
 		}
 		flat := batch.Sets
-		line = append(line[:0], `{"groups":[`...)
+		line = append(line[:0], `{"sets":[`...)
 		for i := range k {
 			if i > 0 {
 				line = append(line, ',')

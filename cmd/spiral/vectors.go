@@ -103,16 +103,19 @@ const (
 // computed by run, the bridge itself.
 func vectors() ([]vectorFile, error) {
 	inputs := map[string][]byte{
-		"credit-worked.in.jsonl":  creditWorkedInput(),
-		"credit-paper.in.jsonl":   creditPaperInput(),
-		"credit-ragged.in.jsonl":  creditRaggedInput(),
-		"credit-ordered.in.jsonl": creditOrderedInput(),
-		"credit-gates.in.jsonl":   creditGatesInput(),
-		"credit-errors.in.jsonl":  creditErrorsInput(),
-		"constants.in.jsonl":      constantsInput(),
-		"passk.in.jsonl":          passkInput(),
-		"passk-small.in.jsonl":    passkSmallInput(),
-		"passk-errors.in.jsonl":   passkErrorsInput(),
+		"credit-worked.in.jsonl":     creditWorkedInput(),
+		"credit-paper.in.jsonl":      creditPaperInput(),
+		"credit-ragged.in.jsonl":     creditRaggedInput(),
+		"credit-ordered.in.jsonl":    creditOrderedInput(),
+		"credit-gates.in.jsonl":      creditGatesInput(),
+		"credit-errors.in.jsonl":     creditErrorsInput(),
+		"credit-unscorable.in.jsonl": creditUnscorableInput(),
+		"group.in.jsonl":             groupInput(),
+		"group-errors.in.jsonl":      groupErrorsInput(),
+		"constants.in.jsonl":         constantsInput(),
+		"passk.in.jsonl":             passkInput(),
+		"passk-small.in.jsonl":       passkSmallInput(),
+		"passk-errors.in.jsonl":      passkErrorsInput(),
 	}
 	st, at := strconv.Itoa(vectorSearchTarget), strconv.Itoa(vectorAggregationTarget)
 	in := func(s string) *string { return &s }
@@ -124,7 +127,7 @@ func vectors() ([]vectorFile, error) {
 		{Name: "credit-ragged", Command: []string{"credit"}, Input: in("credit-ragged.in.jsonl"),
 			About: "ragged sets (1 to N2 rewards per set), sizes from N1 = 1 to 300, K = 1, n = N1, traces in no set, rewards outside [0, 1] up to 1e30"},
 		{Name: "credit-ordered", Command: []string{"credit", "-ordered"}, Input: in("credit-ordered.in.jsonl"),
-			About: "ordered tuples, including groups that hold the same traces in different orders"},
+			About: "ordered tuples, including sets that hold the same traces in different orders"},
 		{Name: "credit-gates", Command: []string{"credit", "-search-target", st, "-aggregation-target", at}, Input: in("credit-gates.in.jsonl"),
 			About: "both gates, default boundary (L == L_target gated), lengths below, at and above the targets"},
 		{Name: "credit-gates-keep", Command: []string{"credit", "-search-target", st, "-aggregation-target", at, "-boundary", "keep"}, Input: in("credit-gates.in.jsonl"),
@@ -135,6 +138,22 @@ func vectors() ([]vectorFile, error) {
 			About: "the same lines without gates (lengths checked, unused)"},
 		{Name: "credit-errors", Command: []string{"credit"}, Input: in("credit-errors.in.jsonl"),
 			About: "bad lines, each with its error line, between good lines that must stay in place"},
+		{Name: "credit-unscorable", Command: []string{"credit"}, Input: in("credit-unscorable.in.jsonl"),
+			About: "outputs marked unscorable (left out of their set's score and the baselines, advantage 0), including a set with none scored, which is left out of fbar and of its members' G(y)"},
+		{Name: "group-dr-grpo", Command: []string{"group", "-preset", "dr-grpo"}, Input: in("group.in.jsonl"),
+			About: "group baselines, Dr. GRPO: r - mean; groups in any order, string and integer ids, groups of one, all-equal groups, unscorable rows"},
+		{Name: "group-rloo", Command: []string{"group", "-preset", "rloo"}, Input: in("group.in.jsonl"),
+			About: "the same lines, RLOO: r - mean of the others"},
+		{Name: "group-verl-grpo", Command: []string{"group", "-preset", "verl-grpo"}, Input: in("group.in.jsonl"),
+			About: "the same lines, verl's GRPO: (r - mean)/(std with n-1 + 1e-6)"},
+		{Name: "group-trl-grpo", Command: []string{"group", "-preset", "trl-grpo"}, Input: in("group.in.jsonl"),
+			About: "the same lines, TRL's GRPO: (r - mean)/(std with n-1 + 1e-4)"},
+		{Name: "group-trl-grpo-batch", Command: []string{"group", "-preset", "trl-grpo-batch"}, Input: in("group.in.jsonl"),
+			About: "the same lines, TRL's scale_rewards=\"batch\": the group's mean, the line's std with n-1, + 1e-4"},
+		{Name: "group-openrlhf-grpo", Command: []string{"group", "-preset", "openrlhf-grpo"}, Input: in("group.in.jsonl"),
+			About: "the same lines, OpenRLHF's group_norm: (r - mean)/(std with n-1 + 1e-9)"},
+		{Name: "group-errors", Command: []string{"group"}, Input: in("group-errors.in.jsonl"),
+			About: "bad group lines between good lines"},
 		{Name: "constants", Command: []string{"constants"}, Input: in("constants.in.jsonl"), PerLineFlags: true,
 			About: "Proposition 3.1's constants for every 1 <= n <= N <= 9 with several K, both families, and larger (N, n, K)"},
 		{Name: "passk", Command: []string{"passk", "-k", "1,2,4,8,16,32,64,128,256"}, Input: in("passk.in.jsonl"),
@@ -252,8 +271,9 @@ func jsonLines(values ...any) []byte {
 // left out when nil.
 type creditIn struct {
 	Traces             int         `json:"traces"`
-	Groups             [][]int     `json:"groups"`
+	Sets               [][]int     `json:"sets"`
 	Rewards            [][]float64 `json:"rewards"`
+	Unscorable         [][]bool    `json:"unscorable,omitempty"`
 	SearchLengths      []int       `json:"search_lengths,omitempty"`
 	AggregationLengths [][]int     `json:"aggregation_lengths,omitempty"`
 }
@@ -263,13 +283,13 @@ type creditIn struct {
 // and 2 only in G1 and G3, G1's rewards (1, 1, 1, 0).
 var workedExample = creditIn{
 	Traces:  8,
-	Groups:  [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}, {0, 2, 4, 6}, {1, 3, 5, 7}},
+	Sets:    [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}, {0, 2, 4, 6}, {1, 3, 5, 7}},
 	Rewards: [][]float64{{1, 1, 1, 0}, {0.5, 0.5, 0.5, 0.5}, {0, 0.5, 0.5, 0}, {1, 0, 1, 0}},
 }
 
 func creditWorkedInput() []byte {
 	shuffled := workedExample
-	shuffled.Groups = [][]int{{3, 1, 0, 2}, {7, 4, 6, 5}, {6, 0, 4, 2}, {1, 7, 3, 5}}
+	shuffled.Sets = [][]int{{3, 1, 0, 2}, {7, 4, 6, 5}, {6, 0, 4, 2}, {1, 7, 3, 5}}
 	wider := workedExample // traces 8 and 9 are in no set
 	wider.Traces = 10
 	return jsonLines(workedExample, shuffled, wider)
@@ -323,7 +343,7 @@ func creditPaperInput() []byte {
 		if q%16 == 15 {
 			kind = 2
 		}
-		lines = append(lines, creditIn{Traces: 8, Groups: planned(c, rnd), Rewards: rewardsOf(rnd, repeat(4, 4), kind)})
+		lines = append(lines, creditIn{Traces: 8, Sets: planned(c, rnd), Rewards: rewardsOf(rnd, repeat(4, 4), kind)})
 	}
 	return jsonLines(lines...)
 }
@@ -344,14 +364,14 @@ func creditRaggedInput() []byte {
 				sizes[j] = 1 + rnd.IntN(s.n2)
 			}
 			rs := rewardsOf(rnd, sizes, (i+rep)%3)
-			lines = append(lines, creditIn{Traces: s.n1, Groups: planned(c, rnd), Rewards: rs})
+			lines = append(lines, creditIn{Traces: s.n1, Sets: planned(c, rnd), Rewards: rs})
 		}
 	}
 	// Rewards outside [0, 1], up to the largest magnitude accepted.
 	lines = append(lines,
-		creditIn{Traces: 4, Groups: [][]int{{0, 1}, {2, 3}, {1, 2}}, Rewards: [][]float64{{-1, 2.5}, {1e30, -1e30}, {0.1, 0.2, 0.3}}},
-		creditIn{Traces: 4, Groups: [][]int{{0, 1}, {2, 3}}, Rewards: [][]float64{{1e30}, {-1e30}}},
-		creditIn{Traces: 3, Groups: [][]int{{0}, {1}}, Rewards: [][]float64{{1e-300}, {-1e-300, 0}}},
+		creditIn{Traces: 4, Sets: [][]int{{0, 1}, {2, 3}, {1, 2}}, Rewards: [][]float64{{-1, 2.5}, {1e30, -1e30}, {0.1, 0.2, 0.3}}},
+		creditIn{Traces: 4, Sets: [][]int{{0, 1}, {2, 3}}, Rewards: [][]float64{{1e30}, {-1e30}}},
+		creditIn{Traces: 3, Sets: [][]int{{0}, {1}}, Rewards: [][]float64{{1e-300}, {-1e-300, 0}}},
 	)
 	return jsonLines(lines...)
 }
@@ -362,13 +382,13 @@ func creditOrderedInput() []byte {
 	for _, s := range []struct{ n1, n, k int }{{8, 4, 4}, {3, 3, 6}, {4, 2, 12}, {6, 3, 10}} {
 		c := spiral.Config{SearchTraces: s.n1, SetSize: s.n, Sets: s.k, AggregationsPerSet: 4, Ordered: true}
 		for q := range 4 {
-			lines = append(lines, creditIn{Traces: s.n1, Groups: planned(c, rnd), Rewards: rewardsOf(rnd, repeat(4, s.k), q%3)})
+			lines = append(lines, creditIn{Traces: s.n1, Sets: planned(c, rnd), Rewards: rewardsOf(rnd, repeat(4, s.k), q%3)})
 		}
 	}
 	// The same three traces in every order: one subset, six tuples.
 	lines = append(lines, creditIn{
 		Traces:  3,
-		Groups:  [][]int{{0, 1, 2}, {2, 1, 0}, {1, 0, 2}},
+		Sets:    [][]int{{0, 1, 2}, {2, 1, 0}, {1, 0, 2}},
 		Rewards: [][]float64{{1, 1}, {0, 0}, {1, 0}},
 	})
 	return jsonLines(lines...)
@@ -411,7 +431,7 @@ func creditGatesInput() []byte {
 				al[i][j] = length(vectorAggregationTarget)
 			}
 		}
-		lines = append(lines, creditIn{Traces: c.SearchTraces, Groups: planned(c, rnd), Rewards: rs, SearchLengths: sl, AggregationLengths: al})
+		lines = append(lines, creditIn{Traces: c.SearchTraces, Sets: planned(c, rnd), Rewards: rs, SearchLengths: sl, AggregationLengths: al})
 	}
 	// The worked example with its positive advantages exactly at the
 	// targets: gated by default, kept under -boundary keep.
@@ -426,46 +446,152 @@ func creditErrorsInput() []byte {
 	good, _ := json.Marshal(workedExample)
 	bad := []string{
 		string(good),
-		`{"traces":8,"groups":[[0,1,2,3],[4,5,6,7]],"rewards":[[1,0],[0,1]]`,
+		`{"traces":8,"sets":[[0,1,2,3],[4,5,6,7]],"rewards":[[1,0],[0,1]]`,
 		`[1,2,3]`,
 		`null`,
 		`"traces"`,
-		`{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[0]],"extra":1}`,
-		`{"Traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[0]]}`,
-		`{"traces":8,"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[0]]}`,
-		`{"traces":8,"groups":[[0,1],[2,3]]}`,
-		`{"groups":[[0,1],[2,3]],"rewards":[[1],[0]]}`,
-		`{"traces":null,"groups":[[0,1],[2,3]],"rewards":[[1],[0]]}`,
-		`{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[null]]}`,
-		`{"traces":"8","groups":[[0,1],[2,3]],"rewards":[[1],[0]]}`,
-		`{"traces":8.0,"groups":[[0,1],[2,3]],"rewards":[[1],[0]]}`,
-		`{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[1e999]]}`,
-		`{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[-1e999]]}`,
-		`{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[NaN]]}`,
-		`{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[1.5e30]]}`,
-		`{"traces":8,"groups":[[0,1],[2,3]],"rewards":[1,0]}`,
+		`{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[0]],"extra":1}`,
+		`{"Traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[0]]}`,
+		`{"traces":8,"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[0]]}`,
+		`{"traces":8,"sets":[[0,1],[2,3]]}`,
+		`{"sets":[[0,1],[2,3]],"rewards":[[1],[0]]}`,
+		`{"traces":null,"sets":[[0,1],[2,3]],"rewards":[[1],[0]]}`,
+		`{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[null]]}`,
+		`{"traces":"8","sets":[[0,1],[2,3]],"rewards":[[1],[0]]}`,
+		`{"traces":8.0,"sets":[[0,1],[2,3]],"rewards":[[1],[0]]}`,
+		`{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[1e999]]}`,
+		`{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[-1e999]]}`,
+		`{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[NaN]]}`,
+		`{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1, Infinity],[0]]}`,
+		`{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[0, -Infinity]]}`,
+		`{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[0]],"unscorable":[[false]]}`,
+		`{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[0]],"unscorable":[[false],[true, false]]}`,
+		`{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[0]],"unscorable":[[false],[1]]}`,
+		`{"traces":1048576,"sets":[[0]],"rewards":[[1]]}`,
+		`{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[1.5e30]]}`,
+		`{"traces":8,"sets":[[0,1],[2,3]],"rewards":[1,0]}`,
 		``,
 		`   `,
 		string(good),
-		`{"traces":0,"groups":[[0]],"rewards":[[1]]}`,
-		`{"traces":20000000,"groups":[[0]],"rewards":[[1]]}`,
-		`{"traces":8,"groups":[],"rewards":[]}`,
-		`{"traces":8,"groups":[[]],"rewards":[[1]]}`,
-		`{"traces":8,"groups":[[0,1],[2]],"rewards":[[1],[0]]}`,
-		`{"traces":8,"groups":[[0,8],[2,3]],"rewards":[[1],[0]]}`,
-		`{"traces":8,"groups":[[0,-1],[2,3]],"rewards":[[1],[0]]}`,
-		`{"traces":8,"groups":[[0,0],[2,3]],"rewards":[[1],[0]]}`,
-		`{"traces":8,"groups":[[0,1],[1,0]],"rewards":[[1],[0]]}`,
-		`{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1]]}`,
-		`{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[]]}`,
-		`{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[0]],"search_lengths":[1,2]}`,
-		`{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[0]],"search_lengths":[1,2,3,4,5,6,7,-8]}`,
-		`{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[0]],"aggregation_lengths":[[1],[2,3]]}`,
-		`{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[0]],"aggregation_lengths":[[1]]}`,
-		`{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[0]]} {}`,
-		`{"traces":8,"groups":[[0,1],[2,3]],"rewards":[[1],[0]]}`,
+		`{"traces":0,"sets":[[0]],"rewards":[[1]]}`,
+		`{"traces":20000000,"sets":[[0]],"rewards":[[1]]}`,
+		`{"traces":8,"sets":[],"rewards":[]}`,
+		`{"traces":8,"sets":[[]],"rewards":[[1]]}`,
+		`{"traces":8,"sets":[[0,1],[2]],"rewards":[[1],[0]]}`,
+		`{"traces":8,"sets":[[0,8],[2,3]],"rewards":[[1],[0]]}`,
+		`{"traces":8,"sets":[[0,-1],[2,3]],"rewards":[[1],[0]]}`,
+		`{"traces":8,"sets":[[0,0],[2,3]],"rewards":[[1],[0]]}`,
+		`{"traces":8,"sets":[[0,1],[1,0]],"rewards":[[1],[0]]}`,
+		`{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1]]}`,
+		`{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[]]}`,
+		`{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[0]],"search_lengths":[1,2]}`,
+		`{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[0]],"search_lengths":[1,2,3,4,5,6,7,-8]}`,
+		`{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[0]],"aggregation_lengths":[[1],[2,3]]}`,
+		`{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[0]],"aggregation_lengths":[[1]]}`,
+		`{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[0]]} {}`,
+		`{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[0]]}`,
 	}
 	return []byte(strings.Join(bad, "\n") + "\n")
+}
+
+func creditUnscorableInput() []byte {
+	w := workedExample
+	// The worked example with G1's last output unscorable (its reward 0 is
+	// not read): f_1 = 1, and with G3's second output unscorable.
+	w.Unscorable = [][]bool{{false, false, false, true}, {false, false, false, false}, {false, true, false, false}, {false, false, false, false}}
+	// A set with no scored output: G2 is left out of fbar and of the
+	// search credit of traces 4..7, which then come from G3 and G4 alone.
+	none := workedExample
+	none.Unscorable = [][]bool{{false, false, false, false}, {true, true, true, true}, {false, false, false, false}, {false, false, false, false}}
+	// Every output unscorable: no signal, every advantage 0.
+	all := workedExample
+	all.Unscorable = [][]bool{{true, true, true, true}, {true, true, true, true}, {true, true, true, true}, {true, true, true, true}}
+	// Ragged rewards with marks.
+	ragged := creditIn{Traces: 5, Sets: [][]int{{0, 1}, {2, 3}, {1, 4}}, Rewards: [][]float64{{1, 0, 0.5}, {0.25}, {1e30, 0}},
+		Unscorable: [][]bool{{false, true, false}, {false}, {true, false}}}
+	rnd := rand.New(rand.NewPCG(vectorSeed, 5))
+	lines := []any{w, none, all, ragged}
+	c := spiral.Paper()
+	for q := range 16 {
+		in := creditIn{Traces: 8, Sets: planned(c, rnd), Rewards: rewardsOf(rnd, repeat(4, 4), q%2)}
+		in.Unscorable = make([][]bool, 4)
+		for i := range in.Unscorable {
+			in.Unscorable[i] = make([]bool, 4)
+			for j := range in.Unscorable[i] {
+				if in.Unscorable[i][j] = rnd.IntN(5) == 0; in.Unscorable[i][j] {
+					in.Rewards[i][j] = 0
+				}
+			}
+		}
+		lines = append(lines, in)
+	}
+	return jsonLines(lines...)
+}
+
+// groupIn is a group input line as the vectors write it.
+type groupIn struct {
+	IDs        []any     `json:"ids"`
+	Rewards    []float64 `json:"rewards"`
+	Unscorable []bool    `json:"unscorable,omitempty"`
+}
+
+func groupInput() []byte {
+	lines := []any{
+		// Two groups of 0/1 rewards interleaved, and one all-right group.
+		groupIn{IDs: []any{"a", "b", "a", "b", "a", "b", "c", "c"}, Rewards: []float64{1, 0, 0, 0, 0, 1, 1, 1}},
+		// A group of one, and integer ids (7 and "7" are different groups).
+		groupIn{IDs: []any{7, "7", 7, 9}, Rewards: []float64{0.5, 0.25, 1, 3}},
+		// Continuous rewards of very different scales.
+		groupIn{IDs: []any{1, 1, 1, 2, 2, 2}, Rewards: []float64{1e30, -1e30, 0, 1e-300, 2e-300, 0}},
+		// Unscorable rows: group 1 keeps two rows, group 2 none.
+		groupIn{IDs: []any{1, 1, 1, 2, 2}, Rewards: []float64{1, 0, 0, 0, 0}, Unscorable: []bool{false, false, true, true, true}},
+		// One row.
+		groupIn{IDs: []any{"x"}, Rewards: []float64{1}},
+	}
+	rnd := rand.New(rand.NewPCG(vectorSeed, 6))
+	for q := range 24 {
+		var in groupIn
+		groups := 1 + rnd.IntN(6)
+		for g := range groups {
+			size := 1 + rnd.IntN(8)
+			for range size {
+				in.IDs = append(in.IDs, g*10+q)
+				switch q % 3 {
+				case 0:
+					in.Rewards = append(in.Rewards, float64(rnd.IntN(2)))
+				case 1:
+					in.Rewards = append(in.Rewards, rnd.Float64())
+				default:
+					in.Rewards = append(in.Rewards, float64(rnd.IntN(3))-1)
+				}
+			}
+		}
+		// Rows in any order (verl's layout).
+		rnd.Shuffle(len(in.IDs), func(i, j int) {
+			in.IDs[i], in.IDs[j] = in.IDs[j], in.IDs[i]
+			in.Rewards[i], in.Rewards[j] = in.Rewards[j], in.Rewards[i]
+		})
+		lines = append(lines, in)
+	}
+	return jsonLines(lines...)
+}
+
+func groupErrorsInput() []byte {
+	lines := []string{
+		`{"ids":[1,1,2],"rewards":[1,0,1]}`,
+		`{"ids":[1,1],"rewards":[1,0,1]}`,
+		`{"ids":[1,1.5],"rewards":[1,0]}`,
+		`{"ids":[1,true],"rewards":[1,0]}`,
+		`{"ids":[1,[2]],"rewards":[1,0]}`,
+		`{"ids":[1,1],"rewards":[1,NaN]}`,
+		`{"ids":[1,1],"rewards":[1,2e30]}`,
+		`{"ids":[1,1],"rewards":[1,0],"unscorable":[true]}`,
+		`{"ids":[1,1],"rewards":[1,0],"groups":[1,1]}`,
+		`{"ids":[1,1]}`,
+		`{"ids":[],"rewards":[]}`,
+		`{"ids":["a","a"],"rewards":[0,1]}`,
+	}
+	return []byte(strings.Join(lines, "\n") + "\n")
 }
 
 // constantsInput lists the configurations of the constants case.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"spiral/internal/spiraltest"
 	"strconv"
 	"strings"
 	"testing"
@@ -143,26 +144,17 @@ func TestVectorsReplay(t *testing.T) {
 // ratOf returns x as an exact rational.
 func ratOf(x float64) *big.Rat { return new(big.Rat).SetFloat64(x) }
 
-// referenceCredit computes SPIRAL.md section 2 and the gate of Eq. 8 in
-// exact rational arithmetic, straight from the formulas, for one line:
-// set scores, set advantages, search and aggregation advantages after the
-// gates, appearances, and the gate reports (counts exact, mass as float64).
+// referenceCredit computes the credit of one line exactly with
+// spiraltest.RefCredit (docs/method.md#the-credit-signals, with the
+// unscorable outputs left out) and then the gate of Eq. 8
+// (docs/method.md#the-length-gate) in rational arithmetic: set scores, set
+// advantages, search and aggregation advantages after the gates,
+// appearances, scored outputs and the gate reports (counts exact, mass as
+// float64).
 func referenceCredit(in creditIn, searchTarget, aggTarget int, keep bool) (out creditOutput, search, setScores, setAdv []*big.Rat, agg [][]*big.Rat) {
-	K := len(in.Groups)
-	fbar := new(big.Rat)
-	for _, rs := range in.Rewards {
-		f := new(big.Rat)
-		for _, r := range rs {
-			f.Add(f, ratOf(r))
-		}
-		f.Quo(f, big.NewRat(int64(len(rs)), 1))
-		setScores = append(setScores, f)
-		fbar.Add(fbar, f)
-	}
-	fbar.Quo(fbar, big.NewRat(int64(K), 1))
-	for _, f := range setScores {
-		setAdv = append(setAdv, new(big.Rat).Sub(f, fbar))
-	}
+	ref := spiraltest.RefCredit(in.Traces, in.Sets, spiraltest.Rats(in.Rewards), in.Unscorable)
+	setScores, setAdv = ref.SetScores, ref.SetAdvantages
+	out.Appearances, out.ScoredOutputs = ref.Appearances, ref.ScoredOutputs
 	// gate applies Eq. 8 to a, of an output of length l, and counts.
 	gate := func(a *big.Rat, l, target int, rep *gateReport) *big.Rat {
 		rep.Outputs++
@@ -184,43 +176,31 @@ func referenceCredit(in creditIn, searchTarget, aggTarget int, keep bool) (out c
 		}
 		return a
 	}
-	out.Appearances = make([]int, in.Traces)
-	for y := range in.Traces {
-		sum := new(big.Rat)
-		for i, g := range in.Groups {
-			if slices.Contains(g, y) {
-				out.Appearances[y]++
-				sum.Add(sum, setAdv[i])
-			}
-		}
-		if out.Appearances[y] == 0 {
+	allZero := true
+	for y, a := range ref.Search {
+		if ref.Appearances[y] == 0 {
 			out.InNoSet++
-		} else {
-			sum.Quo(sum, big.NewRat(int64(out.Appearances[y]), 1))
 		}
+		allZero = allZero && a.Sign() == 0
 		l := 0
 		if in.SearchLengths != nil {
 			l = in.SearchLengths[y]
 		}
-		search = append(search, gate(sum, l, searchTarget, &out.SearchGate))
+		search = append(search, gate(a, l, searchTarget, &out.SearchGate))
 	}
-	allZero := true
-	for _, a := range search {
-		allZero = allZero && a.Sign() == 0
-	}
-	for i, rs := range in.Rewards {
-		var row []*big.Rat
-		for j, r := range rs {
+	for i, row := range ref.Aggregation {
+		var gated []*big.Rat
+		for j, a := range row {
 			l := 0
 			if in.AggregationLengths != nil {
 				l = in.AggregationLengths[i][j]
 			}
-			a := gate(new(big.Rat).Sub(ratOf(r), setScores[i]), l, aggTarget, &out.AggregationGate)
 			allZero = allZero && a.Sign() == 0
-			row = append(row, a)
+			gated = append(gated, gate(a, l, aggTarget, &out.AggregationGate))
 		}
-		agg = append(agg, row)
+		agg = append(agg, gated)
 	}
+	// no_signal is decided on the credit before the gates.
 	out.NoSignal = allZero
 	return out, search, setScores, setAdv, agg
 }
@@ -292,7 +272,8 @@ func TestVectorsCreditReference(t *testing.T) {
 					ok = ok && closeTo(got.Aggregation[i][j], agg[i][j], tol)
 				}
 			}
-			ok = ok && slices.Equal(got.Appearances, want.Appearances) && got.InNoSet == want.InNoSet && got.NoSignal == want.NoSignal
+			ok = ok && slices.Equal(got.Appearances, want.Appearances) && slices.Equal(got.ScoredOutputs, want.ScoredOutputs) &&
+				got.InNoSet == want.InNoSet && got.NoSignal == want.NoSignal
 			for _, g := range [][2]gateReport{{got.SearchGate, want.SearchGate}, {got.AggregationGate, want.AggregationGate}} {
 				ok = ok && g[0].Outputs == g[1].Outputs && g[0].Positive == g[1].Positive && g[0].AtTarget == g[1].AtTarget &&
 					g[0].Gated == g[1].Gated && math.Abs(g[0].MassRemoved-g[1].MassRemoved) <= tol*float64(g[1].Gated)
@@ -372,13 +353,13 @@ func TestVectorsConstantsReference(t *testing.T) {
 		m.Sub(m, big.NewRat(1, 1))
 		nearest := func(r *big.Rat) float64 { x, _ := r.Float64(); return x }
 		missFloat := nearest(miss)
-		ok := got.FamilySize == T.String() && got.MissProb == miss.String() && got.CoverProb == cover.String() && got.M == m.String() &&
+		ok := deref(got.FamilySize) == T.String() && deref(got.MissProb) == miss.String() && deref(got.CoverProb) == cover.String() && deref(got.M) == m.String() &&
 			got.CoverProbFloat == nearest(cover) && got.MFloat == nearest(m) && got.ExpectedAppearances == nearest(big.NewRat(K*n, N)) &&
 			math.Abs(got.MissProbFloat-missFloat) <= 1e-12*missFloat
 		if K > Tavoid.Int64() {
 			ok = ok && got.MissProbFloat == 0
 		}
-		if !strings.Contains(got.MissProb, "/") || !strings.Contains(got.CoverProb, "/") || !strings.Contains(got.M, "/") {
+		if !strings.Contains(deref(got.MissProb), "/") || !strings.Contains(deref(got.CoverProb), "/") || !strings.Contains(deref(got.M), "/") {
 			ok = false
 		}
 		if !ok {
@@ -402,7 +383,7 @@ func TestConstantsPaper(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.FamilySize != "70" || got.MissProb != "88/1541" || got.CoverProb != "1453/1541" || got.M != "1365/1541" || got.ExpectedAppearances != 2 {
+	if deref(got.FamilySize) != "70" || deref(got.MissProb) != "88/1541" || deref(got.CoverProb) != "1453/1541" || deref(got.M) != "1365/1541" || got.ExpectedAppearances != 2 {
 		t.Errorf("paper constants: %s", stdout)
 	}
 	if math.Abs(got.MissProbFloat-52360.0/916895) > 1e-17 {
@@ -504,7 +485,7 @@ func TestPlanMatchesLibrary(t *testing.T) {
 		}
 		for q, line := range lines {
 			var got struct {
-				Groups [][]int `json:"groups"`
+				Sets [][]int `json:"sets"`
 			}
 			dec := json.NewDecoder(strings.NewReader(line))
 			dec.DisallowUnknownFields()
@@ -515,11 +496,11 @@ func TestPlanMatchesLibrary(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := tt.c.CheckPlan(spiral.Plan{Sets: got.Groups}); err != nil {
+			if err := tt.c.CheckPlan(spiral.Plan{Sets: got.Sets}); err != nil {
 				t.Errorf("%v problem %d: %v", args, q+1, err)
 			}
-			if fmt.Sprint(got.Groups) != fmt.Sprint(want.Sets) {
-				t.Errorf("%v problem %d: %v, library %v", args, q+1, got.Groups, want.Sets)
+			if fmt.Sprint(got.Sets) != fmt.Sprint(want.Sets) {
+				t.Errorf("%v problem %d: %v, library %v", args, q+1, got.Sets, want.Sets)
 			}
 		}
 	}

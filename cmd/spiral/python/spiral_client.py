@@ -1,22 +1,28 @@
 """A Python client of the spiral JSON Lines bridge that cannot deadlock.
 
 The bridge answers one line per input line, in order. A client that writes
-many lines before reading any would block once both pipe buffers are full
-(about 64 KiB each on Linux): the bridge waits for its output to be read, the
-client waits for its input to be accepted. This client reads the bridge's
-output on its own thread, so any number of lines may be written before
-reading.
+many lines before reading any blocks once both pipe buffers are full (64 KiB
+each on Linux): the bridge waits for its answers to be read, the client
+waits for its input to be accepted, and neither moves. This client reads the
+bridge's answers on its own thread, so any number of lines may be written
+before reading.
 
     with Bridge(["spiral", "credit"]) as b:
         answers = b.map(problems)          # a list of dicts, in input order
         one = b.call(problem)              # one line, one answer
 
+    with Bridge(["spiral", "group", "-preset", "verl-grpo"]) as b:
+        out = b.call({"ids": uids, "rewards": scores})
+
 An answer with an "error" key is returned as is by map; call raises
-BridgeError for it. Requests are encoded with allow_nan=False, so a NaN or
-infinite reward is refused here, before it reaches the bridge; send it as
-raw text (send_raw) to see the bridge's own message.
+BridgeError for it. JSON has no NaN: requests are encoded with
+allow_nan=False, so a NaN or infinite reward raises ValueError here, before it
+reaches the bridge. mark_unscorable(line) turns the NaN rewards of a credit
+or group line into the bridge's "unscorable" marks. send_raw sends text as
+it is (the bridge then names the NaN and its position).
 """
 import json
+import math
 import queue
 import subprocess
 import threading
@@ -24,6 +30,22 @@ import threading
 
 class BridgeError(ValueError):
     """The bridge answered a line with {"line": k, "error": "..."}."""
+
+
+def mark_unscorable(line):
+    """Returns a copy of a credit or group line whose NaN rewards are
+    replaced by 0 and marked in "unscorable" (the shape of "rewards"): the
+    bridge leaves those outputs out of every score and baseline and gives
+    them advantage 0."""
+    rewards = line["rewards"]
+    nested = bool(rewards) and isinstance(rewards[0], list)
+    rows = rewards if nested else [rewards]
+    marks = [[isinstance(r, float) and math.isnan(r) for r in row] for row in rows]
+    clean = [[0 if m else r for r, m in zip(row, ms)] for row, ms in zip(rows, marks)]
+    out = dict(line)
+    out["rewards"] = clean if nested else clean[0]
+    out["unscorable"] = marks if nested else marks[0]
+    return out
 
 
 class Bridge:
@@ -45,7 +67,14 @@ class Bridge:
         self._proc.stdin.write(text + "\n")
 
     def send(self, obj):
-        self.send_raw(json.dumps(obj, allow_nan=False))
+        try:
+            text = json.dumps(obj, allow_nan=False)
+        except ValueError as e:
+            raise ValueError(
+                "a NaN or Infinity is not a JSON number (%s): mark the output "
+                "unscorable, e.g. with mark_unscorable(line)" % e
+            ) from e
+        self.send_raw(text)
 
     def flush(self):
         self._proc.stdin.flush()

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"spiral/advantage"
+)
+
+const groupHelp = `usage: spiral group [-preset NAME | -scale none|group|batch -epsilon E -bessel -leave-one-out] < lines
+
+group computes the group-relative advantages of GRPO-style trainers (GRPO,
+Dr. GRPO, RLOO) with advantage.GroupRelative, for one batch of rows per input
+line: rewards[i] belongs to the prompt group ids[i], rows of one group may be
+anywhere and in any order (verl's layout: one uid per row). For a group of G
+scored rewards with mean m and s the standard deviation the options select:
+
+    A_i = r_i - m                      -scale none (Dr. GRPO)
+    A_i = (G/(G-1)) (r_i - m)          -scale none -leave-one-out (RLOO)
+    A_i = (r_i - m) / (s + E)          -scale group (GRPO) or -scale batch
+
+A group with one scored row, and a group whose rewards are all equal, get 0
+and are reported.
+
+Flags:
+  -preset NAME      a trainer's convention (default dr-grpo):
+                      dr-grpo           r - mean
+                      rloo              r - mean of the others
+                      verl-grpo         verl adv_estimator=grpo (std with n-1, E = 1e-6)
+                      verl-dr-grpo      verl grpo, norm_adv_by_std_in_grpo=False
+                      verl-rloo         verl adv_estimator=rloo
+                      trl-grpo          TRL scale_rewards="group" (std with n-1, E = 1e-4)
+                      trl-grpo-batch    TRL scale_rewards="batch"
+                      trl-dr-grpo       TRL scale_rewards="none"
+                      trl-rloo          TRL RLOOTrainer
+                      openrlhf-grpo     OpenRLHF group_norm (std with n-1, E = 1e-9)
+                      openrlhf-dr-grpo  OpenRLHF dr_grpo
+                      openrlhf-rloo     OpenRLHF rloo
+  -scale S          instead of a preset: none, group (the group's standard
+                    deviation) or batch (that of every scored reward of the line)
+  -epsilon E        added to the standard deviation, E >= 0 (default 0)
+  -bessel           the standard deviation with denominator n-1 (torch.std)
+  -leave-one-out    the RLOO baseline
+  A preset and the explicit flags are not given together.
+
+Input line (one JSON object):
+  {"ids": [id, ...],              required: the group of each row, a string or an
+                                  integer (1 and "1" are different groups)
+   "rewards": [r, ...],           required: one reward per row, |r| <= 1e30
+   "unscorable": [b, ...]}        optional, one per row: true marks a row that could
+                                  not be scored (its reward, any number, is not
+                                  read): it is left out of its group's mean and
+                                  standard deviation, and its advantage is 0
+
+Output line:
+  {"advantages": [a, ...],        one per row
+   "groups": G,                   the number of distinct ids
+   "singletons": [id, ...],       groups with one scored row (advantage 0)
+   "zero_variance": [id, ...],    groups of two or more scored rows, all equal
+                                  (advantage 0; all wrong or all right for 0/1)
+   "unscored": [id, ...],         groups with no scored row
+   "unscorable": c}               the number of rows marked unscorable
+  Groups are listed in the order of their first row. A dynamic-sampling
+  trainer drops the listed groups.
+` + streamHelp
+
+// groupSchema lists the fields of a group input line.
+var groupSchema = schema{
+	names:     []string{"ids", "rewards", "unscorable"},
+	required:  []bool{true, true, false},
+	nonFinite: `write any number in its place and mark the row unscorable ("unscorable": [false, true, ...], one per row)`,
+}
+
+// groupLine is one decoded group input line.
+type groupLine struct {
+	IDs        []json.RawMessage `json:"ids"`
+	Rewards    []float64         `json:"rewards"`
+	Unscorable []bool            `json:"unscorable"`
+}
+
+// groupOutput is one group output line.
+type groupOutput struct {
+	Advantages   []float64         `json:"advantages"`
+	Groups       int               `json:"groups"`
+	Singletons   []json.RawMessage `json:"singletons"`
+	ZeroVariance []json.RawMessage `json:"zero_variance"`
+	Unscored     []json.RawMessage `json:"unscored"`
+	Unscorable   int               `json:"unscorable"`
+}
+
+// groupHandler computes the group baselines of one line with opt.
+type groupHandler struct {
+	opt     advantage.GroupOptions
+	in      groupLine
+	ids     []string // the ids as keys: "s" + the string, or "i" + the integer
+	rewards []float64
+	adv     []float64
+	out     jsonOut
+}
+
+// idKey returns the key of one id of a line, a JSON string or integer, so
+// that equal ids give equal keys and 1 and "1" differ.
+func idKey(raw json.RawMessage) (string, error) {
+	if len(raw) > 0 && raw[0] == '"' {
+		s, err := unquote(raw)
+		return "s" + s, err
+	}
+	i, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return "", fmt.Errorf("%s is neither a string nor an integer", raw)
+	}
+	return "i" + strconv.FormatInt(i, 10), nil
+}
+
+// idJSON returns the JSON of the id whose key is k.
+func idJSON(k string) json.RawMessage {
+	if s, ok := strings.CutPrefix(k, "s"); ok {
+		b, _ := json.Marshal(s)
+		return b
+	}
+	return json.RawMessage(k[1:])
+}
+
+func idList(keys []string) []json.RawMessage {
+	l := make([]json.RawMessage, len(keys))
+	for i, k := range keys {
+		l[i] = idJSON(k)
+	}
+	return l
+}
+
+func (h *groupHandler) handle(line []byte) ([]byte, error) {
+	in := &h.in
+	present, err := groupSchema.decode(line, in)
+	if err != nil {
+		return nil, err
+	}
+	if !present[2] {
+		in.Unscorable = nil
+	}
+	n := len(in.Rewards)
+	if len(in.IDs) != n {
+		return nil, fmt.Errorf("len(ids) = %d, want len(rewards) = %d: one id per row", len(in.IDs), n)
+	}
+	if in.Unscorable != nil && len(in.Unscorable) != n {
+		return nil, fmt.Errorf("len(unscorable) = %d, want len(rewards) = %d: one mark per row", len(in.Unscorable), n)
+	}
+	h.ids = h.ids[:0]
+	for i, raw := range in.IDs {
+		k, err := idKey(bytes.TrimSpace(raw))
+		if err != nil {
+			return nil, fmt.Errorf("ids[%d]: %v", i, err)
+		}
+		h.ids = append(h.ids, k)
+	}
+	opt := h.opt
+	h.rewards = append(h.rewards[:0], in.Rewards...)
+	for i, u := range in.Unscorable {
+		if u {
+			// The library's mark of an unscorable row: a NaN reward
+			// under NaNUnscorable.
+			h.rewards[i] = math.NaN()
+			opt.NaNUnscorable = true
+		}
+	}
+	if cap(h.adv) < n {
+		h.adv = make([]float64, n)
+	}
+	h.adv = h.adv[:n]
+	rep, err := advantage.GroupRelative(h.adv, h.rewards, h.ids, opt)
+	if err != nil {
+		if e, ok := errors.AsType[*advantage.InputError](err); ok && e.Field == "rewards" && e.Output >= 0 && e.Output < n {
+			why := e.Err
+			for _, base := range []error{advantage.ErrNotFinite, advantage.ErrTooLarge} {
+				if errors.Is(why, base) {
+					why = base
+				}
+			}
+			return nil, fmt.Errorf("rewards[%d] = %v (group %s): %v", e.Output, e.Value, in.IDs[e.Output], why)
+		}
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "advantage: "))
+	}
+	return h.out.encode(groupOutput{
+		Advantages:   h.adv,
+		Groups:       rep.Groups,
+		Singletons:   idList(rep.Singletons),
+		ZeroVariance: idList(rep.ZeroVariance),
+		Unscored:     idList(rep.Unscored),
+		Unscorable:   rep.Unscorable,
+	}), nil
+}
+
+// groupOptions returns the options the flags of group select.
+func groupOptions(preset string, explicit bool, scale string, epsilon float64, bessel, leaveOneOut bool) (advantage.GroupOptions, error) {
+	if preset != "" {
+		if explicit {
+			return advantage.GroupOptions{}, errors.New("-preset with -scale, -epsilon, -bessel or -leave-one-out: give a preset or the explicit flags, not both")
+		}
+		var p advantage.Preset
+		if err := p.UnmarshalText([]byte(preset)); err != nil {
+			return advantage.GroupOptions{}, fmt.Errorf("-preset: %v", err)
+		}
+		return p.Options()
+	}
+	opt := advantage.GroupOptions{Epsilon: epsilon, Bessel: bessel, LeaveOneOut: leaveOneOut}
+	if err := opt.Scale.UnmarshalText([]byte(scale)); err != nil {
+		return advantage.GroupOptions{}, fmt.Errorf("-scale: %v", err)
+	}
+	if err := opt.Validate(); err != nil {
+		return advantage.GroupOptions{}, fmt.Errorf("-epsilon: %v", err)
+	}
+	return opt, nil
+}
+
+func runGroup(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlagSet("group", stderr)
+	preset := fs.String("preset", "", "")
+	scale := fs.String("scale", "none", "")
+	epsilon := fs.Float64("epsilon", 0, "")
+	bessel := fs.Bool("bessel", false, "")
+	leaveOneOut := fs.Bool("leave-one-out", false, "")
+	if code, done := parseFlags(fs, groupHelp, args, stdout, stderr); done {
+		return code
+	}
+	explicit := false
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name != "preset" })
+	opt, err := groupOptions(*preset, explicit, *scale, *epsilon, *bessel, *leaveOneOut)
+	if err != nil {
+		return usageError(stderr, "group", err.Error())
+	}
+	return runStream("group", stdin, stdout, stderr, &groupHandler{opt: opt})
+}
