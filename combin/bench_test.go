@@ -1,6 +1,7 @@
 package combin_test
 
 import (
+	"fmt"
 	"math/big"
 	"math/rand/v2"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	gc "gonum.org/v1/gonum/stat/combin"
 
 	"spiral/combin"
+	"spiral/internal/cpubench"
 )
 
 func family(b *testing.B, ordered bool, N, n int) combin.Family {
@@ -42,10 +44,7 @@ func benchSampleTo(b *testing.B, s interface {
 }) {
 	dst := make([]int, s.Len())
 	rnd := rand.New(rand.NewPCG(1, 2))
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = s.SampleTo(dst, rnd)
-	}
+	cpubench.Loop(b, func() { _ = s.SampleTo(dst, rnd) })
 }
 
 // benchSample measures one Family.Sample call, which builds a Sampler and
@@ -226,4 +225,57 @@ func BenchmarkMissProb(b *testing.B) {
 			_, _ = f.MissProb(64)
 		}
 	})
+}
+
+// BenchmarkMissProbFloatRuns measures MissProbFloat where runs of factors
+// are added in one step: K = 2^20 and K = 2^40 (which underflows to 0 after
+// a few steps) against K = 2^16, the last K added factor by factor.
+func BenchmarkMissProbFloatRuns(b *testing.B) {
+	f := family(b, false, 1<<20, 2)
+	for _, K := range []int{1 << 16, 1 << 20, int(min(uint64(1)<<40, uint64(f.Traces())*uint64(f.Traces()-1)/2))} {
+		b.Run(fmt.Sprintf("Subsets(2^20,2)/K=%d", K), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = f.MissProbFloat(K)
+			}
+		})
+	}
+}
+
+// BenchmarkConstants measures Family.Constants on the paper's configuration
+// (exact) and on N1 = 64, n = 32, K = 2^16 (float path).
+func BenchmarkConstants(b *testing.B) {
+	for _, c := range [][3]int{{8, 4, 4}, {64, 32, 1 << 16}} {
+		f := family(b, false, c[0], c[1])
+		for _, d := range []combin.Design{combin.Uniform, combin.Balanced} {
+			b.Run(fmt.Sprintf("%v/K=%d/%v", f, c[2], d), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					_, _ = f.Constants(d, c[2])
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkCheckSets measures the set check on the paper's four sets and on
+// 2^14 distinct sets of 16 traces.
+func BenchmarkCheckSets(b *testing.B) {
+	for _, c := range [][3]int{{8, 4, 4}, {1 << 12, 16, 1 << 14}} {
+		f := family(b, false, c[0], c[1])
+		s, err := combin.NewSampler(f, c[2])
+		if err != nil {
+			b.Fatal(err)
+		}
+		flat := make([]int, s.Len())
+		_ = s.SampleTo(flat, rand.New(rand.NewPCG(1, 2)))
+		b.Run(fmt.Sprintf("%v/K=%d", f, c[2]), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := f.CheckSets(flat); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

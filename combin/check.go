@@ -94,8 +94,8 @@ const stackScratch = 256
 //
 // CheckSets takes O(m log s) time for m = len(members) and sets of size at
 // most s, by sorting a copy of each set and hashing the sets. It does not
-// allocate when m + 4 len(sizes) <= 128; otherwise it allocates at most about
-// 4m + 16 len(sizes) bytes of scratch.
+// allocate when m + 5K <= 256 for K = len(sizes) (such as 16 sets of 8);
+// otherwise it allocates one scratch slice of at most 4m + 20K bytes.
 func CheckSets(traces int, ordered bool, sizes []int, members []int) error {
 	if err := checkSetArgs(traces, len(members)); err != nil {
 		return err

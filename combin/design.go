@@ -156,8 +156,8 @@ func (s *BalancedSampler) K() int { return s.k }
 // Len returns K*n, the length of the dst slice that SampleTo fills.
 func (s *BalancedSampler) Len() int { return s.k * s.f.n }
 
-// Replication returns r = floor(K*n/N) and extra = (K*n) mod N: in every
-// design s draws, extra indices appear r+1 times and the other N - extra
+// Replication returns r = floor(K*n/N1) and extra = (K*n) mod N1: in every
+// design s draws, extra traces appear r+1 times and the other N1 - extra
 // appear r times.
 func (s *BalancedSampler) Replication() (r, extra int) {
 	kn := s.k * s.f.n

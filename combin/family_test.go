@@ -44,7 +44,7 @@ func TestCountsAgainstPascal(t *testing.T) {
 					t.Fatalf("%v.Count64() = %d, %t; T = %v", f, got64, ok, wantT)
 				}
 				if f.Traces() != N || f.SetSize() != n || f.Ordered() != ordered {
-					t.Fatalf("%v: N, GroupSize, Ordered = %d, %d, %t", f, f.Traces(), f.SetSize(), f.Ordered())
+					t.Fatalf("%v: Traces, SetSize, Ordered = %d, %d, %t", f, f.Traces(), f.SetSize(), f.Ordered())
 				}
 			}
 		}

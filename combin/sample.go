@@ -78,12 +78,12 @@ const (
 // set is uniform over the sets not yet drawn, so the K sets are a
 // uniformly random sequence of distinct sets. Since T > 2K here, fewer than
 // 2 sets are drawn per accepted set on average. One set takes n random
-// draws: the j-th index drawn is uniform over the N-j indices not yet in the
-// set (the j-th step of a partial Fisher-Yates shuffle of {0..N-1}), found
+// draws: the j-th index drawn is uniform over the N1-j traces not yet in the
+// set (the j-th step of a partial Fisher-Yates shuffle of {0..N1-1}), found
 // in O(n) steps among the sorted earlier indices when n <= 64, and by a
-// swap-and-restore shuffle of an O(N) scratch array when n > 64. Duplicate
+// swap-and-restore shuffle of an O(N1) scratch array when n > 64. Duplicate
 // sets are found by comparison with the earlier sets when K <= 16 and by
-// an O(K) hash set otherwise. Memory is O(n + K), plus O(N) when n > 64.
+// an O(K) hash set otherwise. Memory is O(n + K), plus O(N1) when n > 64.
 //
 // Every random number comes from rnd.IntN, so a given rnd state gives the
 // same sets on every machine.
