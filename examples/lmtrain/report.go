@@ -100,20 +100,20 @@ func plots(dir string, s *Summary) error {
 	save := func(p *plot.Plot, name string) error {
 		return p.Save(7*vg.Inch, 4.5*vg.Inch, filepath.Join(dir, name))
 	}
-	line := func(p *plot.Plot, xys plotter.XYs, c color.Color, dashed bool, label string) error {
+	line := func(p *plot.Plot, xys plotter.XYs, c color.Color, dashes []vg.Length, label string) error {
 		l, err := plotter.NewLine(xys)
 		if err != nil {
 			return err
 		}
 		l.Color = c
 		l.Width = vg.Points(1.5)
-		if dashed {
-			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-		}
+		l.Dashes = dashes
 		p.Add(l)
 		p.Legend.Add(label, l)
 		return nil
 	}
+	dashed := []vg.Length{vg.Points(6), vg.Points(3)}
+	dotted := []vg.Length{vg.Points(1.5), vg.Points(2.5)}
 	newPlot := func(title, x, y string) *plot.Plot {
 		p := plot.New()
 		p.Title.Text = title
@@ -133,18 +133,17 @@ func plots(dir string, s *Summary) error {
 		return xys
 	}
 
-	p := newPlot("accuracy on held-out problems", "generated tokens in training (thousands)", "accuracy")
+	p := newPlot("accuracy on held-out problems (aggregation and vote: sets of 4 search traces)", "generated tokens in training (thousands)", "accuracy")
+	p.Legend.Top, p.Legend.Left = false, false
 	for i, a := range s.Arms {
 		c := armColors[i%len(armColors)]
-		if err := line(p, series(a, func(e EvalResult) float64 { return at(e.Coverage, 1) }), c, false, a.Name+" pass@1"); err != nil {
+		if err := line(p, series(a, func(e EvalResult) float64 { return at(e.Coverage, 1) }), c, nil, a.Name+" pass@1"); err != nil {
 			return err
 		}
-		if err := line(p, series(a, func(e EvalResult) float64 { return e.Aggregator }), c, true, a.Name+" aggregator (n=4)"); err != nil {
+		if err := line(p, series(a, func(e EvalResult) float64 { return e.Aggregator }), c, dashed, a.Name+" aggregator (n=4)"); err != nil {
 			return err
 		}
-	}
-	if len(s.Arms) > 0 {
-		if err := line(p, series(s.Arms[0], func(e EvalResult) float64 { return e.Majority }), armColors[2], true, s.Arms[0].Name+" majority vote (n=4)"); err != nil {
+		if err := line(p, series(a, func(e EvalResult) float64 { return e.Majority }), c, dotted, a.Name+" majority vote (n=4)"); err != nil {
 			return err
 		}
 	}
@@ -153,6 +152,7 @@ func plots(dir string, s *Summary) error {
 	}
 
 	p = newPlot("pass@k coverage after training", "k (samples per problem)", "pass@k")
+	p.Legend.Top, p.Legend.Left = false, false
 	p.X.Scale = plot.LogScale{}
 	var ticks plot.ConstantTicks
 	for k := 1; k <= 64; k *= 2 {
@@ -167,13 +167,13 @@ func plots(dir string, s *Summary) error {
 		return xys
 	}
 	if len(s.Arms) > 0 && len(s.Arms[0].History) > 0 {
-		if err := line(p, curve(s.Arms[0].History[0].Eval.Coverage), armColors[2], true, "base model"); err != nil {
+		if err := line(p, curve(s.Arms[0].History[0].Eval.Coverage), armColors[2], dashed, "base model"); err != nil {
 			return err
 		}
 	}
 	for i, a := range s.Arms {
 		last := a.History[len(a.History)-1]
-		if err := line(p, curve(last.Eval.Coverage), armColors[i%len(armColors)], false, a.Name); err != nil {
+		if err := line(p, curve(last.Eval.Coverage), armColors[i%len(armColors)], nil, a.Name); err != nil {
 			return err
 		}
 	}
@@ -183,7 +183,7 @@ func plots(dir string, s *Summary) error {
 
 	p = newPlot("diversity of search traces", "generated tokens in training (thousands)", "answer entropy (bits)")
 	for i, a := range s.Arms {
-		if err := line(p, series(a, func(e EvalResult) float64 { return e.AnswerEntropy }), armColors[i%len(armColors)], false, a.Name); err != nil {
+		if err := line(p, series(a, func(e EvalResult) float64 { return e.AnswerEntropy }), armColors[i%len(armColors)], nil, a.Name); err != nil {
 			return err
 		}
 	}
