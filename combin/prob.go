@@ -13,6 +13,9 @@ import (
 // every exact answer comes within a fraction of a second.
 const MaxExactBits = 1 << 17
 
+// maxAppearanceEntries bounds the length K+1 of AppearanceDist's result.
+const maxAppearanceEntries = 1 << 16
+
 // maxAppearanceCost bounds (K+1) b² for AppearanceDist's K+1 reductions of
 // b-bit fractions.
 const maxAppearanceCost = 1 << 36
@@ -278,10 +281,13 @@ func blockLog(L uint64, lnFactor, y, alpha, beta float64) float64 {
 // the bound when its K+1 fractions, each reduced from numbers of about
 // b = log2 C(T, K) bits at a cost of order b², would cost more than
 // (K+1) b² = 2^36 (K > 262 for Subsets(64, 32), K > 40 for
-// Subsets(1000, 500)), or when b > MaxExactBits.
+// Subsets(1000, 500)), when b > MaxExactBits, or when K+1 > 2^16.
 func (f Family) AppearanceDist(K int) ([]*big.Rat, error) {
 	if err := f.checkK(K); err != nil {
 		return nil, err
+	}
+	if K >= maxAppearanceEntries {
+		return nil, fmt.Errorf("combin: AppearanceDist of %v with K = %d: K+1 entries > 2^16 (too much memory)", f, K)
 	}
 	b := f.log2Binomial(K, MaxExactBits+1)
 	if b > MaxExactBits || (float64(K)+1)*b*b > maxAppearanceCost {

@@ -95,6 +95,14 @@ func (f Family) Unrank64(r uint64) ([]int, error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
+	if f.fits && r >= f.t64 {
+		return nil, fmt.Errorf("combin: rank r = %d out of range [0, T = %d) for %v", r, f.t64, f)
+	}
+	if !f.fits {
+		if err := f.checkBigRank("Unrank64"); err != nil {
+			return nil, err
+		}
+	}
 	g := make([]int, f.n)
 	if err := f.UnrankTo(g, r); err != nil {
 		return nil, err
