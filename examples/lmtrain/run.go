@@ -62,9 +62,10 @@ type ArmResult struct {
 	Budget  budget.Budget `json:"budget"`
 	History []Point       `json:"history"`
 	// Problems and Kept count the problems generated for and trained on.
-	Problems, Kept int
-	Gated          int     `json:"gated"`
-	Seconds        float64 `json:"seconds"`
+	Problems int     `json:"problems"`
+	Kept     int     `json:"kept"`
+	Gated    int     `json:"gated"`
+	Seconds  float64 `json:"seconds"`
 }
 
 // Summary is everything a run writes.
