@@ -227,11 +227,12 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	}
 	kin.Members, kin.Rewards, kin.Unscorable = nil, nil, nil
 
-	if shaping || c.RewardRange.Enabled() {
-		for q := range p {
-			if !dst.Rejected[q] && (dst.NoSignal[q] || dst.OutOfRange[q]) {
-				dst.clearAdvantages(&c, q)
-			}
+	for q := range p {
+		// Without shaping, a problem with NoSignal may still have non-zero
+		// set advantages: set scores that differ where every trace's mean
+		// of them is equal (two splits of the traces into halves).
+		if !dst.Rejected[q] && (dst.NoSignal[q] || dst.OutOfRange[q]) {
+			dst.clearAdvantages(&c, q)
 		}
 	}
 	c.gate(dst, &in)

@@ -670,3 +670,27 @@ func TestLargeProblem(t *testing.T) {
 		}
 	}
 }
+
+// TestNoSignalWithUnequalSetScores: two splits of the 8 traces into halves
+// (a balanced plan) with set scores (1, 1, 0, 0) give every trace the mean
+// of +0.5 and -0.5, so every search and aggregation advantage is 0 though
+// the set scores differ: no signal, and the problem's set advantages are
+// 0 as well.
+func TestNoSignalWithUnequalSetScores(t *testing.T) {
+	c := Paper()
+	c.Design = combin.Balanced
+	in := Batch{
+		Sets:    []int{0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 4, 5, 2, 3, 6, 7},
+		Rewards: []float64{1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+	}
+	var dst BatchCredit
+	if err := c.CreditBatch(&dst, in); err != nil {
+		t.Fatal(err)
+	}
+	if !dst.NoSignal[0] || !allZero(dst.SetAdvantages) || !allZero(dst.Search) || !allZero(dst.Aggregation) {
+		t.Errorf("NoSignal %v, set advantages %v, search %v; want true and zeros", dst.NoSignal[0], dst.SetAdvantages, dst.Search)
+	}
+	if !slices.Equal(dst.SetScores, []float64{1, 1, 0, 0}) {
+		t.Errorf("set scores %v, want (1, 1, 0, 0)", dst.SetScores)
+	}
+}
