@@ -63,12 +63,15 @@ type BatchCredit struct {
 	// Problems is P, the number of problems of the last call.
 	Problems int
 	// NoSignal[q] reports that problem q's raw rewards give no gradient:
-	// every advantage computed from them is 0 (for instance, all its
-	// rewards are equal). A trainer using dynamic sampling resamples it.
-	// Its credit is 0 even when reward shaping would have moved it.
+	// every search and aggregation advantage computed from them is 0 (for
+	// instance, all its rewards are equal). A trainer using dynamic
+	// sampling resamples it. Its search and aggregation advantages are 0
+	// even when reward shaping would have moved them (its set scores and
+	// set advantages are still reported).
 	NoSignal []bool
 	// OutOfRange[q] reports that the mean raw reward of problem q lies
-	// outside Config.RewardRange. Its credit is 0.
+	// outside Config.RewardRange. Its search and aggregation advantages
+	// are 0.
 	OutOfRange []bool
 	// Gates is what the length gates did, added up over the batch.
 	Gates lengthgate.GatesReport
@@ -117,7 +120,8 @@ func (b *BatchCredit) NoSignalCount() int {
 //  3. Reward shaping: c.Overlong adds DAPO's length penalty to every scored
 //     reward.
 //  4. Credit from the shaped rewards (SetScores are then shaped set
-//     scores); a problem with NoSignal or OutOfRange gets 0.
+//     scores); a problem with NoSignal or OutOfRange gets zero search and
+//     aggregation advantages.
 //  5. The length gates of Eq. 8 zero the positive advantages of outputs
 //     longer than their target (docs/method.md#the-length-gate).
 //
@@ -227,12 +231,11 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	}
 	kin.Members, kin.Rewards, kin.Unscorable = nil, nil, nil
 
-	for q := range p {
-		// Without shaping, a problem with NoSignal may still have non-zero
-		// set advantages: set scores that differ where every trace's mean
-		// of them is equal (two splits of the traces into halves).
-		if !dst.Rejected[q] && (dst.NoSignal[q] || dst.OutOfRange[q]) {
-			dst.clearAdvantages(&c, q)
+	if shaping || c.RewardRange.Enabled() {
+		for q := range p {
+			if !dst.Rejected[q] && (dst.NoSignal[q] || dst.OutOfRange[q]) {
+				dst.clearCredit(&c, q)
+			}
 		}
 	}
 	c.gate(dst, &in)
@@ -450,14 +453,15 @@ func (b *BatchCredit) reject(c *Config, q int) {
 	clear(b.SetScores[q*k : (q+1)*k])
 	clear(b.ScoredOutputs[q*k : (q+1)*k])
 	b.ScoredSets[q] = 0
+	clear(b.SetAdvantages[q*k : (q+1)*k])
 	clear(b.Appearances[q*c.SearchTraces : (q+1)*c.SearchTraces])
-	b.clearAdvantages(c, q)
+	b.clearCredit(c, q)
 }
 
-// clearAdvantages sets every advantage of problem q to 0.
-func (b *BatchCredit) clearAdvantages(c *Config, q int) {
-	k, n1 := c.Sets, c.SearchTraces
-	clear(b.SetAdvantages[q*k : (q+1)*k])
+// clearCredit sets every search and aggregation advantage of problem q to
+// 0.
+func (b *BatchCredit) clearCredit(c *Config, q int) {
+	n1 := c.SearchTraces
 	clear(b.Search[q*n1 : (q+1)*n1])
 	r, nr := b.outputs(c, q)
 	clear(b.Aggregation[r : r+nr])
