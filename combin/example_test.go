@@ -7,7 +7,7 @@ import (
 	"spiral/combin"
 )
 
-// The paper's configuration: N = 8 search traces, sets of n = 4, K = 4 sets
+// The paper's configuration: N1 = 8 search traces, sets of n = 4, K = 4 sets
 // drawn from the 70 possible ones. A trace is left out of every set with
 // probability C(35, 4)/C(70, 4) = 88/1541, about 5.71%, and appears in 2
 // sets on average.
