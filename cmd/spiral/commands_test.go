@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"spiral"
+	"spiral/advantage"
 	"spiral/combin"
 )
 
@@ -169,8 +170,22 @@ func rawStrings(l []json.RawMessage) []string {
 	return s
 }
 
-// TestGroupUsage checks the flag errors of group.
+// TestGroupUsage checks the flag errors of group, and that its help lists
+// every preset the library defines.
 func TestGroupUsage(t *testing.T) {
+	help, _, _ := runCmd(t, "", "group", "-h")
+	for p := advantage.Preset(0); ; p++ {
+		name, err := p.MarshalText()
+		if err != nil {
+			if p < 12 {
+				t.Errorf("preset %d: %v", p, err)
+			}
+			break
+		}
+		if !strings.Contains(help, "  "+string(name)+" ") {
+			t.Errorf("group -h does not list -preset %s", name)
+		}
+	}
 	for _, tt := range []struct {
 		args []string
 		want string

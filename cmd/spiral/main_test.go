@@ -45,7 +45,8 @@ func outputLines(t tester, out string) []string {
 // workedExampleLine is the line of the issue's "done when" command.
 const workedExampleLine = `{"traces":8,"sets":[[0,1,2,3],[4,5,6,7],[0,2,4,6],[1,3,5,7]],"rewards":[[1,1,1,0],[0.5,0.5,0.5,0.5],[0,0.5,0.5,0],[1,0,1,0]]}`
 
-// TestWorkedExample pins SPIRAL.md's worked example: f = (0.75, 0.5, 0.25,
+// TestWorkedExample pins the set scores of the worked example of
+// docs/method.md#worked-example on another layout: f = (0.75, 0.5, 0.25,
 // 0.5) gives fbar = 0.5 and A_set = (0.25, 0, -0.25, 0); traces 0 and 2,
 // only in G1 and G3, get A_search = (0.25 - 0.25)/2 = 0; G1's rewards
 // (1, 1, 1, 0) give A_agg = (0.25, 0.25, 0.25, -0.75). The other values are
@@ -179,7 +180,9 @@ func TestHelp(t *testing.T) {
 			slices.Concat(jsonKeys(reflect.TypeFor[creditLine]()), jsonKeys(reflect.TypeFor[creditOutput]()), []string{"line", "error"})},
 		{"passk", []string{"k"}, slices.Concat(jsonKeys(reflect.TypeFor[passkLine]()), []string{"pass_at_k", "line", "error"})},
 		{"constants", []string{"traces", "size", "sets", "ordered", "balanced"}, jsonKeys(reflect.TypeFor[constantsOutput]())},
-		{"plan", []string{"traces", "size", "sets", "ordered", "shuffle", "balanced", "seed", "problems"}, []string{"sets"}},
+		{"plan", []string{"traces", "size", "sets", "ordered", "shuffle", "balanced", "seed", "step", "problems"}, []string{"sets"}},
+		{"group", []string{"preset", "scale", "epsilon", "bessel", "leave-one-out"},
+			slices.Concat(jsonKeys(reflect.TypeFor[groupLine]()), jsonKeys(reflect.TypeFor[groupOutput]()), []string{"line", "error"})},
 		{"vectors", []string{"out"}, nil},
 	} {
 		for _, h := range []string{"-h", "-help", "--help"} {
