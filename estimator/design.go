@@ -38,7 +38,7 @@ type SetDistribution struct {
 // enumerated, and maxRoundSequences the round sequences BalancedSets
 // enumerates.
 const (
-	maxListedSelections = 1 << 18
+	maxListedSelections = 1 << 16
 	maxDesignSelections = 1 << 25
 	maxRelabelN         = 9
 	maxRoundSequences   = 1 << 22
@@ -51,7 +51,7 @@ const (
 // into sets, at least one) with its probability, >= 0, summing exactly to 1.
 // Both are copied. It returns an error naming the offending set, selection
 // or probability, and an error if selections is nil or yields more than
-// 262,144 selections (it stops reading there, so an endless iterator ends).
+// 65,536 selections (it stops reading there, so an endless iterator ends).
 func NewSetDistribution(N1 int, sets [][]int, selections iter.Seq2[[]int, *big.Rat]) (*SetDistribution, error) {
 	if selections == nil {
 		return nil, fmt.Errorf("estimator: selections is nil, want an iterator over selections and their probabilities")
@@ -559,6 +559,9 @@ func (d *SetDistribution) PositionWeights() []*big.Rat {
 // combin.IndexOrder). For a symmetric f all G_k are equal; for FirstTable
 // only G_1 is non-zero. It returns an error if c.Size() != t.V().
 func PositionalGradient(c *Categorical, t *Table) ([][]*big.Rat, error) {
+	if err := checkPolicyTable(c, t); err != nil {
+		return nil, err
+	}
 	if c.Size() != t.V() {
 		return nil, fmt.Errorf("estimator: policy has V = %d symbols, table has V = %d", c.Size(), t.V())
 	}

@@ -67,10 +67,13 @@ const maxMomentEntries = 1 << 24
 // configuration with V = 2 (916,895 selections).
 //
 // It returns an error if c.Size() != t.V(), d's group size is not
-// t.Arity(), N2 < 0, p is unknown, V^N exceeds 4,194,304, T^2 N^2 exceeds
+// t.Arity(), N2 < 0, p is unknown, V^N exceeds 1,048,576, T^2 N^2 exceeds
 // 16,777,216, or the numerators could overflow int64 (denominators of p and
 // of f too large for the configuration).
 func (d *SetDistribution) Moments(c *Categorical, t *Table, p combin.Order, N2 int) (*Moments, error) {
+	if err := checkPolicyTable(c, t); err != nil {
+		return nil, err
+	}
 	if c.Size() != t.V() {
 		return nil, fmt.Errorf("estimator: policy has V = %d symbols, table has V = %d", c.Size(), t.V())
 	}

@@ -79,6 +79,9 @@ func Gradient(c *Categorical, t *Table, p combin.Order) ([]*big.Rat, error) {
 }
 
 func objectiveAndGradient(c *Categorical, t *Table, p combin.Order) (*big.Rat, []*big.Rat, error) {
+	if err := checkPolicyTable(c, t); err != nil {
+		return nil, nil, err
+	}
 	if c.Size() != t.V() {
 		return nil, nil, fmt.Errorf("estimator: policy has V = %d symbols, table has V = %d", c.Size(), t.V())
 	}
@@ -176,12 +179,17 @@ const maxSelections = 1 << 25
 func SelectionWeights(f combin.Family, K int) (*Weights, error) {
 	N := f.Traces()
 	T64, ok := f.Count64()
-	if !ok || T64*uint64(N) > maxSelections {
-		return nil, fmt.Errorf("estimator: family %v is too large for exact enumeration", f)
+	if !ok || N < 1 || T64 > maxSelections/uint64(N) {
+		return nil, fmt.Errorf("estimator: family %v is too large for exact enumeration (T N1 > %d)", f, maxSelections)
 	}
 	T := int(T64)
 	if K < 1 || K > T {
 		return nil, fmt.Errorf("estimator: K = %d, want in [1, T = %d]", K, T)
+	}
+	// C(T, k) >= 2^k for k <= T/2, so min(K, T-K) > 25 already exceeds the
+	// limit; checking it first keeps the binomial below cheap.
+	if min(K, T-K) > 25 {
+		return nil, fmt.Errorf("estimator: C(T, K) = C(%d, %d) selections exceed the exact-enumeration limit %d", T, K, maxSelections)
 	}
 	sel := new(big.Int).Binomial(int64(T), int64(K))
 	if !sel.IsInt64() || sel.Int64() > maxSelections {
@@ -347,16 +355,21 @@ func weights(N int, gs [][]int, selections iter.Seq2[[]int, *big.Rat], limit int
 	return &Weights{n: N, groups: gs, num: num, den: den}, nil
 }
 
-// UniformSelections lists every K-subset of the groups 0..T-1 with
+// UniformSelections lists every K-subset of the sets 0..T-1 with
 // probability 1/C(T, K), in lexicographic order, for DistributionWeights. The
 // yielded slice is reused: copy it to keep it. It yields nothing if K is not
-// in [1, T].
+// in [1, T], T > combin.MaxSize, or C(T, K) is larger than 2^62 (a list
+// that could never be read to its end).
 func UniformSelections(T, K int) iter.Seq2[[]int, *big.Rat] {
 	return func(yield func([]int, *big.Rat) bool) {
-		if K < 1 || K > T {
+		if K < 1 || K > T || T > combin.MaxSize || min(K, T-K) > 62 {
+			return // C(T, k) >= 2^k for k <= T/2
+		}
+		c := new(big.Int).Binomial(int64(T), int64(K))
+		if c.BitLen() > 62 {
 			return
 		}
-		prob := new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Binomial(int64(T), int64(K)))
+		prob := new(big.Rat).SetFrac(big.NewInt(1), c)
 		s := make([]int, K)
 		for k := range s {
 			s[k] = k
@@ -391,8 +404,11 @@ func UniformSelections(T, K int) iter.Seq2[[]int, *big.Rat] {
 // linear in them, so this is also the expectation with noisy scores.
 //
 // It returns an error if c.Size() != t.V(), a group's size is not
-// t.Arity(), V^N exceeds 4,194,304, or p is unknown.
+// t.Arity(), V^N exceeds 1,048,576, or p is unknown.
 func (w *Weights) Expectation(c *Categorical, t *Table, p combin.Order) ([]*big.Rat, error) {
+	if err := checkPolicyTable(c, t); err != nil {
+		return nil, err
+	}
 	if c.Size() != t.V() {
 		return nil, fmt.Errorf("estimator: policy has V = %d symbols, table has V = %d", c.Size(), t.V())
 	}
@@ -497,4 +513,15 @@ func ExactExpectation(c *Categorical, t *Table, f combin.Family, K int, p combin
 		return nil, err
 	}
 	return w.Expectation(c, t, p)
+}
+
+// checkPolicyTable returns an error if the policy c or the table t is nil.
+func checkPolicyTable(c *Categorical, t *Table) error {
+	if c == nil {
+		return fmt.Errorf("estimator: policy is nil, want a *Categorical")
+	}
+	if t == nil {
+		return fmt.Errorf("estimator: table is nil, want a *Table")
+	}
+	return nil
 }

@@ -113,6 +113,9 @@ func contextProbs(c *Categorical, V, n int, p combin.Order) ([]*big.Rat, error) 
 //
 // It returns an error if c.Size() != V or p is unknown.
 func (a *Aggregator) Gradient(c *Categorical, p combin.Order) ([]*big.Rat, error) {
+	if c == nil {
+		return nil, fmt.Errorf("estimator: policy is nil, want a *Categorical")
+	}
 	if c.Size() != a.v {
 		return nil, fmt.Errorf("estimator: policy has V = %d symbols, aggregator has V = %d", c.Size(), a.v)
 	}
@@ -166,6 +169,9 @@ type setOutcome struct {
 // K a * a.Gradient(c, p), the role weights of spiral.Config.RoleWeights with
 // spiral.SumReduction (docs/findings.md#aggregation-factor-and-role-weights).
 func JointExpectation(c *Categorical, a *Aggregator, f combin.Family, K, N2 int, b spiral.AggregationBaseline, p combin.Order) (JointUpdate, error) {
+	if c == nil || a == nil {
+		return JointUpdate{}, fmt.Errorf("estimator: policy or aggregator is nil")
+	}
 	if c.Size() != a.v {
 		return JointUpdate{}, fmt.Errorf("estimator: policy has V = %d symbols, aggregator has V = %d", c.Size(), a.v)
 	}
@@ -187,9 +193,21 @@ func JointExpectation(c *Categorical, a *Aggregator, f combin.Family, K, N2 int,
 	if K < 1 || K > T {
 		return JointUpdate{}, fmt.Errorf("estimator: K = %d, want in [1, T = %d]", K, T)
 	}
-	perms := permutations(n)
-	if p != combin.Shuffled {
-		perms = perms[:1] // the identity
+	// Cheap bounds first, each factor of the leaf count being at least 2^x:
+	// V^N1 >= 2^N1 (V >= 2), C(T, K) >= 2^min(K, T-K), (2 V2)^N2 >= 4^N2,
+	// and n! orders under combin.Shuffled.
+	if (V >= 2 && N > 22) || min(K, T-K) > 22 || N2 > 11 {
+		return JointUpdate{}, fmt.Errorf("estimator: more than %d leaves (N1 = %d, T = %d, K = %d, N2 = %d, n = %d): too many for JointExpectation", maxLeaves, N, T, K, N2, n)
+	}
+	if p == combin.Shuffled && n > 10 { // 11! > maxLeaves
+		return JointUpdate{}, fmt.Errorf("estimator: n = %d: n! orders exceed the JointExpectation limit %d", n, maxLeaves)
+	}
+	perms := [][]int{make([]int, n)} // the identity
+	for i := range n {
+		perms[0][i] = i
+	}
+	if p == combin.Shuffled {
+		perms = permutations(n)
 	}
 	perSet := new(big.Int).Exp(big.NewInt(int64(2*V2)), big.NewInt(int64(N2)), nil)
 	perSet.Mul(perSet, big.NewInt(int64(len(perms))))

@@ -29,10 +29,14 @@ func validOrder(o combin.Order) bool {
 	return o == combin.IndexOrder || o == combin.Shuffled || o == SortedBySymbol
 }
 
-// MaxMonteCarloRewards bounds K*N2, the number of aggregation rewards drawn in
-// one Monte Carlo replicate, so that a careless configuration gives an error
-// rather than an out-of-memory crash.
-const MaxMonteCarloRewards = 1 << 24
+// MaxReplicates bounds the replicate count R of [MonteCarlo.Run] (about
+// an hour of work per 10^9 replicates at the paper's configuration), and
+// MaxMonteCarloSymbols the policy's V, whose statistics take (V+3)^2
+// float64s per worker.
+const (
+	MaxReplicates        = 1 << 32
+	MaxMonteCarloSymbols = 1000
+)
 
 // MonteCarloChunk is the number of replicates that share one random stream.
 // Replicates are cut into chunks of this size (the last may be shorter);
@@ -138,6 +142,9 @@ func (mc *MonteCarlo) validate() (rewardsPerSet int, err error) {
 	if mc.Objective == nil {
 		return 0, fmt.Errorf("estimator: Objective is nil")
 	}
+	if V := mc.Policy.Size(); V > MaxMonteCarloSymbols {
+		return 0, fmt.Errorf("estimator: Policy has V = %d symbols, more than MaxMonteCarloSymbols = %d (the statistics hold (V+3)^2 numbers)", V, MaxMonteCarloSymbols)
+	}
 	if V := mc.Policy.Size(); mc.Objective.V() != V {
 		return 0, fmt.Errorf("estimator: Objective has V = %d symbols, Policy has V = %d", mc.Objective.V(), V)
 	}
@@ -151,13 +158,13 @@ func (mc *MonteCarlo) validate() (rewardsPerSet int, err error) {
 		return 0, fmt.Errorf("estimator: N2 = %d, want >= 0 (0 for exact set scores)", mc.N2)
 	}
 	rewardsPerSet = max(mc.N2, 1)
-	if mc.K > MaxMonteCarloRewards/rewardsPerSet {
-		return 0, fmt.Errorf("estimator: K*N2 = %d*%d exceeds MaxMonteCarloRewards = %d", mc.K, mc.N2, MaxMonteCarloRewards)
+	if mc.K > combin.MaxSize/rewardsPerSet {
+		return 0, fmt.Errorf("estimator: K*N2 = %d*%d exceeds combin.MaxSize = %d rewards per replicate", mc.K, mc.N2, combin.MaxSize)
 	}
 	switch mc.Order {
 	case combin.IndexOrder, combin.Shuffled, SortedBySymbol:
 	default:
-		return 0, fmt.Errorf("estimator: Presentation = %d is not a defined presentation", int(mc.Order))
+		return 0, fmt.Errorf("estimator: Order = %v, want combin.IndexOrder, combin.Shuffled or SortedBySymbol", mc.Order)
 	}
 	if err := mc.Gate.Validate(); err != nil {
 		return 0, fmt.Errorf("estimator: Gate: %w", err)
@@ -183,17 +190,19 @@ func (mc *MonteCarlo) validate() (rewardsPerSet int, err error) {
 // Run simulates R replicates with the given seed and returns their
 // statistics. The work is spread over Workers goroutines; the result depends
 // only on mc, R and seed (see [MonteCarloChunk]). Each replicate allocates
-// nothing; Run allocates O(V^2 * R/MonteCarloChunk) for the chunk statistics
-// plus per-worker scratch.
+// nothing; Run allocates O(V^2) statistics per worker, whatever R, plus
+// per-worker scratch of O(N1 + K n + K N2).
 //
-// Run returns an error if R < 2 or mc is not valid: a zero Family, a nil
-// Policy or Objective, an Objective whose V or arity does not match the
-// Policy or the Family, K < 1 or K > T, N2 < 0, K*N2 > MaxMonteCarloRewards,
-// N > combin.MaxSize, an undefined Presentation, an invalid Gate, an
-// enabled Gate without one non-negative length per symbol, or Workers < 0.
+// Run returns an error if R is not in [2, MaxReplicates] or mc is not valid:
+// a zero Family, a nil Policy or Objective, V > MaxMonteCarloSymbols, an
+// Objective whose V or arity does not match the Policy or the Family, K < 1
+// or K > T, N2 < 0, K*N2 > combin.MaxSize, N1 > combin.MaxSize, an order
+// other than combin.IndexOrder, combin.Shuffled and SortedBySymbol, an
+// invalid Gate, an enabled Gate without one non-negative length per symbol,
+// or Workers < 0.
 func (mc MonteCarlo) Run(R int, seed uint64) (MonteCarloResult, error) {
-	if R < 2 {
-		return MonteCarloResult{}, fmt.Errorf("estimator: replicates R = %d, want >= 2", R)
+	if R < 2 || R > MaxReplicates {
+		return MonteCarloResult{}, fmt.Errorf("estimator: replicates R = %d, want in [2, MaxReplicates = %d] (the work grows with R)", R, MaxReplicates)
 	}
 	mc.Lengths = append([]int(nil), mc.Lengths...) // the caller may change theirs
 	rewardsPerSet, err := mc.validate()
@@ -213,32 +222,41 @@ func (mc MonteCarlo) Run(R int, seed uint64) (MonteCarloResult, error) {
 			return MonteCarloResult{}, err
 		}
 	}
+	// Chunks run in rounds of a few per worker; each round's statistics are
+	// merged in chunk order before the next, so memory does not grow with R.
 	dim := mc.Policy.Size() + numExtraStats
-	stats := make([]moments, chunks)
-	errs := make([]error, chunks)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for _, w := range ws {
-		wg.Go(func() {
-			for {
-				c := int(next.Add(1) - 1)
-				if c >= chunks {
-					return
-				}
-				reps := min(MonteCarloChunk, R-c*MonteCarloChunk)
-				stats[c] = newMoments(dim)
-				errs[c] = w.runChunk(&stats[c], reps, seed, uint64(c))
-			}
-		})
-	}
-	wg.Wait()
-
-	total := newMoments(dim)
+	round := 4 * workers
+	stats := make([]moments, min(round, chunks))
 	for c := range stats {
-		if errs[c] != nil {
-			return MonteCarloResult{}, errs[c] // cannot happen for a validated mc
+		stats[c] = newMoments(dim)
+	}
+	errs := make([]error, len(stats))
+	total := newMoments(dim)
+	for first := 0; first < chunks; first += round {
+		inRound := min(round, chunks-first)
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for _, w := range ws {
+			wg.Go(func() {
+				for {
+					i := int(next.Add(1) - 1)
+					if i >= inRound {
+						return
+					}
+					c := first + i
+					reps := min(MonteCarloChunk, R-c*MonteCarloChunk)
+					stats[i].reset()
+					errs[i] = w.runChunk(&stats[i], reps, seed, uint64(c))
+				}
+			})
 		}
-		total.merge(&stats[c])
+		wg.Wait()
+		for i := range inRound {
+			if errs[i] != nil {
+				return MonteCarloResult{}, errs[i] // cannot happen for a validated mc
+			}
+			total.merge(&stats[i])
+		}
 	}
 	return total.result(mc.Policy.Size()), nil
 }
@@ -372,10 +390,10 @@ func (w *mcWorker) replicate() error {
 		a := search[i]
 		mc.Policy.ScoreTo(w.score, y)
 		for v, s := range w.score {
-			g[v] += a * s
+			g[v] += float64(a * s) // explicit rounding: no fused multiply-add
 		}
 		sum += a
-		sumSq += a * a
+		sumSq += float64(a * a)
 		if w.credit.Appearances[i] == 0 {
 			missed++
 		}
@@ -403,17 +421,27 @@ func newMoments(dim int) moments {
 	return moments{dim: dim, mean: make([]float64, dim), co: make([]float64, dim*dim), delta: make([]float64, dim)}
 }
 
+// reset empties m.
+func (m *moments) reset() {
+	m.n = 0
+	clear(m.mean)
+	clear(m.co)
+}
+
+// add adds the observation x. Every product is rounded by an explicit
+// float64 conversion before it is added, so that no architecture fuses a
+// multiply-add and the result is the same bits everywhere.
 func (m *moments) add(x []float64) {
 	m.n++
 	inv := 1 / float64(m.n)
 	for i, xi := range x {
 		m.delta[i] = xi - m.mean[i]
-		m.mean[i] += m.delta[i] * inv
+		m.mean[i] += float64(m.delta[i] * inv)
 	}
 	for i, di := range m.delta {
 		row := m.co[i*m.dim : (i+1)*m.dim]
 		for j, xj := range x {
-			row[j] += di * (xj - m.mean[j])
+			row[j] += float64(di * (xj - m.mean[j]))
 		}
 	}
 }
@@ -431,11 +459,11 @@ func (m *moments) merge(o *moments) {
 	w := float64(m.n) * b // n_m n_o / n
 	for i, di := range m.delta {
 		for j, dj := range m.delta {
-			m.co[i*m.dim+j] += o.co[i*m.dim+j] + w*di*dj
+			m.co[i*m.dim+j] += o.co[i*m.dim+j] + float64(w*di*dj)
 		}
 	}
 	for i := range m.mean {
-		m.mean[i] = a*m.mean[i] + b*o.mean[i]
+		m.mean[i] = float64(a*m.mean[i]) + float64(b*o.mean[i])
 	}
 	m.n = n
 }
@@ -472,9 +500,9 @@ func (m *moments) result(V int) MonteCarloResult {
 	// variance (Var(w) - 4 mu Cov(w, u) + 4 mu^2 Var(u))/R for the replicate
 	// means u of A and w of A^2, mu = E[u].
 	mu := m.mean[a]
-	v := m.cov(s, s) - 4*mu*m.cov(s, a) + 4*mu*mu*m.cov(a, a)
+	v := m.cov(s, s) - float64(4*mu*m.cov(s, a)) + float64(4*mu*mu*m.cov(a, a))
 	res.SearchVariance = Estimate{
-		Value:  m.mean[s] - mu*mu,
+		Value:  m.mean[s] - float64(mu*mu),
 		StdErr: math.Sqrt(max(v, 0) / float64(m.n)),
 	}
 	return res

@@ -53,6 +53,9 @@ const maxLeaves = 1 << 22
 // It returns an error if len(reward) != agg.Size() or a reward is nil or
 // outside [0, 1].
 func RewardGradient(agg *Categorical, reward []*big.Rat) ([]*big.Rat, error) {
+	if agg == nil {
+		return nil, fmt.Errorf("estimator: aggregation policy is nil, want a *Categorical")
+	}
 	if err := checkRewards(reward, agg.Size()); err != nil {
 		return nil, err
 	}
@@ -103,6 +106,9 @@ func checkRewards(reward []*big.Rat, V int) error {
 func AggregationCredit(agg *Categorical, reward []*big.Rat, N2 int, b spiral.AggregationBaseline) ([]*big.Rat, error) {
 	if err := checkBaseline(N2, b); err != nil {
 		return nil, err
+	}
+	if agg == nil {
+		return nil, fmt.Errorf("estimator: aggregation policy is nil, want a *Categorical")
 	}
 	if err := checkRewards(reward, agg.Size()); err != nil {
 		return nil, err

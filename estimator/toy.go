@@ -2,13 +2,14 @@ package estimator
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"math/rand/v2"
 )
 
 // maxTableSize bounds V^n for tables and V^N for exact enumerations, so that a
 // careless size gives an error rather than an out-of-memory crash.
-const maxTableSize = 1 << 22
+const maxTableSize = 1 << 20
 
 // Categorical is a softmax policy over V symbols; a symbol stands for a whole
 // search trace. It is given by its probabilities p_0..p_{V-1} (exact
@@ -26,12 +27,17 @@ type Categorical struct {
 	num   []*big.Int
 }
 
+// MaxSymbols bounds V, the number of symbols of a Categorical: the toy
+// model's policies are small, and each symbol holds exact rationals.
+const MaxSymbols = 1 << 12
+
 // NewCategorical returns the categorical policy with probabilities p. It
-// returns an error if p is empty, if an entry is nil or not > 0, or if the
-// entries do not sum exactly to 1. The slice and its values are copied.
+// returns an error if p is empty or longer than MaxSymbols, if an entry is
+// nil or not > 0, or if the entries do not sum exactly to 1. The slice and
+// its values are copied.
 func NewCategorical(p []*big.Rat) (*Categorical, error) {
-	if len(p) == 0 {
-		return nil, fmt.Errorf("estimator: categorical with V = 0 symbols")
+	if len(p) == 0 || len(p) > MaxSymbols {
+		return nil, fmt.Errorf("estimator: categorical with V = %d symbols, want in [1, MaxSymbols = %d]", len(p), MaxSymbols)
 	}
 	c := &Categorical{p: make([]*big.Rat, len(p)), pf: make([]float64, len(p)), cdf: make([]float64, len(p))}
 	sum := new(big.Rat)
@@ -60,10 +66,10 @@ func NewCategorical(p []*big.Rat) (*Categorical, error) {
 }
 
 // UniformCategorical returns the categorical policy with p_v = 1/V. It returns
-// an error if V < 1.
+// an error if V is not in [1, MaxSymbols], before allocating.
 func UniformCategorical(V int) (*Categorical, error) {
-	if V < 1 {
-		return nil, fmt.Errorf("estimator: V = %d, want >= 1", V)
+	if V < 1 || V > MaxSymbols {
+		return nil, fmt.Errorf("estimator: V = %d symbols, want in [1, MaxSymbols = %d] (memory grows with V)", V, MaxSymbols)
 	}
 	p := make([]*big.Rat, V)
 	for v := range p {
@@ -138,13 +144,17 @@ type Table struct {
 	num   []*big.Int // vals[i] = num[i]/denom
 }
 
-// tableSize returns V^n, or an error if V < 1, n < 1 or V^n > maxTableSize.
+// maxArity bounds a table's arity n (V = 1 has V^n = 1 for every n).
+const maxArity = 64
+
+// tableSize returns V^n, or an error if V < 1, n is not in [1, maxArity] or
+// V^n > maxTableSize.
 func tableSize(V, n int) (int, error) {
-	if V < 1 {
-		return 0, fmt.Errorf("estimator: V = %d, want >= 1", V)
+	if V < 1 || V > MaxSymbols {
+		return 0, fmt.Errorf("estimator: V = %d, want in [1, MaxSymbols = %d]", V, MaxSymbols)
 	}
-	if n < 1 {
-		return 0, fmt.Errorf("estimator: n = %d, want >= 1", n)
+	if n < 1 || n > maxArity {
+		return 0, fmt.Errorf("estimator: n = %d, want in [1, %d]", n, maxArity)
 	}
 	size := 1
 	for range n {
@@ -157,7 +167,7 @@ func tableSize(V, n int) (int, error) {
 }
 
 // NewTable returns the table with the given values, indexed as documented on
-// Table. It returns an error if V < 1, n < 1, V^n is larger than 4,194,304,
+// Table. It returns an error if V < 1, n < 1, V^n is larger than 1,048,576,
 // len(values) != V^n, or a value is nil or outside [0, 1]. The values are
 // copied.
 func NewTable(V, n int, values []*big.Rat) (*Table, error) {
@@ -281,8 +291,8 @@ func randomTableArgs(rnd *rand.Rand, V, n, denom int) (int, error) {
 	if rnd == nil {
 		return 0, fmt.Errorf("estimator: nil *rand.Rand")
 	}
-	if denom < 1 {
-		return 0, fmt.Errorf("estimator: denom = %d, want >= 1", denom)
+	if denom < 1 || denom > math.MaxInt32 {
+		return 0, fmt.Errorf("estimator: denom = %d, want in [1, %d]", denom, math.MaxInt32)
 	}
 	return tableSize(V, n)
 }

@@ -1,0 +1,168 @@
+package estimator
+
+import (
+	"iter"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"spiral/combin"
+	"spiral/lengthgate"
+)
+
+// allocated returns the bytes f allocates (all goroutines, so a bound well
+// above f's own need).
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// wantBoundedError runs f, which must return an error containing every one
+// of want, and allocate at most limit bytes.
+func wantBoundedError(t *testing.T, name string, limit uint64, f func() error, want ...string) {
+	t.Helper()
+	var err error
+	if b := allocated(func() { err = f() }); b > limit {
+		t.Errorf("%s: allocated %d bytes, want at most %d", name, b, limit)
+	}
+	if err == nil {
+		t.Errorf("%s: no error", name)
+		return
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%s: error %q, want it to contain %q", name, err, w)
+		}
+	}
+}
+
+// TestBoundedCost: every size a caller passes is checked against what the
+// call will cost before any work: each case returns an error naming the
+// argument and its bound, with little allocation, or a bounded answer.
+func TestBoundedCost(t *testing.T) {
+	const little = 1 << 20
+	mc := MonteCarlo{Family: family(t, false, 8, 4), K: 4, N2: 4,
+		Policy: must(NewCategorical(rats("1/2", "1/2"))), Objective: must(CoverTable(2, 4, 2))}
+	wantBoundedError(t, "MonteCarlo.Run R = 2^40", little, func() error { _, err := mc.Run(1<<40, 1); return err },
+		"R = 1099511627776", "MaxReplicates")
+	wantBoundedError(t, "MonteCarlo.Run R = MaxInt", little, func() error { _, err := mc.Run(math.MaxInt, 1); return err },
+		"R = 9223372036854775807", "MaxReplicates")
+	wantBoundedError(t, "UniformCategorical V = 2^40", little, func() error { _, err := UniformCategorical(1 << 40); return err },
+		"V = 1099511627776", "MaxSymbols")
+	wantBoundedError(t, "FixedSets N1 = MaxInt", little, func() error { _, err := FixedSets(math.MaxInt, [][]int{{0}}); return err },
+		"N1 = 9223372036854775807", "combin.MaxSize")
+	wantBoundedError(t, "NewSetDistribution nil iterator", little, func() error {
+		_, err := NewSetDistribution(2, [][]int{{0}}, nil)
+		return err
+	}, "selections is nil")
+	endless := func(yield func([]int, *big.Rat) bool) {
+		s, zero := []int{0}, new(big.Rat)
+		for yield(s, zero) {
+		}
+	}
+	wantBoundedError(t, "NewSetDistribution endless iterator", 64<<20, func() error {
+		_, err := NewSetDistribution(2, [][]int{{0}}, endless)
+		return err
+	}, "more than 65536 selections")
+	wantBoundedError(t, "DistributionWeights endless iterator", 64<<20, func() error {
+		_, err := DistributionWeights(2, [][]int{{0}}, endless)
+		return err
+	}, "more than 65536 selections")
+	var yielded int
+	if b := allocated(func() {
+		for range UniformSelections(math.MaxInt, math.MaxInt) {
+			yielded++
+		}
+		for range UniformSelections(combin.MaxSize, combin.MaxSize/2) {
+			yielded++
+		}
+	}); b > little || yielded != 0 {
+		t.Errorf("UniformSelections on huge sizes: %d selections, %d bytes; want none, little memory", yielded, b)
+	}
+	huge := must(combin.Subsets(combin.MaxSize, combin.MaxSize/2))
+	wantBoundedError(t, "SelectionWeights on a huge family", little, func() error { _, err := SelectionWeights(huge, 2); return err },
+		"too large for exact enumeration")
+	wantBoundedError(t, "SelectionWeights K = T/2", little, func() error {
+		_, err := SelectionWeights(must(combin.Subsets(2048, 2)), 1<<19)
+		return err
+	}, "too large for exact enumeration")
+	wantBoundedError(t, "SelectionWeights C(T, K) = C(1024, 512)", little, func() error {
+		_, err := SelectionWeights(must(combin.Subsets(1024, 1)), 512)
+		return err
+	}, "C(T, K) = C(1024, 512)", "limit 33554432")
+	tab := must(CoverTable(2, 2, 2))
+	wantBoundedError(t, "Objective nil categorical", little, func() error {
+		_, err := Objective(nil, tab, combin.IndexOrder)
+		return err
+	}, "policy is nil")
+	wantBoundedError(t, "Gradient nil table", little, func() error {
+		_, err := Gradient(must(UniformCategorical(2)), nil, combin.IndexOrder)
+		return err
+	}, "table is nil")
+	wantBoundedError(t, "RandomTable denom = MaxInt", little, func() error {
+		_, err := RandomTable(rand.New(rand.NewPCG(1, 1)), 2, 2, math.MaxInt)
+		return err
+	}, "denom = 9223372036854775807")
+	wantBoundedError(t, "CoverTable V = 1, n = MaxInt", little, func() error { _, err := CoverTable(1, math.MaxInt, 1); return err },
+		"n = 9223372036854775807")
+	wantBoundedError(t, "JointExpectation K = 2^20", little, func() error {
+		a := randomAggregator(t, rand.New(rand.NewPCG(1, 2)), 2, 2, 2)
+		_, err := JointExpectation(must(UniformCategorical(2)), a, must(combin.Subsets(2048, 2)), 1<<20, 2, 0, combin.IndexOrder)
+		return err
+	}, "too many for JointExpectation")
+}
+
+// TestHugeSizesErrorOrAnswer: over random sizes up to MaxInt, every
+// constructor and computation of the package returns an error or an
+// answer, never panics, and allocates a bounded amount.
+func TestHugeSizesErrorOrAnswer(t *testing.T) {
+	size := func(t *rapid.T, name string) int {
+		return rapid.OneOf(rapid.IntRange(-1, 5), rapid.IntRange(1<<20, 1<<30),
+			rapid.SampledFrom([]int{1 << 40, 1 << 62, math.MaxInt, math.MinInt})).Draw(t, name)
+	}
+	checkProperty(t, 100, func(t *rapid.T) {
+		N1, n, K, V := size(t, "N1"), size(t, "n"), size(t, "K"), size(t, "V")
+		N2, R := size(t, "N2"), size(t, "R")
+		b := allocated(func() {
+			_, _ = UniformCategorical(V)
+			_, _ = CoverTable(V, n, K)
+			_, _ = RandomTable(rand.New(rand.NewPCG(1, 1)), V, n, K)
+			_, _ = FixedSets(N1, [][]int{{0, 1}, {min(max(n, 0), 3)}})
+			var zero iter.Seq2[[]int, *big.Rat]
+			_, _ = NewSetDistribution(N1, [][]int{{0}}, zero)
+			for range UniformSelections(N1, K) {
+				break
+			}
+			f, err := combin.NewFamily(N1, n, K%2 == 0)
+			if err != nil {
+				return
+			}
+			_, _ = SelectionWeights(f, K)
+			_, _ = UniformSets(f, K)
+			_, _ = BalancedSets(f, K)
+			c, err := UniformCategorical(min(max(V, 1), 3))
+			if err != nil {
+				return
+			}
+			if tab, err := CoverTable(c.Size(), f.SetSize(), 1); err == nil {
+				mc := MonteCarlo{Family: f, K: K, N2: N2, Policy: c, Objective: tab, Workers: 1,
+					Gate: lengthgate.Gate{Target: 1}, Lengths: make([]int, c.Size())}
+				if R > 4 && R <= MaxReplicates {
+					R = 4 // a run that is not refused takes time in proportion
+				}
+				_, _ = mc.Run(R, 1)
+			}
+		})
+		if b > 512<<20 {
+			t.Fatalf("N1 = %d, n = %d, K = %d, V = %d, N2 = %d, R = %d: allocated %d bytes", N1, n, K, V, N2, R, b)
+		}
+	})
+}
