@@ -296,6 +296,9 @@ func (c *BatchCredit[F]) resize(p, traces, sets, rewards, maxTraces, maxSets int
 	c.ScoredSets = grow(c.ScoredSets, p)
 	c.Rejected = grow(c.Rejected, p)
 	c.sc.sums = grow(c.sc.sums, maxTraces)
+	c.sc.count = grow(c.sc.count, maxTraces)
+	clear(c.sc.sums) // the kernel keeps them zero between problems
+	clear(c.sc.count)
 	c.sc.dev = grow(c.sc.dev, maxSets)
 	c.sc.lo = grow(c.sc.lo, maxSets)
 }

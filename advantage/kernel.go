@@ -36,10 +36,11 @@ import (
 // fuse and the results are the same on every architecture.
 
 // scratch is the memory the kernel reuses from problem to problem, kept in
-// a BatchCredit: the search sums of one problem's traces, and the h_i,
-// then e_i, and l_i of its sets.
+// a BatchCredit: the search sums and set counts of one problem's traces,
+// and the h_i, then e_i, and l_i of its sets.
 type scratch struct {
 	sums    []float64
+	count   []int
 	dev, lo []float64
 }
 
@@ -129,10 +130,11 @@ func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], q, t,
 		setAdv[i] = F(a)
 	}
 
-	search, members := dst.Search[t:t+nt], in.Members[m:]
-	sums, app := sc.sums[:nt], dst.Appearances[t:t+nt]
-	clear(sums)
-	clear(app)
+	// The sums and counts of the sets holding each trace, in scratch that
+	// is all zero between problems (resize clears it, and the last loop
+	// clears what this one used).
+	search, members, app := dst.Search[t:t+nt], in.Members[m:], dst.Appearances[t:t+nt]
+	sums, cnt := sc.sums[:nt], sc.count[:nt]
 	for i, size := range sizes {
 		g := members[nm : nm+size]
 		nm += size
@@ -142,15 +144,24 @@ func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], q, t,
 		e := dev[i]
 		for _, y := range g {
 			sums[y] += e
-			app[y]++
+			cnt[y]++
 		}
 	}
+	if !mixed {
+		for y, n := range cnt {
+			app[y], search[y] = n, 0
+			cnt[y], sums[y] = 0, 0
+		}
+		return nm, nr
+	}
 	tol := searchTol(scoredSets, devMax, errMax)
-	for y, n := range app {
+	for y, n := range cnt {
+		app[y] = n
 		a := 0.0
-		if n != 0 && mixed {
+		if n != 0 {
 			a = sums[y]/float64(n) - ebar
 		}
+		cnt[y], sums[y] = 0, 0
 		// a, or 0 if |a| <= tol, without a branch on the data: in a
 		// problem with 0/1 rewards many search advantages are exactly 0.
 		keep := uint64(0)
