@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"spiral/eval"
+	"spiral/rsa"
 )
 
 // EvalConfig is what an evaluation draws: Samples search traces per test
@@ -13,6 +14,9 @@ import (
 // of those traces per problem shown to the aggregator, one output each.
 type EvalConfig struct {
 	Samples, Sets, SetSize int
+	// RSA, when its Steps > 0, also runs recursive self-aggregation from
+	// the first RSA.Population samples of every problem.
+	RSA rsa.Config
 }
 
 // EvalResult is one evaluation of a policy on the test problems.
@@ -38,6 +42,9 @@ type EvalResult struct {
 	Oracle     float64 `json:"oracle"`
 	// AggregatorLength is the mean length of an aggregation output.
 	AggregatorLength float64 `json:"aggregator_length"`
+	// RSA[t] is the accuracy of the RSA population after t aggregation
+	// steps (RSA[0]: the initial samples), when RSA ran.
+	RSA []float64 `json:"rsa,omitempty"`
 }
 
 // Evaluate samples cfg.Samples search traces of every test problem under
@@ -130,7 +137,62 @@ func Evaluate(p *Policy, r *rand.Rand, problems []Problem, g Grammar, cfg EvalCo
 	res.Majority /= m
 	res.Oracle /= m
 	res.AggregatorLength /= m
-	return res, nil
+	if cfg.RSA.Steps > 0 {
+		res.RSA, err = runRSA(p, r, problems, traces, cfg.Samples, g, cfg.RSA)
+	}
+	return res, err
+}
+
+// runRSA runs recursive self-aggregation on every problem, its initial
+// population the first rc.Population of the problem's samples (traces,
+// perProblem per problem), each step's sets from rc.Schedule, and returns
+// the population's accuracy after every step.
+func runRSA(p *Policy, r *rand.Rand, problems []Problem, traces [][]int32, perProblem int, g Grammar, rc rsa.Config) ([]float64, error) {
+	pop := make([][][]int32, len(problems))
+	schedules := make([][][][]int, len(problems))
+	for q := range problems {
+		pop[q] = traces[q*perProblem : q*perProblem+rc.Population]
+		var err error
+		if schedules[q], err = rc.Schedule(r); err != nil {
+			return nil, err
+		}
+	}
+	accuracy := func() float64 {
+		right := 0
+		for q, pr := range problems {
+			for _, c := range pop[q] {
+				if answerOf(c) == pr.Answer() {
+					right++
+				}
+			}
+		}
+		return float64(right) / float64(len(problems)*rc.Population)
+	}
+	acc := []float64{accuracy()}
+	cands := make([][]int32, rc.SetSize)
+	for t := range rc.Steps {
+		var prompts [][]int32
+		longest := 0
+		for q, pr := range problems {
+			for _, set := range schedules[q][t] {
+				for j, c := range set {
+					cands[j] = pop[q][c]
+				}
+				prompt := aggregatePrompt(pr, cands)
+				longest = max(longest, len(prompt))
+				prompts = append(prompts, prompt)
+			}
+		}
+		outs, _, err := p.Generate(r, prompts, longest+g.MaxOutput(), g)
+		if err != nil {
+			return nil, err
+		}
+		for q := range problems {
+			pop[q] = outs[q*rc.Population : (q+1)*rc.Population]
+		}
+		acc = append(acc, accuracy())
+	}
+	return acc, nil
 }
 
 func tokensKey(t []int32) []byte {

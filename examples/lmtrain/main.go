@@ -49,9 +49,12 @@
 // and the pass@k coverage curve up to k = -samples (package eval), the
 // diversity of the search traces (distinct answers, answer entropy,
 // distinct traces), the aggregator's accuracy against a majority vote over
-// the same candidates (eval.MajorityVote), and the tokens spent. It writes
-// summary.txt, summary.json and the plots pass1.png, coverage.png and
-// diversity.png to -out, with a progress line per step on standard error.
+// the same candidates (eval.MajorityVote), and the tokens spent; for the
+// base and the final models also recursive self-aggregation (package rsa: a
+// population of 8 search traces, -rsa-steps steps of aggregating sets of 4).
+// It writes summary.txt, summary.json and the plots pass1.png,
+// coverage.png, rsa.png and diversity.png to -out, with a progress line per
+// step on standard error.
 //
 // Usage:
 //
@@ -79,6 +82,7 @@ func main() {
 	flag.StringVar(&opt.Arms, "arms", opt.Arms, "comma-separated arms to train: spiral, grpo")
 	flag.BoolVar(&opt.Unbiased, "unbiased", opt.Unbiased, "scale the SPIRAL losses by the unbiased role multipliers")
 	flag.StringVar(&opt.GRPOPreset, "grpo-preset", opt.GRPOPreset, "advantage.Preset of the GRPO arm")
+	flag.IntVar(&opt.RSASteps, "rsa-steps", opt.RSASteps, "RSA aggregation steps T in the final evaluation (0: none)")
 	flag.Float64Var(&opt.LearningRate, "lr", opt.LearningRate, "Adam learning rate of the RL steps")
 	flag.Uint64Var(&opt.Seed, "seed", opt.Seed, "random seed")
 	replot := flag.String("replot", "", "write the summary and plots of a saved summary.json to -out instead of training")

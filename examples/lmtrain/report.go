@@ -72,6 +72,9 @@ func summaryText(s *Summary) string {
 				a.Name, label, a.Budget.Generated(), h.Generated, h.Prefill,
 				at(e.Coverage, 1), at(e.Coverage, 8), at(e.Coverage, 64), e.Aggregator, e.Majority, e.Oracle, e.DistinctAnswers, e.AnswerEntropy, e.MeanLength)
 		}
+		if first, last := a.History[0].Eval.RSA, a.History[len(a.History)-1].Eval.RSA; len(first) > 0 && len(last) > 0 {
+			fmt.Fprintf(&b, "%-7s RSA accuracy, steps 0..%d: base %s; trained %s\n", a.Name, len(last)-1, fmtCurve(first), fmtCurve(last))
+		}
 		fmt.Fprintf(&b, "%-7s %d of %d problems trained on (the others gave no signal), %d positive advantages gated, %.0f s\n\n",
 			a.Name, a.Kept, a.Problems, a.Gated, a.Seconds)
 	}
@@ -80,6 +83,14 @@ func summaryText(s *Summary) string {
 	b.WriteString("oracle: sets holding a right candidate; answers: distinct answers among 16 samples; entropy: of a problem's\n")
 	b.WriteString("answers over all its samples, bits; length: mean search trace in tokens.\n")
 	return b.String()
+}
+
+func fmtCurve(c []float64) string {
+	parts := make([]string, len(c))
+	for i, v := range c {
+		parts[i] = fmt.Sprintf("%.3f", v)
+	}
+	return strings.Join(parts, " ")
 }
 
 // at returns curve[k-1], or NaN-free 0 when the curve is shorter.
@@ -178,6 +189,32 @@ func plots(dir string, s *Summary) error {
 		}
 	}
 	if err := save(p, "coverage.png"); err != nil {
+		return err
+	}
+
+	p = newPlot("recursive self-aggregation (P = 8, n = 4) at evaluation", "RSA step t", "accuracy of the population")
+	p.Legend.Top, p.Legend.Left = false, false
+	steps := func(acc []float64) plotter.XYs {
+		xys := make(plotter.XYs, len(acc))
+		for t, v := range acc {
+			xys[t] = plotter.XY{X: float64(t), Y: v}
+		}
+		return xys
+	}
+	for i, a := range s.Arms {
+		c := armColors[i%len(armColors)]
+		if rsa := a.History[0].Eval.RSA; len(rsa) > 0 {
+			if err := line(p, steps(rsa), c, dashed, a.Name+" base model"); err != nil {
+				return err
+			}
+		}
+		if rsa := a.History[len(a.History)-1].Eval.RSA; len(rsa) > 0 {
+			if err := line(p, steps(rsa), c, nil, a.Name+" trained"); err != nil {
+				return err
+			}
+		}
+	}
+	if err := save(p, "rsa.png"); err != nil {
 		return err
 	}
 

@@ -13,6 +13,7 @@ import (
 	"spiral/advantage"
 	"spiral/budget"
 	"spiral/lengthgate"
+	"spiral/rsa"
 )
 
 // Options is one run of both arms.
@@ -31,6 +32,7 @@ type Options struct {
 	WarmupRows, WarmupAggregates int
 	WarmupCorrect                float64
 	SearchWork                   int // working tokens allowed in a SPIRAL output
+	RSASteps                     int // T of the RSA evaluation of the final models (0: none)
 }
 
 // DefaultOptions is the documented default run.
@@ -42,7 +44,7 @@ func DefaultOptions() Options {
 		LearningRate: 3e-3, Seed: 1,
 		Model:      ModelConfig{Dim: 16, Layers: 1, Heads: 2, Hidden: 32, LearningRate: 3e-3},
 		WarmupRows: 64, WarmupAggregates: 32, WarmupCorrect: 0.4,
-		SearchWork: 2,
+		SearchWork: 2, RSASteps: 4,
 	}
 }
 
@@ -133,6 +135,11 @@ func Run(opt Options, log io.Writer) (*Summary, error) {
 	}
 	sum.WarmupSeconds = time.Since(t0).Seconds()
 	evalCfg := EvalConfig{Samples: opt.Samples, Sets: 4, SetSize: cfg.SetSize}
+	// RSA (P = 8, n = 4 as the paper's evaluation, T = opt.RSASteps) on the
+	// base model and on each arm's final model.
+	finalCfg := evalCfg
+	finalCfg.RSA = rsa.Paper()
+	finalCfg.RSA.Steps = opt.RSASteps
 
 	type stepper interface {
 		step(*rand.Rand, problemStream) (StepStats, error)
@@ -168,7 +175,7 @@ func Run(opt Options, log io.Writer) (*Summary, error) {
 		stream := problemStream{r: rand.New(rand.NewPCG(opt.Seed, 11))}
 		evalRng := func(step int) *rand.Rand { return rand.New(rand.NewPCG(opt.Seed, 100+uint64(step))) }
 		res := ArmResult{Name: a.name, Grammar: a.grammar, Budget: a.budget}
-		ev, err := Evaluate(policy, evalRng(0), test, a.grammar, evalCfg)
+		ev, err := Evaluate(policy, evalRng(0), test, a.grammar, finalCfg)
 		if err != nil {
 			return nil, err
 		}
@@ -188,7 +195,11 @@ func Run(opt Options, log io.Writer) (*Summary, error) {
 			fmt.Fprintf(log, "%-6s step %3d/%d  tokens %7d  search %.2f  agg %.2f  kept %d/%d  gated %2d  %.1fs\n",
 				a.name, s, opt.Steps, gen, st.SearchReward, st.AggregationReward, st.Kept, st.Problems, st.Gated, time.Since(ts).Seconds())
 			if s%opt.EvalEvery == 0 || s == opt.Steps {
-				ev, err := Evaluate(policy, evalRng(s), test, a.grammar, evalCfg)
+				ec := evalCfg
+				if s == opt.Steps {
+					ec = finalCfg
+				}
+				ev, err := Evaluate(policy, evalRng(s), test, a.grammar, ec)
 				if err != nil {
 					return nil, err
 				}

@@ -14,7 +14,7 @@ func TestSmokeRun(t *testing.T) {
 	opt.Out = t.TempDir()
 	opt.Steps, opt.Problems, opt.Rounds = 2, 2, 2
 	opt.Warmup, opt.EvalEvery = 2, 1
-	opt.Test, opt.Samples = 3, 16
+	opt.Test, opt.Samples, opt.RSASteps = 3, 16, 1
 	opt.WarmupRows, opt.WarmupAggregates = 8, 4
 	var log io.Writer = io.Discard
 	if testing.Verbose() {
@@ -43,11 +43,21 @@ func TestSmokeRun(t *testing.T) {
 				t.Errorf("%s: coverage falls at k = %d", a.Name, k+1)
 			}
 		}
+		for _, h := range []Point{a.History[0], last} {
+			if len(h.Eval.RSA) != opt.RSASteps+1 {
+				t.Errorf("%s step %d: RSA curve of %d points, want %d", a.Name, h.Step, len(h.Eval.RSA), opt.RSASteps+1)
+			}
+			for _, v := range h.Eval.RSA {
+				if v < 0 || v > 1 {
+					t.Errorf("%s step %d: RSA accuracy %v", a.Name, h.Step, v)
+				}
+			}
+		}
 		if a.Kept > a.Problems || a.Problems < opt.Steps*opt.Problems {
 			t.Errorf("%s: kept %d of %d problems", a.Name, a.Kept, a.Problems)
 		}
 	}
-	for _, f := range []string{"summary.txt", "summary.json", "pass1.png", "coverage.png", "diversity.png"} {
+	for _, f := range []string{"summary.txt", "summary.json", "pass1.png", "coverage.png", "diversity.png", "rsa.png"} {
 		if fi, err := os.Stat(filepath.Join(opt.Out, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s not written: %v", f, err)
 		}
