@@ -158,12 +158,15 @@ func TestMissProbFloatRuns(t *testing.T) {
 }
 
 // TestMissProbFloatBits pins the bits of MissProbFloat on the factor-by-
-// factor path, the path of runs and the path for T >= 2^64. Every product
-// is rounded explicitly, so these bits are the same on every architecture,
-// including those whose compilers fuse multiply-adds (arm64, ppc64le,
-// s390x, riscv64, loong64). The values themselves are checked against
-// exact and 300-bit references by the other tests.
+// factor path, the path of runs and the path for T >= 2^64, on amd64 and
+// 386 (where the standard library's Log, Log1p and Exp are the same Go
+// code); a change of arithmetic, such as a fused multiply-add, changes
+// them. The values themselves are checked against exact and 300-bit
+// references by the other tests.
 func TestMissProbFloatBits(t *testing.T) {
+	if runtime.GOARCH != "amd64" && runtime.GOARCH != "386" {
+		t.Skip("bits pinned on amd64 and 386")
+	}
 	for _, tc := range []struct {
 		ordered bool
 		N, n, K int

@@ -79,7 +79,7 @@ func (f Family) uniformConstants(K int) (Constants, error) {
 		MissProbFloat:  math.Exp(logMiss),
 		CoverProbFloat: -math.Expm1(logMiss),
 	}
-	c.MFloat = float64(float64(N1)/float64(n))*c.CoverProbFloat - 1
+	c.MFloat = float64(float64(float64(N1)/float64(n))*c.CoverProbFloat) - 1 // rounded: no fused multiply-add
 	return c, nil
 }
 

@@ -41,8 +41,9 @@
 //
 // Random draws come from an injected *rand.Rand of math/rand/v2, through
 // IntN only, so the same generator state gives the same sets on every
-// machine; the float paths round every product explicitly, so they give the
-// same bits on every architecture.
+// machine. The float paths round every product explicitly, so the compiler
+// fuses no multiply-add in them; their bits can still differ across
+// architectures where the standard library's Log, Log1p, Exp or Lgamma do.
 //
 // Subsets are ordered as in gonum's stat/combin (Combinations,
 // CombinationIndex); tuples are ordered lexicographically as sequences,

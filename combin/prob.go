@@ -114,8 +114,9 @@ func fallingTree(x *big.Int, lo, k int) *big.Int {
 // The relative error is below 1e-12 whenever the result is at least 1e-300;
 // smaller results lose precision as subnormals and underflow to 0 below
 // about 5e-324. The result is exactly 0 for K > T_avoid. Every product is
-// rounded before it is added (no fused multiply-add), so the result is the
-// same on every architecture.
+// rounded before it is added, so no multiply-add is fused on any
+// architecture; the result differs across architectures only where the
+// standard library's Log, Log1p or Exp does.
 //
 // MissProbFloat returns an error unless 0 <= K <= T. It does not allocate.
 func (f Family) MissProbFloat(K int) (float64, error) {
@@ -249,7 +250,7 @@ func blockLog(L uint64, lnFactor, y, alpha, beta float64) float64 {
 	}
 	for k := 4; k <= 7; k++ {
 		fk := float64(k)
-		r[k] = 1/(fk+1) - inv/2 + float64(fk*float64(inv*inv))/12
+		r[k] = 1/(fk+1) - float64(inv/2) + float64(fk*float64(inv*inv))/12
 	}
 	var corr neumaier
 	xk := 1.0 // x^{k-1}
@@ -351,7 +352,7 @@ func (f Family) log2Binomial(K int, limit float64) float64 {
 		if K == 0 {
 			return 0
 		}
-		return float64(K)*(f.logCount()/math.Ln2) - lgK/math.Ln2
+		return float64(float64(K)*(f.logCount()/math.Ln2)) - lgK/math.Ln2
 	}
 	T := f.t64
 	m := min(uint64(K), T-uint64(K))

@@ -155,10 +155,10 @@ const maxBigRankWork = 1 << 27
 // on numbers of T's size for subsets, n² + n such steps for tuples.
 func (f Family) checkBigRank(what string) error {
 	bits := f.logCount() / math.Ln2
-	words := bits/64 + 4
+	words := float64(bits/64) + 4
 	work := float64(f.size+f.n) * words
 	if f.ordered {
-		work = float64(f.n)*float64(f.n) + float64(f.n)*words
+		work = float64(float64(f.n)*float64(f.n)) + float64(float64(f.n)*words)
 	}
 	if bits > MaxExactBits || work > maxBigRankWork {
 		return fmt.Errorf("combin: %s in %v: T has about %.4g bits; the %.3g word operations exceed the bound 2^27 (too slow)", what, f, bits, work)
