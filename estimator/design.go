@@ -10,18 +10,17 @@ import (
 	"spiral/combin"
 )
 
-// A SetDistribution is a probability distribution over selections of groups: the
-// way a trainer picks the K sets that its N search traces are credited
-// through. T groups of one size n are listed, each with its members in
-// presentation order (the order the aggregator reads them when the
-// presentation is combin.IndexOrder); a selection is a list of distinct
-// indices into that list, with a probability. A fixed design has one
-// selection of probability 1; the paper's uniform design has C(T, K) equally
-// likely selections.
+// A SetDistribution is a probability distribution over selections of sets:
+// the way a trainer picks the K sets that its N1 search traces are credited
+// through (its design). T sets of one size n are listed, each with its
+// members in presentation order (the order the aggregator reads them under
+// combin.IndexOrder); a selection is a list of distinct indices into that
+// list, with a probability. A fixed design has one selection of probability
+// 1; the paper's uniform design has C(T, K) equally likely selections.
 //
-// A SetDistribution is immutable and safe for concurrent use. The package
-// documentation, section "Set designs", states what each design does to the
-// search estimator.
+// A SetDistribution is immutable and safe for concurrent use.
+// docs/findings.md#set-designs states what each design does to the search
+// estimator.
 type SetDistribution struct {
 	n      int     // number of traces N
 	size   int     // group size n
@@ -441,17 +440,17 @@ func (l *labelledLaw) design() (*SetDistribution, error) {
 	return d, nil
 }
 
-// N returns the number of traces.
+// Traces returns N1, the number of traces.
 func (d *SetDistribution) Traces() int { return d.n }
 
-// GroupSize returns n, the size of every group.
+// SetSize returns n, the size of every set.
 func (d *SetDistribution) SetSize() int { return d.size }
 
-// NumGroups returns T, the number of listed groups.
+// NumSets returns T, the number of listed sets.
 func (d *SetDistribution) NumSets() int { return len(d.groups) }
 
-// Group returns a copy of group h's members in presentation order. It
-// panics if h is not in [0, NumGroups()).
+// Set returns a copy of set h's members in presentation order. It panics if
+// h is not in [0, NumSets()).
 func (d *SetDistribution) Set(h int) []int { return slices.Clone(d.groups[h]) }
 
 // Selections yields every selection with its probability. The yielded slice

@@ -14,7 +14,7 @@ import (
 )
 
 // designBrute computes the moments of the search estimator under d straight
-// from the definitions of SPIRAL.md section 2, by enumerating every
+// from the definitions of docs/method.md#the-credit-signals, by enumerating every
 // selection, every outcome of the traces, every presentation order of every
 // selected group (n! each under combin.Shuffled) and every reward count of
 // every selected group (Binomial(N2, f) each): set score f_k, baseline fbar,

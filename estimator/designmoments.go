@@ -63,8 +63,8 @@ const maxMomentEntries = 1 << 24
 // pair of groups, and each selection contracts them with its credit weights
 // L w_S(i, H) (L = lcm(1..K)); selections with equal probabilities are summed
 // in 128-bit integers. The cost is V^N T^2 N^2 / 4 for the coefficients plus
-// K^2 N^2 per selection: about 1 s for the uniform design at the paper's
-// configuration with V = 2 (916,895 selections).
+// K^2 N^2 per selection (916,895 selections for the uniform design at the
+// paper's configuration).
 //
 // It returns an error if c.Size() != t.V(), d's group size is not
 // t.Arity(), N2 < 0, p is unknown, V^N exceeds 1,048,576, T^2 N^2 exceeds

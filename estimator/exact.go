@@ -72,7 +72,7 @@ func Objective(c *Categorical, t *Table, p combin.Order) (*big.Rat, error) {
 //	grad J_p = sum_y p(y_1)...p(y_n) f_p(y) sum_{k=1..n} (e_{y_k} - p).
 //
 // With p = combin.IndexOrder this is grad J, the search part of the set-objective
-// gradient (SPIRAL.md section 4). Errors are as for Objective.
+// gradient (docs/method.md#proposition-31). Errors are as for Objective.
 func Gradient(c *Categorical, t *Table, p combin.Order) ([]*big.Rat, error) {
 	_, g, err := objectiveAndGradient(c, t, p)
 	return g, err
@@ -143,14 +143,14 @@ type Weights struct {
 	den    *big.Int
 }
 
-// N returns the number of traces.
+// Traces returns N1, the number of traces.
 func (w *Weights) Traces() int { return w.n }
 
-// NumGroups returns T, the number of groups of the family or design.
+// NumSets returns T, the number of sets of the family or distribution.
 func (w *Weights) NumSets() int { return len(w.groups) }
 
-// Group returns a copy of group h's members in listed order. It panics if h
-// is not in [0, NumGroups()).
+// Set returns a copy of set h's members in listed order. It panics if h is
+// not in [0, NumSets()).
 func (w *Weights) Set(h int) []int { return append([]int(nil), w.groups[h]...) }
 
 // At returns W(i, h) exactly. It panics if i or h is out of range.
@@ -174,8 +174,7 @@ const maxSelections = 1 << 25
 //
 // It returns an error if K is not in [1, T], if T*N exceeds 33,554,432, or
 // if C(T, K) exceeds 33,554,432 selections (the paper's configuration, subsets with
-// N = 8, n = 4, K = 4, has C(70, 4) = 916,895 and takes well under a second;
-// the tuple family at N = 8, n = 4 has C(1680, 4) ~ 3.3e11 and is refused).
+// N = 8, n = 4, K = 4, has C(70, 4) = 916,895; the tuple family at N = 8, n = 4 has C(1680, 4) ~ 3.3e11 and is refused).
 func SelectionWeights(f combin.Family, K int) (*Weights, error) {
 	N := f.Traces()
 	T64, ok := f.Count64()
@@ -504,9 +503,9 @@ func (w *Weights) Expectation(c *Categorical, t *Table, p combin.Order) ([]*big.
 // ExactExpectation is SelectionWeights(f, K) followed by Expectation: the
 // exact expectation of the search estimator for N = f.Traces() iid traces from c,
 // K groups drawn uniformly from f, and set scores f_H under presentation p.
-// Proposition 3.1 says it equals M(f, K) * Gradient(c, t, combin.IndexOrder) for
-// tuples; see the package documentation for what it equals for subsets under
-// each presentation rule.
+// Proposition 3.1 says it equals M * Gradient(c, t, combin.IndexOrder), M of
+// f.Constants(combin.Uniform, K); docs/findings.md#presentation-order says
+// what it equals under each order.
 func ExactExpectation(c *Categorical, t *Table, f combin.Family, K int, p combin.Order) ([]*big.Rat, error) {
 	w, err := SelectionWeights(f, K)
 	if err != nil {

@@ -51,8 +51,8 @@ const MonteCarloChunk = 1 << 13
 //
 //  1. draw N = Family.Traces() traces y_1..y_N independently from Policy (a trace
 //     is a symbol);
-//  2. draw K distinct groups uniformly from Family (a combin.Sampler);
-//  3. present each group's traces in the order set by Presentation and
+//  2. draw K distinct sets uniformly from Family (a combin.Sampler);
+//  3. present each set's traces in the order set by Order and
 //     score the presented tuple with Objective: f_i = f(y_{G_i}) (the
 //     presentation orders f's arguments only: the credit below is computed
 //     on the groups as drawn);
@@ -75,7 +75,7 @@ const MonteCarloChunk = 1 << 13
 // not depend on the traces' content (combin.IndexOrder, combin.Shuffled) and
 // the gate is off. Under SortedBySymbol a set is scored by the symmetric
 // objective f(sort(y)), so E[g] = M * grad J_sort with
-// J_sort = E[f(sort(y_1..y_n))] instead; see the package documentation. The
+// J_sort = E[f(sort(y_1..y_n))] instead (docs/findings.md#presentation-order). The
 // zero Gate does nothing; Lengths is then ignored.
 type MonteCarlo struct {
 	Family    combin.Family

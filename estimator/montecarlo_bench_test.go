@@ -29,7 +29,7 @@ func mcPaper(tb testing.TB) MonteCarlo {
 // BenchmarkMonteCarloReplicate measures one replicate at the paper's
 // configuration on one goroutine: the allocation-free worker, and the same
 // replicate written plainly (mcNaiveReplicate: allocating sampler and credit,
-// definitions of SPIRAL.md section 2) as the baseline.
+// definitions of docs/method.md#the-credit-signals) as the baseline.
 func BenchmarkMonteCarloReplicate(b *testing.B) {
 	mc := mcPaper(b)
 	b.Run("worker", func(b *testing.B) {

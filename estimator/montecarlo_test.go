@@ -16,7 +16,7 @@ import (
 )
 
 // mcNaiveReplicate is one replicate of mc written plainly: the allocating
-// combin.Family.Sample, the definitions of SPIRAL.md section 2 and of Eq. 8,
+// combin.Family.Sample, the definitions of docs/method.md#the-credit-signals and of the length gate,
 // and the score e_v - p from the float64 probabilities. It draws from rnd in
 // the same order as mcWorker.replicate, so with the same stream it must give
 // the same g. It returns g and the search advantages (after the gate).
@@ -575,9 +575,10 @@ type mcBruteMoments struct {
 // mcBruteForce computes, by enumerating every outcome of the traces (V^N), of
 // the K-subset of groups (all C(T, K), equally likely) and of the set
 // scores (exact f for N2 = 0, else Binomial(N2, f) successes out of N2), the
-// expectations that MonteCarlo.Run estimates, by the definitions of SPIRAL.md
-// sections 2 and 3 in float64. Only the deterministic presentations
-// (combin.IndexOrder, SortedBySymbol) are supported.
+// expectations that MonteCarlo.Run estimates, by the definitions of
+// docs/method.md (#the-credit-signals, #the-length-gate) in float64. Only
+// the deterministic orders (combin.IndexOrder, SortedBySymbol) are
+// supported.
 func mcBruteForce(tb testing.TB, mc *MonteCarlo) mcBruteMoments {
 	tb.Helper()
 	if mc.Order == combin.Shuffled {
