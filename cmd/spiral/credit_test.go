@@ -198,3 +198,74 @@ func TestCreditLinesIndependent(t *testing.T) {
 		}
 	})
 }
+
+// TestCreditUnscorableReference is a property test of the unscorable
+// marks: for random problems (as TestCreditMatchesLibrary draws them) with
+// random outputs marked unscorable and their rewards replaced by anything,
+// the bridge's answer matches the exact reference (spiraltest.RefCredit
+// and the gates) within 1e-13 of the line's largest reward, and counts,
+// appearances exactly, and no_signal exactly unless every exact advantage
+// is within that tolerance of 0.
+func TestCreditUnscorableReference(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		in, args, _ := drawCredit(t)
+		in.Unscorable = make([][]bool, len(in.Rewards))
+		for i, rs := range in.Rewards {
+			in.Unscorable[i] = rapid.SliceOfN(rapid.Bool(), len(rs), len(rs)).Draw(t, "unscorable")
+			for j, u := range in.Unscorable[i] {
+				if u {
+					in.Rewards[i][j] = rapid.SampledFrom([]float64{0, 1e30, -7}).Draw(t, "ignored reward")
+				}
+			}
+		}
+		line, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout, stderr, code := runCmd(t, string(line)+"\n", args...)
+		var got creditOutput
+		if code != exitOK || json.Unmarshal([]byte(stdout), &got) != nil {
+			t.Fatalf("%v: exit %d: %s %s", args, code, stdout, stderr)
+		}
+		st, _ := strconv.Atoi(flagValue(args, "-search-target"))
+		at, _ := strconv.Atoi(flagValue(args, "-aggregation-target"))
+		want, search, scores, setAdv, agg := referenceCredit(in, st, at, flagValue(args, "-boundary") == "keep")
+		scale := 1.0
+		for i, rs := range in.Rewards {
+			for j, r := range rs {
+				if !in.Unscorable[i][j] {
+					scale = max(scale, math.Abs(r))
+				}
+			}
+		}
+		tol := 1e-13 * scale
+		ok := len(got.Search) == len(search) && len(got.SetScores) == len(scores) && len(got.Aggregation) == len(agg) &&
+			slices.Equal(got.Appearances, want.Appearances) && slices.Equal(got.ScoredOutputs, want.ScoredOutputs) &&
+			got.InNoSet == want.InNoSet
+		// The library writes an advantage within its rounding error of 0
+		// as exactly 0, so no_signal may be true where the exact
+		// advantages are all within tol of 0 but not all 0.
+		tiny := true
+		for _, a := range slices.Concat(search, slices.Concat(agg...)) {
+			tiny = tiny && closeTo(0, a, tol)
+		}
+		ok = ok && (got.NoSignal == want.NoSignal || tiny && got.NoSignal)
+		for y := range min(len(got.Search), len(search)) {
+			ok = ok && closeTo(got.Search[y], search[y], tol)
+		}
+		for i := range min(len(got.SetScores), len(scores)) {
+			ok = ok && closeTo(got.SetScores[i], scores[i], tol) && closeTo(got.SetAdvantages[i], setAdv[i], tol)
+		}
+		for i := range min(len(got.Aggregation), len(agg)) {
+			for j := range min(len(got.Aggregation[i]), len(agg[i])) {
+				ok = ok && closeTo(got.Aggregation[i][j], agg[i][j], tol)
+				if in.Unscorable[i][j] {
+					ok = ok && got.Aggregation[i][j] == 0
+				}
+			}
+		}
+		if !ok {
+			t.Fatalf("%v on %s:\nbridge    %s\nreference %+v", args, line, stdout, want)
+		}
+	})
+}
