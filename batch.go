@@ -347,31 +347,12 @@ func (c *Config) checkLengths(dst *BatchCredit, in *Batch, p int) {
 }
 
 // checkBalance adds to dst.bad each problem of the Balanced config c whose
-// sets do not hold every trace r or r+1 times, r = floor(K*n/N1) (exactly
-// r when N1 divides K*n). Indices out of range are skipped: the set check
-// reports them.
+// sets are not balanced (see balanceError).
 func (c *Config) checkBalance(dst *BatchCredit, sets []int) {
-	n1, size := c.SearchTraces, c.PlanSize()
-	r, hi := size/n1, (size+n1-1)/n1
-	dst.sets.counts = grow(dst.sets.counts, n1)
-	cnt := dst.sets.counts
+	size := c.PlanSize()
 	for q := 0; q*size < len(sets); q++ {
-		clear(cnt)
-		for _, y := range sets[q*size : (q+1)*size] {
-			if uint(y) < uint(n1) {
-				cnt[y]++
-			}
-		}
-		for y, m := range cnt {
-			if m < r || m > hi {
-				want := fmt.Sprint(r)
-				if hi != r {
-					want = fmt.Sprintf("%d or %d", r, hi)
-				}
-				dst.addBad(&advantage.InputError{Field: "Sets", Problem: q, Set: -1, Output: -1, Value: float64(y),
-					Err: fmt.Errorf("trace %d is in %d sets, want %s (Design = balanced, K*n = %d, N1 = %d)", y, m, want, size, n1)})
-				break
-			}
+		if err := balanceError(c.SearchTraces, sets[q*size:(q+1)*size], &dst.sets); err != nil {
+			dst.addBad(&advantage.InputError{Field: "Sets", Problem: q, Set: -1, Output: -1, Err: err})
 		}
 	}
 }

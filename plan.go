@@ -205,7 +205,7 @@ type setScratch struct {
 
 // checkSets checks one problem's K*n flat indices for the valid c: combin's
 // set check, then the balance of a Balanced design.
-func (c Config) checkSets(flat []int, sc *setScratch) error {
+func (c *Config) checkSets(flat []int, sc *setScratch) error {
 	if len(sc.sizes) != c.Sets || c.Sets > 0 && sc.sizes[0] != c.SetSize {
 		sc.sizes = grow(sc.sizes, c.Sets)
 		for i := range sc.sizes {
@@ -218,12 +218,21 @@ func (c Config) checkSets(flat []int, sc *setScratch) error {
 	if c.Design != combin.Balanced {
 		return nil
 	}
-	n1 := c.SearchTraces
+	return balanceError(c.SearchTraces, flat, sc)
+}
+
+// balanceError reports whether the sets of one problem, flat, hold every
+// trace of [0, n1) r or r+1 times, r = floor(len(flat)/n1), and exactly r
+// times when n1 divides len(flat), as a Balanced design does. It counts in
+// sc.counts and skips indices out of range, which the set check reports.
+func balanceError(n1 int, flat []int, sc *setScratch) error {
 	sc.counts = grow(sc.counts, n1)
 	cnt := sc.counts
 	clear(cnt)
 	for _, y := range flat {
-		cnt[y]++
+		if uint(y) < uint(n1) {
+			cnt[y]++
+		}
 	}
 	r, hi := len(flat)/n1, (len(flat)+n1-1)/n1
 	for y, m := range cnt {
