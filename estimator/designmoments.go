@@ -78,7 +78,7 @@ func (d *SetDistribution) Moments(c *Categorical, t *Table, p combin.Order, N2 i
 		return nil, fmt.Errorf("estimator: policy has V = %d symbols, table has V = %d", c.Size(), t.V())
 	}
 	if d.size != t.Arity() {
-		return nil, fmt.Errorf("estimator: design groups have %d members, table arity is n = %d", d.size, t.Arity())
+		return nil, fmt.Errorf("estimator: the sets have %d members, table arity is n = %d", d.size, t.Arity())
 	}
 	if N2 < 0 {
 		return nil, fmt.Errorf("estimator: N2 = %d, want >= 0 (0 for exact set scores)", N2)
@@ -322,7 +322,7 @@ func (e *momentEngine) contract() (*Moments, error) {
 	for k := int64(2); k <= maxK; k++ {
 		L = lcm(L, k)
 		if L > math.MaxInt32 {
-			return nil, fmt.Errorf("estimator: selections of up to %d groups are too large for exact moments", maxK)
+			return nil, fmt.Errorf("estimator: selections of up to %d sets are too large for exact moments", maxK)
 		}
 	}
 	// Per selection: |mean| <= K N L max|r1|, |sq| <= K^2 N^2 L^2 max|q|,

@@ -206,7 +206,7 @@ func SelectionWeights(f combin.Family, K int) (*Weights, error) {
 		groups = append(groups, append([]int(nil), g...))
 	}
 	if len(groups) != T {
-		return nil, fmt.Errorf("estimator: family listed %d groups, want Count = %d", len(groups), T)
+		return nil, fmt.Errorf("estimator: family listed %d sets, want Count = %d", len(groups), T)
 	}
 	e := &uniformEnum{
 		n: N, k: K, groups: groups,
@@ -413,7 +413,7 @@ func (w *Weights) Expectation(c *Categorical, t *Table, p combin.Order) ([]*big.
 	}
 	for h, g := range w.groups {
 		if len(g) != t.Arity() {
-			return nil, fmt.Errorf("estimator: group %d has %d members, table arity is n = %d", h, len(g), t.Arity())
+			return nil, fmt.Errorf("estimator: set %d has %d members, table arity is n = %d", h, len(g), t.Arity())
 		}
 	}
 	V, N, T := c.Size(), w.n, len(w.groups)

@@ -176,7 +176,7 @@ func JointExpectation(c *Categorical, a *Aggregator, f combin.Family, K, N2 int,
 		return JointUpdate{}, fmt.Errorf("estimator: policy has V = %d symbols, aggregator has V = %d", c.Size(), a.v)
 	}
 	if f.SetSize() != a.n {
-		return JointUpdate{}, fmt.Errorf("estimator: family has groups of n = %d, aggregator reads n = %d", f.SetSize(), a.n)
+		return JointUpdate{}, fmt.Errorf("estimator: family has sets of n = %d, aggregator reads n = %d", f.SetSize(), a.n)
 	}
 	if err := checkBaseline(N2, b); err != nil {
 		return JointUpdate{}, err

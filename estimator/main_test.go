@@ -2,41 +2,30 @@ package estimator
 
 import (
 	"flag"
-	"os"
 	"strconv"
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"spiral/internal/spiraltest"
 )
 
-// rapidChecksSet records whether the run sets -rapid.checks itself.
-var rapidChecksSet bool
-
-// TestMain fixes rapid's seed, so that the property tests are
-// deterministic, unless the run sets one (-rapid.seed or RAPID_SEED).
-func TestMain(m *testing.M) {
-	flag.Parse()
-	flag.Visit(func(f *flag.Flag) { rapidChecksSet = rapidChecksSet || f.Name == "rapid.checks" })
-	if f := flag.Lookup("rapid.seed"); f != nil && f.Value.String() == "0" && os.Getenv("RAPID_SEED") == "" {
-		if err := f.Value.Set("20260603"); err != nil {
-			panic(err)
-		}
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { spiraltest.Main(m) }
 
 // long reports whether the long campaigns run (SPIRAL_LONG=1): the exact
 // enumerations at the paper's configuration and the large Monte Carlo runs.
 // Every test keeps a smaller default version that still catches a wrong
 // constant.
-func long() bool { return os.Getenv("SPIRAL_LONG") == "1" }
+func long() bool { return spiraltest.Long() }
 
 // checkProperty runs prop as rapid.Check does, with n test cases by default
 // and 10n under SPIRAL_LONG=1, for properties whose cases enumerate
 // exactly; a -rapid.checks flag on the command line overrides both.
 func checkProperty(t *testing.T, n int, prop func(*rapid.T)) {
 	t.Helper()
-	if !rapidChecksSet {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "rapid.checks" })
+	if !set {
 		if long() {
 			n *= 10
 		}

@@ -149,7 +149,7 @@ func (mc *MonteCarlo) validate() (rewardsPerSet int, err error) {
 		return 0, fmt.Errorf("estimator: Objective has V = %d symbols, Policy has V = %d", mc.Objective.V(), V)
 	}
 	if n := f.SetSize(); mc.Objective.Arity() != n {
-		return 0, fmt.Errorf("estimator: Objective has arity %d, Family %v has group size n = %d", mc.Objective.Arity(), f, n)
+		return 0, fmt.Errorf("estimator: Objective has arity %d, Family %v has set size n = %d", mc.Objective.Arity(), f, n)
 	}
 	if mc.K < 1 {
 		return 0, fmt.Errorf("estimator: K = %d, want >= 1", mc.K)

@@ -546,7 +546,7 @@ func TestMonteCarloErrors(t *testing.T) {
 		{func(mc *MonteCarlo) { mc.Policy = nil }, 10, "Policy is nil"},
 		{func(mc *MonteCarlo) { mc.Objective = nil }, 10, "Objective is nil"},
 		{func(mc *MonteCarlo) { mc.Policy = pol3 }, 10, "Objective has V = 2 symbols, Policy has V = 3"},
-		{func(mc *MonteCarlo) { mc.Objective = tab3 }, 10, "arity 3, Family Subsets(8, 4) has group size n = 4"},
+		{func(mc *MonteCarlo) { mc.Objective = tab3 }, 10, "arity 3, Family Subsets(8, 4) has set size n = 4"},
 		{func(mc *MonteCarlo) { mc.K = 0 }, 10, "K = 0"},
 		{func(mc *MonteCarlo) { mc.K = 71 }, 10, "K = 71"},
 		{func(mc *MonteCarlo) { mc.N2 = -1 }, 10, "N2 = -1"},
