@@ -404,7 +404,15 @@ func describeJSONError(err error) error {
 
 // describeType names the JSON shape of a field's Go type.
 func describeType(t reflect.Type) string {
+	switch t {
+	case reflect.TypeFor[[]json.RawMessage](): // group's ids
+		return "an array of strings or integers"
+	case reflect.TypeFor[json.RawMessage]():
+		return "a string or an integer"
+	}
 	switch t.Kind() {
+	case reflect.Bool:
+		return "a boolean"
 	case reflect.Int:
 		return "an integer"
 	case reflect.Float64:
