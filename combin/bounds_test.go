@@ -12,13 +12,19 @@ import (
 	"pgregory.net/rapid"
 )
 
-// allocated returns the bytes that f allocates.
+// allocated returns the bytes that f allocates: the least of three calls,
+// since the count is process-wide and other goroutines (the runtime's, the
+// test framework's) may allocate meanwhile.
 func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
+	least := uint64(math.MaxUint64)
+	for range 3 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
+	}
+	return least
 }
 
 // huge is the largest K these tests ask for: 2^40, or MaxInt on 32-bit
@@ -33,6 +39,8 @@ func TestBoundedCost(t *testing.T) {
 	s1000 := mustFamily(t, false, 1000, 500)
 	s64 := mustFamily(t, false, 64, 32)
 	rnd := rand.New(rand.NewPCG(1, 2))
+	t20 := mustFamily(t, true, 1<<20, 1<<20)
+	dst20 := make([]int, 1<<20)
 	var answer float64
 	for _, row := range []struct {
 		name     string
@@ -57,7 +65,7 @@ func TestBoundedCost(t *testing.T) {
 		{"AppearanceDist(Subsets(64, 32), K = 2^14)", func() error { _, err := s64.AppearanceDist(1 << 14); return err }, "MaxExactBits", 1 << 12},
 		{"Rank(Subsets(2^24, 2^23))", func() error { _, err := half.Rank([]int{0}); return err }, "too slow", 1 << 12},
 		{"Unrank(Subsets(2^24, 2^23))", func() error { _, err := half.Unrank(big.NewInt(1)); return err }, "too slow", 1 << 12},
-		{"UnrankTo(Tuples(2^24, 2^24))", func() error { return mustFamily(t, true, MaxSize, MaxSize).UnrankTo(make([]int, MaxSize), 1) }, "too slow", 1 << 28},
+		{"UnrankTo(Tuples(2^20, 2^20))", func() error { return t20.UnrankTo(dst20, 1) }, "too slow", 1 << 12},
 		{"AppearanceDist(Subsets(2^24, 1), K = 2^24)", func() error { _, err := mustFamily(t, false, MaxSize, 1).AppearanceDist(MaxSize); return err }, "entries", 1 << 12},
 		{"Unrank64(Tuples(2^24, 2^24))", func() error { _, err := mustFamily(t, true, MaxSize, MaxSize).Unrank64(1); return err }, "too slow", 1 << 12},
 		{"MissProbFloat(Subsets(2^24, 2^23), K = 2^40)", func() (err error) { answer, err = half.MissProbFloat(huge); return err }, "", 1 << 12},

@@ -139,13 +139,16 @@ func checkSets(traces int, ordered bool, sizes []int, n int, members []int) erro
 	// Scratch, all int32 since every value is below MaxSize: a sorted copy
 	// of each set, the offsets of ragged sets, and an open-addressing hash
 	// table of set numbers + 1 with at least 2K slots.
+	// Every set has a member, so set i >= m fails the length check before
+	// it is stored: the table and the offsets need at most min(K, m) entries.
+	stored := min(K, m)
 	slots := 1
-	for slots < 2*K {
+	for slots < 2*stored {
 		slots <<= 1
 	}
 	need := m + slots
 	if sizes != nil {
-		need += K
+		need += stored
 	}
 	var stack [stackScratch]int32
 	var buf []int32

@@ -114,6 +114,19 @@ func TestCheckSetsArguments(t *testing.T) {
 			t.Errorf("CheckSets(traces = %d) = %v, want an argument error", tc.traces, err)
 		}
 	}
+	// More sets than members: a length error, with scratch for the members
+	// only.
+	sizes := make([]int, 1<<20)
+	for i := range sizes {
+		sizes[i] = 1
+	}
+	var err error
+	if b := allocated(func() { err = CheckSets(8, false, sizes, []int{0, 1, 2}) }); b > 1<<12 {
+		t.Errorf("CheckSets with 2^20 sizes and 3 members allocated %d bytes", b)
+	}
+	if !sameSetError(err, &SetError{Length, 3, -1, 1, -1, 8}) {
+		t.Errorf("CheckSets with 2^20 sizes and 3 members: %v", err)
+	}
 	// A members slice beyond MaxSize is refused before it is read.
 	huge := make([]int, MaxSize+1)
 	if err := CheckSets(8, false, nil, huge); err == nil {
