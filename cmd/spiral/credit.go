@@ -286,6 +286,9 @@ func (h *creditHandler) layout(in *creditLine, lineSize int) (spiral.Config, err
 	return c, nil
 }
 
+// errTooLarge says what advantage.ErrTooLarge says, in the input's terms.
+var errTooLarge = fmt.Errorf("its magnitude is above %g, the largest reward accepted", advantage.MaxAbsReward)
+
 // configNames maps the names in the root's Config errors to a credit line's.
 var configNames = strings.NewReplacer(
 	"spiral: ", "",
@@ -312,6 +315,9 @@ func inputError(c spiral.Config, in *creditLine, e *advantage.InputError) error 
 	case "Rewards":
 		if errors.Is(e.Err, advantage.ErrNotFinite) {
 			return fmt.Errorf("rewards[%d][%d] = %v is not finite: mark the output unscorable instead", i, j, e.Value)
+		}
+		if errors.Is(e.Err, advantage.ErrTooLarge) {
+			return fmt.Errorf("rewards[%d][%d] = %v: %v", i, j, e.Value, errTooLarge)
 		}
 		return fmt.Errorf("rewards[%d][%d] = %v: %v", i, j, e.Value, e.Err)
 	case "RewardCounts":

@@ -178,10 +178,11 @@ func (h *groupHandler) handle(line []byte) ([]byte, error) {
 	if err != nil {
 		if e, ok := errors.AsType[*advantage.InputError](err); ok && e.Field == "rewards" && e.Output >= 0 && e.Output < n {
 			why := e.Err
-			for _, base := range []error{advantage.ErrNotFinite, advantage.ErrTooLarge} {
-				if errors.Is(why, base) {
-					why = base
-				}
+			switch {
+			case errors.Is(why, advantage.ErrNotFinite):
+				why = advantage.ErrNotFinite
+			case errors.Is(why, advantage.ErrTooLarge):
+				why = errTooLarge
 			}
 			return nil, fmt.Errorf("rewards[%d] = %v (group %s): %v", e.Output, e.Value, in.IDs[e.Output], why)
 		}
