@@ -1,6 +1,8 @@
 package advantage
 
 import (
+	"encoding/binary"
+	"hash/fnv"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -316,4 +318,52 @@ func TestHugeSizes(t *testing.T) {
 			t.Fatalf("traces %d and %d: error %v", a[0], a[1], err)
 		}
 	})
+}
+
+// TestPinnedBits pins the bits of every output of a batch with real
+// rewards of mixed magnitudes and unscorable outputs, float64 and float32:
+// the results are the same on every architecture (the kernel has no
+// multiply-add the compiler could fuse), so a change here is a change of
+// the arithmetic, which the conformance vectors of cmd/spiral would also
+// see.
+func TestPinnedBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 0))
+	specs := paperSpecs(64, 5)
+	for p := range specs {
+		scale := []float64{1, 1e-3, 1e8, 1e15, 0x1p-1060}[p%5]
+		for i, rs := range specs[p].Rewards {
+			for j := range rs {
+				rs[j] = (rng.Float64() - 0.25) * scale
+			}
+			specs[p].Rewards[i] = rs
+		}
+		if p%3 == 0 {
+			specs[p].Unscorable = [][]bool{{false, true, false, false}, {false, false, false, false}, {true, true, true, true}, {false, false, true, false}}
+		}
+	}
+	h := fnv.New64a()
+	put := func(x uint64) { _ = binary.Write(h, binary.LittleEndian, x) }
+	in64 := toBatch[float64](specs)
+	var d64 BatchCredit[float64]
+	if err := ComputeBatch(&d64, in64); err != nil {
+		t.Fatal(err)
+	}
+	for _, xs := range [][]float64{d64.SetScores, d64.SetAdvantages, d64.Search, d64.Aggregation} {
+		for _, x := range xs {
+			put(math.Float64bits(x))
+		}
+	}
+	in32 := toBatch[float32](specs)
+	var d32 BatchCredit[float32]
+	if err := ComputeBatch(&d32, in32); err != nil {
+		t.Fatal(err)
+	}
+	for _, xs := range [][]float32{d32.SetScores, d32.SetAdvantages, d32.Search, d32.Aggregation} {
+		for _, x := range xs {
+			put(uint64(math.Float32bits(x)))
+		}
+	}
+	if got, want := h.Sum64(), uint64(0xda176fc8a2600a8f); got != want {
+		t.Errorf("output bits hash to %#x, want %#x", got, want)
+	}
 }
