@@ -216,7 +216,7 @@ func TestConstantsBounded(t *testing.T) {
 		{[]string{"-traces", "1048576", "-size", "524288", "-sets", "2"}, "", false},
 		{[]string{"-traces", "64", "-size", "32", "-sets", "65536"}, "", false},
 		{[]string{"-traces", "1000", "-size", "500", "-sets", "200000"}, "-sets (K) = 200000: K*n", false},
-		{[]string{"-traces", "16777216", "-size", "8", "-sets", "9223372036854775807"}, "-sets (K) = 9223372036854775807: K*n", false},
+		{[]string{"-traces", "16777216", "-size", "8", "-sets", "9223372036854775807"}, "-sets", false}, // the flag package refuses it where int has 32 bits
 		{[]string{"-traces", "16777216", "-size", "2", "-sets", "3"}, "", true},
 		{[]string{"-traces", "16777216", "-size", "8", "-sets", "2097152", "-balanced"}, "", true},
 	} {
