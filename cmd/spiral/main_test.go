@@ -42,7 +42,8 @@ func outputLines(t tester, out string) []string {
 	return strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 }
 
-// workedExampleLine is the line of the issue's "done when" command.
+// workedExampleLine is a problem at the paper's configuration with the set
+// scores of docs/method.md#worked-example.
 const workedExampleLine = `{"traces":8,"sets":[[0,1,2,3],[4,5,6,7],[0,2,4,6],[1,3,5,7]],"rewards":[[1,1,1,0],[0.5,0.5,0.5,0.5],[0,0.5,0.5,0],[1,0,1,0]]}`
 
 // TestWorkedExample pins the set scores of the worked example of
