@@ -265,3 +265,35 @@ func TestHugeSizesProperty(t *testing.T) {
 		}
 	})
 }
+
+// TestMissProbFloatRunsBeyond64: the runs for T >= 2^64, where T is known
+// only through ln T, against the factor-by-factor sum with T - i from big
+// integers: Subsets(2^24, 3), T about 2^69, with K = 2^18 (and 2^20, 2^22
+// under SPIRAL_LONG=1).
+func TestMissProbFloatRunsBeyond64(t *testing.T) {
+	f := mustFamily(t, false, MaxSize, 3)
+	if _, fits := f.Count64(); fits {
+		t.Fatal("table error: T < 2^64")
+	}
+	T, A := bigT(f), bigAvoid(f)
+	d, _ := new(big.Float).SetInt(new(big.Int).Sub(T, A)).Float64()
+	Ks := []int{1 << 18}
+	if long() {
+		Ks = append(Ks, 1<<20, 1<<22)
+	}
+	for _, K := range Ks {
+		var z neumaier
+		var ti big.Int
+		var tf big.Float
+		for i := range K {
+			ti.Sub(T, big.NewInt(int64(i)))
+			s, _ := tf.SetInt(&ti).Float64()
+			z.add(math.Log1p(-d / s))
+		}
+		want := math.Exp(z.sum + z.comp)
+		got, err := f.MissProbFloat(K)
+		if err != nil || math.Abs(got-want) > 1e-13*want {
+			t.Errorf("%v.MissProbFloat(%d) = %.17g, %v; factor by factor %.17g", f, K, got, err, want)
+		}
+	}
+}
