@@ -325,7 +325,9 @@ func (st *groupStats) spread(opt GroupOptions) {
 		root := math.Sqrt(st.ss / dof)
 		st.den = root + opt.Epsilon/st.scale
 		if math.IsInf(st.den, 1) {
-			st.direct = st.scale*root + opt.Epsilon
+			// float64() rounds the product, so no architecture fuses it
+			// into a multiply-add: the same bits on every machine.
+			st.direct = float64(st.scale*root) + opt.Epsilon
 		}
 	}
 }
