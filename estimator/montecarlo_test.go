@@ -930,7 +930,7 @@ func ExampleMonteCarlo() {
 	find, _ := NewTable(2, 4, values)
 
 	mc := MonteCarlo{Family: sets, K: 4, N2: 4, Policy: policy, Objective: find}
-	res, err := mc.Run(200_000, 1)
+	res, err := mc.Run(50_000, 1)
 	if err != nil {
 		fmt.Println(err)
 		return
