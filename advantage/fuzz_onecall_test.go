@@ -27,7 +27,7 @@ func fuzzProblem(data []byte) (traces int, sets [][]int, rewards [][]float64) {
 		return 0, nil, nil
 	}
 	traces = t%12 - 1 // -1 .. 10: 0 and -1 are invalid
-	values := [...]float64{0, 1, 0.5, 0.25, -1, 1e15, -1e15, 1e-300, 5e-324, 0.1, 0.2, 3, 1e31, math.NaN(), math.Inf(1), -0.0}
+	values := [...]float64{0, 1, 0.5, 0.25, -1, 1e15, -1e15, 1e-300, 5e-324, 0.1, 0.2, 3, 1e31, math.NaN(), math.Inf(1), math.Copysign(0, -1)}
 	for len(sets) < 8 {
 		size, ok := next()
 		if !ok {
@@ -125,7 +125,7 @@ func FuzzGroupRelative(f *testing.F) {
 	f.Add([]byte{2, 5, 2, 6, 3, 13}, uint8(2))
 	f.Add([]byte{}, uint8(3))
 	f.Fuzz(func(t *testing.T, data []byte, preset uint8) {
-		values := [...]float64{0, 1, 0.5, 0.25, -1, 1e15, -1e15, 1e-300, 5e-324, 0.1, 0.2, 3, 1e31, math.NaN(), math.Inf(1), -0.0}
+		values := [...]float64{0, 1, 0.5, 0.25, -1, 1e15, -1e15, 1e-300, 5e-324, 0.1, 0.2, 3, 1e31, math.NaN(), math.Inf(1), math.Copysign(0, -1)}
 		var ids []int
 		var rewards []float64
 		for i := 0; i+1 < len(data); i += 2 {

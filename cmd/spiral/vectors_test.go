@@ -142,7 +142,6 @@ func TestVectorsReplay(t *testing.T) {
 }
 
 // ratOf returns x as an exact rational.
-func ratOf(x float64) *big.Rat { return new(big.Rat).SetFloat64(x) }
 
 // referenceCredit computes the credit of one line exactly with
 // spiraltest.RefCredit (docs/method.md#the-credit-signals, with the

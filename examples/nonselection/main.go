@@ -112,7 +112,7 @@ func compute(cfg config) ([]row, error) {
 				return nil, err
 			}
 			if e := big.NewRat(int64(r.avoiding), int64(r.choices)); e.Cmp(r.exact) != 0 {
-				return nil, fmt.Errorf("K = %d: enumeration gives %v, the exact formula %v", K, e, r.exact)
+				return nil, fmt.Errorf("at K = %d, enumeration gives %v, the exact formula %v", K, e, r.exact)
 			}
 		}
 		rnd := rand.New(rand.NewPCG(cfg.seed, uint64(K)))
