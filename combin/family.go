@@ -176,11 +176,14 @@ func countBig(N, n int, ordered bool) *big.Int {
 	return binomial(N, n)
 }
 
-// binomial returns C(N, k) for 0 <= k <= N. For small k it divides a
+// binomial returns C(N, k), which is 0 unless 0 <= k <= N. For small k it divides a
 // product tree by k!; otherwise it multiplies the prime powers p^e of
 // C(N, k), with e the number of carries when adding k and N-k in base p
 // (Kummer), so that no number is larger than the result.
 func binomial(N, k int) *big.Int {
+	if k < 0 || k > N {
+		return new(big.Int)
+	}
 	k = min(k, N-k)
 	if k <= 256 {
 		num := fallingTree(big.NewInt(int64(N)), 0, k)

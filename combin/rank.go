@@ -151,12 +151,20 @@ func (f Family) UnrankTo(dst []int, r uint64) error {
 const maxBigRankWork = 1 << 27
 
 // checkBigRank returns an error when ranking or unranking in f with big
-// numbers (T >= 2^64) would cost more than maxBigRankWork: (N1 + n) steps
-// on numbers of T's size for subsets, n² + n such steps for tuples.
+// numbers (T >= 2^64) would cost more than maxBigRankWork: for subsets,
+// N1 + n steps on numbers of T's size when n > jumpK, plus a few thousand
+// per position for the last jumpK positions; n² + n steps for tuples.
 func (f Family) checkBigRank(what string) error {
 	bits := f.logCount() / math.Ln2
 	words := float64(bits/64) + 4
-	work := float64(f.size+f.n) * words
+	// Subsets: a walk of at most N1 + n steps while k > jumpK, then per
+	// position at most 2 jumpK steps and 25 direct binomials of jumpK
+	// products.
+	walk := 0.0
+	if f.n > jumpK {
+		walk = float64(f.size + f.n)
+	}
+	work := float64(walk+float64(min(f.n, jumpK)*(2*jumpK+25*jumpK))) * words
 	if f.ordered {
 		work = float64(float64(f.n)*float64(f.n)) + float64(float64(f.n)*words)
 	}
@@ -332,6 +340,10 @@ func (f Family) rankSubsetBig(g []int) *big.Int {
 		if mi < k {
 			break
 		}
+		if k <= jumpK && m-mi > 2*jumpK {
+			c.Set(binomial(mi, k)) // mi >= k
+			m = mi
+		}
 		for ; m > mi; m-- {
 			c.Mul(c, t.SetInt64(int64(m-k)))
 			c.Quo(c, t.SetInt64(int64(m)))
@@ -357,7 +369,12 @@ func (f Family) unrankSubsetBig(dst []int, r *big.Int) {
 	x.Sub(x, t.SetInt64(1))
 	m, k := N-1, f.n
 	for i := range dst {
-		for c.Cmp(x) > 0 {
+		for steps := 0; c.Cmp(x) > 0; steps++ {
+			if k <= jumpK && steps == 2*jumpK {
+				m = largestBinomialAtMost(x, m, k)
+				c.Set(binomial(m, k))
+				break
+			}
 			c.Mul(c, t.SetInt64(int64(m-k)))
 			c.Quo(c, t.SetInt64(int64(m)))
 			m--
@@ -371,6 +388,27 @@ func (f Family) unrankSubsetBig(dst []int, r *big.Int) {
 			k--
 		}
 	}
+}
+
+// jumpK is the largest k for which the big subset walks compute C(m, k)
+// directly (k small products) rather than step m one by one, once the
+// walk is longer than 2 jumpK steps.
+const jumpK = 64
+
+// largestBinomialAtMost returns the largest m' < m with C(m', k) <= x, for
+// C(m, k) > x >= 0, by bisection on m' in [k-1, m) with C(m', k) computed
+// directly.
+func largestBinomialAtMost(x *big.Int, m, k int) int {
+	lo, hi := k-1, m // C(lo, k) = 0 <= x < C(hi, k)
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if binomial(mid, k).Cmp(x) <= 0 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // rankTupleBig is rank64 for tuples with big arithmetic.
