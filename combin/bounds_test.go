@@ -259,6 +259,9 @@ func TestHugeSizesProperty(t *testing.T) {
 		if _, err := f.Rank(g); err == nil && len(g) != n {
 			t.Fatalf("%v.Rank(%v): no error", f, g)
 		}
+		if _, err := f.Rank64(g); err == nil && len(g) != n {
+			t.Fatalf("%v.Rank64(%v): no error", f, g)
+		}
 		var se *SetError
 		if err := f.CheckSets(g); err != nil && !errors.As(err, &se) {
 			t.Fatalf("%v.CheckSets(%v): %v is not a *SetError", f, g, err)
@@ -295,5 +298,18 @@ func TestMissProbFloatRunsBeyond64(t *testing.T) {
 		if err != nil || math.Abs(got-want) > 1e-13*want {
 			t.Errorf("%v.MissProbFloat(%d) = %.17g, %v; factor by factor %.17g", f, K, got, err, want)
 		}
+	}
+}
+
+// TestRank64Refused: Rank64 passes on the refusal of a family too large to
+// rank, without a panic.
+func TestRank64Refused(t *testing.T) {
+	f := mustFamily(t, false, MaxSize, 65) // walks of 2^24 steps on 1258-bit numbers
+	g := make([]int, 65)
+	for i := range g {
+		g[i] = i
+	}
+	if r, err := f.Rank64(g); err == nil || !strings.Contains(err.Error(), "too slow") {
+		t.Errorf("%v.Rank64 = %d, %v; want the cost error", f, r, err)
 	}
 }

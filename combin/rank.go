@@ -10,13 +10,16 @@ import (
 // Rank returns the position of set g in the lexicographic order of f, in
 // [0, T): the number of sets of f that come before g.
 //
-// For subsets, g must list n distinct indices of [0, N) in ascending order;
-// for tuples, n distinct indices of [0, N) in any order. Rank returns an
+// For subsets, g must list n distinct traces of [0, N1) in ascending order;
+// for tuples, n distinct traces of [0, N1) in any order. Rank returns an
 // error naming the offending entry otherwise.
 //
-// Rank takes O(N + n) arithmetic steps on numbers of T's size for subsets and
-// O(n²) steps for tuples; when T < 2^64 it uses machine words only (see
-// Rank64).
+// When T < 2^64 Rank uses machine words only (see Rank64), in O(N1 + n)
+// steps for subsets and O(n²) for tuples. Otherwise it works on numbers of
+// T's size: at most N1 + n steps for subsets (a few thousand per entry when
+// n <= 64) and n² + n for tuples, and it returns an error naming the bound,
+// before any work, when these would exceed 2^27 word operations or T would
+// exceed MaxExactBits bits.
 func (f Family) Rank(g []int) (*big.Int, error) {
 	if f.n != 0 && !f.fits {
 		if err := f.checkBigRank("Rank"); err != nil {
@@ -45,7 +48,10 @@ func (f Family) Rank64(g []int) (uint64, error) {
 	if f.fits {
 		return f.rank64(g), nil
 	}
-	r, _ := f.Rank(g)
+	r, err := f.Rank(g)
+	if err != nil {
+		return 0, err
+	}
 	if !r.IsUint64() {
 		return 0, fmt.Errorf("combin: rank %v in %v does not fit a uint64", r, f)
 	}
@@ -55,8 +61,8 @@ func (f Family) Rank64(g []int) (uint64, error) {
 // Unrank returns the set at position r in the lexicographic order of f,
 // the inverse of Rank. It returns an error unless 0 <= r < T.
 //
-// Unrank takes O(N + n) arithmetic steps on numbers of T's size for subsets
-// and O(n²) steps for tuples; when r < 2^64 it writes through UnrankTo.
+// Its cost and its refusals of large families are those of Rank; when
+// r < 2^64 it writes through UnrankTo.
 func (f Family) Unrank(r *big.Int) ([]int, error) {
 	if err := f.check(); err != nil {
 		return nil, err
