@@ -68,7 +68,7 @@ func newSpiralArm(cfg spiral.Config, policy *Policy, g Grammar, problems, rounds
 // rollout is one round of generation for P problems.
 type rollout struct {
 	problems  []Problem
-	sets      []int     // the plan, a.batch.Sets
+	sets      []int     // the plan: a.batch.Sets, which the next round overwrites
 	traces    [][]int32 // P*N1 search traces
 	aggPrompt [][]int32 // P*K*N2 aggregation prompts
 	aggOut    [][]int32 // P*K*N2 aggregation outputs

@@ -193,7 +193,7 @@ func plots(dir string, s *Summary) error {
 	}
 
 	p = newPlot("recursive self-aggregation (P = 8, n = 4) at evaluation", "RSA step t", "accuracy of the population")
-	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.Left = false
 	steps := func(acc []float64) plotter.XYs {
 		xys := make(plotter.XYs, len(acc))
 		for t, v := range acc {
