@@ -59,6 +59,9 @@
 // Usage:
 //
 //	go run . [-steps 60] [-out lmtrain-out]
+//
+// The default run's outputs, with a reading of them, are in docs/lmtrain at
+// the root of the repository; -replot redraws them from a summary.json.
 package main
 
 import (
