@@ -264,7 +264,7 @@ func ComputeBatch[F constraints.Float](dst *BatchCredit[F], in Batch[F]) error {
 		k := in.Sets[q]
 		if len(bad) == 0 || bad[0].Problem != q {
 			dst.Rejected[q] = false
-			nm, nr := creditProblem(dst, &in, q, t, s, m, r)
+			nm, nr := creditProblem(dst, &in, v.exactSums, q, t, s, m, r)
 			t, s, m, r = t+nt, s+k, m+nm, r+nr
 			continue
 		}
@@ -314,6 +314,7 @@ func grow[T any](s []T, n int) []T {
 // checked summarizes a batch that passed check.
 type checked struct {
 	traces, maxTraces, maxSets int
+	exactSums                  bool // see scanRewards
 }
 
 // check checks in: its layout (an *InputError, which comes first), and each
@@ -328,7 +329,8 @@ func (in Batch[F]) check() (v checked, err error) {
 	if in.Unscorable != nil && len(in.Unscorable) != len(in.Rewards) {
 		return v, layoutError("Unscorable", "len(Unscorable) = %d, want len(Rewards) = %d", len(in.Unscorable), len(in.Rewards))
 	}
-	rewardsOK := rewardsValid(in.Rewards, in.Unscorable)
+	rewardsOK, exactSums := scanRewards(in.Rewards, in.Unscorable)
+	v.exactSums = exactSums
 	var bad []*InputError
 	s, m, r := 0, 0, 0 // offsets of problem p's first set, member and reward
 	for p, nt := range in.Traces {

@@ -19,7 +19,10 @@ import (
 //     kept as a pair h + l (meanPair). So f = h + l and A_agg = (r - h) - l
 //     are accurate to a few units in the last place of the set's own
 //     values, whatever other sets hold, and exactly 0 for a set whose
-//     rewards are equal.
+//     rewards are equal. When the batch's rewards are multiples of 2^-16
+//     small enough that every plain sum is exact (scanRewards, as with
+//     0/1 rewards), every twoSum error is 0 and setMean adds plainly: the
+//     same bits for less work.
 //   - Across sets the kernel works on e_i = (h_i - P) + l_i, the deviation
 //     of f_i from a pivot P near fbar (the plain mean of the h_i): ebar =
 //     fbar - P is the mean of the e_i in set order, A_set = e_i - ebar and
@@ -48,7 +51,7 @@ type scratch struct {
 // first trace, set, member and reward are at offsets t, s, m and r, into
 // dst, already resized, and returns the problem's numbers of members and
 // rewards.
-func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], q, t, s, m, r int) (nm, nr int) {
+func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], exact bool, q, t, s, m, r int) (nm, nr int) {
 	nt, k := in.Traces[q], in.Sets[q]
 	counts, sizes := in.RewardCounts[s:s+k], in.SetSizes[s:s+k]
 	rewards, aggAll := in.Rewards[r:], dst.Aggregation[r:]
@@ -68,7 +71,7 @@ func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], q, t,
 			un = unscorable[nr : nr+c]
 		}
 		nr += c
-		h, l, n, bound := setMean(rs, un)
+		h, l, n, bound := setMean(rs, un, exact)
 		scoredOutputs[i] = n
 		if n == 0 {
 			setScores[i] = 0
@@ -179,8 +182,10 @@ func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], q, t,
 // number n; and a bound on the error of h + l: u sum_k |e_k| + 4 u^2 |h|,
 // e_k the errors of the additions, whose float64 sum c misses by at most
 // (n-2) u sum_k |e_k|, and 4 u^2 |h| covering the rounding of l. All are 0
-// when n = 0.
-func setMean[F constraints.Float](rs []F, unscorable []bool) (h, l float64, n int, bound float64) {
+// when n = 0. exact vouches that every addition is exact (scanRewards), so
+// that the e_k need not be computed; it is used only when unscorable is
+// nil.
+func setMean[F constraints.Float](rs []F, unscorable []bool, exact bool) (h, l float64, n int, bound float64) {
 	var s, c, ea, x0 float64 // the sum s + c, sum |e_k|, the first value
 	var diff uint64          // the bits of every x - x0, ORed
 	if unscorable == nil {
@@ -188,13 +193,23 @@ func setMean[F constraints.Float](rs []F, unscorable []bool) (h, l float64, n in
 			return 0, 0, 0, 0
 		}
 		x0 = float64(rs[0])
-		for _, x := range rs {
-			x := float64(x)
-			var e float64
-			s, e = twoSum(s, x)
-			c += e
-			ea += math.Abs(e)
-			diff |= math.Float64bits(x - x0)
+		if exact {
+			// Every addition is exact: each e_k would be +0, so c and
+			// ea stay +0.
+			for _, x := range rs {
+				x := float64(x)
+				s += x
+				diff |= math.Float64bits(x - x0)
+			}
+		} else {
+			for _, x := range rs {
+				x := float64(x)
+				var e float64
+				s, e = twoSum(s, x)
+				c += e
+				ea += math.Abs(e)
+				diff |= math.Float64bits(x - x0)
+			}
 		}
 		n = len(rs)
 	} else {
@@ -259,22 +274,38 @@ func searchTol(K int, F, E float64) float64 {
 }
 
 // rewardsValid reports whether every x is finite with |x| <= MaxAbsReward,
-// skipping the entries marked in unscorable (nil: none). It compares bit
-// patterns without the sign, which order non-negative floats as their
-// values and put infinities and NaNs above every finite value, four at a
-// time and with no branch on the data.
+// skipping the entries marked in unscorable (nil: none); see scanRewards.
 func rewardsValid[F constraints.Float](xs []F, unscorable []bool) bool {
+	valid, _ := scanRewards(xs, unscorable)
+	return valid
+}
+
+// scanRewards reports whether every x is finite with |x| <= MaxAbsReward,
+// skipping the entries marked in unscorable (nil: none), and, if so,
+// whether every plain float64 sum of at most len(xs) of them is exact:
+// when each is an integer multiple i 2^-16 with |i| <= 2^53/len(xs), every
+// partial sum is such a multiple with |i| <= 2^53, a float64, and setMean
+// needs no error terms (twoSum's would all be 0). It compares bit patterns
+// without the sign, which order non-negative floats as their values and
+// put infinities and NaNs above every finite value, four at a time and
+// with no branch on the data; frac collects the bits of each x less x
+// rounded to a multiple of 2^-16 (see offGrid).
+func scanRewards[F constraints.Float](xs []F, unscorable []bool) (valid, exactSums bool) {
 	const abs = 1<<63 - 1
-	var m0, m1, m2, m3 uint64
+	n := len(xs)
+	var m0, m1, m2, m3, frac uint64
 	if unscorable == nil {
 		for ; len(xs) >= 4; xs = xs[4:] {
-			m0 = max(m0, math.Float64bits(float64(xs[0]))&abs)
-			m1 = max(m1, math.Float64bits(float64(xs[1]))&abs)
-			m2 = max(m2, math.Float64bits(float64(xs[2]))&abs)
-			m3 = max(m3, math.Float64bits(float64(xs[3]))&abs)
+			x0, x1, x2, x3 := float64(xs[0]), float64(xs[1]), float64(xs[2]), float64(xs[3])
+			m0 = max(m0, math.Float64bits(x0)&abs)
+			m1 = max(m1, math.Float64bits(x1)&abs)
+			m2 = max(m2, math.Float64bits(x2)&abs)
+			m3 = max(m3, math.Float64bits(x3)&abs)
+			frac |= offGrid(x0) | offGrid(x1) | offGrid(x2) | offGrid(x3)
 		}
 		for _, x := range xs {
 			m0 = max(m0, math.Float64bits(float64(x))&abs)
+			frac |= offGrid(float64(x))
 		}
 	} else {
 		unscorable = unscorable[:len(xs)]
@@ -283,8 +314,26 @@ func rewardsValid[F constraints.Float](xs []F, unscorable []bool) bool {
 			if unscorable[j] {
 				keep = 0
 			}
-			m0 = max(m0, math.Float64bits(float64(x))&keep)
+			x := math.Float64frombits(math.Float64bits(float64(x)) & keep)
+			m0 = max(m0, math.Float64bits(x))
+			frac |= offGrid(x)
 		}
 	}
-	return max(m0, m1, m2, m3) <= math.Float64bits(MaxAbsReward)
+	most := max(m0, m1, m2, m3)
+	if most > math.Float64bits(MaxAbsReward) {
+		return false, false
+	}
+	maxAbs := math.Float64frombits(most)
+	exactSums = frac&abs == 0 && maxAbs <= 0x1p34 && maxAbs*0x1p16 <= float64(int64(1<<53)/int64(max(n, 1)))
+	return true, exactSums
+}
+
+// offGrid returns the bits of x less x rounded to a multiple of 2^-16,
+// which are ±0 exactly when x is such a multiple, for |x| <= 2^34:
+// x + 1.5 2^36 lies in [2^36, 2^37), where the float64 spacing is 2^-16,
+// and subtracting 1.5 2^36 again is exact. (For larger |x| the result is
+// meaningless, and scanRewards does not use it.)
+func offGrid(x float64) uint64 {
+	const shift = 0x1.8p36
+	return math.Float64bits(x - ((x + shift) - shift))
 }

@@ -1,0 +1,88 @@
+package advantage
+
+import (
+	"math"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// TestExactSumsAgree: when scanRewards reports that plain sums are exact,
+// every twoSum error of setMean's compensated loop is 0 and its plain loop
+// gives the same bits; rewards off the 2^-16 grid, or too large for their
+// number, are never reported exact.
+func TestExactSumsAgree(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 40).Draw(t, "n")
+		// Rewards i 2^-e: on the grid when e <= 16 and |i| 2^-e small.
+		e := rapid.IntRange(0, 20).Draw(t, "e")
+		bits := rapid.IntRange(1, 62).Draw(t, "bits")
+		rs := make([]float64, n)
+		for j := range rs {
+			i := rapid.Int64Range(-(1<<bits-1), 1<<bits-1).Draw(t, "i")
+			rs[j] = math.Ldexp(float64(i), -e)
+		}
+		valid, exact := scanRewards(rs, nil)
+		if !valid {
+			return // beyond MaxAbsReward
+		}
+		var s, ea float64
+		for _, x := range rs {
+			var err float64
+			s, err = twoSum(s, x)
+			ea += math.Abs(err)
+		}
+		if exact && ea != 0 {
+			t.Fatalf("scanRewards reports exact sums of %v, but an addition erred", rs)
+		}
+		onGrid := true
+		for _, x := range rs {
+			onGrid = onGrid && math.Ldexp(x, 16) == math.Trunc(math.Ldexp(x, 16))
+		}
+		if exact && !onGrid {
+			t.Fatalf("scanRewards reports exact sums of %v, off the 2^-16 grid", rs)
+		}
+		if !exact && e <= 16 && bits+16-e <= 40 && n <= 1<<10 {
+			t.Fatalf("scanRewards does not report exact sums of %v (multiples of 2^-%d below 2^%d)", rs, e, bits-e)
+		}
+		h0, l0, n0, b0 := setMean(rs, nil, false)
+		if !exact {
+			return
+		}
+		h1, l1, n1, b1 := setMean(rs, nil, true)
+		if math.Float64bits(h0) != math.Float64bits(h1) || math.Float64bits(l0) != math.Float64bits(l1) || n0 != n1 || math.Float64bits(b0) != math.Float64bits(b1) {
+			t.Fatalf("setMean(%v): exact path (%v, %v, %d, %v), compensated (%v, %v, %d, %v)", rs, h1, l1, n1, b1, h0, l0, n0, b0)
+		}
+	})
+}
+
+// TestExactSumsBatch: a batch of 0/1 and quarter rewards takes the exact
+// path, one with a reward of 0.1 or a reward past the bound does not.
+func TestExactSumsBatch(t *testing.T) {
+	for _, c := range []struct {
+		rs   []float64
+		want bool
+	}{
+		{[]float64{0, 1, 1, 0, 1}, true},
+		{[]float64{0.25, -0.75, 3, 0x1p-16}, true},
+		{[]float64{0, 1, 0.1}, false},
+		{[]float64{0, 1, 0x1p-17}, false},
+		{[]float64{0, 1, 0x1p35}, false},
+		{[]float64{0x1p35, 0x1p35}, false},
+		{[]float64{0x1p34, 1}, true},
+		{[]float64{1, math.NaN()}, false},
+	} {
+		if _, got := scanRewards(c.rs, nil); got != c.want {
+			t.Errorf("scanRewards(%v) exact = %v, want %v", c.rs, got, c.want)
+		}
+		un := make([]bool, len(c.rs))
+		if _, got := scanRewards(c.rs, un); got != c.want {
+			t.Errorf("scanRewards(%v, none unscorable) exact = %v, want %v", c.rs, got, c.want)
+		}
+		rs := append([]float64{0.1}, c.rs...)
+		un = append([]bool{true}, un...)
+		if _, got := scanRewards(rs, un); got != c.want {
+			t.Errorf("scanRewards(%v, the 0.1 unscorable) exact = %v, want %v", rs, got, c.want)
+		}
+	}
+}
