@@ -29,12 +29,12 @@ func validOrder(o combin.Order) bool {
 	return o == combin.IndexOrder || o == combin.Shuffled || o == SortedBySymbol
 }
 
-// MaxReplicates bounds the replicate count R of [MonteCarlo.Run] (about
-// an hour of work per 10^9 replicates at the paper's configuration), and
+// MaxReplicates bounds the replicate count R of [MonteCarlo.Run] (hours of
+// work at the paper's configuration), and
 // MaxMonteCarloSymbols the policy's V, whose statistics take (V+3)^2
 // float64s per worker.
 const (
-	MaxReplicates        = 1 << 32
+	MaxReplicates        = 1 << 30
 	MaxMonteCarloSymbols = 1000
 )
 
@@ -209,7 +209,7 @@ func (mc MonteCarlo) Run(R int, seed uint64) (MonteCarloResult, error) {
 	if err != nil {
 		return MonteCarloResult{}, err
 	}
-	chunks := (R + MonteCarloChunk - 1) / MonteCarloChunk
+	chunks := (R-1)/MonteCarloChunk + 1 // without overflow for R = MaxInt
 	workers := mc.Workers
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)

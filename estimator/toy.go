@@ -2,7 +2,6 @@ package estimator
 
 import (
 	"fmt"
-	"math"
 	"math/big"
 	"math/rand/v2"
 )
@@ -291,8 +290,8 @@ func randomTableArgs(rnd *rand.Rand, V, n, denom int) (int, error) {
 	if rnd == nil {
 		return 0, fmt.Errorf("estimator: nil *rand.Rand")
 	}
-	if denom < 1 || denom > math.MaxInt32 {
-		return 0, fmt.Errorf("estimator: denom = %d, want in [1, %d]", denom, math.MaxInt32)
+	if denom < 1 || denom > 1<<30 {
+		return 0, fmt.Errorf("estimator: denom = %d, want in [1, 2^30]", denom)
 	}
 	return tableSize(V, n)
 }
