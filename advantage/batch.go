@@ -331,6 +331,9 @@ func (in Batch[F]) check() (v checked, err error) {
 	}
 	rewardsOK, exactSums := scanRewards(in.Rewards, in.Unscorable)
 	v.exactSums = exactSums
+	// Problems of one shape need no sums of their sizes and counts.
+	size, sameSize := common(in.SetSizes)
+	count, sameCount := common(in.RewardCounts)
 	var bad []*InputError
 	s, m, r := 0, 0, 0 // offsets of problem p's first set, member and reward
 	for p, nt := range in.Traces {
@@ -347,12 +350,22 @@ func (in Batch[F]) check() (v checked, err error) {
 				Err: fmt.Errorf("sets = %d, but len(SetSizes) = %d leaves %d", k, len(in.SetSizes), len(in.SetSizes)-s)}
 		}
 		sizes, counts := in.SetSizes[s:s+k], in.RewardCounts[s:s+k]
-		nm, ok := sumTo(sizes, len(in.Members)-m)
+		var nm, nr, least int
+		var ok bool
+		if sameSize {
+			nm, ok = k*size, k <= (len(in.Members)-m)/size
+		} else {
+			nm, ok = sumTo(sizes, len(in.Members)-m)
+		}
 		if !ok {
 			return v, &InputError{Field: "SetSizes", Problem: p, Set: -1, Output: -1,
 				Err: fmt.Errorf("a size is negative or the sizes run past len(Members) = %d", len(in.Members))}
 		}
-		nr, least, ok := sumMin(counts, len(in.Rewards)-r)
+		if sameCount {
+			nr, least, ok = k*count, count, k <= (len(in.Rewards)-r)/count
+		} else {
+			nr, least, ok = sumMin(counts, len(in.Rewards)-r)
+		}
 		if !ok {
 			return v, &InputError{Field: "RewardCounts", Problem: p, Set: -1, Output: -1,
 				Err: fmt.Errorf("a count is negative or the counts run past len(Rewards) = %d", len(in.Rewards))}
@@ -450,6 +463,20 @@ func checkReward(x float64) error {
 		return ErrTooLarge
 	}
 	return nil
+}
+
+// common returns v and true when xs is not empty and every x equals v >=
+// 1, and 0 and false otherwise.
+func common(xs []int) (v int, ok bool) {
+	if len(xs) == 0 || xs[0] < 1 {
+		return 0, false
+	}
+	v = xs[0]
+	diff := 0 // the bits of every x ^ v, ORed
+	for _, x := range xs {
+		diff |= x ^ v
+	}
+	return v, diff == 0
 }
 
 func sum(xs []int) int {
