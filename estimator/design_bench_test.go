@@ -1,8 +1,10 @@
 package estimator
 
 import (
-	"spiral/combin"
+	"strconv"
 	"testing"
+
+	"spiral/combin"
 )
 
 // BenchmarkDesignMoments: the exact moments engine against the brute-force
@@ -32,6 +34,21 @@ func BenchmarkDesignMoments(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				must(d.Moments(c, first, combin.IndexOrder, 0))
+			}
+		})
+	}
+}
+
+// BenchmarkBalancedSets: the exact law of the balanced sampler, found by
+// enumerating round sequences, at the paper's configuration and at
+// Subsets(5, 3) with K = 6 (864,000 round sequences).
+func BenchmarkBalancedSets(b *testing.B) {
+	for _, c := range [][3]int{{8, 4, 4}, {5, 3, 6}} {
+		f := family(b, false, c[0], c[1])
+		b.Run(f.String()+"/K="+strconv.Itoa(c[2]), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				must(BalancedSets(f, c[2]))
 			}
 		})
 	}
