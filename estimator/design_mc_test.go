@@ -24,16 +24,15 @@ type designSim struct {
 
 // designSimResult holds estimates with standard errors.
 type designSimResult struct {
-	R                         int
-	mean, meanSE              []float64 // E[g]
-	sq, sqSE                  float64   // E||g||^2
-	variance, varianceSE      float64   // trace Cov(g), delta-method SE
-	searchSquare, searchSqSE  float64   // E[A^2], A of a uniform trace
-	noCredit, noCreditSE      float64
-	normVariance, normVarSE   float64 // variance/M^2, M exact
-	normSearch, normSearchSE  float64 // searchSquare/M^2
-	mExact                    float64
-	sampleSeconds, perReplica float64
+	R                        int
+	mean, meanSE             []float64 // E[g]
+	sq, sqSE                 float64   // E||g||^2
+	variance, varianceSE     float64   // trace Cov(g), delta-method SE
+	searchSquare, searchSqSE float64   // E[A^2], A of a uniform trace
+	noCredit, noCreditSE     float64
+	normVariance, normVarSE  float64 // variance/M^2, M exact
+	normSearch, normSearchSE float64 // searchSquare/M^2
+	mExact                   float64
 }
 
 // welford accumulates means and the co-moment matrix of vectors.

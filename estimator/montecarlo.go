@@ -23,12 +23,6 @@ import (
 // tuples) and combin.Shuffled (a fresh uniformly random order per set).
 const SortedBySymbol = combin.Order(-1)
 
-// validOrder reports whether o is combin.IndexOrder, combin.Shuffled or
-// SortedBySymbol.
-func validOrder(o combin.Order) bool {
-	return o == combin.IndexOrder || o == combin.Shuffled || o == SortedBySymbol
-}
-
 // MaxReplicates bounds the replicate count R of [MonteCarlo.Run] (hours of
 // work at the paper's configuration), and
 // MaxMonteCarloSymbols the policy's V, whose statistics take (V+3)^2
