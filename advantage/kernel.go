@@ -91,7 +91,9 @@ func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], exact
 		hi[i], lo[i] = h, l
 		hsum += h
 		scoredSets++
-		errMax = max(errMax, bound)
+		if bound > errMax { // bound >= +0 is never NaN: this is max(errMax, bound)
+			errMax = bound
+		}
 	}
 	dst.ScoredSets[q] = scoredSets
 	P := 0.0 // the pivot: near fbar, where e_i = f_i - P are small
@@ -117,7 +119,9 @@ func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], exact
 			mixed = true
 		}
 		esum += e
-		devMax = max(devMax, math.Abs(e))
+		if a := math.Abs(e); a > devMax { // as errMax: max(devMax, |e|)
+			devMax = a
+		}
 	}
 
 	ebar := e0
