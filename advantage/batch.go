@@ -331,9 +331,11 @@ func (in Batch[F]) check() (v checked, err error) {
 	}
 	rewardsOK, exactSums := scanRewards(in.Rewards, in.Unscorable)
 	v.exactSums = exactSums
-	// Problems of one shape need no sums of their sizes and counts.
-	size, sameSize := common(in.SetSizes)
-	count, sameCount := common(in.RewardCounts)
+	// When every set has the same size and count and the sets fill
+	// Members and Rewards exactly, a problem of K sets has K*size members
+	// and K*count rewards, within the slices: no sums are needed.
+	size, sameSize := common(in.SetSizes, len(in.Members))
+	count, sameCount := common(in.RewardCounts, len(in.Rewards))
 	var bad []*InputError
 	s, m, r := 0, 0, 0 // offsets of problem p's first set, member and reward
 	for p, nt := range in.Traces {
@@ -353,7 +355,7 @@ func (in Batch[F]) check() (v checked, err error) {
 		var nm, nr, least int
 		var ok bool
 		if sameSize {
-			nm, ok = k*size, k <= (len(in.Members)-m)/size
+			nm, ok = k*size, true
 		} else {
 			nm, ok = sumTo(sizes, len(in.Members)-m)
 		}
@@ -362,7 +364,7 @@ func (in Batch[F]) check() (v checked, err error) {
 				Err: fmt.Errorf("a size is negative or the sizes run past len(Members) = %d", len(in.Members))}
 		}
 		if sameCount {
-			nr, least, ok = k*count, count, k <= (len(in.Rewards)-r)/count
+			nr, least, ok = k*count, count, true
 		} else {
 			nr, least, ok = sumMin(counts, len(in.Rewards)-r)
 		}
@@ -465,13 +467,16 @@ func checkReward(x float64) error {
 	return nil
 }
 
-// common returns v and true when xs is not empty and every x equals v >=
-// 1, and 0 and false otherwise.
-func common(xs []int) (v int, ok bool) {
+// common returns v and true when every x of xs equals v >= 1 and
+// len(xs)*v == total, and 0 and false otherwise.
+func common(xs []int, total int) (v int, ok bool) {
 	if len(xs) == 0 || xs[0] < 1 {
 		return 0, false
 	}
 	v = xs[0]
+	if total%v != 0 || total/v != len(xs) {
+		return 0, false
+	}
 	diff := 0 // the bits of every x ^ v, ORed
 	for _, x := range xs {
 		diff |= x ^ v
