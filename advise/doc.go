@@ -16,4 +16,19 @@
 //
 //	v, err := advise.DecomposeSearch(design, policy, table, combin.IndexOrder)
 //	snr := v.SNR(4) // ||grad J||^2 / Var(g/M) at N2 = 4
+//
+// Advise ranks the configurations that fit a token budget (counted by
+// package budget: generated tokens, optionally with prefill, with or without
+// prefix caching) by SNR/tokens of the search update on a "find one" reward
+// model (RewardModel), reporting each one's M and miss probability
+// (combin.Family.Constants), token cost and role weights
+// (spiral.Config.RoleWeights). The search space is bounded (MaxTraces,
+// MaxSets, MaxAggregations, MaxWork) and every evaluation is exact.
+//
+//	res, err := advise.Advise(advise.Request{Budget: 98_304,
+//		Lengths: budget.PaperLimits(0), Reward: model})
+//	best := res.Candidates[0]
+//
+// The ranking covers the search update only: the aggregation update's
+// variance is not part of the score.
 package advise

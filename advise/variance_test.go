@@ -113,6 +113,9 @@ func TestSetsTermClosedForm(t *testing.T) {
 			if v.Sets.Cmp(exact) != 0 {
 				t.Errorf("%+v %v: closed-form Sets = %v, enumerated %v", sc, x.p, v.Sets, exact)
 			}
+			if x.d == balanced && (v.Sets.Sign() != 0 || v.CoverVariance.Sign() != 0) {
+				t.Errorf("%+v balanced: Sets = %v, Var(C) = %v; the coverage min(N1, K n) is fixed", sc, v.Sets, v.CoverVariance)
+			}
 			if v.Traces.Sign() < 0 || v.Noise1.Sign() < 0 {
 				t.Errorf("%+v: negative term: Traces %v, Noise1 %v", sc, v.Traces, v.Noise1)
 			}

@@ -1,0 +1,338 @@
+package advise
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+
+	"spiral"
+	"spiral/budget"
+	"spiral/combin"
+	"spiral/estimator"
+)
+
+// Bounds of the search space Advise explores.
+const (
+	// MaxTraces bounds N1: the exact engine enumerates 2^N1 outcomes.
+	MaxTraces = 8
+	// MaxSets bounds K.
+	MaxSets = 8
+	// MaxAggregations bounds N2.
+	MaxAggregations = 16
+	// MaxWork bounds the estimated cost of one (N1, n, K, design) evaluation,
+	// in the units of estimator's SetDistribution.Moments: C(T, K) K^2 N1^2
+	// + 2^N1 T^2 N1^2/4 for T sets (C(T, K) bounds the selections of either
+	// design). The paper's configuration (916,895
+	// selections) costs about 0.94e9; configurations above the bound are
+	// counted in Result.Skipped, not evaluated.
+	MaxWork = 1 << 30
+)
+
+// RewardModel is the "find one" reward family: a search trace is correct
+// with probability Correct, independently; an aggregation output is correct
+// with probability Found when at least one of the n candidates it reads is
+// correct, and with probability Missed otherwise. Its set objective is
+// f(G) = Missed + (Found - Missed) [some member of G is correct], a symmetric
+// objective, so the set-sampling term has its closed form.
+type RewardModel struct {
+	Correct *big.Rat `json:"correct"`
+	Found   *big.Rat `json:"found"`
+	Missed  *big.Rat `json:"missed"`
+}
+
+// Tokens says which tokens of budget.Budget count against Request.Budget.
+type Tokens int
+
+const (
+	// Generated counts generated tokens only, as the paper matches them.
+	Generated Tokens = iota
+	// WithPrefill adds the prefill of every call (budget.Budget.Prefill).
+	WithPrefill
+	// WithCachedPrefill adds the prefill under prefix caching
+	// (budget.Budget.CachedPrefill).
+	WithCachedPrefill
+)
+
+var tokensNames = []string{"generated", "prefill", "cached-prefill"}
+
+// String returns "generated", "prefill" or "cached-prefill".
+func (t Tokens) String() string {
+	if t < 0 || int(t) >= len(tokensNames) {
+		return fmt.Sprintf("Tokens(%d)", int(t))
+	}
+	return tokensNames[t]
+}
+
+// MarshalText returns t.String(); it fails for an undefined value.
+func (t Tokens) MarshalText() ([]byte, error) {
+	if t < 0 || int(t) >= len(tokensNames) {
+		return nil, fmt.Errorf("advise: undefined Tokens %d", int(t))
+	}
+	return []byte(t.String()), nil
+}
+
+// UnmarshalText parses the names String returns.
+func (t *Tokens) UnmarshalText(b []byte) error {
+	if i := slices.Index(tokensNames, string(b)); i >= 0 {
+		*t = Tokens(i)
+		return nil
+	}
+	return fmt.Errorf("advise: unknown tokens %q (want generated, prefill or cached-prefill)", b)
+}
+
+// Request is what Advise ranks configurations for.
+type Request struct {
+	// Budget is the tokens per problem a configuration may use, >= 1.
+	Budget int64 `json:"budget"`
+	// Count is which tokens count against Budget.
+	Count Tokens `json:"count"`
+	// Lengths are the expected prompt, search and aggregation lengths in
+	// tokens; Search and Aggregation >= 1, Prompt >= 0.
+	Lengths budget.Limits `json:"lengths"`
+	// Reward is the reward model.
+	Reward RewardModel `json:"reward"`
+	// MaxTraces bounds N1 (0: the package's MaxTraces); MaxSets bounds K
+	// (0: MaxSets); MaxAggregations bounds N2 (0: MaxAggregations).
+	MaxTraces       int `json:"max_traces,omitempty"`
+	MaxSets         int `json:"max_sets,omitempty"`
+	MaxAggregations int `json:"max_aggregations,omitempty"`
+	// SetSizes, when not empty, restricts n to the listed sizes (each in
+	// [2, MaxTraces-1]); else every 2 <= n < N1 is explored.
+	SetSizes []int `json:"set_sizes,omitempty"`
+}
+
+// Candidate is one ranked configuration.
+type Candidate struct {
+	// Config is the configuration (subsets, index order, no gates).
+	Config spiral.Config
+	// Constants are combin's constants of the family and design: M and
+	// the miss probability of a trace.
+	Constants combin.Constants
+	// RoleWeights are Config.RoleWeights(spiral.WithinSet,
+	// spiral.SumReduction): the multipliers that make the update unbiased.
+	RoleWeights spiral.RoleWeights
+	// Budget is the token accounting of one problem and Tokens the count
+	// that Request.Count selects from it.
+	Budget budget.Budget
+	Tokens int64
+	// Variance is the decomposition of Var(g/M) under the reward model.
+	Variance *SearchVariance
+	// SNR is ||grad J||^2/Var(g/M) for one problem at this N2, and
+	// SNRPerToken = SNR/Tokens: the signal-to-noise ratio of a batch of B
+	// problems is B SNR, and a token budget buys B proportional to
+	// 1/Tokens.
+	SNR         *big.Rat
+	SNRPerToken float64
+}
+
+// Result is Advise's answer.
+type Result struct {
+	// Candidates are the feasible configurations, best SNRPerToken first.
+	Candidates []Candidate
+	// Skipped counts the (N1, n, K, design) combinations within the
+	// budget that were not evaluated because their exact cost exceeds
+	// MaxWork or the design's enumeration limits.
+	Skipped int
+}
+
+// Advise ranks every configuration within the request's budget and the
+// bounds (subsets of size 2 <= n < N1, 3 <= N1 <= MaxTraces, 2 <= K <=
+// min(C(N1, n), MaxSets), 1 <= N2 <= MaxAggregations, uniform and balanced
+// designs) by the signal-to-noise per token of the unbiased-scaled search
+// update on the reward model's toy problem. Each (N1, n, K, design) is
+// evaluated once, exactly (DecomposeSearch), and every N2 follows from the
+// 1/N2 law of the noise term. The cost is that of at most a few hundred
+// evaluations of at most MaxWork each: tens of seconds for the whole space
+// at a budget of 24 calls, a few at the paper's N1 = 8, n = 4, K <= 4. It returns an error naming the field of req
+// that is out of range, or if the reward model gives no signal (Found =
+// Missed, or Correct 0 or 1).
+func Advise(req Request) (Result, error) {
+	if err := req.check(); err != nil {
+		return Result{}, err
+	}
+	maxN1 := cmp.Or(req.MaxTraces, MaxTraces)
+	maxK := cmp.Or(req.MaxSets, MaxSets)
+	maxN2 := cmp.Or(req.MaxAggregations, MaxAggregations)
+	c, err := estimator.NewCategorical([]*big.Rat{req.Reward.Correct, new(big.Rat).Sub(big.NewRat(1, 1), req.Reward.Correct)})
+	if err != nil {
+		return Result{}, fmt.Errorf("advise: reward.correct: %w", err)
+	}
+	var res Result
+	for N1 := 3; N1 <= maxN1; N1++ {
+		for n := 2; n < N1; n++ {
+			if len(req.SetSizes) > 0 && !slices.Contains(req.SetSizes, n) {
+				continue
+			}
+			tab, err := findOne(n, req.Reward)
+			if err != nil {
+				return Result{}, err
+			}
+			f, err := combin.Subsets(N1, n)
+			if err != nil {
+				return Result{}, err
+			}
+			T, _ := f.Count64()
+			for K := 2; K <= maxK && uint64(K) <= T; K++ {
+				for _, design := range []combin.Design{combin.Uniform, combin.Balanced} {
+					cands := req.feasible(N1, n, K, design, maxN2)
+					if len(cands) == 0 {
+						continue
+					}
+					v, err := evaluate(f, K, design, c, tab)
+					if err != nil {
+						if errors.Is(err, errTooCostly) {
+							res.Skipped++
+							continue
+						}
+						return Result{}, err
+					}
+					for _, cand := range cands {
+						if err := cand.complete(v); err != nil {
+							return Result{}, err
+						}
+						res.Candidates = append(res.Candidates, cand)
+					}
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(res.Candidates, func(a, b Candidate) int {
+		return cmp.Or(cmp.Compare(b.SNRPerToken, a.SNRPerToken), cmp.Compare(a.Tokens, b.Tokens))
+	})
+	return res, nil
+}
+
+var errTooCostly = errors.New("advise: beyond the exact cost bound")
+
+func (req Request) check() error {
+	if req.Budget < 1 {
+		return fmt.Errorf("advise: budget = %d, want >= 1", req.Budget)
+	}
+	if req.Count < Generated || req.Count > WithCachedPrefill {
+		return fmt.Errorf("advise: undefined count %d", int(req.Count))
+	}
+	if req.Lengths.Search < 1 || req.Lengths.Aggregation < 1 || req.Lengths.Prompt < 0 {
+		return fmt.Errorf("advise: lengths %+v: search and aggregation must be >= 1, prompt >= 0", req.Lengths)
+	}
+	for _, b := range []struct {
+		name      string
+		val, most int
+	}{{"max_traces", req.MaxTraces, MaxTraces}, {"max_sets", req.MaxSets, MaxSets}, {"max_aggregations", req.MaxAggregations, MaxAggregations}} {
+		if b.val < 0 || b.val > b.most {
+			return fmt.Errorf("advise: %s = %d not in [0, %d]", b.name, b.val, b.most)
+		}
+	}
+	if len(req.SetSizes) > MaxTraces {
+		return fmt.Errorf("advise: %d set sizes, want at most %d", len(req.SetSizes), MaxTraces)
+	}
+	for i, n := range req.SetSizes {
+		if n < 2 || n >= MaxTraces {
+			return fmt.Errorf("advise: set_sizes[%d] = %d not in [2, %d]", i, n, MaxTraces-1)
+		}
+	}
+	r := req.Reward
+	for _, x := range []struct {
+		name string
+		val  *big.Rat
+	}{{"correct", r.Correct}, {"found", r.Found}, {"missed", r.Missed}} {
+		if x.val == nil || x.val.Sign() < 0 || x.val.Cmp(big.NewRat(1, 1)) > 0 {
+			return fmt.Errorf("advise: reward.%s = %v not in [0, 1]", x.name, x.val)
+		}
+	}
+	if r.Correct.Sign() == 0 || r.Correct.Cmp(big.NewRat(1, 1)) == 0 || r.Found.Cmp(r.Missed) == 0 {
+		return fmt.Errorf("advise: reward model correct = %v, found = %v, missed = %v gives no search signal", r.Correct, r.Found, r.Missed)
+	}
+	return nil
+}
+
+// feasible returns the candidates of (N1, n, K, design) within the budget,
+// one per N2, with their configuration, constants, role weights and tokens.
+func (req Request) feasible(N1, n, K int, design combin.Design, maxN2 int) []Candidate {
+	var out []Candidate
+	for N2 := 1; N2 <= maxN2; N2++ {
+		cfg := spiral.Paper()
+		cfg.SearchTraces, cfg.SetSize, cfg.Sets, cfg.AggregationsPerSet, cfg.Design = N1, n, K, N2, design
+		b, err := budget.SPIRAL(cfg, req.Lengths)
+		if err != nil {
+			continue // an invalid design for these sizes, or an overflowing count
+		}
+		tokens := b.Generated()
+		switch req.Count {
+		case WithPrefill:
+			tokens += b.Prefill()
+		case WithCachedPrefill:
+			tokens += b.CachedPrefill
+		}
+		if tokens > req.Budget {
+			break // tokens grow with N2
+		}
+		out = append(out, Candidate{Config: cfg, Budget: b, Tokens: tokens})
+	}
+	return out
+}
+
+// complete fills the constants, role weights and SNR of a candidate.
+func (c *Candidate) complete(v *SearchVariance) error {
+	cfg := c.Config
+	k, err := cfg.Constants()
+	if err != nil {
+		return err
+	}
+	w, err := cfg.RoleWeights(spiral.WithinSet, spiral.SumReduction)
+	if err != nil {
+		return err
+	}
+	if k.M == nil || k.M.Cmp(v.M) != 0 {
+		return fmt.Errorf("advise: %+v: combin's M = %v, the engine's %v", cfg, k.M, v.M)
+	}
+	c.Constants, c.RoleWeights, c.Variance = k, w, v
+	c.SNR = v.SNR(cfg.AggregationsPerSet)
+	if c.SNR != nil {
+		f, _ := c.SNR.Float64()
+		c.SNRPerToken = f / float64(c.Tokens)
+	}
+	return nil
+}
+
+// evaluate decomposes the search variance of one family, K and design,
+// after checking its cost.
+func evaluate(f combin.Family, K int, design combin.Design, c *estimator.Categorical, tab *estimator.Table) (*SearchVariance, error) {
+	N1 := f.Traces()
+	T, _ := f.Count64()
+	// C(T, K) bounds the selections of either design.
+	work := new(big.Int).Binomial(int64(T), int64(K))
+	n2 := uint64(N1 * N1)
+	work.Mul(work, new(big.Int).SetUint64(uint64(K*K)*n2))
+	work.Add(work, new(big.Int).SetUint64((uint64(1)<<N1)*T*T*n2/4))
+	if work.Cmp(big.NewInt(MaxWork)) > 0 {
+		return nil, errTooCostly
+	}
+	var d *estimator.SetDistribution
+	var err error
+	if design == combin.Uniform {
+		d, err = estimator.UniformSets(f, K)
+	} else {
+		d, err = estimator.BalancedSets(f, K)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errTooCostly, err)
+	}
+	return DecomposeSearch(d, c, tab, combin.IndexOrder)
+}
+
+// findOne returns the reward model's set objective over {correct = 0,
+// wrong = 1}^n.
+func findOne(n int, r RewardModel) (*estimator.Table, error) {
+	size := 1 << n
+	values := make([]*big.Rat, size)
+	for idx := range size {
+		if idx == size-1 { // every member wrong
+			values[idx] = r.Missed
+		} else {
+			values[idx] = r.Found
+		}
+	}
+	return estimator.NewTable(2, n, values)
+}

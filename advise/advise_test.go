@@ -1,0 +1,135 @@
+package advise
+
+import (
+	"math/big"
+	"testing"
+
+	"spiral"
+	"spiral/budget"
+	"spiral/combin"
+	"spiral/estimator"
+	"spiral/internal/spiraltest"
+)
+
+func paperRequest() Request {
+	return Request{
+		Budget:  98_304,
+		Lengths: budget.PaperLimits(0),
+		Reward:  RewardModel{Correct: big.NewRat(1, 4), Found: big.NewRat(3, 4), Missed: big.NewRat(1, 10)},
+	}
+}
+
+func findPaper(t *testing.T, res Result) (int, Candidate) {
+	t.Helper()
+	for i, c := range res.Candidates {
+		if c.Config == spiral.Paper() {
+			return i, c
+		}
+	}
+	t.Fatalf("the paper's configuration is not among %d candidates (%d skipped)", len(res.Candidates), res.Skipped)
+	return 0, Candidate{}
+}
+
+// At the paper's budget the paper's configuration is ranked, with its
+// constants, tokens and role weights, and the ranking is ordered and within
+// the budget.
+func TestAdvisePaper(t *testing.T) {
+	req := paperRequest()
+	req.SetSizes, req.MaxSets = []int{4}, 4
+	res, err := Advise(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, paper := findPaper(t, res)
+	if paper.Constants.M.Cmp(big.NewRat(1365, 1541)) != 0 || paper.Constants.MissProb.Cmp(big.NewRat(88, 1541)) != 0 {
+		t.Errorf("paper: M = %v, miss = %v; want 1365/1541, 88/1541", paper.Constants.M, paper.Constants.MissProb)
+	}
+	if paper.Tokens != 98_304 || paper.Budget.Generated() != 98_304 {
+		t.Errorf("paper: %d tokens, want 98304", paper.Tokens)
+	}
+	if paper.RoleWeights.Search.Cmp(big.NewRat(1365, 1541)) != 0 || paper.RoleWeights.Aggregation.Cmp(big.NewRat(12, 1)) != 0 {
+		t.Errorf("paper: role weights %v, %v; want 1365/1541, 12", paper.RoleWeights.Search, paper.RoleWeights.Aggregation)
+	}
+	seen := map[spiral.Config]bool{}
+	for i, c := range res.Candidates {
+		if c.Tokens > req.Budget {
+			t.Errorf("%+v: %d tokens over the budget", c.Config, c.Tokens)
+		}
+		if i > 0 && c.SNRPerToken > res.Candidates[i-1].SNRPerToken {
+			t.Errorf("rank %d: %v per token after %v", i, c.SNRPerToken, res.Candidates[i-1].SNRPerToken)
+		}
+		if seen[c.Config] {
+			t.Errorf("%+v listed twice", c.Config)
+		}
+		seen[c.Config] = true
+	}
+}
+
+// The whole space at the paper's budget (about a minute).
+func TestAdvisePaperBudgetFull(t *testing.T) {
+	spiraltest.SkipUnlessLong(t)
+	res, err := Advise(paperRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rank, paper := findPaper(t, res)
+	top := res.Candidates[0]
+	req := paperRequest()
+	// The candidate's SNR is the exact engine's at its N2: Signal over
+	// the variance of g/M that SetDistribution.Moments gives directly.
+	f, _ := combin.Subsets(8, 4)
+	d, err := estimator.UniformSets(f, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := estimator.NewCategorical([]*big.Rat{big.NewRat(1, 4), big.NewRat(3, 4)})
+	tab, _ := findOne(4, req.Reward)
+	m, err := d.Moments(c, tab, combin.IndexOrder, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := new(big.Rat).Quo(paper.Variance.Signal, m.NormalisedVariance())
+	if paper.SNR.Cmp(want) != 0 {
+		t.Errorf("paper SNR = %v, the engine's %v", paper.SNR, want)
+	}
+
+	t.Logf("%d candidates, %d skipped; paper rank %d, SNR/token %.4g; top %+v SNR/token %.4g", len(res.Candidates), res.Skipped, rank+1, paper.SNRPerToken, top.Config, top.SNRPerToken)
+}
+
+func TestAdviseRejects(t *testing.T) {
+	ok := paperRequest()
+	for name, mutate := range map[string]func(*Request){
+		"budget":      func(r *Request) { r.Budget = 0 },
+		"count":       func(r *Request) { r.Count = 7 },
+		"search":      func(r *Request) { r.Lengths.Search = 0 },
+		"prompt":      func(r *Request) { r.Lengths.Prompt = -1 },
+		"max_traces":  func(r *Request) { r.MaxTraces = 9 },
+		"max_sets":    func(r *Request) { r.MaxSets = -1 },
+		"max_agg":     func(r *Request) { r.MaxAggregations = 1 << 40 },
+		"set_sizes":   func(r *Request) { r.SetSizes = []int{1} },
+		"correct nil": func(r *Request) { r.Reward.Correct = nil },
+		"correct 1":   func(r *Request) { r.Reward.Correct = big.NewRat(1, 1) },
+		"found > 1":   func(r *Request) { r.Reward.Found = big.NewRat(3, 2) },
+		"no signal":   func(r *Request) { r.Reward.Found = r.Reward.Missed },
+	} {
+		r := ok
+		r.SetSizes = nil
+		mutate(&r)
+		if _, err := Advise(r); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// A budget below every configuration gives an empty ranking, at no cost.
+func TestAdviseTinyBudget(t *testing.T) {
+	req := paperRequest()
+	req.Budget = 4096 * 4
+	res, err := Advise(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Candidates) != 0 || res.Skipped != 0 {
+		t.Errorf("%d candidates, %d skipped under 4 calls' tokens", len(res.Candidates), res.Skipped)
+	}
+}

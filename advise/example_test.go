@@ -1,0 +1,41 @@
+package advise_test
+
+import (
+	"fmt"
+	"math/big"
+
+	"spiral/advise"
+	"spiral/budget"
+)
+
+// Rank the configurations of at most 6 search traces that fit 14 calls of
+// 4,096 tokens, for a problem whose search traces are correct one time in
+// four and whose aggregator finds a correct candidate three times in four.
+func ExampleAdvise() {
+	res, err := advise.Advise(advise.Request{
+		Budget:    14 * 4096,
+		Lengths:   budget.PaperLimits(0),
+		Reward:    advise.RewardModel{Correct: big.NewRat(1, 4), Found: big.NewRat(3, 4), Missed: big.NewRat(1, 10)},
+		MaxTraces: 6,
+		MaxSets:   4,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("N1  n  K N2 design       M     miss  tokens  SNR/token")
+	for _, c := range res.Candidates[:5] {
+		cfg := c.Config
+		fmt.Printf("%2d %2d %2d %2d %-8s %5.3f %8v %7d %10.3g\n", cfg.SearchTraces, cfg.SetSize, cfg.Sets,
+			cfg.AggregationsPerSet, cfg.Design, c.Constants.MFloat, c.Constants.MissProb, c.Tokens, c.SNRPerToken)
+	}
+	fmt.Println(len(res.Candidates), "candidates")
+	// Output:
+	// N1  n  K N2 design       M     miss  tokens  SNR/token
+	//  6  2  3  2 balanced 2.000      0/1   49152   2.37e-05
+	//  6  2  4  2 balanced 2.000      0/1   57344    2.2e-05
+	//  6  2  3  1 balanced 2.000      0/1   36864   2.14e-05
+	//  6  2  4  1 balanced 2.000      0/1   40960   2.11e-05
+	//  4  2  4  1 balanced 1.000      0/1   32768   1.94e-05
+	// 172 candidates
+}
