@@ -94,7 +94,8 @@ type Request struct {
 	// Reward is the reward model.
 	Reward RewardModel `json:"reward"`
 	// MaxTraces bounds N1 (0: the package's MaxTraces); MaxSets bounds K
-	// (0: MaxSets); MaxAggregations bounds N2 (0: MaxAggregations).
+	// (0: MaxSets); MaxAggregations bounds N2 (0: MaxAggregations; 1
+	// leaves no candidate, since N2 >= 2).
 	MaxTraces       int `json:"max_traces,omitempty"`
 	MaxSets         int `json:"max_sets,omitempty"`
 	MaxAggregations int `json:"max_aggregations,omitempty"`
@@ -139,8 +140,9 @@ type Result struct {
 
 // Advise ranks every configuration within the request's budget and the
 // bounds (subsets of size 2 <= n < N1, 3 <= N1 <= MaxTraces, 2 <= K <=
-// min(C(N1, n), MaxSets), 1 <= N2 <= MaxAggregations, uniform and balanced
-// designs) by the signal-to-noise per token of the unbiased-scaled search
+// min(C(N1, n), MaxSets), 2 <= N2 <= MaxAggregations, uniform and balanced
+// designs; N2 = 1 is left out because its within-set aggregation advantage
+// is identically 0, so it trains no aggregator) by the signal-to-noise per token of the unbiased-scaled search
 // update on the reward model's toy problem. Each (N1, n, K, design) is
 // evaluated once, exactly (DecomposeSearch), and every N2 follows from the
 // 1/N2 law of the noise term. The cost is that of at most a few hundred
@@ -251,7 +253,7 @@ func (req Request) check() error {
 // one per N2, with their configuration, constants, role weights and tokens.
 func (req Request) feasible(N1, n, K int, design combin.Design, maxN2 int) []Candidate {
 	var out []Candidate
-	for N2 := 1; N2 <= maxN2; N2++ {
+	for N2 := 2; N2 <= maxN2; N2++ {
 		cfg := spiral.Paper()
 		cfg.SearchTraces, cfg.SetSize, cfg.Sets, cfg.AggregationsPerSet, cfg.Design = N1, n, K, N2, design
 		b, err := budget.SPIRAL(cfg, req.Lengths)

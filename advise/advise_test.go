@@ -58,6 +58,9 @@ func TestAdvisePaper(t *testing.T) {
 		if i > 0 && c.SNRPerToken > res.Candidates[i-1].SNRPerToken {
 			t.Errorf("rank %d: %v per token after %v", i, c.SNRPerToken, res.Candidates[i-1].SNRPerToken)
 		}
+		if c.RoleWeights.AggregationFloat <= 0 {
+			t.Errorf("%+v: aggregation weight %v: no aggregation signal", c.Config, c.RoleWeights.AggregationFloat)
+		}
 		if seen[c.Config] {
 			t.Errorf("%+v listed twice", c.Config)
 		}

@@ -34,8 +34,8 @@ func ExampleAdvise() {
 	// N1  n  K N2 design       M     miss  tokens  SNR/token
 	//  6  2  3  2 balanced 2.000      0/1   49152   2.37e-05
 	//  6  2  4  2 balanced 2.000      0/1   57344    2.2e-05
-	//  6  2  3  1 balanced 2.000      0/1   36864   2.14e-05
-	//  6  2  4  1 balanced 2.000      0/1   40960   2.11e-05
-	//  4  2  4  1 balanced 1.000      0/1   32768   1.94e-05
-	// 172 candidates
+	//  5  2  4  2 balanced 1.500      0/1   53248   1.89e-05
+	//  5  2  3  2 balanced 1.500      0/1   45056   1.84e-05
+	//  4  2  4  2 balanced 1.000      0/1   49152   1.73e-05
+	// 115 candidates
 }
