@@ -10,6 +10,7 @@
 //	spiral group [-preset NAME | -scale none|group|batch -epsilon E -bessel -leave-one-out] < lines
 //	spiral passk -k 1,8,64 < lines
 //	spiral vectors -out DIR
+//	spiral advise [-table] [-top R] < request.json
 //
 // "spiral <command> -h" prints the command's flags and the JSON schema of
 // its input and output lines; the help texts are the reference for both.
@@ -30,6 +31,10 @@
 //     {"ids", "rewards", optional "unscorable"} with advantage.GroupRelative.
 //   - passk computes pass@k with eval.PassAtK for each line {"n", "c"}.
 //   - vectors writes the conformance vectors of cmd/spiral/testdata/vectors.
+//   - advise reads one request (a token budget and a "find one" reward
+//     model) and ranks the configurations that fit it by signal-to-noise
+//     per token of the search update, with advise.Advise, as JSON or with
+//     -table as a table.
 //
 // # Protocol of credit, group and passk
 //

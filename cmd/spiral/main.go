@@ -32,6 +32,7 @@ Commands:
   group      group baselines (GRPO, Dr. GRPO, RLOO) of one batch of rows per input line
   passk      pass@k of one problem per input line
   vectors    write the conformance vectors to a directory
+  advise     rank configurations within a token budget by signal per token
 
 Run "spiral <command> -h" for a command's flags and JSON schema.
 `
@@ -81,6 +82,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runPassK(rest, stdin, stdout, stderr)
 	case "vectors":
 		return runVectors(rest, stdout, stderr)
+	case "advise":
+		return runAdvise(rest, stdin, stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		if cmd == "help" && len(rest) > 0 {
 			return run([]string{rest[0], "-h"}, stdin, stdout, stderr)

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"text/tabwriter"
+
+	"spiral/advise"
+	"spiral/budget"
+)
+
+const adviseHelp = `usage: spiral advise [-table] [-top R] < request.json
+
+advise reads one JSON object, a token budget and a reward model, and ranks
+every configuration (N1, n, K, N2, design) that fits the budget by the
+signal-to-noise per token of the unbiased-scaled search update
+(advise.Advise; docs/findings.md#choosing-a-configuration). The reward model
+is "find one": a search trace is correct with probability "correct"; an
+aggregation output is correct with probability "found" when at least one of
+its n candidates is correct, else "missed". Every figure is exact on the
+model's toy problem; the ranking does not score the aggregation update.
+
+Input (one object, at most 1 MiB):
+  {"budget": B,                  tokens per problem, >= 1 (required)
+   "count": "generated",         the tokens counted against the budget:
+                                 "generated", "prefill" (generated + every
+                                 call's prefill) or "cached-prefill"
+                                 (generated + prefill with prefix caching)
+   "prompt": P,                  prompt tokens per call, >= 0 (default 0)
+   "search_length": Ls,          tokens per search trace, >= 1 (required)
+   "aggregation_length": La,     tokens per aggregation output, >= 1 (required)
+   "correct": "p/q",             chance a search trace is correct (required)
+   "found": "p/q",               aggregator success with a correct candidate
+   "missed": "p/q",              aggregator success without one (both required)
+   "max_traces": N1,             bounds, 0 or absent for the defaults: N1 <= 8,
+   "max_sets": K,                K <= 8, N2 <= 16; set_sizes restricts n
+   "max_aggregations": N2,
+   "set_sizes": [n, ...]}
+  Probabilities are JSON strings, fractions "p/q" or decimals "0.25" (read
+  exactly).
+
+Output (one line, or with -table a table of the same rows):
+  {"candidates": [{"search_traces", "set_size", "sets",
+     "aggregations_per_set", "design",
+     "m", "miss_prob": "p/q",         combin's exact constants
+     "m_float", "miss_prob_float",
+     "tokens",                        the count against the budget
+     "generated", "prefill", "cached_prefill",
+     "search_weight", "aggregation_weight",   Config.RoleWeights (within-set
+                                      baseline, sum reduction)
+     "var_sets", "var_traces", "var_noise",   the terms of Var(g/M)
+     "snr", "snr_per_token"}, ...],   best first
+   "skipped": S}                      combinations beyond the cost bound
+
+Flags:
+  -table   write a readable table instead of JSON
+  -top R   at most R rows (0: all)
+
+At the paper's budget ({"budget": 98304, "search_length": 4096,
+"aggregation_length": 4096, ...}) the paper's configuration N1 = 8, n = 4,
+K = 4, N2 = 4 has m "1365/1541", miss_prob "88/1541" and 98304 tokens. The
+whole space takes about a minute; set_sizes and max_sets narrow it.
+
+Exit status: 0 on success, 2 for bad flags, a bad request or a read or write
+error (the error on stderr).
+`
+
+type adviseInput struct {
+	Budget            int64         `json:"budget"`
+	Count             advise.Tokens `json:"count"`
+	Prompt            int           `json:"prompt"`
+	SearchLength      int           `json:"search_length"`
+	AggregationLength int           `json:"aggregation_length"`
+	Correct           *big.Rat      `json:"correct"`
+	Found             *big.Rat      `json:"found"`
+	Missed            *big.Rat      `json:"missed"`
+	MaxTraces         int           `json:"max_traces"`
+	MaxSets           int           `json:"max_sets"`
+	MaxAggregations   int           `json:"max_aggregations"`
+	SetSizes          []int         `json:"set_sizes"`
+}
+
+type adviseRow struct {
+	SearchTraces       int     `json:"search_traces"`
+	SetSize            int     `json:"set_size"`
+	Sets               int     `json:"sets"`
+	AggregationsPerSet int     `json:"aggregations_per_set"`
+	Design             string  `json:"design"`
+	M                  *string `json:"m"`
+	MissProb           *string `json:"miss_prob"`
+	MFloat             float64 `json:"m_float"`
+	MissProbFloat      float64 `json:"miss_prob_float"`
+	Tokens             int64   `json:"tokens"`
+	Generated          int64   `json:"generated"`
+	Prefill            int64   `json:"prefill"`
+	CachedPrefill      int64   `json:"cached_prefill"`
+	SearchWeight       float64 `json:"search_weight"`
+	AggregationWeight  float64 `json:"aggregation_weight"`
+	VarSets            float64 `json:"var_sets"`
+	VarTraces          float64 `json:"var_traces"`
+	VarNoise           float64 `json:"var_noise"`
+	SNR                float64 `json:"snr"`
+	SNRPerToken        float64 `json:"snr_per_token"`
+}
+
+type adviseOutput struct {
+	Candidates []adviseRow `json:"candidates"`
+	Skipped    int         `json:"skipped"`
+}
+
+// adviseRequest decodes the request strictly.
+func adviseRequest(data []byte) (advise.Request, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var in adviseInput
+	if err := dec.Decode(&in); err != nil {
+		return advise.Request{}, err
+	}
+	if dec.More() {
+		return advise.Request{}, fmt.Errorf("more than one JSON value")
+	}
+	for _, f := range []struct {
+		name string
+		ok   bool
+	}{{"budget", in.Budget != 0}, {"search_length", in.SearchLength != 0}, {"aggregation_length", in.AggregationLength != 0},
+		{"correct", in.Correct != nil}, {"found", in.Found != nil}, {"missed", in.Missed != nil}} {
+		if !f.ok {
+			return advise.Request{}, fmt.Errorf("field %q is required", f.name)
+		}
+	}
+	return advise.Request{
+		Budget:          in.Budget,
+		Count:           in.Count,
+		Lengths:         budget.Limits{Prompt: in.Prompt, Search: in.SearchLength, Aggregation: in.AggregationLength},
+		Reward:          advise.RewardModel{Correct: in.Correct, Found: in.Found, Missed: in.Missed},
+		MaxTraces:       in.MaxTraces,
+		MaxSets:         in.MaxSets,
+		MaxAggregations: in.MaxAggregations,
+		SetSizes:        in.SetSizes,
+	}, nil
+}
+
+func adviseRows(res advise.Result, top int) adviseOutput {
+	out := adviseOutput{Candidates: []adviseRow{}, Skipped: res.Skipped}
+	for i, c := range res.Candidates {
+		if top > 0 && i >= top {
+			break
+		}
+		cfg := c.Config
+		N2 := cfg.AggregationsPerSet
+		f := func(x *big.Rat) float64 { v, _ := x.Float64(); return v }
+		var snr float64
+		if c.SNR != nil {
+			snr = f(c.SNR)
+		}
+		out.Candidates = append(out.Candidates, adviseRow{
+			SearchTraces: cfg.SearchTraces, SetSize: cfg.SetSize, Sets: cfg.Sets, AggregationsPerSet: N2,
+			Design: cfg.Design.String(), M: ratString(c.Constants.M), MissProb: ratString(c.Constants.MissProb),
+			MFloat: c.Constants.MFloat, MissProbFloat: c.Constants.MissProbFloat,
+			Tokens: c.Tokens, Generated: c.Budget.Generated(), Prefill: c.Budget.Prefill(), CachedPrefill: c.Budget.CachedPrefill,
+			SearchWeight: c.RoleWeights.SearchFloat, AggregationWeight: c.RoleWeights.AggregationFloat,
+			VarSets: f(c.Variance.Sets), VarTraces: f(c.Variance.Traces), VarNoise: f(c.Variance.Noise(N2)),
+			SNR: snr, SNRPerToken: c.SNRPerToken,
+		})
+	}
+	return out
+}
+
+func writeAdviseTable(w io.Writer, out adviseOutput) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "rank\tN1\tn\tK\tN2\tdesign\tM\tmiss\ttokens\tsearch w\tagg w\tvar sets\tvar traces\tvar noise\tSNR\tSNR/token\t")
+	str := func(s *string) string {
+		if s == nil {
+			return "-"
+		}
+		return *s
+	}
+	for i, r := range out.Candidates {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t\n", i+1,
+			r.SearchTraces, r.SetSize, r.Sets, r.AggregationsPerSet, r.Design, str(r.M), str(r.MissProb), r.Tokens,
+			r.SearchWeight, r.AggregationWeight, r.VarSets, r.VarTraces, r.VarNoise, r.SNR, r.SNRPerToken)
+	}
+	fmt.Fprintf(tw, "%d skipped (beyond the exact cost bound)\n", out.Skipped)
+	return tw.Flush()
+}
+
+func runAdvise(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlagSet("advise", stderr)
+	table := fs.Bool("table", false, "")
+	top := fs.Int("top", 0, "")
+	if code, done := parseFlags(fs, adviseHelp, args, stdout, stderr); done {
+		return code
+	}
+	if *top < 0 {
+		return usageError(stderr, "advise", fmt.Sprintf("-top = %d < 0", *top))
+	}
+	data, err := io.ReadAll(io.LimitReader(stdin, MaxLine+1))
+	if err != nil {
+		fmt.Fprintf(stderr, "spiral advise: reading standard input: %v\n", err)
+		return exitUsage
+	}
+	if len(data) > MaxLine {
+		return usageError(stderr, "advise", fmt.Sprintf("the request is longer than %d bytes", MaxLine))
+	}
+	req, err := adviseRequest(data)
+	if err != nil {
+		return usageError(stderr, "advise", "request: "+err.Error())
+	}
+	res, err := advise.Advise(req)
+	if err != nil {
+		return usageError(stderr, "advise", err.Error())
+	}
+	out := adviseRows(res, *top)
+	if *table {
+		err = writeAdviseTable(stdout, out)
+	} else {
+		var o jsonOut
+		_, err = fmt.Fprintf(stdout, "%s\n", o.encode(out))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "spiral advise: writing standard output: %v\n", err)
+		return exitUsage
+	}
+	return exitOK
+}
