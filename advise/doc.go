@@ -12,7 +12,8 @@
 //
 // Sets has a closed form through the law of the coverage count (CoverMoments)
 // whenever the objective is symmetric or the candidates are shuffled, and
-// the noise term falls as 1/N2.
+// the noise term falls as 1/N2 and, for a symmetric objective, closes
+// through the design's counts (NoiseClosedForm).
 //
 //	v, err := advise.DecomposeSearch(design, policy, table, combin.IndexOrder)
 //	snr := v.SNR(4) // ||grad J||^2 / Var(g/M) at N2 = 4

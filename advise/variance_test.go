@@ -185,3 +185,51 @@ func TestNoiseTermClosedForm(t *testing.T) {
 		}
 	}
 }
+
+// The closed noise term through the design's counts equals the engine's
+// Noise1, for symmetric objectives under both designs.
+func TestNoiseClosedFormCounts(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(spiraltest.Seed, 18))
+	c := policy(t, big.NewRat(1, 3), big.NewRat(1, 2), big.NewRat(1, 6))
+	checked := 0
+	for _, sc := range smallCases {
+		if sc.ordered {
+			continue
+		}
+		f := family(t, sc)
+		tab, err := estimator.SymmetricRandomTable(rnd, 3, sc.n, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		uniform, err := estimator.UniformSets(f, sc.K)
+		if err != nil {
+			t.Fatal(err)
+		}
+		balanced, err := estimator.BalancedSets(f, sc.K)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range []*estimator.SetDistribution{uniform, balanced} {
+			v, err := DecomposeSearch(d, c, tab, combin.IndexOrder)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := NoiseClosedForm(d, c, tab)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Cmp(v.Noise1) != 0 {
+				t.Errorf("%+v: closed Noise1 = %v, engine %v", sc, got, v.Noise1)
+			}
+			checked++
+		}
+	}
+	if checked < 8 {
+		t.Fatalf("checked %d configurations", checked)
+	}
+	asym, _ := estimator.RandomTable(rnd, 3, 2, 5)
+	d, _ := estimator.UniformSets(family(t, smallCases[0]), 2)
+	if _, err := NoiseClosedForm(d, c, asym); err == nil {
+		t.Error("no error for an asymmetric objective")
+	}
+}

@@ -1,0 +1,120 @@
+package advise
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+
+	"spiral/estimator"
+)
+
+// NoiseClosedForm returns Noise1 (the reward-noise term of Var(g/M) at N2 =
+// 1, see SearchVariance) for a symmetric objective t in closed form, through
+// the design's counts. Given the selection S and the traces, the score of
+// set H has variance f_H (1 - f_H)/N2 and enters g with the coefficient
+// sum_i w_S(i, H) s_i, s_i = e_{y_i} - p, w_S(i, H) = [i in H]/c_i -
+// [c_i > 0]/K. A trace outside H is independent of f_H and has mean score
+// 0, so only three moments of the toy problem remain,
+//
+//	B_d = E[f(1-f) ||s_1||^2],  B_o = E[f(1-f) s_1.s_2],  F sigma^2 = E[f(1-f)] E||s||^2,
+//
+// and, with u_i = 1/c_i - 1/K for the members of H and C_S the traces
+// covered,
+//
+//	M^2 Noise1 = E_S sum_{H in S} [ (B_d - B_o) sum_{i in H} u_i^2
+//	             + B_o (sum_{i in H} u_i)^2 + F sigma^2 (C_S - n)/K^2 ].
+//
+// The selections are enumerated (at most 2,097,152); the moments cost V^n.
+// It returns an error if t is not symmetric or its sizes do not match c
+// and d, or M = 0.
+func NoiseClosedForm(d *estimator.SetDistribution, c *estimator.Categorical, t *estimator.Table) (*big.Rat, error) {
+	V, n := t.V(), t.Arity()
+	if c.Size() != V || d.SetSize() != n {
+		return nil, fmt.Errorf("advise: policy of %d symbols, table over %d symbols of arity %d, sets of %d", c.Size(), V, n, d.SetSize())
+	}
+	if !symmetric(t) {
+		return nil, errors.New("advise: the closed noise term needs a symmetric objective")
+	}
+	// The moments of the toy problem, by enumeration of [V]^n.
+	one := big.NewRat(1, 1)
+	dot := func(u, v int) *big.Rat { // s_u . s_v for symbols u, v
+		su, sv := c.Score(u), c.Score(v)
+		x := new(big.Rat)
+		for k := range su {
+			x.Add(x, new(big.Rat).Mul(su[k], sv[k]))
+		}
+		return x
+	}
+	Bd, Bo, F, sigma2 := new(big.Rat), new(big.Rat), new(big.Rat), new(big.Rat)
+	for v := range V {
+		sigma2.Add(sigma2, new(big.Rat).Mul(c.Prob(v), dot(v, v)))
+	}
+	y := make([]int, n)
+	for idx := range t.Len() {
+		r := idx
+		prob := new(big.Rat).Set(one)
+		for k := n - 1; k >= 0; k-- {
+			y[k] = r % V
+			r /= V
+			prob.Mul(prob, c.Prob(y[k]))
+		}
+		f := t.At(y)
+		w := new(big.Rat).Sub(one, f)
+		w.Mul(w, f).Mul(w, prob) // P(y) f (1 - f)
+		F.Add(F, w)
+		Bd.Add(Bd, new(big.Rat).Mul(w, dot(y[0], y[0])))
+		if n > 1 {
+			Bo.Add(Bo, new(big.Rat).Mul(w, dot(y[0], y[1])))
+		}
+	}
+	Fs := new(big.Rat).Mul(F, sigma2)
+	diag := new(big.Rat).Sub(Bd, Bo)
+	// The design's counts, selection by selection.
+	N := d.Traces()
+	sets := make([][]int, d.NumSets())
+	for h := range sets {
+		sets[h] = d.Set(h)
+	}
+	counts := make([]int, N)
+	sum := new(big.Rat)
+	selections := 0
+	for sel, prob := range d.Selections() {
+		if selections++; selections > maxSelections {
+			return nil, fmt.Errorf("advise: the design has more than %d selections", maxSelections)
+		}
+		clear(counts)
+		for _, h := range sel {
+			for _, i := range sets[h] {
+				counts[i]++
+			}
+		}
+		K := len(sel)
+		covered := 0
+		for _, ci := range counts {
+			if ci > 0 {
+				covered++
+			}
+		}
+		invK := big.NewRat(1, int64(K))
+		term := new(big.Rat)
+		for _, h := range sel {
+			s1, s2 := new(big.Rat), new(big.Rat)
+			for _, i := range sets[h] {
+				u := new(big.Rat).Sub(big.NewRat(1, int64(counts[i])), invK)
+				s1.Add(s1, u)
+				s2.Add(s2, new(big.Rat).Mul(u, u))
+			}
+			term.Add(term, s2.Mul(s2, diag))
+			term.Add(term, s1.Mul(s1.Mul(s1, s1), Bo))
+		}
+		out := new(big.Rat).Mul(Fs, big.NewRat(int64(K)*int64(covered-n), int64(K)*int64(K)))
+		term.Add(term, out)
+		sum.Add(sum, term.Mul(term, prob))
+	}
+	M := new(big.Rat).Quo(d.Coverage(), new(big.Rat).SetInt64(int64(n)))
+	M.Sub(M, one)
+	if M.Sign() == 0 {
+		return nil, errors.New("advise: the design's M is 0")
+	}
+	return sum.Quo(sum, M.Mul(M, M)), nil
+}
