@@ -13,7 +13,10 @@
 // Sets has a closed form through the law of the coverage count (CoverMoments)
 // whenever the objective is symmetric or the candidates are shuffled, and
 // the noise term falls as 1/N2 and, for a symmetric objective, closes
-// through the design's counts (NoiseClosedForm).
+// through the design's counts (NoiseClosedForm). DecomposeAggregation does
+// the same for the aggregation update u/(K a) of a binary aggregator: the
+// outputs' reward noise, which no design changes, and the draws of traces
+// and sets.
 //
 //	v, err := advise.DecomposeSearch(design, policy, table, combin.IndexOrder)
 //	snr := v.SNR(4) // ||grad J||^2 / Var(g/M) at N2 = 4

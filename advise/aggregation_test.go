@@ -1,0 +1,178 @@
+package advise
+
+import (
+	"math/big"
+	"math/rand/v2"
+	"testing"
+
+	"spiral"
+	"spiral/combin"
+	"spiral/estimator"
+	"spiral/internal/spiraltest"
+)
+
+// bruteAggregation enumerates the traces, the selection and every set's
+// number of correct outputs, and returns E||u||^2, E||E[u | y, S]||^2 and
+// E[u]'s coefficient on e_1 - e_2 per context.
+func bruteAggregation(t *testing.T, d *estimator.SetDistribution, c *estimator.Categorical, s *estimator.Table, N2 int) (sq, condSq *big.Rat, mean []*big.Rat) {
+	t.Helper()
+	N, V := d.Traces(), c.Size()
+	vals := s.Values()
+	mean = make([]*big.Rat, s.Len())
+	for i := range mean {
+		mean[i] = new(big.Rat)
+	}
+	sq, condSq = new(big.Rat), new(big.Rat)
+	y := make([]int, N)
+	total := 1
+	for range N {
+		total *= V
+	}
+	for code := range total {
+		r := code
+		py := big.NewRat(1, 1)
+		for i := range N {
+			y[i] = r % V
+			r /= V
+			py.Mul(py, c.Prob(y[i]))
+		}
+		for sel, ps := range d.Selections() {
+			p := new(big.Rat).Mul(py, ps)
+			ctx := make([]int, len(sel))
+			for k, h := range sel {
+				set := d.Set(h)
+				ctx[k] = 0
+				for _, i := range set {
+					ctx[k] = ctx[k]*V + y[i]
+				}
+			}
+			// E[u | y, S] per context.
+			cond := map[int]*big.Rat{}
+			for k := range sel {
+				m, _ := binaryMoments(vals[ctx[k]], N2)
+				if cond[ctx[k]] == nil {
+					cond[ctx[k]] = new(big.Rat)
+				}
+				cond[ctx[k]].Add(cond[ctx[k]], m)
+			}
+			for x, v := range cond {
+				mean[x].Add(mean[x], new(big.Rat).Mul(p, v))
+				condSq.Add(condSq, new(big.Rat).Mul(p, new(big.Rat).Mul(v, v)))
+			}
+			// Every outcome X_k in [0, N2] of every set.
+			X := make([]int, len(sel))
+			for {
+				px := new(big.Rat).Set(p)
+				coef := map[int]*big.Rat{}
+				for k, x := range X {
+					sk := vals[ctx[k]]
+					b := new(big.Rat).SetInt(new(big.Int).Binomial(int64(N2), int64(x)))
+					for range x {
+						b.Mul(b, sk)
+					}
+					for range N2 - x {
+						b.Mul(b, new(big.Rat).Sub(big.NewRat(1, 1), sk))
+					}
+					px.Mul(px, b)
+					if coef[ctx[k]] == nil {
+						coef[ctx[k]] = new(big.Rat)
+					}
+					coef[ctx[k]].Add(coef[ctx[k]], big.NewRat(int64(x*(N2-x)), int64(N2)))
+				}
+				for _, v := range coef {
+					sq.Add(sq, new(big.Rat).Mul(px, new(big.Rat).Mul(v, v)))
+				}
+				k := 0
+				for ; k < len(X); k++ {
+					if X[k]++; X[k] <= N2 {
+						break
+					}
+					X[k] = 0
+				}
+				if k == len(X) {
+					break
+				}
+			}
+		}
+	}
+	two := big.NewRat(2, 1)
+	return sq.Mul(sq, two), condSq.Mul(condSq, two), mean
+}
+
+// The aggregation terms equal the brute-force moments of the update, and
+// the brute force's mean is estimator's JointExpectation (the library's
+// within-set credit), on three uniform and two balanced configurations.
+func TestAggregationVarianceExact(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(spiraltest.Seed, 19))
+	c := policy(t, big.NewRat(1, 3), big.NewRat(2, 3))
+	for _, x := range []struct {
+		sc       smallCase
+		N2       int
+		balanced bool
+	}{{smallCase{4, 2, 2, false}, 2, false}, {smallCase{4, 2, 3, false}, 2, false}, {smallCase{5, 3, 2, false}, 2, false},
+		{smallCase{4, 2, 2, false}, 3, true}, {smallCase{5, 2, 3, false}, 2, true}} {
+		f := family(t, x.sc)
+		// Success probabilities in (0, 1), as the aggregator's softmax needs.
+		values := make([]*big.Rat, 1<<x.sc.n)
+		for i := range values {
+			values[i] = big.NewRat(int64(1+rnd.IntN(4)), 5)
+		}
+		s, err := estimator.NewTable(2, x.sc.n, values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d *estimator.SetDistribution
+		if x.balanced {
+			d, err = estimator.BalancedSets(f, x.sc.K)
+		} else {
+			d, err = estimator.UniformSets(f, x.sc.K)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := DecomposeAggregation(d, c, s, x.N2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sq, condSq, mean := bruteAggregation(t, d, c, s, x.N2)
+		w2 := new(big.Rat).Mul(v.Weight, v.Weight)
+		meanSq := new(big.Rat)
+		for _, m := range mean {
+			meanSq.Add(meanSq, new(big.Rat).Mul(m, m))
+		}
+		meanSq.Mul(meanSq, big.NewRat(2, 1))
+		total := new(big.Rat).Sub(sq, meanSq)
+		total.Quo(total, w2)
+		outputs := new(big.Rat).Sub(sq, condSq)
+		outputs.Quo(outputs, w2)
+		if v.Total().Cmp(total) != 0 || v.Outputs.Cmp(outputs) != 0 {
+			t.Errorf("%+v: Total %v, Outputs %v; brute force %v, %v", x, v.Total(), v.Outputs, total, outputs)
+		}
+		if sig := new(big.Rat).Quo(meanSq, w2); sig.Cmp(v.Signal) != 0 {
+			t.Errorf("%+v: Signal %v, ||E u||^2/(K a)^2 = %v", x, v.Signal, sig)
+		}
+		if x.balanced {
+			continue
+		}
+		aggs := make([]*estimator.Categorical, s.Len())
+		rewards := make([][]*big.Rat, s.Len())
+		for i, si := range s.Values() {
+			aggs[i] = policy(t, si, new(big.Rat).Sub(big.NewRat(1, 1), si))
+			rewards[i] = []*big.Rat{big.NewRat(1, 1), big.NewRat(0, 1)}
+		}
+		agg, err := estimator.NewAggregator(2, x.sc.n, aggs, rewards)
+		if err != nil {
+			t.Fatal(err)
+		}
+		joint, err := estimator.JointExpectation(c, agg, f, x.sc.K, x.N2, spiral.WithinSet, combin.IndexOrder)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range mean {
+			neg := new(big.Rat).Neg(m)
+			if joint.Aggregation[2*i].Cmp(m) != 0 || joint.Aggregation[2*i+1].Cmp(neg) != 0 {
+				t.Errorf("%+v context %d: brute-force mean %v, JointExpectation %v, %v", x, i, m, joint.Aggregation[2*i], joint.Aggregation[2*i+1])
+			}
+		}
+	}
+}
