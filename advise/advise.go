@@ -24,9 +24,9 @@ const (
 	// MaxWork bounds the estimated cost of one (N1, n, K, design) evaluation,
 	// in the units of estimator's SetDistribution.Moments: C(T, K) K^2 N1^2
 	// + 2^N1 T^2 N1^2/4 for T sets (C(T, K) bounds the selections of either
-	// design). The paper's configuration (916,895
-	// selections) costs about 0.94e9; configurations above the bound are
-	// counted in Result.Skipped, not evaluated.
+	// design). The paper's configuration (916,895 selections) costs about
+	// 0.94e9; configurations above the bound are counted in
+	// Result.Skipped, not evaluated.
 	MaxWork = 1 << 30
 )
 
@@ -35,7 +35,9 @@ const (
 // with probability Found when at least one of the n candidates it reads is
 // correct, and with probability Missed otherwise. Its set objective is
 // f(G) = Missed + (Found - Missed) [some member of G is correct], a symmetric
-// objective, so the set-sampling term has its closed form.
+// objective, so the set-sampling term has its closed form. The aggregator is
+// binary (an output is correct or not, reward 1 if correct) with its own
+// parameters per presented context, as for DecomposeAggregation.
 type RewardModel struct {
 	Correct *big.Rat `json:"correct"`
 	Found   *big.Rat `json:"found"`
@@ -118,14 +120,20 @@ type Candidate struct {
 	// that Request.Count selects from it.
 	Budget budget.Budget
 	Tokens int64
-	// Variance is the decomposition of Var(g/M) under the reward model.
-	Variance *SearchVariance
-	// SNR is ||grad J||^2/Var(g/M) for one problem at this N2, and
-	// SNRPerToken = SNR/Tokens: the signal-to-noise ratio of a batch of B
-	// problems is B SNR, and a token budget buys B proportional to
-	// 1/Tokens.
-	SNR         *big.Rat
-	SNRPerToken float64
+	// Variance is the decomposition of Var(g/M) under the reward model,
+	// and Aggregation that of Var(u/(K a)) at this N2.
+	Variance    *SearchVariance
+	Aggregation *AggregationVariance
+	// SNR is the signal-to-noise ratio of one problem's unbiased-scaled
+	// update (g/M, u/(K a)), whose two parts act on separate parameters:
+	//
+	//	SNR = (||grad_search J||^2 + ||grad_agg J||^2)/(Var(g/M) + Var(u/(K a))),
+	//
+	// and SNRPerToken = SNR/Tokens: the signal-to-noise ratio of a batch of
+	// B problems is B SNR, and a token budget buys B proportional to
+	// 1/Tokens. SearchSNR is the search part's alone.
+	SNR, SearchSNR *big.Rat
+	SNRPerToken    float64
 }
 
 // Result is Advise's answer.
@@ -142,14 +150,15 @@ type Result struct {
 // bounds (subsets of size 2 <= n < N1, 3 <= N1 <= MaxTraces, 2 <= K <=
 // min(C(N1, n), MaxSets), 2 <= N2 <= MaxAggregations, uniform and balanced
 // designs; N2 = 1 is left out because its within-set aggregation advantage
-// is identically 0, so it trains no aggregator) by the signal-to-noise per token of the unbiased-scaled search
-// update on the reward model's toy problem. Each (N1, n, K, design) is
-// evaluated once, exactly (DecomposeSearch), and every N2 follows from the
-// 1/N2 law of the noise term. The cost is that of at most a few hundred
-// evaluations of at most MaxWork each: tens of seconds for the whole space
-// at a budget of 24 calls, a few at the paper's N1 = 8, n = 4, K <= 4. It returns an error naming the field of req
-// that is out of range, or if the reward model gives no signal (Found =
-// Missed, or Correct 0 or 1).
+// is identically 0, so it trains no aggregator) by the signal-to-noise per
+// token of the unbiased-scaled update (g/M, u/(K a)) on the reward model's
+// toy problem. Each (N1, n, K, design) is evaluated once, exactly
+// (DecomposeSearch, and DecomposeAggregation's terms), and every N2 follows
+// from them. The cost is that of at most a few hundred evaluations of at
+// most MaxWork each: about a minute for the whole space at a budget of 24
+// calls, a few seconds for the paper's N1 = 8, n = 4, K <= 4. It returns an
+// error naming the field of req that is out of range, or if the reward
+// model gives no signal (Found = Missed, or Correct 0 or 1).
 func Advise(req Request) (Result, error) {
 	if err := req.check(); err != nil {
 		return Result{}, err
@@ -182,7 +191,7 @@ func Advise(req Request) (Result, error) {
 					if len(cands) == 0 {
 						continue
 					}
-					v, err := evaluate(f, K, design, c, tab)
+					v, agg, err := evaluate(f, K, design, c, tab)
 					if err != nil {
 						if errors.Is(err, errTooCostly) {
 							res.Skipped++
@@ -191,7 +200,7 @@ func Advise(req Request) (Result, error) {
 						return Result{}, err
 					}
 					for _, cand := range cands {
-						if err := cand.complete(v); err != nil {
+						if err := cand.complete(v, agg); err != nil {
 							return Result{}, err
 						}
 						res.Candidates = append(res.Candidates, cand)
@@ -276,7 +285,7 @@ func (req Request) feasible(N1, n, K int, design combin.Design, maxN2 int) []Can
 }
 
 // complete fills the constants, role weights and SNR of a candidate.
-func (c *Candidate) complete(v *SearchVariance) error {
+func (c *Candidate) complete(v *SearchVariance, agg *aggregationTerms) error {
 	cfg := c.Config
 	k, err := cfg.Constants()
 	if err != nil {
@@ -289,8 +298,16 @@ func (c *Candidate) complete(v *SearchVariance) error {
 	if k.M == nil || k.M.Cmp(v.M) != 0 {
 		return fmt.Errorf("advise: %+v: combin's M = %v, the engine's %v", cfg, k.M, v.M)
 	}
-	c.Constants, c.RoleWeights, c.Variance = k, w, v
-	c.SNR = v.SNR(cfg.AggregationsPerSet)
+	N2 := cfg.AggregationsPerSet
+	c.Constants, c.RoleWeights, c.Variance, c.Aggregation = k, w, v, agg.at(N2)
+	if c.Aggregation.Weight.Cmp(w.Aggregation) != 0 {
+		return fmt.Errorf("advise: %+v: aggregation weight %v, RoleWeights %v", cfg, c.Aggregation.Weight, w.Aggregation)
+	}
+	c.SearchSNR = v.SNR(N2)
+	signal := new(big.Rat).Add(v.Signal, c.Aggregation.Signal)
+	if total := new(big.Rat).Add(v.Total(N2), c.Aggregation.Total()); total.Sign() != 0 {
+		c.SNR = signal.Quo(signal, total)
+	}
 	if c.SNR != nil {
 		f, _ := c.SNR.Float64()
 		c.SNRPerToken = f / float64(c.Tokens)
@@ -298,9 +315,9 @@ func (c *Candidate) complete(v *SearchVariance) error {
 	return nil
 }
 
-// evaluate decomposes the search variance of one family, K and design,
-// after checking its cost.
-func evaluate(f combin.Family, K int, design combin.Design, c *estimator.Categorical, tab *estimator.Table) (*SearchVariance, error) {
+// evaluate decomposes the search and aggregation variances of one family,
+// K and design, after checking its cost.
+func evaluate(f combin.Family, K int, design combin.Design, c *estimator.Categorical, tab *estimator.Table) (*SearchVariance, *aggregationTerms, error) {
 	N1 := f.Traces()
 	T, _ := f.Count64()
 	// C(T, K) bounds the selections of either design.
@@ -308,8 +325,8 @@ func evaluate(f combin.Family, K int, design combin.Design, c *estimator.Categor
 	n2 := uint64(N1 * N1)
 	work.Mul(work, new(big.Int).SetUint64(uint64(K*K)*n2))
 	work.Add(work, new(big.Int).SetUint64((uint64(1)<<N1)*T*T*n2/4))
-	if work.Cmp(big.NewInt(MaxWork)) > 0 {
-		return nil, errTooCostly
+	if work.Cmp(big.NewInt(MaxWork)) > 0 || T > 1024 {
+		return nil, nil, errTooCostly
 	}
 	var d *estimator.SetDistribution
 	var err error
@@ -319,9 +336,26 @@ func evaluate(f combin.Family, K int, design combin.Design, c *estimator.Categor
 		d, err = estimator.BalancedSets(f, K)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errTooCostly, err)
+		return nil, nil, fmt.Errorf("%w: %v", errTooCostly, err)
 	}
-	return DecomposeSearch(d, c, tab, combin.IndexOrder)
+	v, err := DecomposeSearch(d, c, tab, combin.IndexOrder)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The find-one objective is the aggregator's success probability.
+	agg, err := newAggregationTerms(f.SetSize(), c, tab)
+	if err != nil {
+		return nil, nil, err
+	}
+	if design == combin.Uniform {
+		err = agg.pairsUniform(f, K, c)
+	} else {
+		err = agg.pairsOf(d, c)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return v, agg, nil
 }
 
 // findOne returns the reward model's set objective over {correct = 0,

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 
+	"spiral/combin"
 	"spiral/estimator"
 )
 
@@ -51,60 +53,82 @@ func (v *AggregationVariance) Total() *big.Rat { return new(big.Rat).Add(v.Outpu
 // sizes of c, success and d do not match, N2 < 2, or the design has more
 // than 1,024 sets.
 func DecomposeAggregation(d *estimator.SetDistribution, c *estimator.Categorical, success *estimator.Table, N2 int) (*AggregationVariance, error) {
-	V, n := success.V(), success.Arity()
-	if c.Size() != V || d.SetSize() != n {
-		return nil, fmt.Errorf("advise: policy of %d symbols, table over %d symbols of arity %d, sets of %d", c.Size(), V, n, d.SetSize())
-	}
 	if N2 < 2 || N2 > MaxAggregations {
 		return nil, fmt.Errorf("advise: N2 = %d not in [2, %d]", N2, MaxAggregations)
 	}
-	T := d.NumSets()
-	if T > 1024 {
-		return nil, errors.New("advise: more than 1024 sets")
+	terms, err := newAggregationTerms(d.SetSize(), c, success)
+	if err != nil {
+		return nil, err
 	}
-	one := big.NewRat(1, 1)
-	// Per context: P(ctx), E[U | ctx] and E[U^2 | ctx].
+	if err := terms.pairsOf(d, c); err != nil {
+		return nil, err
+	}
+	return terms.at(N2), nil
+}
+
+// aggregationTerms are the parts of AggregationVariance that do not depend
+// on N2: the contexts' probabilities and success rates, and the pair sum
+// P = E_S sum_{G != G' in S} E[m(ctx_G) m(ctx_G') [ctx_G = ctx_G']] with
+// m = s (1 - s) (E[U | ctx] = (N2 - 1) m).
+type aggregationTerms struct {
+	K       int
+	prob, s []*big.Rat
+	m       []*big.Rat
+	pairs   *big.Rat
+}
+
+func newAggregationTerms(n int, c *estimator.Categorical, success *estimator.Table) (*aggregationTerms, error) {
+	V := success.V()
+	if c.Size() != V || success.Arity() != n {
+		return nil, fmt.Errorf("advise: policy of %d symbols, table over %d symbols of arity %d, sets of %d", c.Size(), V, success.Arity(), n)
+	}
 	L := success.Len()
-	prob := make([]*big.Rat, L)
-	mean := make([]*big.Rat, L)
-	square := make([]*big.Rat, L)
+	t := &aggregationTerms{prob: make([]*big.Rat, L), s: success.Values(), m: make([]*big.Rat, L)}
 	y := make([]int, n)
 	for idx := range L {
 		r := idx
-		p := new(big.Rat).Set(one)
+		p := big.NewRat(1, 1)
 		for k := n - 1; k >= 0; k-- {
 			y[k] = r % V
 			r /= V
 			p.Mul(p, c.Prob(y[k]))
 		}
-		prob[idx] = p
-		mean[idx], square[idx] = binaryMoments(success.At(y), N2)
+		t.prob[idx] = p
+		m := new(big.Rat).Sub(big.NewRat(1, 1), t.s[idx])
+		t.m[idx] = m.Mul(m, t.s[idx])
 	}
-	a := new(big.Rat).SetInt64(int64(N2 - 1))
-	K := -1
-	// Pair terms h(G, G') = E[E[U|ctx_G] E[U|ctx_G'] [ctx_G = ctx_G']].
+	return t, nil
+}
+
+// pairsOf sums the pair terms over d's selections.
+func (t *aggregationTerms) pairsOf(d *estimator.SetDistribution, c *estimator.Categorical) error {
+	T := d.NumSets()
+	if T > 1024 {
+		return errors.New("advise: more than 1024 sets")
+	}
 	sets := make([][]int, T)
 	for h := range sets {
 		sets[h] = d.Set(h)
 	}
+	V := c.Size()
 	pair := make([]*big.Rat, T*T)
 	for g := range T {
 		for h := range T {
 			if g != h {
-				pair[g*T+h] = samePresented(sets[g], sets[h], c, mean, V)
+				pair[g*T+h] = samePresented(sets[g], sets[h], c, t.m, V)
 			}
 		}
 	}
-	draws := new(big.Rat)
+	t.K, t.pairs = -1, new(big.Rat)
 	selections := 0
 	for sel, p := range d.Selections() {
 		if selections++; selections > maxSelections {
-			return nil, fmt.Errorf("advise: the design has more than %d selections", maxSelections)
+			return fmt.Errorf("advise: the design has more than %d selections", maxSelections)
 		}
-		if K < 0 {
-			K = len(sel)
-		} else if K != len(sel) {
-			return nil, errors.New("advise: selections of different sizes")
+		if t.K < 0 {
+			t.K = len(sel)
+		} else if t.K != len(sel) {
+			return errors.New("advise: selections of different sizes")
 		}
 		s := new(big.Rat)
 		for _, g := range sel {
@@ -114,31 +138,70 @@ func DecomposeAggregation(d *estimator.SetDistribution, c *estimator.Categorical
 				}
 			}
 		}
-		draws.Add(draws, s.Mul(s, p))
+		t.pairs.Add(t.pairs, s.Mul(s, p))
 	}
-	Kr := new(big.Rat).SetInt64(int64(K))
-	outputs, sq, signal := new(big.Rat), new(big.Rat), new(big.Rat)
-	for idx := range L {
-		// E[U^2] over contexts, Var(U | ctx), and ||grad_phi J||^2 =
-		// 2 sum P(ctx)^2 s^2 (1-s)^2 = 2 sum P(ctx)^2 (E[U|ctx]/a)^2.
-		sq.Add(sq, new(big.Rat).Mul(prob[idx], square[idx]))
-		v := new(big.Rat).Sub(square[idx], new(big.Rat).Mul(mean[idx], mean[idx]))
-		outputs.Add(outputs, v.Mul(v, prob[idx]))
-		g := new(big.Rat).Mul(prob[idx], mean[idx])
-		g.Quo(g, a)
-		signal.Add(signal, g.Mul(g, g))
+	return nil
+}
+
+// pairsUniform is pairsOf for K sets drawn uniformly from f, in closed form:
+// every ordered pair of distinct sets is selected with probability
+// K (K-1)/(T (T-1)).
+func (t *aggregationTerms) pairsUniform(f combin.Family, K int, c *estimator.Categorical) error {
+	T64, ok := f.Count64()
+	if !ok || T64 > 1024 {
+		return errors.New("advise: more than 1024 sets")
 	}
-	signal.Mul(signal, big.NewRat(2, 1))
-	w := new(big.Rat).Mul(Kr, a)
-	w2 := new(big.Rat).Mul(w, w)
-	// E||u||^2 = 2 (K E[U^2] + draws); ||E u||^2 = (K a)^2 signal.
-	total := new(big.Rat).Add(new(big.Rat).Mul(Kr, sq), draws)
-	total.Mul(total, big.NewRat(2, 1))
-	total.Quo(total, w2)
-	total.Sub(total, signal)
-	outputs.Mul(outputs, new(big.Rat).Mul(big.NewRat(2, 1), Kr))
-	outputs.Quo(outputs, w2)
-	return &AggregationVariance{Weight: w, Signal: signal, Outputs: outputs, Draws: total.Sub(total, outputs)}, nil
+	T := int(T64)
+	if K < 1 || K > T {
+		return fmt.Errorf("advise: K = %d sets not in [1, %d]", K, T)
+	}
+	var sets [][]int
+	for g := range f.All() {
+		sets = append(sets, slices.Clone(g))
+	}
+	t.K, t.pairs = K, new(big.Rat)
+	if T < 2 {
+		return nil
+	}
+	for g := range T {
+		for h := range T {
+			if g != h {
+				t.pairs.Add(t.pairs, samePresented(sets[g], sets[h], c, t.m, c.Size()))
+			}
+		}
+	}
+	t.pairs.Mul(t.pairs, big.NewRat(int64(K)*int64(K-1), int64(T)*int64(T-1)))
+	return nil
+}
+
+// at returns the decomposition at N2 >= 2:
+//
+//	Outputs = 2 K E_ctx Var(U | ctx)/(K a)^2,
+//	Draws   = 2 (E_ctx m^2/K + P/K^2) - Signal,  Signal = 2 sum_ctx P(ctx)^2 m^2,
+//
+// since E[U | ctx] = a m and E||u||^2 = 2 (K E[U^2] + a^2 P).
+func (t *aggregationTerms) at(N2 int) *AggregationVariance {
+	K := new(big.Rat).SetInt64(int64(t.K))
+	a := new(big.Rat).SetInt64(int64(N2 - 1))
+	w := new(big.Rat).Mul(K, a)
+	outputs, m2, signal := new(big.Rat), new(big.Rat), new(big.Rat)
+	for idx, p := range t.prob {
+		mean, square := binaryMoments(t.s[idx], N2)
+		v := square.Sub(square, mean.Mul(mean, mean))
+		outputs.Add(outputs, v.Mul(v, p))
+		mm := new(big.Rat).Mul(t.m[idx], t.m[idx])
+		m2.Add(m2, new(big.Rat).Mul(mm, p))
+		signal.Add(signal, mm.Mul(mm, new(big.Rat).Mul(p, p)))
+	}
+	two := big.NewRat(2, 1)
+	signal.Mul(signal, two)
+	outputs.Mul(outputs, new(big.Rat).Mul(two, K))
+	outputs.Quo(outputs, new(big.Rat).Mul(w, w))
+	draws := new(big.Rat).Quo(m2, K)
+	draws.Add(draws, new(big.Rat).Quo(t.pairs, new(big.Rat).Mul(K, K)))
+	draws.Mul(draws, two)
+	draws.Sub(draws, signal)
+	return &AggregationVariance{Weight: w, Signal: signal, Outputs: outputs, Draws: draws}
 }
 
 // binaryMoments returns E[U] and E[U^2] for U = X (N2 - X)/N2, X ~

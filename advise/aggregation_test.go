@@ -154,6 +154,17 @@ func TestAggregationVarianceExact(t *testing.T) {
 		if x.balanced {
 			continue
 		}
+		// The uniform design's pair sum in closed form.
+		terms, err := newAggregationTerms(x.sc.n, c, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := terms.pairsUniform(f, x.sc.K, c); err != nil {
+			t.Fatal(err)
+		}
+		if u := terms.at(x.N2); u.Draws.Cmp(v.Draws) != 0 || u.Outputs.Cmp(v.Outputs) != 0 {
+			t.Errorf("%+v: uniform closed form Draws %v, Outputs %v; enumerated %v, %v", x, u.Draws, u.Outputs, v.Draws, v.Outputs)
+		}
 		aggs := make([]*estimator.Categorical, s.Len())
 		rewards := make([][]*big.Rat, s.Len())
 		for i, si := range s.Values() {

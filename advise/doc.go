@@ -23,8 +23,8 @@
 //
 // Advise ranks the configurations that fit a token budget (counted by
 // package budget: generated tokens, optionally with prefill, with or without
-// prefix caching) by SNR/tokens of the search update on a "find one" reward
-// model (RewardModel), reporting each one's M and miss probability
+// prefix caching) by SNR/tokens of the whole unbiased-scaled update on a
+// "find one" reward model (RewardModel), reporting each one's M and miss probability
 // (combin.Family.Constants), token cost and role weights
 // (spiral.Config.RoleWeights). The search space is bounded (MaxTraces,
 // MaxSets, MaxAggregations, MaxWork) and every evaluation is exact.
@@ -32,7 +32,4 @@
 //	res, err := advise.Advise(advise.Request{Budget: 98_304,
 //		Lengths: budget.PaperLimits(0), Reward: model})
 //	best := res.Candidates[0]
-//
-// The ranking covers the search update only: the aggregation update's
-// variance is not part of the score.
 package advise

@@ -32,10 +32,10 @@ func ExampleAdvise() {
 	fmt.Println(len(res.Candidates), "candidates")
 	// Output:
 	// N1  n  K N2 design       M     miss  tokens  SNR/token
-	//  6  2  3  2 balanced 2.000      0/1   49152   2.37e-05
-	//  6  2  4  2 balanced 2.000      0/1   57344    2.2e-05
-	//  5  2  4  2 balanced 1.500      0/1   53248   1.89e-05
-	//  5  2  3  2 balanced 1.500      0/1   45056   1.84e-05
-	//  4  2  4  2 balanced 1.000      0/1   49152   1.73e-05
+	//  6  2  3  2 balanced 2.000      0/1   49152    1.6e-05
+	//  6  2  4  2 balanced 2.000      0/1   57344   1.58e-05
+	//  5  2  4  2 balanced 1.500      0/1   53248   1.46e-05
+	//  4  2  4  2 balanced 1.000      0/1   49152    1.4e-05
+	//  5  2  3  3 balanced 1.500      0/1   57344   1.39e-05
 	// 115 candidates
 }

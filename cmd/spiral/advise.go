@@ -16,12 +16,12 @@ const adviseHelp = `usage: spiral advise [-table] [-top R] < request.json
 
 advise reads one JSON object, a token budget and a reward model, and ranks
 every configuration (N1, n, K, N2, design) that fits the budget by the
-signal-to-noise per token of the unbiased-scaled search update
-(advise.Advise; docs/findings.md#choosing-a-configuration). The reward model
+signal-to-noise per token of the unbiased-scaled update, search and
+aggregation (advise.Advise; docs/findings.md#choosing-a-configuration). The reward model
 is "find one": a search trace is correct with probability "correct"; an
 aggregation output is correct with probability "found" when at least one of
 its n candidates is correct, else "missed". Every figure is exact on the
-model's toy problem; the ranking does not score the aggregation update.
+model's toy problem.
 
 Input (one object, at most 1 MiB):
   {"budget": B,                  tokens per problem, >= 1 (required)
@@ -52,7 +52,9 @@ Output (one line, or with -table a table of the same rows):
      "search_weight", "aggregation_weight",   Config.RoleWeights (within-set
                                       baseline, sum reduction)
      "var_sets", "var_traces", "var_noise",   the terms of Var(g/M)
-     "snr", "snr_per_token"}, ...],   best first
+     "agg_var_outputs", "agg_var_draws",      the terms of Var(u/(K a))
+     "search_snr",                    the search part's signal-to-noise
+     "snr", "snr_per_token"}, ...],   the whole update's; best first
    "skipped": S}                      combinations beyond the cost bound
 
 Flags:
@@ -102,6 +104,9 @@ type adviseRow struct {
 	VarSets            float64 `json:"var_sets"`
 	VarTraces          float64 `json:"var_traces"`
 	VarNoise           float64 `json:"var_noise"`
+	AggVarOutputs      float64 `json:"agg_var_outputs"`
+	AggVarDraws        float64 `json:"agg_var_draws"`
+	SearchSNR          float64 `json:"search_snr"`
 	SNR                float64 `json:"snr"`
 	SNRPerToken        float64 `json:"snr_per_token"`
 }
@@ -152,9 +157,12 @@ func adviseRows(res advise.Result, top int) adviseOutput {
 		cfg := c.Config
 		N2 := cfg.AggregationsPerSet
 		f := func(x *big.Rat) float64 { v, _ := x.Float64(); return v }
-		var snr float64
+		var snr, searchSNR float64
 		if c.SNR != nil {
 			snr = f(c.SNR)
+		}
+		if c.SearchSNR != nil {
+			searchSNR = f(c.SearchSNR)
 		}
 		out.Candidates = append(out.Candidates, adviseRow{
 			SearchTraces: cfg.SearchTraces, SetSize: cfg.SetSize, Sets: cfg.Sets, AggregationsPerSet: N2,
@@ -163,7 +171,8 @@ func adviseRows(res advise.Result, top int) adviseOutput {
 			Tokens: c.Tokens, Generated: c.Budget.Generated(), Prefill: c.Budget.Prefill(), CachedPrefill: c.Budget.CachedPrefill,
 			SearchWeight: c.RoleWeights.SearchFloat, AggregationWeight: c.RoleWeights.AggregationFloat,
 			VarSets: f(c.Variance.Sets), VarTraces: f(c.Variance.Traces), VarNoise: f(c.Variance.Noise(N2)),
-			SNR: snr, SNRPerToken: c.SNRPerToken,
+			AggVarOutputs: f(c.Aggregation.Outputs), AggVarDraws: f(c.Aggregation.Draws),
+			SearchSNR: searchSNR, SNR: snr, SNRPerToken: c.SNRPerToken,
 		})
 	}
 	return out
@@ -171,7 +180,7 @@ func adviseRows(res advise.Result, top int) adviseOutput {
 
 func writeAdviseTable(w io.Writer, out adviseOutput) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rank\tN1\tn\tK\tN2\tdesign\tM\tmiss\ttokens\tsearch w\tagg w\tvar sets\tvar traces\tvar noise\tSNR\tSNR/token\t")
+	fmt.Fprintln(tw, "rank\tN1\tn\tK\tN2\tdesign\tM\tmiss\ttokens\tsearch w\tagg w\tvar sets\tvar traces\tvar noise\tagg var out\tagg var draws\tSNR\tSNR/token\t")
 	str := func(s *string) string {
 		if s == nil {
 			return "-"
@@ -179,9 +188,9 @@ func writeAdviseTable(w io.Writer, out adviseOutput) error {
 		return *s
 	}
 	for i, r := range out.Candidates {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t\n", i+1,
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t\n", i+1,
 			r.SearchTraces, r.SetSize, r.Sets, r.AggregationsPerSet, r.Design, str(r.M), str(r.MissProb), r.Tokens,
-			r.SearchWeight, r.AggregationWeight, r.VarSets, r.VarTraces, r.VarNoise, r.SNR, r.SNRPerToken)
+			r.SearchWeight, r.AggregationWeight, r.VarSets, r.VarTraces, r.VarNoise, r.AggVarOutputs, r.AggVarDraws, r.SNR, r.SNRPerToken)
 	}
 	fmt.Fprintf(tw, "%d skipped (beyond the exact cost bound)\n", out.Skipped)
 	return tw.Flush()

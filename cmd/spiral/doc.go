@@ -33,7 +33,7 @@
 //   - vectors writes the conformance vectors of cmd/spiral/testdata/vectors.
 //   - advise reads one request (a token budget and a "find one" reward
 //     model) and ranks the configurations that fit it by signal-to-noise
-//     per token of the search update, with advise.Advise, as JSON or with
+//     per token of the unbiased-scaled update, with advise.Advise, as JSON or with
 //     -table as a table.
 //
 // # Protocol of credit, group and passk
