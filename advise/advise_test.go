@@ -50,6 +50,12 @@ func TestAdvisePaper(t *testing.T) {
 	if paper.RoleWeights.Search.Cmp(big.NewRat(1365, 1541)) != 0 || paper.RoleWeights.Aggregation.Cmp(big.NewRat(12, 1)) != 0 {
 		t.Errorf("paper: role weights %v, %v; want 1365/1541, 12", paper.RoleWeights.Search, paper.RoleWeights.Aggregation)
 	}
+	// The whole update's SNR adds the two parts' signals and variances.
+	joint := new(big.Rat).Add(paper.Variance.Signal, paper.Aggregation.Signal)
+	joint.Quo(joint, new(big.Rat).Add(paper.Variance.Total(4), paper.Aggregation.Total()))
+	if paper.SNR.Cmp(joint) != 0 {
+		t.Errorf("paper SNR = %v, want %v", paper.SNR, joint)
+	}
 	seen := map[spiral.Config]bool{}
 	for i, c := range res.Candidates {
 		if c.Tokens > req.Budget {
@@ -92,8 +98,8 @@ func TestAdvisePaperBudgetFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := new(big.Rat).Quo(paper.Variance.Signal, m.NormalisedVariance())
-	if paper.SNR.Cmp(want) != 0 {
-		t.Errorf("paper SNR = %v, the engine's %v", paper.SNR, want)
+	if paper.SearchSNR.Cmp(want) != 0 {
+		t.Errorf("paper search SNR = %v, the engine's %v", paper.SearchSNR, want)
 	}
 
 	t.Logf("%d candidates, %d skipped; paper rank %d, SNR/token %.4g; top %+v SNR/token %.4g", len(res.Candidates), res.Skipped, rank+1, paper.SNRPerToken, top.Config, top.SNRPerToken)
