@@ -1,6 +1,7 @@
 package advise
 
 import (
+	"math"
 	"math/big"
 	"testing"
 
@@ -136,7 +137,7 @@ func TestAdviseRejects(t *testing.T) {
 		"prompt":      func(r *Request) { r.Lengths.Prompt = -1 },
 		"max_traces":  func(r *Request) { r.MaxTraces = 9 },
 		"max_sets":    func(r *Request) { r.MaxSets = -1 },
-		"max_agg":     func(r *Request) { r.MaxAggregations = 1 << 40 },
+		"max_agg":     func(r *Request) { r.MaxAggregations = math.MaxInt },
 		"set_sizes":   func(r *Request) { r.SetSizes = []int{1} },
 		"correct nil": func(r *Request) { r.Reward.Correct = nil },
 		"correct 1":   func(r *Request) { r.Reward.Correct = big.NewRat(1, 1) },
