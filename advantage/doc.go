@@ -5,8 +5,7 @@
 //
 // For one problem with N1 search traces y_1..y_N1, K sets G_1..G_K of
 // traces shown to the aggregator, and rewards r_i1..r_iN2 of the
-// aggregation outputs of set i (the paper, Section 3.2, Eqs. 6 and 7;
-// docs/method.md#the-credit-signals):
+// aggregation outputs of set i (docs/method.md#the-credit-signals):
 //
 //	f_i          = (1/N2_i) sum_j r_ij                    set score
 //	fbar         = (1/K) sum_i f_i                        set baseline

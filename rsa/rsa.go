@@ -3,7 +3,7 @@
 // independently, then T steps, each building a new population of P
 // candidates in which member i aggregates a set of n candidates of the
 // previous population. The SPIRAL paper evaluates every policy it compares
-// through this scaffold (its Section 4 and Figure 4;
+// through this scaffold (its Section 4;
 // docs/method.md#token-budget).
 //
 // [Config.Schedule] draws every step's sets from an injected *rand.Rand:

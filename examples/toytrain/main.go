@@ -1,9 +1,9 @@
-// Command toytrain is a pure-Go toy of the SPIRAL paper's Figures 3 to 5: one
-// policy trained by GRPO on single-trace rewards and by SPIRAL on aggregated
-// rewards, with the paper's uniform set design and with the balanced one, at
-// the same number of generated outputs per problem, compared on the
-// diversity of its search distribution, its success rates, and its pass@k
-// coverage.
+// Command toytrain is a pure-Go toy of the SPIRAL paper's comparison of
+// search entropy, success and coverage: one policy trained by GRPO on
+// single-trace rewards and by SPIRAL on aggregated rewards, with the paper's
+// uniform set design and with the balanced one, at the same number of
+// generated outputs per problem, compared on the diversity of its search
+// distribution, its success rates, and its pass@k coverage.
 //
 // # The toy
 //
