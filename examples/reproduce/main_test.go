@@ -218,7 +218,7 @@ func TestSources(t *testing.T) {
 		}
 	}
 	for _, good := range []string{
-		"paper, Section 4 and Appendix A (Table 1)",
+		"paper, Section 4, Table 1",
 		"derived, docs/method.md#proposition-31",
 		"derived, docs/findings.md",
 	} {
