@@ -6,26 +6,12 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"runtime"
+	"spiral/internal/spiraltest"
 	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
 )
-
-// allocated returns the bytes that f allocates: the least of three calls,
-// since the count is process-wide and other goroutines (the runtime's, the
-// test framework's) may allocate meanwhile.
-func allocated(f func()) uint64 {
-	least := uint64(math.MaxUint64)
-	for range 3 {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		f()
-		runtime.ReadMemStats(&after)
-		least = min(least, after.TotalAlloc-before.TotalAlloc)
-	}
-	return least
-}
 
 // huge is the largest K these tests ask for: 2^40, or MaxInt on 32-bit
 // platforms.
@@ -94,7 +80,7 @@ func TestBoundedCost(t *testing.T) {
 		}, "", 1 << 12},
 	} {
 		var err error
-		bytes := allocated(func() { err = row.call() })
+		bytes := spiraltest.Allocated(func() { err = row.call() })
 		switch {
 		case row.wantErr == "" && err != nil:
 			t.Errorf("%s: error %v, want an answer", row.name, err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
+	"spiral/internal/spiraltest"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -121,7 +122,7 @@ func TestCheckSetsArguments(t *testing.T) {
 		sizes[i] = 1
 	}
 	var err error
-	if b := allocated(func() { err = CheckSets(8, false, sizes, []int{0, 1, 2}) }); b > 1<<12 {
+	if b := spiraltest.Allocated(func() { err = CheckSets(8, false, sizes, []int{0, 1, 2}) }); b > 1<<12 {
 		t.Errorf("CheckSets with 2^20 sizes and 3 members allocated %d bytes", b)
 	}
 	if !sameSetError(err, &SetError{Length, 3, -1, 1, -1, 8}) {

@@ -6,7 +6,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
-	"runtime"
+	"spiral/internal/spiraltest"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,22 +26,12 @@ func pow2(bits uint) int {
 	return 1 << bits
 }
 
-// allocated returns the bytes f allocates (all goroutines, so a bound well
-// above f's own need).
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
 // wantBoundedError runs f, which must return an error containing every one
 // of want, and allocate at most limit bytes.
 func wantBoundedError(t *testing.T, name string, limit uint64, f func() error, want ...string) {
 	t.Helper()
 	var err error
-	if b := allocated(func() { err = f() }); b > limit {
+	if b := spiraltest.Allocated(func() { err = f() }); b > limit {
 		t.Errorf("%s: allocated %d bytes, want at most %d", name, b, limit)
 	}
 	if err == nil {
@@ -88,7 +78,7 @@ func TestBoundedCost(t *testing.T) {
 		return err
 	}, "more than 65536 selections")
 	var yielded int
-	if b := allocated(func() {
+	if b := spiraltest.Allocated(func() {
 		for range UniformSelections(math.MaxInt, math.MaxInt) {
 			yielded++
 		}
@@ -142,7 +132,7 @@ func TestHugeSizesErrorOrAnswer(t *testing.T) {
 	checkProperty(t, 100, func(t *rapid.T) {
 		N1, n, K, V := size(t, "N1"), size(t, "n"), size(t, "K"), size(t, "V")
 		N2, R := size(t, "N2"), size(t, "R")
-		b := allocated(func() {
+		b := spiraltest.Allocated(func() {
 			_, _ = UniformCategorical(V)
 			_, _ = CoverTable(V, n, K)
 			_, _ = RandomTable(rand.New(rand.NewPCG(1, 1)), V, n, K)

@@ -24,7 +24,7 @@ func TestPassAtKCurveHugeKmax(t *testing.T) {
 	for _, kmax := range []int{1<<24 + 1, 1 << 31, 1 << 60, math.MaxInt} {
 		for _, n := range []int{kmax, math.MaxInt} {
 			var err error
-			if b := allocated(func() { _, err = eval.PassAtKCurve(n, 1, kmax) }); b > errorBudget {
+			if b := spiraltest.Allocated(func() { _, err = eval.PassAtKCurve(n, 1, kmax) }); b > errorBudget {
 				t.Errorf("PassAtKCurve(%d, 1, %d) allocated %d bytes", n, kmax, b)
 			}
 			wantCostError(t, fmt.Sprintf("PassAtKCurve(%d, 1, %d)", n, kmax), err, "kmax",
@@ -48,7 +48,7 @@ func TestPassAtKCurveHugeKmax(t *testing.T) {
 func TestCoverageCurveHugeKmax(t *testing.T) {
 	ps := []eval.PassCount{{N: 1 << 40, C: 3}, {N: 1 << 40, C: 1 << 39}}
 	var err error
-	if b := allocated(func() { _, err = eval.CoverageCurve(ps, 1<<40) }); b > errorBudget {
+	if b := spiraltest.Allocated(func() { _, err = eval.CoverageCurve(ps, 1<<40) }); b > errorBudget {
 		t.Errorf("CoverageCurve(kmax = 2^40) allocated %d bytes", b)
 	}
 	wantCostError(t, "CoverageCurve(kmax = 2^40)", err, "kmax", "kmax = 1099511627776 > combin.MaxSize = 16777216", "memory")
@@ -58,7 +58,7 @@ func TestCoverageCurveHugeKmax(t *testing.T) {
 	for i := range many {
 		many[i] = eval.PassCount{N: 1 << 40, C: i}
 	}
-	if b := allocated(func() { err = eval.CoverageCurveTo(dst, many) }); b > errorBudget {
+	if b := spiraltest.Allocated(func() { err = eval.CoverageCurveTo(dst, many) }); b > errorBudget {
 		t.Errorf("CoverageCurveTo(2^15 problems, len 2^16) allocated %d bytes", b)
 	}
 	wantCostError(t, "CoverageCurveTo(2^15 problems, len 2^16)", err, "kmax", "32768·65536 > 2^30 steps", "time")
@@ -77,7 +77,7 @@ func TestCoverageBootstrapHugeB(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	for _, b := range []int{1 << 33, 1 << 62, math.MaxInt} {
 		var err error
-		if n := allocated(func() { _, err = eval.CoverageBootstrap(ps, 16, b, 0.9, rnd) }); n > errorBudget {
+		if n := spiraltest.Allocated(func() { _, err = eval.CoverageBootstrap(ps, 16, b, 0.9, rnd) }); n > errorBudget {
 			t.Errorf("CoverageBootstrap(b = %d) allocated %d bytes", b, n)
 		}
 		wantCostError(t, fmt.Sprintf("CoverageBootstrap(b = %d)", b), err, "b",
@@ -88,7 +88,7 @@ func TestCoverageBootstrapHugeB(t *testing.T) {
 		wide[i] = eval.PassCount{N: 64, C: i % 65}
 	}
 	var err error
-	if n := allocated(func() { _, err = eval.CoverageBootstrap(wide, 16, 1<<20, 0.9, rnd) }); n > errorBudget {
+	if n := spiraltest.Allocated(func() { _, err = eval.CoverageBootstrap(wide, 16, 1<<20, 0.9, rnd) }); n > errorBudget {
 		t.Errorf("CoverageBootstrap(b = 2^20, 128 problems) allocated %d bytes", n)
 	}
 	wantCostError(t, "CoverageBootstrap(b = 2^20, 128 problems)", err, "b", "1048576·128·16 > 2^30 steps", "time")
@@ -97,7 +97,7 @@ func TestCoverageBootstrapHugeB(t *testing.T) {
 	for i := range many {
 		many[i] = eval.PassCount{N: 64, C: i % 65}
 	}
-	if n := allocated(func() { _, err = eval.CoverageBootstrap(many, 32, 1, 0.9, rnd) }); n > errorBudget {
+	if n := spiraltest.Allocated(func() { _, err = eval.CoverageBootstrap(many, 32, 1, 0.9, rnd) }); n > errorBudget {
 		t.Errorf("CoverageBootstrap(2^20 problems, kmax 32) allocated %d bytes", n)
 	}
 	wantCostError(t, "CoverageBootstrap(2^20 problems, kmax 32)", err, "problems", "len(problems)·kmax = 1048576·32 > combin.MaxSize = 16777216", "memory")
@@ -270,7 +270,7 @@ func TestPassAtKRatHuge(t *testing.T) {
 		{1 << 24, 12000, 12000, "k"}, // 12000·25 bits = 300000 > 2^18
 	} {
 		var err error
-		if b := allocated(func() { _, err = eval.PassAtKRat(tc.n, tc.c, tc.k) }); b > errorBudget {
+		if b := spiraltest.Allocated(func() { _, err = eval.PassAtKRat(tc.n, tc.c, tc.k) }); b > errorBudget {
 			t.Errorf("PassAtKRat(%d, %d, %d) allocated %d bytes", tc.n, tc.c, tc.k, b)
 		}
 		wantCostError(t, fmt.Sprintf("PassAtKRat(%d, %d, %d)", tc.n, tc.c, tc.k), err, tc.arg, "2^18 bits", "time")

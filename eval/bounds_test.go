@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -18,15 +17,6 @@ import (
 	"spiral/eval"
 	"spiral/internal/spiraltest"
 )
-
-// allocated returns the bytes f allocates.
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
 
 // errorBudget is the most a refused call may allocate: the error and its
 // message.
@@ -65,7 +55,7 @@ func TestExpectedMajorityHuge(t *testing.T) {
 	}
 	for _, rule := range tieRules {
 		var err error
-		b := allocated(func() { _, err = eval.ExpectedMajority(answers, 0, 1<<15, rule) })
+		b := spiraltest.Allocated(func() { _, err = eval.ExpectedMajority(answers, 0, 1<<15, rule) })
 		// The tally of the answers (one int per answer) is allowed.
 		if b > 8*uint64(len(answers))+errorBudget+64<<10 {
 			t.Errorf("%v: ExpectedMajority(2^16 answers, k = 2^15) allocated %d bytes", rule, b)
@@ -135,39 +125,39 @@ func TestHugeSizesErrorOrAnswer(t *testing.T) {
 		}
 		var p float64
 		var err error
-		used := allocated(func() { p, err = eval.PassAtK(n, c, k) })
+		used := spiraltest.Allocated(func() { p, err = eval.PassAtK(n, c, k) })
 		answer(fmt.Sprintf("PassAtK(%d, %d, %d)", n, c, k), err, p, errorBudget, used)
 
 		var r *big.Rat
-		used = allocated(func() { r, err = eval.PassAtKRat(n, c, k) })
+		used = spiraltest.Allocated(func() { r, err = eval.PassAtKRat(n, c, k) })
 		if err == nil {
 			p = spiraltest.Float(r)
 		}
 		answer(fmt.Sprintf("PassAtKRat(%d, %d, %d)", n, c, k), err, p, 1<<20, used)
 
 		var curve []float64
-		used = allocated(func() { curve, err = eval.PassAtKCurve(n, c, kmax) })
+		used = spiraltest.Allocated(func() { curve, err = eval.PassAtKCurve(n, c, kmax) })
 		if err == nil {
 			p = curve[len(curve)-1]
 		}
 		answer(fmt.Sprintf("PassAtKCurve(%d, %d, %d)", n, c, kmax), err, p, errorBudget+8*uint64(min(kmax, 1<<24)), used)
 
 		ps := []eval.PassCount{{N: n, C: c}, {N: max(n, kmax), C: min(max(c, 0), max(n, kmax))}}
-		used = allocated(func() { curve, err = eval.CoverageCurve(ps, kmax) })
+		used = spiraltest.Allocated(func() { curve, err = eval.CoverageCurve(ps, kmax) })
 		if err == nil {
 			p = curve[len(curve)-1]
 		}
 		answer(fmt.Sprintf("CoverageCurve(%v, %d)", ps, kmax), err, p, errorBudget+8*uint64(min(kmax, 1<<24)), used)
 
 		var band eval.CoverageBand
-		used = allocated(func() { band, err = eval.CoverageBootstrap(ps, kmax, b, 0.9, rand.New(rand.NewPCG(1, 2))) })
+		used = spiraltest.Allocated(func() { band, err = eval.CoverageBootstrap(ps, kmax, b, 0.9, rand.New(rand.NewPCG(1, 2))) })
 		if err == nil {
 			p = band.Hi[len(band.Hi)-1]
 		}
 		answer(fmt.Sprintf("CoverageBootstrap(%v, %d, %d)", ps, kmax, b), err, p, errorBudget+64<<10, used)
 
 		answers := []int{0, 1, 0, 2, 1, 0}
-		used = allocated(func() { p, err = eval.ExpectedMajority(answers, 0, k, eval.TieFirstSeen) })
+		used = spiraltest.Allocated(func() { p, err = eval.ExpectedMajority(answers, 0, k, eval.TieFirstSeen) })
 		answer(fmt.Sprintf("ExpectedMajority(k = %d)", k), err, p, errorBudget+4<<10, used)
 	})
 }

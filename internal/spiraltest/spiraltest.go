@@ -5,8 +5,10 @@ package spiraltest
 
 import (
 	"flag"
+	"math"
 	"math/big"
 	"os"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -150,4 +152,20 @@ func Main(m *testing.M) {
 		}
 	}
 	os.Exit(m.Run())
+}
+
+// Allocated returns the bytes f allocates: the least over three calls,
+// since the count is process-wide and other goroutines (the runtime's, the
+// test framework's) may allocate meanwhile. Tests of bounded cost use it to
+// check that a refused size allocates nothing large.
+func Allocated(f func()) uint64 {
+	least := uint64(math.MaxUint64)
+	for range 3 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
+	}
+	return least
 }
