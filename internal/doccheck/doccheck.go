@@ -57,6 +57,12 @@ func MarkdownFiles(root string) ([]string, error) { return SourceFiles(root, ".m
 // relative to root, as from MarkdownFiles) and returns the links that do not
 // resolve, in file and line order.
 func Check(root string, files []string) ([]Problem, error) {
+	return check(root, files, Links, func(l Link) string { return l.File })
+}
+
+// check reads each file, extracts its links with extract and returns those
+// that do not resolve relative to the file base(link) names.
+func check(root string, files []string, extract func(file string, src []byte) []Link, base func(Link) string) ([]Problem, error) {
 	c := checker{root: root, anchors: map[string]map[string]bool{}}
 	var problems []Problem
 	for _, f := range files {
@@ -64,8 +70,8 @@ func Check(root string, files []string) ([]Problem, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, l := range Links(f, src) {
-			if reason := c.resolve(l.File, l.Target); reason != "" {
+		for _, l := range extract(f, src) {
+			if reason := c.resolve(base(l), l.Target); reason != "" {
 				problems = append(problems, Problem{l, reason})
 			}
 		}
@@ -92,20 +98,8 @@ func References(file string, src []byte) []Link {
 // CheckReferences checks the citations that References finds in the given
 // files (paths relative to root) and returns those that do not resolve.
 func CheckReferences(root string, files []string) ([]Problem, error) {
-	c := checker{root: root, anchors: map[string]map[string]bool{}}
-	var problems []Problem
-	for _, f := range files {
-		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
-		if err != nil {
-			return nil, err
-		}
-		for _, l := range References(f, src) {
-			if reason := c.resolve("README.md", l.Target); reason != "" {
-				problems = append(problems, Problem{l, reason})
-			}
-		}
-	}
-	return problems, nil
+	// A citation is resolved from the module root, as if from README.md.
+	return check(root, files, References, func(Link) string { return "README.md" })
 }
 
 // SourceFiles returns the slash-separated paths, relative to root, of the
