@@ -30,20 +30,6 @@ const (
 	MaxWork = 1 << 30
 )
 
-// RewardModel is the "find one" reward family: a search trace is correct
-// with probability Correct, independently; an aggregation output is correct
-// with probability Found when at least one of the n candidates it reads is
-// correct, and with probability Missed otherwise. Its set objective is
-// f(G) = Missed + (Found - Missed) [some member of G is correct], a symmetric
-// objective, so the set-sampling term has its closed form. The aggregator is
-// binary (an output is correct or not, reward 1 if correct) with its own
-// parameters per presented context, as for DecomposeAggregation.
-type RewardModel struct {
-	Correct *big.Rat `json:"correct"`
-	Found   *big.Rat `json:"found"`
-	Missed  *big.Rat `json:"missed"`
-}
-
 // Tokens says which tokens of budget.Budget count against Request.Budget.
 type Tokens int
 
@@ -102,7 +88,9 @@ type Request struct {
 	MaxSets         int `json:"max_sets,omitempty"`
 	MaxAggregations int `json:"max_aggregations,omitempty"`
 	// SetSizes, when not empty, restricts n to the listed sizes (each in
-	// [2, MaxTraces-1]); else every 2 <= n < N1 is explored.
+	// [2, MaxTraces-1], and >= Reward.Needs under NeedsPieces); else every
+	// n with max(2, m) <= n < N1 is explored, m = Reward.Needs under
+	// NeedsPieces and 1 otherwise.
 	SetSizes []int `json:"set_sizes,omitempty"`
 }
 
@@ -147,7 +135,7 @@ type Result struct {
 }
 
 // Advise ranks every configuration within the request's budget and the
-// bounds (subsets of size 2 <= n < N1, 3 <= N1 <= MaxTraces, 2 <= K <=
+// bounds (subsets of size 2 <= n < N1, n >= Reward.Needs, 3 <= N1 <= MaxTraces, 2 <= K <=
 // min(C(N1, n), MaxSets), 2 <= N2 <= MaxAggregations, uniform and balanced
 // designs; N2 = 1 is left out because its within-set aggregation advantage
 // is identically 0, so it trains no aggregator) by the signal-to-noise per
@@ -157,8 +145,10 @@ type Result struct {
 // from them. The cost is that of at most a few hundred evaluations of at
 // most MaxWork each: about a minute for the whole space at a budget of 24
 // calls, a few seconds for the paper's N1 = 8, n = 4, K <= 4. It returns an
-// error naming the field of req that is out of range, or if the reward
-// model gives no signal (Found = Missed, or Correct 0 or 1).
+// error naming the field of req that is out of range (Reward.Needs outside
+// [1, N1 - 1] for the largest N1 explored, a listed set size below it, or a
+// nonzero Needs under another rule among them), or if the reward model
+// gives no signal (Found = Missed, or Correct 0 or 1).
 func Advise(req Request) (Result, error) {
 	if err := req.check(); err != nil {
 		return Result{}, err
@@ -172,11 +162,11 @@ func Advise(req Request) (Result, error) {
 	}
 	var res Result
 	for N1 := 3; N1 <= maxN1; N1++ {
-		for n := 2; n < N1; n++ {
+		for n := max(2, req.Reward.Needs); n < N1; n++ {
 			if len(req.SetSizes) > 0 && !slices.Contains(req.SetSizes, n) {
 				continue
 			}
-			tab, err := findOne(n, req.Reward)
+			tab, err := setObjective(n, req.Reward)
 			if err != nil {
 				return Result{}, err
 			}
@@ -244,6 +234,22 @@ func (req Request) check() error {
 		}
 	}
 	r := req.Reward
+	switch {
+	case r.Rule < FindOne || r.Rule > Majority:
+		return fmt.Errorf("advise: reward.rule = %d undefined", int(r.Rule))
+	case r.Rule != NeedsPieces && r.Needs != 0:
+		return fmt.Errorf("advise: reward.needs = %d under rule %v, want 0 (needs applies to rule needs)", r.Needs, r.Rule)
+	case r.Rule == NeedsPieces:
+		// The largest set size explored is N1 - 1.
+		if most := cmp.Or(req.MaxTraces, MaxTraces) - 1; r.Needs < 1 || r.Needs > most {
+			return fmt.Errorf("advise: reward.needs = %d not in [1, %d], the largest set size n = N1 - 1", r.Needs, most)
+		}
+		for i, n := range req.SetSizes {
+			if n < r.Needs {
+				return fmt.Errorf("advise: set_sizes[%d] = %d below reward.needs = %d: no set of %d holds %d correct candidates", i, n, r.Needs, n, r.Needs)
+			}
+		}
+	}
 	for _, x := range []struct {
 		name string
 		val  *big.Rat
@@ -342,7 +348,8 @@ func evaluate(f combin.Family, K int, design combin.Design, c *estimator.Categor
 	if err != nil {
 		return nil, nil, err
 	}
-	// The find-one objective is the aggregator's success probability.
+	// The reward model's set objective is the aggregator's success
+	// probability.
 	agg, err := newAggregationTerms(f.SetSize(), c, tab)
 	if err != nil {
 		return nil, nil, err
@@ -356,19 +363,4 @@ func evaluate(f combin.Family, K int, design combin.Design, c *estimator.Categor
 		return nil, nil, err
 	}
 	return v, agg, nil
-}
-
-// findOne returns the reward model's set objective over {correct = 0,
-// wrong = 1}^n.
-func findOne(n int, r RewardModel) (*estimator.Table, error) {
-	size := 1 << n
-	values := make([]*big.Rat, size)
-	for idx := range size {
-		if idx == size-1 { // every member wrong
-			values[idx] = r.Missed
-		} else {
-			values[idx] = r.Found
-		}
-	}
-	return estimator.NewTable(2, n, values)
 }

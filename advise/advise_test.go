@@ -115,7 +115,7 @@ func TestAdvisePaperBudgetFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, _ := estimator.NewCategorical([]*big.Rat{big.NewRat(1, 4), big.NewRat(3, 4)})
-	tab, _ := findOne(4, req.Reward)
+	tab, _ := setObjective(4, req.Reward)
 	m, err := d.Moments(c, tab, combin.IndexOrder, 4)
 	if err != nil {
 		t.Fatal(err)
@@ -143,6 +143,16 @@ func TestAdviseRejects(t *testing.T) {
 		"correct 1":   func(r *Request) { r.Reward.Correct = big.NewRat(1, 1) },
 		"found > 1":   func(r *Request) { r.Reward.Found = big.NewRat(3, 2) },
 		"no signal":   func(r *Request) { r.Reward.Found = r.Reward.Missed },
+		"rule":        func(r *Request) { r.Reward.Rule = 3 },
+		"needs 0":     func(r *Request) { r.Reward.Rule = NeedsPieces },
+		"needs 8":     func(r *Request) { r.Reward.Rule, r.Reward.Needs = NeedsPieces, 8 },
+		"needs 5 of max_traces 5": func(r *Request) {
+			r.Reward.Rule, r.Reward.Needs, r.MaxTraces = NeedsPieces, 5, 5
+		},
+		"needs under majority": func(r *Request) { r.Reward.Rule, r.Reward.Needs = Majority, 2 },
+		"set size below needs": func(r *Request) {
+			r.Reward.Rule, r.Reward.Needs, r.SetSizes = NeedsPieces, 3, []int{4, 2}
+		},
 	} {
 		r := ok
 		r.SetSizes = nil

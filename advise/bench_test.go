@@ -14,7 +14,7 @@ import (
 func BenchmarkAggregationPairs(b *testing.B) {
 	f, _ := combin.Subsets(8, 4)
 	c, _ := estimator.NewCategorical([]*big.Rat{big.NewRat(1, 4), big.NewRat(3, 4)})
-	tab, _ := findOne(4, RewardModel{Correct: big.NewRat(1, 4), Found: big.NewRat(3, 4), Missed: big.NewRat(1, 10)})
+	tab, _ := setObjective(4, RewardModel{Correct: big.NewRat(1, 4), Found: big.NewRat(3, 4), Missed: big.NewRat(1, 10)})
 	d, err := estimator.UniformSets(f, 3)
 	if err != nil {
 		b.Fatal(err)

@@ -24,7 +24,11 @@
 // Advise ranks the configurations that fit a token budget (counted by
 // package budget: generated tokens, optionally with prefill, with or without
 // prefix caching) by SNR/tokens of the whole unbiased-scaled update on a
-// "find one" reward model (RewardModel), reporting each one's M and miss probability
+// reward model (RewardModel: a search trace is correct with probability
+// Correct, an aggregation output with probability Found when its Rule holds
+// for the number c of correct candidates among its n, else Missed; the
+// rules are FindOne, c >= 1, NeedsPieces, c >= Needs, and Majority,
+// 2c > n), reporting each one's M and miss probability
 // (combin.Family.Constants), token cost and role weights
 // (spiral.Config.RoleWeights). The search space is bounded (MaxTraces,
 // MaxSets, MaxAggregations, MaxWork) and every evaluation is exact.

@@ -39,3 +39,24 @@ func ExampleAdvise() {
 	//  5  2  3  3 balanced 1.500      0/1   57344   1.39e-05
 	// 115 candidates
 }
+
+// How many of n candidates must be correct for the aggregator to succeed
+// with probability Found, under each rule.
+func ExampleRewardModel_Needed() {
+	for _, m := range []advise.RewardModel{{}, {Rule: advise.NeedsPieces, Needs: 2}, {Rule: advise.Majority}} {
+		fmt.Printf("%-8v", m.Rule)
+		for n := 2; n <= 5; n++ {
+			k, err := m.Needed(n)
+			if err != nil {
+				fmt.Println(err)
+				return
+			}
+			fmt.Printf(" n=%d:%d", n, k)
+		}
+		fmt.Println()
+	}
+	// Output:
+	// find-one n=2:1 n=3:1 n=4:1 n=5:1
+	// needs    n=2:2 n=3:2 n=4:2 n=5:2
+	// majority n=2:2 n=3:2 n=4:3 n=5:3
+}

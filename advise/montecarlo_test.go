@@ -25,7 +25,7 @@ func TestMonteCarloPaperVariance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab, err := findOne(4, req.Reward)
+	tab, err := setObjective(4, req.Reward)
 	if err != nil {
 		t.Fatal(err)
 	}

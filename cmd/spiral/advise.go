@@ -17,11 +17,14 @@ const adviseHelp = `usage: spiral advise [-table] [-top R] < request.json
 advise reads one JSON object, a token budget and a reward model, and ranks
 every configuration (N1, n, K, N2, design) that fits the budget by the
 signal-to-noise per token of the unbiased-scaled update, search and
-aggregation (advise.Advise; docs/findings.md#choosing-a-configuration). The reward model
-is "find one": a search trace is correct with probability "correct"; an
-aggregation output is correct with probability "found" when at least one of
-its n candidates is correct, else "missed". Every figure is exact on the
-model's toy problem.
+aggregation (advise.Advise; docs/findings.md#choosing-a-configuration). In the
+reward model a search trace is correct with probability "correct"; an
+aggregation output is correct with probability "found" when enough of its n
+candidates are correct for the rule, else "missed". The rules: "find-one"
+(at least one correct, the default), "needs" (at least "needs" = m correct;
+set sizes n < m are not explored) and "majority" (more than n/2 correct; a
+tie at even n is "missed"). Every figure is exact on the model's toy
+problem.
 
 Input (one object, at most 1 MiB):
   {"budget": B,                  tokens per problem, >= 1 (required)
@@ -35,6 +38,9 @@ Input (one object, at most 1 MiB):
    "correct": "p/q",             chance a search trace is correct (required)
    "found": "p/q",               aggregator success with a correct candidate
    "missed": "p/q",              aggregator success without one (both required)
+   "rule": "find-one",           "find-one", "needs" or "majority"
+   "needs": m,                   with rule "needs": correct candidates needed,
+                                 1 <= m <= max_traces - 1 (0 or absent else)
    "max_traces": N1,             bounds, 0 or absent for the defaults: N1 <= 8,
    "max_sets": K,                K <= 8, N2 <= 16; set_sizes restricts n
    "max_aggregations": N2,
@@ -43,8 +49,10 @@ Input (one object, at most 1 MiB):
   exactly).
 
 Output (one line, or with -table a table of the same rows):
-  {"candidates": [{"search_traces", "set_size", "sets",
+  {"rule", "needs",                   the rule read (needs 0 unless "needs")
+   "candidates": [{"search_traces", "set_size", "sets",
      "aggregations_per_set", "design",
+     "needed",                        correct candidates the rule needs at n
      "m", "miss_prob": "p/q",         combin's exact constants
      "m_float", "miss_prob_float",
      "tokens",                        the count against the budget
@@ -79,6 +87,8 @@ type adviseInput struct {
 	Correct           *big.Rat      `json:"correct"`
 	Found             *big.Rat      `json:"found"`
 	Missed            *big.Rat      `json:"missed"`
+	Rule              advise.Rule   `json:"rule"`
+	Needs             int           `json:"needs"`
 	MaxTraces         int           `json:"max_traces"`
 	MaxSets           int           `json:"max_sets"`
 	MaxAggregations   int           `json:"max_aggregations"`
@@ -91,6 +101,7 @@ type adviseRow struct {
 	Sets               int     `json:"sets"`
 	AggregationsPerSet int     `json:"aggregations_per_set"`
 	Design             string  `json:"design"`
+	Needed             int     `json:"needed"`
 	M                  *string `json:"m"`
 	MissProb           *string `json:"miss_prob"`
 	MFloat             float64 `json:"m_float"`
@@ -112,6 +123,8 @@ type adviseRow struct {
 }
 
 type adviseOutput struct {
+	Rule       advise.Rule `json:"rule"`
+	Needs      int         `json:"needs"`
 	Candidates []adviseRow `json:"candidates"`
 	Skipped    int         `json:"skipped"`
 }
@@ -140,7 +153,7 @@ func adviseRequest(data []byte) (advise.Request, error) {
 		Budget:          in.Budget,
 		Count:           in.Count,
 		Lengths:         budget.Limits{Prompt: in.Prompt, Search: in.SearchLength, Aggregation: in.AggregationLength},
-		Reward:          advise.RewardModel{Correct: in.Correct, Found: in.Found, Missed: in.Missed},
+		Reward:          advise.RewardModel{Correct: in.Correct, Found: in.Found, Missed: in.Missed, Rule: in.Rule, Needs: in.Needs},
 		MaxTraces:       in.MaxTraces,
 		MaxSets:         in.MaxSets,
 		MaxAggregations: in.MaxAggregations,
@@ -148,8 +161,8 @@ func adviseRequest(data []byte) (advise.Request, error) {
 	}, nil
 }
 
-func adviseRows(res advise.Result, top int) adviseOutput {
-	out := adviseOutput{Candidates: []adviseRow{}, Skipped: res.Skipped}
+func adviseRows(model advise.RewardModel, res advise.Result, top int) (adviseOutput, error) {
+	out := adviseOutput{Rule: model.Rule, Needs: model.Needs, Candidates: []adviseRow{}, Skipped: res.Skipped}
 	for i, c := range res.Candidates {
 		if top > 0 && i >= top {
 			break
@@ -164,9 +177,13 @@ func adviseRows(res advise.Result, top int) adviseOutput {
 		if c.SearchSNR != nil {
 			searchSNR = f(c.SearchSNR)
 		}
+		needed, err := model.Needed(cfg.SetSize)
+		if err != nil {
+			return adviseOutput{}, err
+		}
 		out.Candidates = append(out.Candidates, adviseRow{
 			SearchTraces: cfg.SearchTraces, SetSize: cfg.SetSize, Sets: cfg.Sets, AggregationsPerSet: N2,
-			Design: cfg.Design.String(), M: ratString(c.Constants.M), MissProb: ratString(c.Constants.MissProb),
+			Design: cfg.Design.String(), Needed: needed, M: ratString(c.Constants.M), MissProb: ratString(c.Constants.MissProb),
 			MFloat: c.Constants.MFloat, MissProbFloat: c.Constants.MissProbFloat,
 			Tokens: c.Tokens, Generated: c.Budget.Generated(), Prefill: c.Budget.Prefill(), CachedPrefill: c.Budget.CachedPrefill,
 			SearchWeight: c.RoleWeights.SearchFloat, AggregationWeight: c.RoleWeights.AggregationFloat,
@@ -175,12 +192,17 @@ func adviseRows(res advise.Result, top int) adviseOutput {
 			SearchSNR: searchSNR, SNR: snr, SNRPerToken: c.SNRPerToken,
 		})
 	}
-	return out
+	return out, nil
 }
 
 func writeAdviseTable(w io.Writer, out adviseOutput) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rank\tN1\tn\tK\tN2\tdesign\tM\tmiss\ttokens\tsearch w\tagg w\tvar sets\tvar traces\tvar noise\tagg var out\tagg var draws\tSNR\tSNR/token\t")
+	fmt.Fprintf(tw, "rule %v", out.Rule)
+	if out.Rule == advise.NeedsPieces {
+		fmt.Fprintf(tw, " %d", out.Needs)
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "rank\tN1\tn\tK\tN2\tdesign\tneed\tM\tmiss\ttokens\tsearch w\tagg w\tvar sets\tvar traces\tvar noise\tagg var out\tagg var draws\tSNR\tSNR/token\t")
 	str := func(s *string) string {
 		if s == nil {
 			return "-"
@@ -188,8 +210,8 @@ func writeAdviseTable(w io.Writer, out adviseOutput) error {
 		return *s
 	}
 	for i, r := range out.Candidates {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t\n", i+1,
-			r.SearchTraces, r.SetSize, r.Sets, r.AggregationsPerSet, r.Design, str(r.M), str(r.MissProb), r.Tokens,
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%s\t%d\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t\n", i+1,
+			r.SearchTraces, r.SetSize, r.Sets, r.AggregationsPerSet, r.Design, r.Needed, str(r.M), str(r.MissProb), r.Tokens,
 			r.SearchWeight, r.AggregationWeight, r.VarSets, r.VarTraces, r.VarNoise, r.AggVarOutputs, r.AggVarDraws, r.SNR, r.SNRPerToken)
 	}
 	fmt.Fprintf(tw, "%d skipped (beyond the exact cost bound)\n", out.Skipped)
@@ -222,7 +244,10 @@ func runAdvise(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "advise", err.Error())
 	}
-	out := adviseRows(res, *top)
+	out, err := adviseRows(req.Reward, res, *top)
+	if err != nil {
+		return usageError(stderr, "advise", err.Error())
+	}
 	if *table {
 		err = writeAdviseTable(stdout, out)
 	} else {

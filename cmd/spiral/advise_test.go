@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
+	"spiral/advise"
 	"spiral/internal/spiraltest"
 )
 
@@ -27,6 +29,9 @@ func TestAdviseJSONAndTable(t *testing.T) {
 	first := out.Candidates[0]
 	// The library's own ranking (ExampleAdvise at a larger budget) puts
 	// N1 = 6, n = 2, K = 3, N2 = 2 balanced first: 49,152 tokens.
+	if out.Rule != advise.FindOne || out.Needs != 0 || first.Needed != 1 {
+		t.Errorf("rule %v, needs %d, first row needs %d; want find-one, 0, 1", out.Rule, out.Needs, first.Needed)
+	}
 	if first.SearchTraces != 6 || first.SetSize != 2 || first.Sets != 3 || first.AggregationsPerSet != 2 || first.Design != "balanced" || first.Tokens != 49152 {
 		t.Errorf("first row %+v", first)
 	}
@@ -36,7 +41,7 @@ func TestAdviseJSONAndTable(t *testing.T) {
 		}
 	}
 	table, _, code := runCmd(t, adviseSmall, "advise", "-table", "-top", "3")
-	if code != exitOK || strings.Count(table, "\n") != 5 || !strings.Contains(table, "balanced") {
+	if code != exitOK || strings.Count(table, "\n") != 6 || !strings.HasPrefix(table, "rule find-one\n") || !strings.Contains(table, "balanced") {
 		t.Errorf("table (exit %d):\n%s", code, table)
 	}
 }
@@ -51,6 +56,11 @@ func TestAdviseErrors(t *testing.T) {
 		`{"budget": 57344, "search_length": 4096, "aggregation_length": 4096, "correct": "1/4", "found": "3/4", "missed": "0.1", "max_traces": 9}`,
 		`{"budget": 57344, "search_length": 4096, "aggregation_length": 4096, "correct": "1/4", "found": "3/4", "missed": "0.1", "count": "all"}`,
 		adviseSmall + adviseSmall,
+		strings.Replace(adviseSmall, `"max_sets"`, `"rule": "most", "max_sets"`, 1),
+		strings.Replace(adviseSmall, `"max_sets"`, `"rule": "needs", "max_sets"`, 1),
+		strings.Replace(adviseSmall, `"max_sets"`, `"rule": "needs", "needs": 6, "max_sets"`, 1),
+		strings.Replace(adviseSmall, `"max_sets"`, `"rule": "majority", "needs": 2, "max_sets"`, 1),
+		strings.Replace(adviseSmall, `"max_sets"`, `"rule": "needs", "needs": 3, "set_sizes": [2], "max_sets"`, 1),
 	} {
 		_, stderr, code := runCmd(t, in, "advise")
 		if code != exitUsage || !strings.Contains(stderr, "spiral advise:") {
@@ -80,5 +90,71 @@ func TestAdvisePaperTable(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no row 8 4 4 4 uniform 1365/1541 88/1541 98304 in\n%s", table)
+	}
+}
+
+// The rules "needs" and "majority" are read, echoed and applied: every row
+// lists the correct candidates its n needs (m under "needs", where no n < m
+// is ranked; floor(n/2) + 1 under "majority"), in JSON and in the table;
+// the rows and their numbers are advise.Advise's for the same model.
+func TestAdviseRules(t *testing.T) {
+	for _, x := range []struct {
+		fields string
+		rule   advise.Rule
+		needs  int
+		table  string
+	}{
+		{`"rule": "needs", "needs": 3`, advise.NeedsPieces, 3, "rule needs 3\n"},
+		{`"rule": "majority"`, advise.Majority, 0, "rule majority\n"},
+	} {
+		in := `{"budget": 57344, "search_length": 4096, "aggregation_length": 4096, "correct": "1/4", "found": "3/4", "missed": "0.1", "max_traces": 5, "max_sets": 4, "max_aggregations": 4, ` + x.fields + `}`
+		stdout, stderr, code := runCmd(t, in, "advise")
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", x.fields, code, stderr)
+		}
+		var out adviseOutput
+		dec := json.NewDecoder(strings.NewReader(stdout))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		if out.Rule != x.rule || out.Needs != x.needs || len(out.Candidates) == 0 {
+			t.Fatalf("%s: rule %v, needs %d, %d rows", x.fields, out.Rule, out.Needs, len(out.Candidates))
+		}
+		req, err := adviseRequest([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := advise.Advise(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Candidates) != len(out.Candidates) {
+			t.Fatalf("%s: %d rows, advise.Advise %d", x.fields, len(out.Candidates), len(res.Candidates))
+		}
+		for i, r := range out.Candidates {
+			want := 3
+			if x.rule == advise.Majority {
+				want = r.SetSize/2 + 1
+			}
+			if r.Needed != want || r.SetSize < x.needs {
+				t.Errorf("%s row %d: n = %d needs %d, want %d", x.fields, i, r.SetSize, r.Needed, want)
+			}
+			if c := res.Candidates[i]; r.SNRPerToken != c.SNRPerToken || r.SetSize != c.Config.SetSize || r.Sets != c.Config.Sets {
+				t.Errorf("%s row %d: %+v, advise.Advise %+v", x.fields, i, r, c.Config)
+			}
+		}
+		table, _, code := runCmd(t, in, "advise", "-table", "-top", "2")
+		lines := strings.Split(table, "\n")
+		if code != exitOK || len(lines) != 6 || lines[0]+"\n" != x.table {
+			t.Fatalf("%s table (exit %d):\n%s", x.fields, code, table)
+		}
+		// The column after the design is the rows' need.
+		for i, line := range lines[2:4] {
+			f := strings.Fields(line)
+			if len(f) < 7 || f[6] != strconv.Itoa(out.Candidates[i].Needed) {
+				t.Errorf("%s table row %d: %q, want need %d", x.fields, i, line, out.Candidates[i].Needed)
+			}
+		}
 	}
 }

@@ -31,8 +31,8 @@
 //     {"ids", "rewards", optional "unscorable"} with advantage.GroupRelative.
 //   - passk computes pass@k with eval.PassAtK for each line {"n", "c"}.
 //   - vectors writes the conformance vectors of cmd/spiral/testdata/vectors.
-//   - advise reads one request (a token budget and a "find one" reward
-//     model) and ranks the configurations that fit it by signal-to-noise
+//   - advise reads one request (a token budget and a reward model: find
+//     one, needs m pieces or majority) and ranks the configurations that fit it by signal-to-noise
 //     per token of the unbiased-scaled update, with advise.Advise, as JSON or with
 //     -table as a table.
 //
