@@ -9,8 +9,8 @@ import (
 )
 
 // Loop runs body under b.Loop with allocations reported and, where the
-// platform can measure it (Linux: getrusage RUSAGE_THREAD, microsecond
-// resolution), reports cpu-ns/op: the CPU time of the benchmark's own OS
+// platform can measure it (Linux: clock_gettime CLOCK_THREAD_CPUTIME_ID,
+// nanoseconds), reports cpu-ns/op: the CPU time of the benchmark's own OS
 // thread per iteration. On a machine shared with other work, wall-clock
 // ns/op counts the time the thread waited for a core; cpu-ns/op does not.
 // (Work the runtime does on other threads, such as background garbage
