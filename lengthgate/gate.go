@@ -239,7 +239,9 @@ func checkValues[F Float](vname string, values []F, lname string, lengths []int)
 	if len(values) != len(lengths) {
 		return fmt.Errorf("lengthgate: len(%s) = %d != len(%s) = %d", vname, len(values), lname, len(lengths))
 	}
-	lengths = lengths[:len(values)]
+	if allValid(values, lengths) {
+		return nil
+	}
 	for i, v := range values {
 		if l := lengths[i]; l < 0 {
 			return fmt.Errorf("lengthgate: %s[%d] = %d < 0", lname, i, l)
@@ -248,7 +250,22 @@ func checkValues[F Float](vname string, values []F, lname string, lengths []int)
 			return fmt.Errorf("lengthgate: %s[%d] = %v is not finite", vname, i, v)
 		}
 	}
-	return nil
+	panic("lengthgate: checkValues: a bad entry that allValid found is gone") // unreachable
+}
+
+// allValid reports whether every length is >= 0 and every value finite,
+// for len(lengths) >= len(values). It ORs the lengths (negative when one
+// is) and the bits of v - v (+0 for a finite v, NaN otherwise), with no
+// branch on the data.
+func allValid[F Float](values []F, lengths []int) bool {
+	lengths = lengths[:len(values)]
+	var ls int
+	var bits uint64
+	for i, v := range values {
+		ls |= lengths[i]
+		bits |= math.Float64bits(float64(v - v))
+	}
+	return ls >= 0 && bits == 0
 }
 
 // Gates holds one gate per role. The paper gates both the search and the
