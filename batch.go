@@ -91,6 +91,18 @@ type BatchCredit struct {
 // layoutKey is the shape of the kernel layout kept in a BatchCredit.
 type layoutKey struct{ problems, traces, sets, setSize, outputs int }
 
+// Skip reports whether problem q of the last call gives no update: it was
+// rejected (Rejected[q]), its raw rewards give no signal (NoSignal[q]), or
+// its mean raw reward is out of range (OutOfRange[q]). Each of these leaves
+// its search and aggregation advantages 0; a trainer using dynamic sampling
+// resamples such a problem. It panics if q is not in [0, Problems).
+func (b *BatchCredit) Skip(q int) bool {
+	if q < 0 || q >= b.Problems {
+		panic(fmt.Sprintf("spiral: Skip(%d) with Problems = %d", q, b.Problems))
+	}
+	return b.Rejected[q] || b.NoSignal[q] || b.OutOfRange[q]
+}
+
 // NoSignalCount returns the number of problems of b that give no signal.
 func (b *BatchCredit) NoSignalCount() int {
 	m := 0

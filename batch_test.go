@@ -234,6 +234,9 @@ func TestCreditBatchMatchesReference(t *testing.T) {
 				noSignal++
 			}
 			dropped := refNoSignal || !inRange
+			if dst.Skip(q) != dropped {
+				t.Fatalf("problem %d: Skip %v, want %v", q, dst.Skip(q), dropped)
+			}
 			for y, a := range dst.Search[q*n1 : (q+1)*n1] {
 				if dropped && a != 0 || !dropped && !nearZero(a, ref.Search[y]) || dst.Appearances[q*n1+y] != ref.Appearances[y] {
 					t.Fatalf("problem %d trace %d: A_search %v in %d sets, want %v in %d (dropped %v)", q, y, a, dst.Appearances[q*n1+y], ref.Search[y].FloatString(6), ref.Appearances[y], dropped)
@@ -555,6 +558,18 @@ func TestPlannedSetsTrusted(t *testing.T) {
 	balanced.Design = combin.Balanced
 	if err := balanced.CreditBatch(&dst, paperBatch(c, 1, 3)); err == nil {
 		t.Error("uniform plan credited under the Balanced design without a check")
+	}
+	// An index written out of range into the planner's own slice is an
+	// error naming it, not a panic.
+	for _, bad := range []int{c.SearchTraces, -1, math.MaxInt} {
+		in := paperBatch(c, 3, 4)
+		in.Sets[c.PlanSize()+5] = bad
+		err := c.CreditBatch(&dst, in)
+		var be *advantage.BatchError
+		if !errors.As(err, &be) || len(be.Problems) != 1 || be.Problems[0].Problem != 1 || be.Problems[0].Field != "Members" ||
+			be.Problems[0].Value != float64(bad) || !dst.Rejected[1] || dst.Rejected[0] || dst.Rejected[2] || !dst.Skip(1) {
+			t.Errorf("index %d planted in problem 1 of planned sets: error %v, rejected %v; want problem 1 rejected with its index named", bad, err, dst.Rejected)
+		}
 	}
 }
 

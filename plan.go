@@ -106,8 +106,10 @@ func (p *Planner) Plan(rnd *rand.Rand) (Plan, error) {
 // [Config.CreditBatch] does not check again the sets that a Planner drew
 // into this Batch for a Config of the same N1, n, K, Ordered and Design:
 // they are valid by construction. It checks sets that came from anywhere
-// else, including a dst.Sets that was resliced or replaced since. A program
-// must not write into dst.Sets between PlanTo and CreditBatch.
+// else, including a dst.Sets that was resliced or replaced since, and sets
+// holding an index outside [0, N1). A program must not write into dst.Sets
+// between PlanTo and CreditBatch: sets changed in place but still in range
+// are not checked again.
 //
 // It returns an error, and leaves dst unchanged, if rnd is nil or problems
 // is negative or too large for an int.
@@ -164,9 +166,27 @@ type drawn struct {
 }
 
 // trusted reports whether sets is exactly the slice a Planner of c's shape
-// drew.
+// drew and every index in it is still in [0, N1): a program that wrote an
+// index out of range into it since gets an error from the full check, not a
+// panic.
 func (d *drawn) trusted(c *Config, sets []int) bool {
-	return d.first != nil && len(sets) == d.len && &sets[0] == d.first && d.shape == c.planShape()
+	return d.first != nil && len(sets) == d.len && &sets[0] == d.first && d.shape == c.planShape() &&
+		maxIndex(sets) < uint(c.SearchTraces)
+}
+
+// maxIndex returns the largest of the indices as unsigned numbers, so that a
+// negative index counts as huge, or 0 for none; it has no branch on the
+// data.
+func maxIndex(xs []int) uint {
+	var m0, m1 uint
+	for ; len(xs) >= 2; xs = xs[2:] {
+		m0 = max(m0, uint(xs[0]))
+		m1 = max(m1, uint(xs[1]))
+	}
+	for _, x := range xs {
+		m0 = max(m0, uint(x))
+	}
+	return max(m0, m1)
 }
 
 // CheckPlan reports whether p fits c: exactly K sets of n indices each,
