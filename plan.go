@@ -171,22 +171,18 @@ type drawn struct {
 // panic.
 func (d *drawn) trusted(c *Config, sets []int) bool {
 	return d.first != nil && len(sets) == d.len && &sets[0] == d.first && d.shape == c.planShape() &&
-		maxIndex(sets) < uint(c.SearchTraces)
+		inRange(sets, c.SearchTraces)
 }
 
-// maxIndex returns the largest of the indices as unsigned numbers, so that a
-// negative index counts as huge, or 0 for none; it has no branch on the
-// data.
-func maxIndex(xs []int) uint {
-	var m0, m1 uint
-	for ; len(xs) >= 2; xs = xs[2:] {
-		m0 = max(m0, uint(xs[0]))
-		m1 = max(m1, uint(xs[1]))
-	}
+// inRange reports whether every index x is in [0, n), with no branch on
+// the data: x and n-1-x are both >= 0 exactly when x is in range, so the
+// OR of all of them is negative when some index is not.
+func inRange(xs []int, n int) bool {
+	o := 0
 	for _, x := range xs {
-		m0 = max(m0, uint(x))
+		o |= (n - 1 - x) | x
 	}
-	return max(m0, m1)
+	return o >= 0
 }
 
 // CheckPlan reports whether p fits c: exactly K sets of n indices each,
