@@ -10,7 +10,10 @@
 // probability -correct, an aggregation output with probability -found when
 // the rule holds for its candidates (-rule find-one, needs with -needs m, or
 // majority), else -missed. At the paper's budget (the default, 98,304
-// generated tokens) the whole space takes about a minute.
+// generated tokens) the whole space takes about a minute; frontier.png in
+// this directory, which docs/findings.md links, is that run's picture:
+//
+//	go run ./examples/frontier -out examples/frontier/frontier.png
 //
 // Usage:
 //
@@ -188,12 +191,13 @@ func frontierPlot(res advise.Result, front []advise.Candidate, paper int, req ad
 			return nil, nil, err
 		}
 		mark.GlyphStyle.Color = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
-		mark.GlyphStyle.Shape = draw.TriangleGlyph{}
+		mark.GlyphStyle.Shape = draw.PyramidGlyph{}
 		mark.GlyphStyle.Radius = vg.Points(5)
 		p.Add(mark)
 		add(fmt.Sprintf("the paper's 8/4/4/4 u (rank %d)", paper+1), mark)
 	}
-	p.Y.Min = 0
+	// Room for the marks at the budget's edge.
+	p.Y.Min, p.X.Max = 0, 1.02*max(p.X.Max, float64(req.Budget))
 	p.Legend.Top = true
 	p.Legend.Left = true
 	return p, legend, nil
