@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"spiral"
@@ -12,7 +13,9 @@ import (
 	"spiral/lengthgate"
 )
 
-const creditHelp = `usage: spiral credit [-search-target L] [-aggregation-target L] [-boundary gate|keep] [-ordered] < lines
+const creditHelp = `usage: spiral credit [-search-target L] [-aggregation-target L] [-boundary gate|keep]
+                     [-overlong-max L [-overlong-buffer B] [-overlong-factor F]]
+                     [-reward-range LOW,HIGH] [-ordered] < lines
 
 credit computes SPIRAL's credit for one problem per input line, with the
 root package's Config.CreditBatch (the credit of package advantage, then the
@@ -25,6 +28,18 @@ Flags:
                          whose length equals L_target exactly: "gate" (default;
                          Eq. 8's first case read literally, L < L_target keeps)
                          or "keep" (only L > L_target is gated); both gates
+  -overlong-max L        DAPO's soft overlong punishment: L_max in tokens (0, the
+                         default, switches it off). The penalty of an
+                         aggregation output of length L, 0 up to L_max - B,
+                         falling linearly to -F at L_max and -F beyond, is added
+                         to its reward before any score or baseline
+                         (lengthgate.SoftOverlong); needs aggregation_lengths
+  -overlong-buffer B     DAPO's L_cache in tokens, 0 <= B <= L_max (default 0)
+  -overlong-factor F     the penalty's factor, 0 < F <= 1e30 (default 1)
+  -reward-range LOW,HIGH OpenRLHF's dynamic-sampling filter: a problem whose mean
+                         raw reward is not strictly between LOW and HIGH gets
+                         zero search and aggregation advantages and
+                         "out_of_range": true (decided before any shaping)
   -ordered               sets are ordered tuples (the family of Proposition
                          3.1): two sets with the same traces in different
                          orders are distinct. Without it sets are subsets,
@@ -49,7 +64,8 @@ Input line (one JSON object; numbers in rewards are finite):
    "search_lengths": [L, ...],        length in tokens of each search trace (N1 of
                                       them); required with -search-target
    "aggregation_lengths": [[L, ...]]} length of each aggregation output, the shape of
-                                      rewards; required with -aggregation-target
+                                      rewards; required with -aggregation-target and
+                                      -overlong-max
   Lengths are integers >= 0. A length field may be given with its gate off: it
   is then checked and unused. JSON has no NaN: a reward that could not be
   computed goes in unscorable, not as NaN.
@@ -66,6 +82,13 @@ Output line:
    "scored_outputs": [c, ...],        the number of scored outputs of each set
    "no_signal": b,                    true when the rewards give no gradient (every
                                       advantage is 0); dynamic sampling resamples it
+   "out_of_range": b,                 with -reward-range only: the mean raw reward is
+                                      outside (LOW, HIGH), so every advantage is 0
+   "overlong": P,                     with -overlong-max only: what the punishment did,
+                                      {"outputs": c, "penalized": c, "overlong": c,
+                                       "total": t}: rewards examined, how many got a
+                                      penalty < 0, how many had L > L_max, and the
+                                      sum of the penalties (<= 0)
    "search_gate": G,                  what the search gate did, and
    "aggregation_gate": G}             what the aggregation gate did, each
                                       {"outputs": c, "positive": c, "at_target": c,
@@ -114,16 +137,18 @@ type creditLine struct {
 
 // creditOutput is one credit output line.
 type creditOutput struct {
-	Search          []float64   `json:"search"`
-	Aggregation     [][]float64 `json:"aggregation"`
-	SetScores       []float64   `json:"set_scores"`
-	SetAdvantages   []float64   `json:"set_advantages"`
-	Appearances     []int       `json:"appearances"`
-	InNoSet         int         `json:"in_no_set"`
-	ScoredOutputs   []int       `json:"scored_outputs"`
-	NoSignal        bool        `json:"no_signal"`
-	SearchGate      gateReport  `json:"search_gate"`
-	AggregationGate gateReport  `json:"aggregation_gate"`
+	Search          []float64      `json:"search"`
+	Aggregation     [][]float64    `json:"aggregation"`
+	SetScores       []float64      `json:"set_scores"`
+	SetAdvantages   []float64      `json:"set_advantages"`
+	Appearances     []int          `json:"appearances"`
+	InNoSet         int            `json:"in_no_set"`
+	ScoredOutputs   []int          `json:"scored_outputs"`
+	NoSignal        bool           `json:"no_signal"`
+	OutOfRange      *bool          `json:"out_of_range,omitempty"`
+	Overlong        *penaltyReport `json:"overlong,omitempty"`
+	SearchGate      gateReport     `json:"search_gate"`
+	AggregationGate gateReport     `json:"aggregation_gate"`
 }
 
 // gateReport is a lengthgate.Report in the output's JSON.
@@ -133,6 +158,14 @@ type gateReport struct {
 	AtTarget    int     `json:"at_target"`
 	Gated       int     `json:"gated"`
 	MassRemoved float64 `json:"mass_removed"`
+}
+
+// penaltyReport is a lengthgate.PenaltyReport in the output's JSON.
+type penaltyReport struct {
+	Outputs   int     `json:"outputs"`
+	Penalized int     `json:"penalized"`
+	Overlong  int     `json:"overlong"`
+	Total     float64 `json:"total"`
 }
 
 func newGateReport(r lengthgate.Report) gateReport {
@@ -209,7 +242,7 @@ func (h *creditHandler) handle(line []byte) ([]byte, error) {
 		h.rows = append(h.rows, b.Aggregation[o:o+len(rs)])
 		o += len(rs)
 	}
-	return h.out.encode(creditOutput{
+	out := creditOutput{
 		Search:          b.Search,
 		Aggregation:     h.rows,
 		SetScores:       b.SetScores,
@@ -220,7 +253,15 @@ func (h *creditHandler) handle(line []byte) ([]byte, error) {
 		NoSignal:        b.NoSignal[0],
 		SearchGate:      gateOf(c.Gates.Search, b.Gates.Search, b.Search),
 		AggregationGate: gateOf(c.Gates.Aggregation, b.Gates.Aggregation, b.Aggregation),
-	}), nil
+	}
+	if c.RewardRange.Enabled() {
+		out.OutOfRange = &b.OutOfRange[0]
+	}
+	if c.Overlong != nil {
+		r := b.Overlong
+		out.Overlong = &penaltyReport{Outputs: r.Outputs, Penalized: r.Penalized, Overlong: r.Overlong, Total: r.Total}
+	}
+	return h.out.encode(out), nil
 }
 
 // layout checks the shapes of a decoded line, in its own field names, and
@@ -336,8 +377,10 @@ func inputError(c spiral.Config, in *creditLine, e *advantage.InputError) error 
 		switch {
 		case j >= 0:
 			return fmt.Errorf("aggregation_lengths[%d][%d] = %v < 0", i, j, e.Value)
-		case in.AggregationLengths == nil:
+		case in.AggregationLengths == nil && c.Gates.Aggregation.Enabled():
 			return fmt.Errorf("aggregation_lengths is missing, but -aggregation-target = %d gates on it", c.Gates.Aggregation.Target)
+		case in.AggregationLengths == nil && c.Overlong != nil:
+			return fmt.Errorf("aggregation_lengths is missing, but -overlong-max = %d punishes on it", c.Overlong.MaxLength)
 		}
 	case "Members", "Sets":
 		if se, ok := errors.AsType[*combin.SetError](e.Err); ok {
@@ -386,6 +429,11 @@ func runCredit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	aggTarget := fs.Int("aggregation-target", 0, "")
 	var boundary boundaryFlag
 	fs.Var(&boundary, "boundary", "")
+	overlongMax := fs.Int("overlong-max", 0, "")
+	overlongBuffer := fs.Int("overlong-buffer", 0, "")
+	overlongFactor := fs.Float64("overlong-factor", 1, "")
+	var rewardRange rangeFlag
+	fs.Var(&rewardRange, "reward-range", "")
 	ordered := fs.Bool("ordered", false, "")
 	if code, done := parseFlags(fs, creditHelp, args, stdout, stderr); done {
 		return code
@@ -408,5 +456,56 @@ func runCredit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *aggTarget < 0 {
 		return usageError(stderr, "credit", fmt.Sprintf("-aggregation-target = %d < 0", *aggTarget))
 	}
+	switch {
+	case *overlongMax > 0:
+		o := lengthgate.SoftOverlong{MaxLength: *overlongMax, Buffer: *overlongBuffer, Factor: *overlongFactor}
+		if err := o.Validate(); err != nil {
+			return usageError(stderr, "credit", overlongFlags.Replace(err.Error()))
+		}
+		c.Overlong = &o
+	case *overlongMax < 0:
+		return usageError(stderr, "credit", fmt.Sprintf("-overlong-max = %d < 0 (0 switches the punishment off)", *overlongMax))
+	case *overlongBuffer != 0 || *overlongFactor != 1:
+		return usageError(stderr, "credit", "-overlong-buffer and -overlong-factor need -overlong-max")
+	}
+	c.RewardRange = rewardRange.r
 	return runStream("credit", stdin, stdout, stderr, &creditHandler{base: c})
+}
+
+// overlongFlags names lengthgate.SoftOverlong's fields by their flags.
+var overlongFlags = strings.NewReplacer(
+	"lengthgate: ", "",
+	"MaxLength", "-overlong-max",
+	"Buffer", "-overlong-buffer",
+	"Factor", "-overlong-factor",
+)
+
+// rangeFlag is the -reward-range flag: LOW,HIGH, finite with LOW < HIGH.
+type rangeFlag struct{ r advantage.RewardRange }
+
+func (f *rangeFlag) String() string {
+	if !f.r.Enabled() {
+		return ""
+	}
+	return fmt.Sprintf("%v,%v", f.r.Low, f.r.High)
+}
+
+func (f *rangeFlag) Set(s string) error {
+	low, high, ok := strings.Cut(s, ",")
+	if !ok {
+		return fmt.Errorf("want LOW,HIGH, got %q", s)
+	}
+	var r advantage.RewardRange
+	var err error
+	if r.Low, err = strconv.ParseFloat(strings.TrimSpace(low), 64); err != nil {
+		return fmt.Errorf("LOW in %q is not a number", s)
+	}
+	if r.High, err = strconv.ParseFloat(strings.TrimSpace(high), 64); err != nil {
+		return fmt.Errorf("HIGH in %q is not a number", s)
+	}
+	if err := r.Validate(); err != nil || !r.Enabled() {
+		return fmt.Errorf("want finite LOW < HIGH, got %q", s)
+	}
+	f.r = r
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"pgregory.net/rapid"
 
 	"spiral"
+	"spiral/advantage"
 	"spiral/combin"
 	"spiral/lengthgate"
 )
@@ -268,4 +269,95 @@ func TestCreditUnscorableReference(t *testing.T) {
 			t.Fatalf("%v on %s:\nbridge    %s\nreference %+v", args, line, stdout, want)
 		}
 	})
+}
+
+// TestCreditOverlongAndRange: with -overlong-max and -reward-range the
+// bridge gives bit for bit what Config.Credit gives with the same
+// Config.Overlong and Config.RewardRange, and reports both; without them the
+// two fields are absent.
+func TestCreditOverlongAndRange(t *testing.T) {
+	line := `{"traces":4,"sets":[[0,1],[2,3],[1,2]],"rewards":[[1,0],[0,0],[1,1]],"search_lengths":[10,20,30,40],"aggregation_lengths":[[100,900],[1000,2000],[500,1100]]}`
+	var in creditLine
+	if err := json.Unmarshal([]byte(line), &in); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		rng  advantage.RewardRange
+		o    *lengthgate.SoftOverlong
+		gate int // -aggregation-target
+	}{
+		{[]string{"-overlong-max", "1000", "-overlong-buffer", "200"}, advantage.RewardRange{}, &lengthgate.SoftOverlong{MaxLength: 1000, Buffer: 200, Factor: 1}, 0},
+		{[]string{"-overlong-max", "1000", "-overlong-buffer", "500", "-overlong-factor", "0.5", "-aggregation-target", "1050"}, advantage.RewardRange{}, &lengthgate.SoftOverlong{MaxLength: 1000, Buffer: 500, Factor: 0.5}, 1050},
+		{[]string{"-reward-range", "0,0.5"}, advantage.RewardRange{Low: 0, High: 0.5}, nil, 0}, // mean 1/2: out of range
+		{[]string{"-reward-range", "0, 1", "-overlong-max", "2000", "-overlong-buffer", "1500"}, advantage.RewardRange{Low: 0, High: 1}, &lengthgate.SoftOverlong{MaxLength: 2000, Buffer: 1500, Factor: 1}, 0},
+	} {
+		stdout, stderr, code := runCmd(t, line+"\n", append([]string{"credit"}, tt.args...)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s %s", tt.args, code, stdout, stderr)
+		}
+		var got creditOutput
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+			t.Fatal(err)
+		}
+		c := spiral.Config{Order: combin.Shuffled, RewardRange: tt.rng, Overlong: tt.o}
+		c.Gates.Aggregation.Target = tt.gate
+		c.SearchTraces, c.Sets, c.SetSize, c.AggregationsPerSet = in.Traces, len(in.Sets), 2, 2
+		want, err := c.Credit(spiral.Plan{Sets: in.Sets}, in.Rewards, spiral.Lengths{Search: in.SearchLengths, Aggregation: in.AggregationLengths})
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := sameFloats(got.Search, want.Search) && sameFloats(got.SetScores, want.SetScores) && got.NoSignal == want.NoSignal
+		for i := range got.Aggregation {
+			same = same && sameFloats(got.Aggregation[i], want.Aggregation[i])
+		}
+		switch {
+		case !same:
+			t.Errorf("%v: bridge %+v, library %+v", tt.args, got, want)
+		case (got.OutOfRange != nil) != tt.rng.Enabled() || got.OutOfRange != nil && *got.OutOfRange != want.OutOfRange:
+			t.Errorf("%v: out_of_range %v, want %v (filter on: %v)", tt.args, got.OutOfRange, want.OutOfRange, tt.rng.Enabled())
+		case (got.Overlong != nil) != (tt.o != nil):
+			t.Errorf("%v: overlong report %v, want one exactly when the punishment is on", tt.args, got.Overlong)
+		case got.Overlong != nil && *got.Overlong != (penaltyReport{want.Overlong.Outputs, want.Overlong.Penalized, want.Overlong.Overlong, want.Overlong.Total}):
+			t.Errorf("%v: overlong report %+v, want %+v", tt.args, *got.Overlong, want.Overlong)
+		}
+	}
+	// The third case: mean raw reward 1/2 is not inside (0, 0.5), so every
+	// advantage is 0; the fourth: the punishment moves the set scores.
+	stdout, _, _ := runCmd(t, line+"\n", "credit", "-reward-range", "0,0.5")
+	if !strings.Contains(stdout, `"out_of_range":true`) || !strings.Contains(stdout, `"search":[0,0,0,0]`) {
+		t.Errorf("-reward-range 0,0.5: %s, want out of range with zero search credit", stdout)
+	}
+	stdout, _, _ = runCmd(t, line+"\n", "credit")
+	if strings.Contains(stdout, "out_of_range") || strings.Contains(stdout, "overlong") {
+		t.Errorf("no filter or punishment asked: %s has their fields", stdout)
+	}
+}
+
+// TestCreditOverlongAndRangeErrors: bad flag values are usage errors naming
+// the flag; a line without aggregation_lengths under -overlong-max is a line
+// error naming the flag that reads them.
+func TestCreditOverlongAndRangeErrors(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-overlong-max", "100", "-overlong-buffer", "200"}, "-overlong-buffer"},
+		{[]string{"-overlong-max", "100", "-overlong-factor", "0"}, "-overlong-factor"},
+		{[]string{"-overlong-max", "-1"}, "-overlong-max = -1 < 0"},
+		{[]string{"-overlong-buffer", "10"}, "need -overlong-max"},
+		{[]string{"-reward-range", "1,0"}, "LOW < HIGH"},
+		{[]string{"-reward-range", "0"}, "LOW,HIGH"},
+		{[]string{"-reward-range", "a,1"}, "LOW"},
+		{[]string{"-reward-range", "0,Inf"}, "LOW < HIGH"},
+	} {
+		_, stderr, code := runCmd(t, "", append([]string{"credit"}, tt.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q, want usage error containing %q", tt.args, code, stderr, tt.want)
+		}
+	}
+	stdout, _, code := runCmd(t, `{"traces":2,"sets":[[0],[1]],"rewards":[[1],[0]]}`+"\n", "credit", "-overlong-max", "100")
+	if code != exitLineError || !strings.Contains(stdout, "aggregation_lengths is missing, but -overlong-max = 100") {
+		t.Errorf("-overlong-max without aggregation_lengths: exit %d, %s", code, stdout)
+	}
 }

@@ -6,7 +6,8 @@
 //
 //	spiral constants -traces N1 -size n -sets K [-ordered | -balanced]
 //	spiral plan -traces N1 -size n -sets K [-ordered] [-shuffle] [-balanced] -seed S [-step T] -problems P
-//	spiral credit [-search-target L] [-aggregation-target L] [-boundary gate|keep] [-ordered] < lines
+//	spiral credit [-search-target L] [-aggregation-target L] [-boundary gate|keep]
+//	              [-overlong-max L [-overlong-buffer B] [-overlong-factor F]] [-reward-range LOW,HIGH] [-ordered] < lines
 //	spiral group [-preset NAME | -scale none|group|batch -epsilon E -bessel -leave-one-out] < lines
 //	spiral passk -k 1,8,64 < lines
 //	spiral vectors -out DIR
@@ -25,7 +26,9 @@
 //     {"traces", "sets", "rewards", optional "unscorable", "search_lengths",
 //     "aggregation_lengths"} with spiral.Config.CreditBatch, and writes the
 //     search and aggregation advantages after the length gates, the set
-//     scores and advantages, the appearances and what the gates did.
+//     scores and advantages, the appearances and what the gates did; with
+//     DAPO's soft overlong punishment (-overlong-max) and OpenRLHF's
+//     reward-range filter (-reward-range) when asked.
 //   - group computes the group baselines of GRPO, Dr. GRPO and RLOO, as a
 //     trainer's preset or explicit options, for one batch of rows per line
 //     {"ids", "rewards", optional "unscorable"} with advantage.GroupRelative.
