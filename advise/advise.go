@@ -143,7 +143,7 @@ type Result struct {
 // toy problem. Each (N1, n, K, design) is evaluated once, exactly
 // (DecomposeSearch, and DecomposeAggregation's terms), and every N2 follows
 // from them. The cost is that of at most a few hundred evaluations of at
-// most MaxWork each: about a minute for the whole space at a budget of 24
+// most MaxWork each: about half a minute for the whole space at a budget of 24
 // calls, a few seconds for the paper's N1 = 8, n = 4, K <= 4. It returns an
 // error naming the field of req that is out of range (Reward.Needs outside
 // [1, N1 - 1] for the largest N1 explored, a listed set size below it, or a

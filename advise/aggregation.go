@@ -120,25 +120,39 @@ func (t *aggregationTerms) pairsOf(d *estimator.SetDistribution, c *estimator.Ca
 		}
 	}
 	t.K, t.pairs = -1, new(big.Rat)
-	selections := 0
-	for sel, p := range d.Selections() {
-		if selections++; selections > maxSelections {
-			return fmt.Errorf("advise: the design has more than %d selections", maxSelections)
-		}
+	counts := make([]int64, T*T) // how often each ordered pair is selected in the run
+	var touched []int            // the pairs with a count, so a run costs its own pairs
+	sizes := true
+	err := selectionRuns(d, func(sel []int) {
 		if t.K < 0 {
 			t.K = len(sel)
 		} else if t.K != len(sel) {
-			return errors.New("advise: selections of different sizes")
+			sizes = false
 		}
-		s := new(big.Rat)
 		for _, g := range sel {
 			for _, h := range sel {
 				if g != h {
-					s.Add(s, pair[g*T+h])
+					if counts[g*T+h] == 0 {
+						touched = append(touched, g*T+h)
+					}
+					counts[g*T+h]++
 				}
 			}
 		}
-		t.pairs.Add(t.pairs, s.Mul(s, p))
+	}, func(prob *big.Rat) {
+		s := new(big.Rat)
+		for _, gh := range touched {
+			s.Add(s, new(big.Rat).Mul(pair[gh], big.NewRat(counts[gh], 1)))
+			counts[gh] = 0
+		}
+		t.pairs.Add(t.pairs, s.Mul(s, prob))
+		touched = touched[:0]
+	})
+	if err != nil {
+		return err
+	}
+	if !sizes {
+		return errors.New("advise: selections of different sizes")
 	}
 	return nil
 }

@@ -187,3 +187,67 @@ func TestAggregationVarianceExact(t *testing.T) {
 		}
 	}
 }
+
+// A selection law whose probability changes and comes back (runs 1/4 1/4,
+// 1/8, 1/4, 1/8) gives the coverage law and the aggregation terms that a
+// sum selection by selection gives.
+func TestSelectionRunsUneven(t *testing.T) {
+	sets := [][]int{{0, 1}, {2, 3}, {0, 2}, {1, 3}, {0, 3}, {1, 2}}
+	law := []struct {
+		sel  []int
+		prob *big.Rat
+	}{
+		{[]int{0, 1}, big.NewRat(1, 4)}, {[]int{2, 3}, big.NewRat(1, 4)}, {[]int{0, 2}, big.NewRat(1, 8)},
+		{[]int{4, 5}, big.NewRat(1, 4)}, {[]int{0, 4}, big.NewRat(1, 8)},
+	}
+	d, err := estimator.NewSetDistribution(4, sets, func(yield func([]int, *big.Rat) bool) {
+		for _, x := range law {
+			if !yield(x.sel, x.prob) {
+				return
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1, m2 := new(big.Rat), new(big.Rat)
+	for _, x := range law {
+		covered := map[int]bool{}
+		for _, h := range x.sel {
+			for _, i := range sets[h] {
+				covered[i] = true
+			}
+		}
+		c := big.NewRat(int64(len(covered)), 1)
+		m1.Add(m1, new(big.Rat).Mul(x.prob, c))
+		m2.Add(m2, new(big.Rat).Mul(x.prob, new(big.Rat).Mul(c, c)))
+	}
+	mean, variance, err := coverLaw(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := new(big.Rat).Sub(m2, new(big.Rat).Mul(m1, m1)); mean.Cmp(m1) != 0 || variance.Cmp(want) != 0 {
+		t.Errorf("coverage law %v, %v; want %v, %v", mean, variance, m1, want)
+	}
+	c := policy(t, big.NewRat(1, 3), big.NewRat(2, 3))
+	s, err := estimator.NewTable(2, 2, []*big.Rat{big.NewRat(4, 5), big.NewRat(3, 5), big.NewRat(2, 5), big.NewRat(1, 5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := DecomposeAggregation(d, c, s, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sq, condSq, meanU := bruteAggregation(t, d, c, s, 2)
+	meanSq := new(big.Rat)
+	for _, m := range meanU {
+		meanSq.Add(meanSq, new(big.Rat).Mul(m, m))
+	}
+	meanSq.Mul(meanSq, big.NewRat(2, 1))
+	w2 := new(big.Rat).Mul(v.Weight, v.Weight)
+	total := new(big.Rat).Sub(sq, meanSq)
+	outputs := new(big.Rat).Sub(sq, condSq)
+	if total.Quo(total, w2).Cmp(v.Total()) != 0 || outputs.Quo(outputs, w2).Cmp(v.Outputs) != 0 {
+		t.Errorf("Total %v, Outputs %v; brute force %v, %v", v.Total(), v.Outputs, total, outputs)
+	}
+}

@@ -175,15 +175,11 @@ func coverLaw(d *estimator.SetDistribution) (mean, variance *big.Rat, err error)
 	}
 	seen := make([]int, N)
 	stamp := 0
+	counts := make([]int64, N+1) // selections of each cover count in the run
 	m1, m2 := new(big.Rat), new(big.Rat)
-	term := new(big.Rat)
-	count := 0
-	for sel, prob := range d.Selections() {
-		if count++; count > maxSelections {
-			return nil, nil, fmt.Errorf("advise: the design has more than %d selections", maxSelections)
-		}
+	err = selectionRuns(d, func(sel []int) {
 		stamp++
-		cover := int64(0)
+		cover := 0
 		for _, h := range sel {
 			for _, i := range sets[h] {
 				if seen[i] != stamp {
@@ -192,12 +188,51 @@ func coverLaw(d *estimator.SetDistribution) (mean, variance *big.Rat, err error)
 				}
 			}
 		}
-		term.Mul(prob, new(big.Rat).SetInt64(cover))
-		m1.Add(m1, term)
-		term.Mul(term, new(big.Rat).SetInt64(cover))
-		m2.Add(m2, term)
+		counts[cover]++
+	}, func(prob *big.Rat) {
+		for cover, k := range counts {
+			if k == 0 {
+				continue
+			}
+			term := new(big.Rat).Mul(prob, big.NewRat(k*int64(cover), 1))
+			m1.Add(m1, term)
+			m2.Add(m2, term.Mul(term, big.NewRat(int64(cover), 1)))
+		}
+		clear(counts)
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return m1, m2.Sub(m2, new(big.Rat).Mul(m1, m1)), nil
+}
+
+// selectionRuns calls add for each of d's selections, in order, and after
+// every maximal run of selections of one probability, run with that
+// probability, so that a sum over selections costs integer work per
+// selection and rational work per run (one run for the uniform design). It
+// returns an error, after no call, if d has more than maxSelections
+// selections.
+func selectionRuns(d *estimator.SetDistribution, add func(sel []int), run func(prob *big.Rat)) error {
+	count := 0
+	for range d.Selections() {
+		if count++; count > maxSelections {
+			return fmt.Errorf("advise: the design has more than %d selections", maxSelections)
+		}
+	}
+	var last *big.Rat // a copy: the yielded probability may be reused
+	for sel, prob := range d.Selections() {
+		if last == nil || prob.Num().Cmp(last.Num()) != 0 || prob.Denom().Cmp(last.Denom()) != 0 {
+			if last != nil {
+				run(last)
+			}
+			last = new(big.Rat).Set(prob)
+		}
+		add(sel)
+	}
+	if last != nil {
+		run(last)
+	}
+	return nil
 }
 
 // CoverMoments returns E[C] and Var(C) for the number C of traces in at

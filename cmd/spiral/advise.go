@@ -40,7 +40,8 @@ Input (one object, at most 1 MiB):
    "missed": "p/q",              aggregator success without one (both required)
    "rule": "find-one",           "find-one", "needs" or "majority"
    "needs": m,                   with rule "needs": correct candidates needed,
-                                 1 <= m <= max_traces - 1 (0 or absent else)
+                                 1 <= m <= max_traces - 1 (7 by default);
+                                 0 or absent under the other rules
    "max_traces": N1,             bounds, 0 or absent for the defaults: N1 <= 8,
    "max_sets": K,                K <= 8, N2 <= 16; set_sizes restricts n
    "max_aggregations": N2,
@@ -72,7 +73,7 @@ Flags:
 At the paper's budget ({"budget": 98304, "search_length": 4096,
 "aggregation_length": 4096, ...}) the paper's configuration N1 = 8, n = 4,
 K = 4, N2 = 4 has m "1365/1541", miss_prob "88/1541" and 98304 tokens. The
-whole space takes about a minute; set_sizes and max_sets narrow it.
+whole space takes about half a minute; set_sizes and max_sets narrow it.
 
 Exit status: 0 on success, 2 for bad flags, a bad request or a read or write
 error (the error on stderr).

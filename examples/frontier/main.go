@@ -10,7 +10,7 @@
 // probability -correct, an aggregation output with probability -found when
 // the rule holds for its candidates (-rule find-one, needs with -needs m, or
 // majority), else -missed. At the paper's budget (the default, 98,304
-// generated tokens) the whole space takes about a minute; frontier.png in
+// generated tokens) the whole space takes about half a minute; frontier.png in
 // this directory, which docs/findings.md links, is that run's picture:
 //
 //	go run ./examples/frontier -out examples/frontier/frontier.png
