@@ -31,6 +31,10 @@ import (
 // from which traces and sets were drawn, depends on it only through the
 // chance that two selected sets present the same context, which is a
 // function of where they share traces.
+//
+// Under the leave-one-out baseline an output's advantage r_j - (N2 rbar -
+// r_j)/(N2 - 1) is N2/(N2 - 1) times the within-set one and the weight is
+// K N2, so the scaled update, and every term here, is the same.
 type AggregationVariance struct {
 	// Weight is K a = K (N2 - 1), the role weight of the aggregation part.
 	Weight *big.Rat

@@ -22,9 +22,10 @@ type bruteMoments struct {
 	g                   [2]*big.Rat
 	gSq, gSets, gTraces *big.Rat
 	// E[u], E||u||^2 and E||E[u|S,y]||^2 of the aggregation update u, whose
-	// component ctx*2 + z is output z's logit in context ctx.
-	u           []*big.Rat
-	uSq, uTrace *big.Rat
+	// component ctx*2 + z is output z's logit in context ctx, and E[v],
+	// E||v||^2 of v, u under the leave-one-out baseline.
+	u, v             []*big.Rat
+	uSq, uTrace, vSq *big.Rat
 }
 
 // bruteRule computes the moments for a search trace correct with
@@ -37,11 +38,11 @@ func bruteRule(d *estimator.SetDistribution, p, found, missed *big.Rat, need, N2
 	N, n := d.Traces(), d.SetSize()
 	one := big.NewRat(1, 1)
 	q := new(big.Rat).Sub(one, p)
-	r := bruteMoments{gSq: new(big.Rat), gSets: new(big.Rat), gTraces: new(big.Rat), uSq: new(big.Rat), uTrace: new(big.Rat)}
+	r := bruteMoments{gSq: new(big.Rat), gSets: new(big.Rat), gTraces: new(big.Rat), uSq: new(big.Rat), uTrace: new(big.Rat), vSq: new(big.Rat)}
 	r.g = [2]*big.Rat{new(big.Rat), new(big.Rat)}
-	r.u = make([]*big.Rat, 2<<n)
+	r.u, r.v = make([]*big.Rat, 2<<n), make([]*big.Rat, 2<<n)
 	for i := range r.u {
-		r.u[i] = new(big.Rat)
+		r.u[i], r.v[i] = new(big.Rat), new(big.Rat)
 	}
 	add := func(dst, x, w *big.Rat) { dst.Add(dst, new(big.Rat).Mul(x, w)) }
 	binom := func(s *big.Rat, x int) *big.Rat {
@@ -132,7 +133,7 @@ func bruteRule(d *estimator.SetDistribution, p, found, missed *big.Rat, need, N2
 				}
 				// u: output j of set k is correct (z = 0, reward 1) for
 				// j < X[k], else wrong (z = 1, reward 0).
-				u := map[int]*big.Rat{}
+				u, loo := map[int]*big.Rat{}, map[int]*big.Rat{}
 				for k := range K {
 					for j := range N2 {
 						reward, z := new(big.Rat), 1
@@ -140,6 +141,10 @@ func bruteRule(d *estimator.SetDistribution, p, found, missed *big.Rat, need, N2
 							reward, z = big.NewRat(1, 1), 0
 						}
 						adv := new(big.Rat).Sub(reward, f[k])
+						// The others' mean: (N2 f - r)/(N2 - 1).
+						others := new(big.Rat).Mul(f[k], big.NewRat(int64(N2), 1))
+						others.Sub(others, reward).Quo(others, big.NewRat(int64(N2-1), 1))
+						advLOO := new(big.Rat).Sub(reward, others)
 						for out, pi := range []*big.Rat{s[k], new(big.Rat).Sub(one, s[k])} {
 							score := new(big.Rat).Neg(pi)
 							if out == z {
@@ -147,9 +152,10 @@ func bruteRule(d *estimator.SetDistribution, p, found, missed *big.Rat, need, N2
 							}
 							key := ctx[k]*2 + out
 							if u[key] == nil {
-								u[key] = new(big.Rat)
+								u[key], loo[key] = new(big.Rat), new(big.Rat)
 							}
 							add(u[key], score, adv)
+							add(loo[key], score, advLOO)
 						}
 					}
 				}
@@ -165,6 +171,10 @@ func bruteRule(d *estimator.SetDistribution, p, found, missed *big.Rat, need, N2
 					}
 					add(uY[key], x, pX)
 					add(r.uSq, new(big.Rat).Mul(x, x), pX)
+				}
+				for key, x := range loo {
+					add(r.v[key], x, pX)
+					add(r.vSq, new(big.Rat).Mul(x, x), pX)
 				}
 				k := 0
 				for ; k < K; k++ {
@@ -198,7 +208,9 @@ func bruteRule(d *estimator.SetDistribution, p, found, missed *big.Rat, need, N2
 // candidate Advise ranks has the enumerated signal, Var(g/M), its set and
 // noise terms, Var(u/(K a)), its outputs term and the SNR of the whole
 // update, on uniform and balanced designs. Majority at n = 4 scores a tie of
-// two correct candidates as Missed.
+// two correct candidates as Missed. Under the leave-one-out baseline, whose
+// weight is K N2 (spiral.Config.RoleWeights), the scaled update has the
+// same signal and variance.
 func TestRewardRulesBruteForce(t *testing.T) {
 	p, found, missed := big.NewRat(1, 3), big.NewRat(4, 5), big.NewRat(1, 6)
 	for _, x := range []struct {
@@ -248,6 +260,11 @@ func TestRewardRulesBruteForce(t *testing.T) {
 		sq := func(v ...*big.Rat) *big.Rat { return sqNorm(v) }
 		m2 := new(big.Rat).Mul(cand.Variance.M, cand.Variance.M)
 		w2 := new(big.Rat).Mul(cand.Aggregation.Weight, cand.Aggregation.Weight)
+		loo, err := cfg.RoleWeights(spiral.LeaveOneOut, spiral.SumReduction)
+		if err != nil {
+			t.Fatal(err)
+		}
+		looW2 := new(big.Rat).Mul(loo.Aggregation, loo.Aggregation)
 		over := func(x, y, w *big.Rat) *big.Rat { z := new(big.Rat).Sub(x, y); return z.Quo(z, w) }
 		gMean, uMean := sq(b.g[:]...), sq(b.u...)
 		v, a := cand.Variance, cand.Aggregation
@@ -262,6 +279,8 @@ func TestRewardRulesBruteForce(t *testing.T) {
 			{"aggregation signal", a.Signal, new(big.Rat).Quo(uMean, w2)},
 			{"Var(u/(K a))", a.Total(), over(b.uSq, uMean, w2)},
 			{"aggregation outputs term", a.Outputs, over(b.uSq, b.uTrace, w2)},
+			{"leave-one-out signal", a.Signal, new(big.Rat).Quo(sq(b.v...), looW2)},
+			{"leave-one-out Var(u/(K N2))", a.Total(), over(b.vSq, sq(b.v...), looW2)},
 		} {
 			if c.got.Cmp(c.want) != 0 {
 				t.Errorf("%+v %s = %v, brute force %v", x, c.name, c.got, c.want)
