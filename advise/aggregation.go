@@ -114,12 +114,12 @@ func (t *aggregationTerms) pairsOf(d *estimator.SetDistribution, c *estimator.Ca
 	for h := range sets {
 		sets[h] = d.Set(h)
 	}
-	V := c.Size()
+	same := newPresentedMemo(c, t.m)
 	pair := make([]*big.Rat, T*T)
 	for g := range T {
 		for h := range T {
 			if g != h {
-				pair[g*T+h] = samePresented(sets[g], sets[h], c, t.m, V)
+				pair[g*T+h] = same.of(sets[g], sets[h])
 			}
 		}
 	}
@@ -181,10 +181,11 @@ func (t *aggregationTerms) pairsUniform(f combin.Family, K int, c *estimator.Cat
 	if T < 2 {
 		return nil
 	}
+	same := newPresentedMemo(c, t.m)
 	for g := range T {
 		for h := range T {
 			if g != h {
-				t.pairs.Add(t.pairs, samePresented(sets[g], sets[h], c, t.m, c.Size()))
+				t.pairs.Add(t.pairs, same.of(sets[g], sets[h]))
 			}
 		}
 	}
@@ -241,6 +242,38 @@ func binaryMoments(s *big.Rat, N2 int) (m1, m2 *big.Rat) {
 		m2.Add(m2, t.Mul(t, u))
 	}
 	return m1, m2
+}
+
+// presentedMemo memoises samePresented by where H's traces sit in G: for
+// each position k, the position of H[k] in G or none. The traces being iid,
+// that pattern fixes the components of traces and so the value; a family
+// has few patterns, against up to a million pairs of sets.
+type presentedMemo struct {
+	c    *estimator.Categorical
+	mean []*big.Rat
+	memo map[string]*big.Rat
+	key  []byte
+}
+
+func newPresentedMemo(c *estimator.Categorical, mean []*big.Rat) *presentedMemo {
+	return &presentedMemo{c: c, mean: mean, memo: map[string]*big.Rat{}}
+}
+
+// of returns samePresented(G, H) for two sets of n distinct traces each.
+func (p *presentedMemo) of(G, H []int) *big.Rat {
+	if len(G) > 254 { // a position would not fit in a byte
+		return samePresented(G, H, p.c, p.mean, p.c.Size())
+	}
+	p.key = p.key[:0]
+	for _, h := range H {
+		p.key = append(p.key, byte(slices.Index(G, h)+1)) // 0 when H[k] is not in G
+	}
+	if v, ok := p.memo[string(p.key)]; ok {
+		return v
+	}
+	v := samePresented(G, H, p.c, p.mean, p.c.Size())
+	p.memo[string(p.key)] = v
+	return v
 }
 
 // samePresented returns E[mean(ctx_G) mean(ctx_H) [ctx_G = ctx_H]]: the
