@@ -92,11 +92,17 @@ type Request struct {
 	// n with max(2, m) <= n < N1 is explored, m = Reward.Needs under
 	// NeedsPieces and 1 otherwise.
 	SetSizes []int `json:"set_sizes,omitempty"`
+	// Order is how each set's candidates are presented to the aggregator:
+	// combin.IndexOrder (the zero value, ascending trace index) or
+	// combin.Shuffled (a uniformly random order per set). It changes only
+	// the chance that two sets present the same context, and so the
+	// aggregation update's Draws term.
+	Order combin.Order `json:"order,omitempty"`
 }
 
 // Candidate is one ranked configuration.
 type Candidate struct {
-	// Config is the configuration (subsets, index order, no gates).
+	// Config is the configuration (subsets, Request.Order, no gates).
 	Config spiral.Config
 	// Constants are combin's constants of the family and design: M and
 	// the miss probability of a trace.
@@ -181,7 +187,7 @@ func Advise(req Request) (Result, error) {
 					if len(cands) == 0 {
 						continue
 					}
-					v, agg, err := evaluate(f, K, design, c, tab)
+					v, agg, err := evaluate(f, K, design, req.Order, c, tab)
 					if err != nil {
 						if errors.Is(err, errTooCostly) {
 							res.Skipped++
@@ -213,6 +219,9 @@ func (req Request) check() error {
 	}
 	if req.Count < Generated || req.Count > WithCachedPrefill {
 		return fmt.Errorf("advise: undefined count %d", int(req.Count))
+	}
+	if req.Order != combin.IndexOrder && req.Order != combin.Shuffled {
+		return fmt.Errorf("advise: order = %v, want index or shuffled", req.Order)
 	}
 	if req.Lengths.Search < 1 || req.Lengths.Aggregation < 1 || req.Lengths.Prompt < 0 {
 		return fmt.Errorf("advise: lengths %+v: search and aggregation must be >= 1, prompt >= 0", req.Lengths)
@@ -270,7 +279,7 @@ func (req Request) feasible(N1, n, K int, design combin.Design, maxN2 int) []Can
 	var out []Candidate
 	for N2 := 2; N2 <= maxN2; N2++ {
 		cfg := spiral.Paper()
-		cfg.SearchTraces, cfg.SetSize, cfg.Sets, cfg.AggregationsPerSet, cfg.Design = N1, n, K, N2, design
+		cfg.SearchTraces, cfg.SetSize, cfg.Sets, cfg.AggregationsPerSet, cfg.Design, cfg.Order = N1, n, K, N2, design, req.Order
 		b, err := budget.SPIRAL(cfg, req.Lengths)
 		if err != nil {
 			continue // an invalid design for these sizes, or an overflowing count
@@ -323,7 +332,7 @@ func (c *Candidate) complete(v *SearchVariance, agg *aggregationTerms) error {
 
 // evaluate decomposes the search and aggregation variances of one family,
 // K and design, after checking its cost.
-func evaluate(f combin.Family, K int, design combin.Design, c *estimator.Categorical, tab *estimator.Table) (*SearchVariance, *aggregationTerms, error) {
+func evaluate(f combin.Family, K int, design combin.Design, order combin.Order, c *estimator.Categorical, tab *estimator.Table) (*SearchVariance, *aggregationTerms, error) {
 	N1 := f.Traces()
 	T, _ := f.Count64()
 	// C(T, K) bounds the selections of either design.
@@ -344,6 +353,8 @@ func evaluate(f combin.Family, K int, design combin.Design, c *estimator.Categor
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", errTooCostly, err)
 	}
+	// The objective is symmetric, so a shuffled presentation scores every
+	// set as index order does: the search update is the same.
 	v, err := DecomposeSearch(d, c, tab, combin.IndexOrder)
 	if err != nil {
 		return nil, nil, err
@@ -353,6 +364,12 @@ func evaluate(f combin.Family, K int, design combin.Design, c *estimator.Categor
 	agg, err := newAggregationTerms(f.SetSize(), c, tab)
 	if err != nil {
 		return nil, nil, err
+	}
+	if order == combin.Shuffled {
+		if !symmetric(tab) {
+			return nil, nil, errors.New("advise: a shuffled presentation needs a symmetric objective")
+		}
+		agg.shuffled = true
 	}
 	if design == combin.Uniform {
 		err = agg.pairsUniform(f, K, c)

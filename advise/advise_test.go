@@ -144,6 +144,7 @@ func TestAdviseRejects(t *testing.T) {
 		"found > 1":   func(r *Request) { r.Reward.Found = big.NewRat(3, 2) },
 		"no signal":   func(r *Request) { r.Reward.Found = r.Reward.Missed },
 		"rule":        func(r *Request) { r.Reward.Rule = 3 },
+		"order":       func(r *Request) { r.Order = 5 },
 		"needs 0":     func(r *Request) { r.Reward.Rule = NeedsPieces },
 		"needs 8":     func(r *Request) { r.Reward.Rule, r.Reward.Needs = NeedsPieces, 8 },
 		"needs 5 of max_traces 5": func(r *Request) {

@@ -3,6 +3,7 @@ package advise
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"math/big"
 	"slices"
 
@@ -73,12 +74,16 @@ func DecomposeAggregation(d *estimator.SetDistribution, c *estimator.Categorical
 // aggregationTerms are the parts of AggregationVariance that do not depend
 // on N2: the contexts' probabilities and success rates, and the pair sum
 // P = E_S sum_{G != G' in S} E[m(ctx_G) m(ctx_G') [ctx_G = ctx_G']] with
-// m = s (1 - s) (E[U | ctx] = (N2 - 1) m).
+// m = s (1 - s) (E[U | ctx] = (N2 - 1) m). With shuffled set true each set
+// is presented in a uniformly random order, independently, which leaves
+// the law of one context (the traces are iid) and so everything but P
+// unchanged; P then averages over the presentations.
 type aggregationTerms struct {
-	K       int
-	prob, s []*big.Rat
-	m       []*big.Rat
-	pairs   *big.Rat
+	K        int
+	prob, s  []*big.Rat
+	m        []*big.Rat
+	pairs    *big.Rat
+	shuffled bool
 }
 
 func newAggregationTerms(n int, c *estimator.Categorical, success *estimator.Table) (*aggregationTerms, error) {
@@ -114,7 +119,7 @@ func (t *aggregationTerms) pairsOf(d *estimator.SetDistribution, c *estimator.Ca
 	for h := range sets {
 		sets[h] = d.Set(h)
 	}
-	same := newPresentedMemo(c, t.m)
+	same := newPresentedMemo(c, t.m, t.shuffled)
 	pair := make([]*big.Rat, T*T)
 	for g := range T {
 		for h := range T {
@@ -181,7 +186,7 @@ func (t *aggregationTerms) pairsUniform(f combin.Family, K int, c *estimator.Cat
 	if T < 2 {
 		return nil
 	}
-	same := newPresentedMemo(c, t.m)
+	same := newPresentedMemo(c, t.m, t.shuffled)
 	for g := range T {
 		for h := range T {
 			if g != h {
@@ -248,19 +253,90 @@ func binaryMoments(s *big.Rat, N2 int) (m1, m2 *big.Rat) {
 // each position k, the position of H[k] in G or none. The traces being iid,
 // that pattern fixes the components of traces and so the value; a family
 // has few patterns, against up to a million pairs of sets.
+//
+// With shuffled set, G and H are each presented in a uniformly random
+// order, independently, and of returns the average of samePresented over
+// the n!^2 presentations. For a symmetric mean (which the caller checks),
+// presenting G as G o sigma and H as H o tau is presenting G as drawn and
+// H as H o tau sigma^-1, so the average is over the n! orders of H alone,
+// and, relabelling traces, it depends only on how many traces G and H
+// share.
 type presentedMemo struct {
-	c    *estimator.Categorical
-	mean []*big.Rat
-	memo map[string]*big.Rat
-	key  []byte
+	c         *estimator.Categorical
+	mean      []*big.Rat
+	memo      map[string]*big.Rat
+	key       []byte
+	shuffled  bool
+	byOverlap map[int]*big.Rat
 }
 
-func newPresentedMemo(c *estimator.Categorical, mean []*big.Rat) *presentedMemo {
-	return &presentedMemo{c: c, mean: mean, memo: map[string]*big.Rat{}}
+func newPresentedMemo(c *estimator.Categorical, mean []*big.Rat, shuffled bool) *presentedMemo {
+	return &presentedMemo{c: c, mean: mean, memo: map[string]*big.Rat{}, shuffled: shuffled, byOverlap: map[int]*big.Rat{}}
 }
 
-// of returns samePresented(G, H) for two sets of n distinct traces each.
+// of returns samePresented(G, H), or its average over the presentations,
+// for two sets of n distinct traces each.
 func (p *presentedMemo) of(G, H []int) *big.Rat {
+	if !p.shuffled {
+		return p.inOrder(G, H)
+	}
+	shared := 0
+	for _, h := range H {
+		if slices.Contains(G, h) {
+			shared++
+		}
+	}
+	if v, ok := p.byOverlap[shared]; ok {
+		return v
+	}
+	sum, count := new(big.Rat), int64(0)
+	presented := make([]int, len(H))
+	for perm := range permutations(len(H)) {
+		for k, j := range perm {
+			presented[k] = H[j]
+		}
+		sum.Add(sum, p.inOrder(G, presented))
+		count++
+	}
+	v := sum.Quo(sum, big.NewRat(count, 1))
+	p.byOverlap[shared] = v
+	return v
+}
+
+// permutations yields the n! permutations of [0, n) (Heap's algorithm), in
+// one buffer.
+func permutations(n int) iter.Seq[[]int] {
+	return func(yield func([]int) bool) {
+		a := make([]int, n)
+		for i := range a {
+			a[i] = i
+		}
+		c := make([]int, n)
+		if !yield(a) {
+			return
+		}
+		for i := 0; i < n; {
+			if c[i] < i {
+				if i%2 == 0 {
+					a[0], a[i] = a[i], a[0]
+				} else {
+					a[c[i]], a[i] = a[i], a[c[i]]
+				}
+				if !yield(a) {
+					return
+				}
+				c[i]++
+				i = 0
+			} else {
+				c[i] = 0
+				i++
+			}
+		}
+	}
+}
+
+// inOrder returns samePresented(G, H), memoised.
+func (p *presentedMemo) inOrder(G, H []int) *big.Rat {
 	if len(G) > 254 { // a position would not fit in a byte
 		return samePresented(G, H, p.c, p.mean, p.c.Size())
 	}

@@ -1,8 +1,10 @@
 package advise
 
 import (
+	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"spiral"
@@ -249,5 +251,28 @@ func TestSelectionRunsUneven(t *testing.T) {
 	outputs := new(big.Rat).Sub(sq, condSq)
 	if total.Quo(total, w2).Cmp(v.Total()) != 0 || outputs.Quo(outputs, w2).Cmp(v.Outputs) != 0 {
 		t.Errorf("Total %v, Outputs %v; brute force %v, %v", v.Total(), v.Outputs, total, outputs)
+	}
+}
+
+// permutations yields each of the n! orders once.
+func TestPermutations(t *testing.T) {
+	want := 1
+	for n := range 7 {
+		if n > 0 {
+			want *= n
+		}
+		seen := map[string]bool{}
+		for p := range permutations(n) {
+			sorted := slices.Sorted(slices.Values(p))
+			for i, v := range sorted {
+				if v != i {
+					t.Fatalf("n = %d: %v is not a permutation", n, p)
+				}
+			}
+			seen[fmt.Sprint(p)] = true
+		}
+		if len(seen) != want {
+			t.Errorf("n = %d: %d distinct permutations, want %d", n, len(seen), want)
+		}
 	}
 }

@@ -28,7 +28,8 @@
 // Correct, an aggregation output with probability Found when its Rule holds
 // for the number c of correct candidates among its n, else Missed; the
 // rules are FindOne, c >= 1, NeedsPieces, c >= Needs, and Majority,
-// 2c > n), reporting each one's M and miss probability
+// 2c > n), with the candidates presented in index or shuffled order
+// (Request.Order), reporting each one's M and miss probability
 // (combin.Family.Constants), token cost and role weights
 // (spiral.Config.RoleWeights). The search space is bounded (MaxTraces,
 // MaxSets, MaxAggregations, MaxWork) and every evaluation is exact.

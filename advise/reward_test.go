@@ -3,6 +3,7 @@ package advise
 import (
 	"encoding/json"
 	"math/big"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"spiral/budget"
 	"spiral/combin"
 	"spiral/estimator"
+	"spiral/internal/spiraltest"
 )
 
 // bruteMoments are the moments of the whole update of one problem found by
@@ -28,13 +30,24 @@ type bruteMoments struct {
 	uSq, uTrace, vSq *big.Rat
 }
 
+func identity(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
 // bruteRule computes the moments for a search trace correct with
 // probability p, and an aggregation output correct with probability found
 // when at least need of its set's candidates are correct and missed
 // otherwise. The credit is the paper's: set score the mean reward, search
 // advantage the mean of f_k - fbar over the sets holding the trace,
 // aggregation advantage r - f_k, both multiplying their score e_z - pi.
-func bruteRule(d *estimator.SetDistribution, p, found, missed *big.Rat, need, N2 int) bruteMoments {
+// With shuffled true each set is presented to the aggregator in one of its
+// n! orders, uniformly and independently, and the conditional moments
+// condition on the presentations too.
+func bruteRule(d *estimator.SetDistribution, p, found, missed *big.Rat, need, N2 int, shuffled bool) bruteMoments {
 	N, n := d.Traces(), d.SetSize()
 	one := big.NewRat(1, 1)
 	q := new(big.Rat).Sub(one, p)
@@ -62,7 +75,18 @@ func bruteRule(d *estimator.SetDistribution, p, found, missed *big.Rat, need, N2
 			sets[k] = d.Set(h)
 		}
 		gS := [2]*big.Rat{new(big.Rat), new(big.Rat)}
-		for code := range 1 << N {
+		orders := [][]int{identity(n)}
+		if shuffled {
+			orders = nil
+			for perm := range permutations(n) {
+				orders = append(orders, slices.Clone(perm))
+			}
+		}
+		presentations := 1
+		for range K {
+			presentations *= len(orders)
+		}
+		for code := range (1 << N) * presentations {
 			correct := make([]bool, N)
 			pY := new(big.Rat).Set(pS)
 			for i := range N {
@@ -73,12 +97,17 @@ func bruteRule(d *estimator.SetDistribution, p, found, missed *big.Rat, need, N2
 					pY.Mul(pY, q)
 				}
 			}
-			// Each set's context and success probability.
+			pY.Quo(pY, big.NewRat(int64(presentations), 1))
+			// Each set's presentation, context and success probability.
+			pres := code >> N
 			ctx := make([]int, K)
 			s := make([]*big.Rat, K)
 			for k, set := range sets {
+				order := orders[pres%len(orders)]
+				pres /= len(orders)
 				c := 0
-				for _, i := range set {
+				for _, j := range order {
+					i := set[j]
 					ctx[k] *= 2
 					if correct[i] {
 						c++
@@ -218,22 +247,28 @@ func TestRewardRulesBruteForce(t *testing.T) {
 		design       combin.Design
 		rule         Rule
 		needs, want  int // want: the least count the brute force accepts
+		order        combin.Order
 	}{
-		{4, 2, 2, 2, combin.Uniform, NeedsPieces, 2, 2},
-		{4, 3, 2, 2, combin.Uniform, NeedsPieces, 2, 2},
-		{5, 4, 2, 2, combin.Uniform, Majority, 0, 3},
-		{4, 3, 3, 2, combin.Balanced, Majority, 0, 2},
-		{4, 3, 2, 3, combin.Balanced, NeedsPieces, 3, 3},
-		{4, 2, 2, 2, combin.Uniform, FindOne, 0, 1},
+		{4, 2, 2, 2, combin.Uniform, NeedsPieces, 2, 2, combin.IndexOrder},
+		{4, 3, 2, 2, combin.Uniform, NeedsPieces, 2, 2, combin.IndexOrder},
+		{5, 4, 2, 2, combin.Uniform, Majority, 0, 3, combin.IndexOrder},
+		{4, 3, 3, 2, combin.Balanced, Majority, 0, 2, combin.IndexOrder},
+		{4, 3, 2, 3, combin.Balanced, NeedsPieces, 3, 3, combin.IndexOrder},
+		{4, 2, 2, 2, combin.Uniform, FindOne, 0, 1, combin.IndexOrder},
+		{4, 2, 2, 2, combin.Uniform, FindOne, 0, 1, combin.Shuffled},
+		{4, 3, 2, 2, combin.Balanced, Majority, 0, 2, combin.Shuffled}, // long: n!^K = 36 presentations
 	} {
+		if x.n > 2 && x.order == combin.Shuffled && !spiraltest.Long() {
+			continue
+		}
 		model := RewardModel{Correct: p, Found: found, Missed: missed, Rule: x.rule, Needs: x.needs}
 		res, err := Advise(Request{Budget: 1 << 40, Lengths: budget.Limits{Search: 1, Aggregation: 1}, Reward: model,
-			MaxTraces: x.N1, MaxSets: x.K, MaxAggregations: x.N2, SetSizes: []int{x.n}})
+			MaxTraces: x.N1, MaxSets: x.K, MaxAggregations: x.N2, SetSizes: []int{x.n}, Order: x.order})
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg := spiral.Paper()
-		cfg.SearchTraces, cfg.SetSize, cfg.Sets, cfg.AggregationsPerSet, cfg.Design = x.N1, x.n, x.K, x.N2, x.design
+		cfg.SearchTraces, cfg.SetSize, cfg.Sets, cfg.AggregationsPerSet, cfg.Design, cfg.Order = x.N1, x.n, x.K, x.N2, x.design, x.order
 		var cand *Candidate
 		for i := range res.Candidates {
 			if res.Candidates[i].Config == cfg {
@@ -256,7 +291,7 @@ func TestRewardRulesBruteForce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b := bruteRule(d, p, found, missed, x.want, x.N2)
+		b := bruteRule(d, p, found, missed, x.want, x.N2, x.order == combin.Shuffled)
 		sq := func(v ...*big.Rat) *big.Rat { return sqNorm(v) }
 		m2 := new(big.Rat).Mul(cand.Variance.M, cand.Variance.M)
 		w2 := new(big.Rat).Mul(cand.Aggregation.Weight, cand.Aggregation.Weight)

@@ -10,6 +10,7 @@ import (
 
 	"spiral/advise"
 	"spiral/budget"
+	"spiral/combin"
 )
 
 const adviseHelp = `usage: spiral advise [-table] [-top R] < request.json
@@ -39,6 +40,9 @@ Input (one object, at most 1 MiB):
    "found": "p/q",               aggregator success with a correct candidate
    "missed": "p/q",              aggregator success without one (both required)
    "rule": "find-one",           "find-one", "needs" or "majority"
+   "order": "index",             the candidates' order in a prompt: "index"
+                                 (ascending trace index) or "shuffled"
+                                 (uniformly random per set)
    "needs": m,                   with rule "needs": correct candidates needed,
                                  1 <= m <= max_traces - 1 (7 by default);
                                  0 or absent under the other rules
@@ -50,7 +54,8 @@ Input (one object, at most 1 MiB):
   exactly).
 
 Output (one line, or with -table a table of the same rows):
-  {"rule", "needs",                   the rule read (needs 0 unless "needs")
+  {"rule", "needs", "order",          the rule and order read (needs 0 unless
+                                      the rule is "needs")
    "candidates": [{"search_traces", "set_size", "sets",
      "aggregations_per_set", "design",
      "needed",                        correct candidates the rule needs at n
@@ -90,6 +95,7 @@ type adviseInput struct {
 	Missed            *big.Rat      `json:"missed"`
 	Rule              advise.Rule   `json:"rule"`
 	Needs             int           `json:"needs"`
+	Order             combin.Order  `json:"order"`
 	MaxTraces         int           `json:"max_traces"`
 	MaxSets           int           `json:"max_sets"`
 	MaxAggregations   int           `json:"max_aggregations"`
@@ -124,10 +130,11 @@ type adviseRow struct {
 }
 
 type adviseOutput struct {
-	Rule       advise.Rule `json:"rule"`
-	Needs      int         `json:"needs"`
-	Candidates []adviseRow `json:"candidates"`
-	Skipped    int         `json:"skipped"`
+	Rule       advise.Rule  `json:"rule"`
+	Needs      int          `json:"needs"`
+	Order      combin.Order `json:"order"`
+	Candidates []adviseRow  `json:"candidates"`
+	Skipped    int          `json:"skipped"`
 }
 
 // adviseRequest decodes the request strictly.
@@ -159,11 +166,13 @@ func adviseRequest(data []byte) (advise.Request, error) {
 		MaxSets:         in.MaxSets,
 		MaxAggregations: in.MaxAggregations,
 		SetSizes:        in.SetSizes,
+		Order:           in.Order,
 	}, nil
 }
 
-func adviseRows(model advise.RewardModel, res advise.Result, top int) (adviseOutput, error) {
-	out := adviseOutput{Rule: model.Rule, Needs: model.Needs, Candidates: []adviseRow{}, Skipped: res.Skipped}
+func adviseRows(req advise.Request, res advise.Result, top int) (adviseOutput, error) {
+	model := req.Reward
+	out := adviseOutput{Rule: model.Rule, Needs: model.Needs, Order: req.Order, Candidates: []adviseRow{}, Skipped: res.Skipped}
 	for i, c := range res.Candidates {
 		if top > 0 && i >= top {
 			break
@@ -202,7 +211,7 @@ func writeAdviseTable(w io.Writer, out adviseOutput) error {
 	if out.Rule == advise.NeedsPieces {
 		fmt.Fprintf(tw, " %d", out.Needs)
 	}
-	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, ", order %v\n", out.Order)
 	fmt.Fprintln(tw, "rank\tN1\tn\tK\tN2\tdesign\tneed\tM\tmiss\ttokens\tsearch w\tagg w\tvar sets\tvar traces\tvar noise\tagg var out\tagg var draws\tSNR\tSNR/token\t")
 	str := func(s *string) string {
 		if s == nil {
@@ -245,7 +254,7 @@ func runAdvise(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "advise", err.Error())
 	}
-	out, err := adviseRows(req.Reward, res, *top)
+	out, err := adviseRows(req, res, *top)
 	if err != nil {
 		return usageError(stderr, "advise", err.Error())
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"spiral/advise"
+	"spiral/combin"
 	"spiral/internal/spiraltest"
 )
 
@@ -29,7 +30,7 @@ func TestAdviseJSONAndTable(t *testing.T) {
 	first := out.Candidates[0]
 	// The library's own ranking (ExampleAdvise at a larger budget) puts
 	// N1 = 6, n = 2, K = 3, N2 = 2 balanced first: 49,152 tokens.
-	if out.Rule != advise.FindOne || out.Needs != 0 || first.Needed != 1 {
+	if out.Rule != advise.FindOne || out.Needs != 0 || out.Order != combin.IndexOrder || first.Needed != 1 {
 		t.Errorf("rule %v, needs %d, first row needs %d; want find-one, 0, 1", out.Rule, out.Needs, first.Needed)
 	}
 	if first.SearchTraces != 6 || first.SetSize != 2 || first.Sets != 3 || first.AggregationsPerSet != 2 || first.Design != "balanced" || first.Tokens != 49152 {
@@ -41,7 +42,7 @@ func TestAdviseJSONAndTable(t *testing.T) {
 		}
 	}
 	table, _, code := runCmd(t, adviseSmall, "advise", "-table", "-top", "3")
-	if code != exitOK || strings.Count(table, "\n") != 6 || !strings.HasPrefix(table, "rule find-one\n") || !strings.Contains(table, "balanced") {
+	if code != exitOK || strings.Count(table, "\n") != 6 || !strings.HasPrefix(table, "rule find-one, order index\n") || !strings.Contains(table, "balanced") {
 		t.Errorf("table (exit %d):\n%s", code, table)
 	}
 }
@@ -57,6 +58,7 @@ func TestAdviseErrors(t *testing.T) {
 		`{"budget": 57344, "search_length": 4096, "aggregation_length": 4096, "correct": "1/4", "found": "3/4", "missed": "0.1", "count": "all"}`,
 		adviseSmall + adviseSmall,
 		strings.Replace(adviseSmall, `"max_sets"`, `"rule": "most", "max_sets"`, 1),
+		strings.Replace(adviseSmall, `"max_sets"`, `"order": "sorted", "max_sets"`, 1),
 		strings.Replace(adviseSmall, `"max_sets"`, `"rule": "needs", "max_sets"`, 1),
 		strings.Replace(adviseSmall, `"max_sets"`, `"rule": "needs", "needs": 6, "max_sets"`, 1),
 		strings.Replace(adviseSmall, `"max_sets"`, `"rule": "majority", "needs": 2, "max_sets"`, 1),
@@ -93,19 +95,21 @@ func TestAdvisePaperTable(t *testing.T) {
 	}
 }
 
-// The rules "needs" and "majority" are read, echoed and applied: every row
-// lists the correct candidates its n needs (m under "needs", where no n < m
-// is ranked; floor(n/2) + 1 under "majority"), in JSON and in the table;
-// the rows and their numbers are advise.Advise's for the same model.
+// The rules "needs" and "majority", and the order "shuffled", are read,
+// echoed and applied: every row lists the correct candidates its n needs (m
+// under "needs", where no n < m is ranked; floor(n/2) + 1 under
+// "majority"), in JSON and in the table; the rows and their numbers are
+// advise.Advise's for the same request.
 func TestAdviseRules(t *testing.T) {
 	for _, x := range []struct {
 		fields string
 		rule   advise.Rule
 		needs  int
+		order  combin.Order
 		table  string
 	}{
-		{`"rule": "needs", "needs": 3`, advise.NeedsPieces, 3, "rule needs 3\n"},
-		{`"rule": "majority"`, advise.Majority, 0, "rule majority\n"},
+		{`"rule": "needs", "needs": 3`, advise.NeedsPieces, 3, combin.IndexOrder, "rule needs 3, order index\n"},
+		{`"rule": "majority", "order": "shuffled"`, advise.Majority, 0, combin.Shuffled, "rule majority, order shuffled\n"},
 	} {
 		in := `{"budget": 57344, "search_length": 4096, "aggregation_length": 4096, "correct": "1/4", "found": "3/4", "missed": "0.1", "max_traces": 5, "max_sets": 4, "max_aggregations": 4, ` + x.fields + `}`
 		stdout, stderr, code := runCmd(t, in, "advise")
@@ -118,8 +122,8 @@ func TestAdviseRules(t *testing.T) {
 		if err := dec.Decode(&out); err != nil {
 			t.Fatal(err)
 		}
-		if out.Rule != x.rule || out.Needs != x.needs || len(out.Candidates) == 0 {
-			t.Fatalf("%s: rule %v, needs %d, %d rows", x.fields, out.Rule, out.Needs, len(out.Candidates))
+		if out.Rule != x.rule || out.Needs != x.needs || out.Order != x.order || len(out.Candidates) == 0 {
+			t.Fatalf("%s: rule %v, needs %d, order %v, %d rows", x.fields, out.Rule, out.Needs, out.Order, len(out.Candidates))
 		}
 		req, err := adviseRequest([]byte(in))
 		if err != nil {

@@ -9,7 +9,8 @@
 // The reward model is advise.RewardModel: a search trace is correct with
 // probability -correct, an aggregation output with probability -found when
 // the rule holds for its candidates (-rule find-one, needs with -needs m, or
-// majority), else -missed. At the paper's budget (the default, 98,304
+// majority), else -missed; -order shuffled presents each set's candidates in
+// a random order. At the paper's budget (the default, 98,304
 // generated tokens) the whole space takes about half a minute; frontier.png in
 // this directory, which docs/findings.md links, is that run's picture:
 //
@@ -17,7 +18,7 @@
 //
 // Usage:
 //
-//	go run ./examples/frontier [-out frontier.png] [-budget 98304] [-rule find-one] [-needs 0]
+//	go run ./examples/frontier [-out frontier.png] [-budget 98304] [-rule find-one] [-needs 0] [-order index]
 //		[-correct 1/4] [-found 3/4] [-missed 1/10] [-max-traces 0] [-max-sets 0] [-max-aggregations 0]
 package main
 
@@ -38,6 +39,7 @@ import (
 	"spiral"
 	"spiral/advise"
 	"spiral/budget"
+	"spiral/combin"
 )
 
 func main() {
@@ -45,6 +47,7 @@ func main() {
 	out := flag.String("out", "frontier.png", "the PNG file to write")
 	flag.Int64Var(&req.Budget, "budget", 98_304, "generated tokens per problem")
 	flag.TextVar(&req.Reward.Rule, "rule", advise.FindOne, "the aggregator's rule: find-one, needs or majority")
+	flag.TextVar(&req.Order, "order", combin.IndexOrder, "the candidates' order in a prompt: index or shuffled")
 	flag.IntVar(&req.Reward.Needs, "needs", 0, "with -rule needs: how many candidates must be correct")
 	rats := map[string]**big.Rat{"correct": &req.Reward.Correct, "found": &req.Reward.Found, "missed": &req.Reward.Missed}
 	for name, def := range map[string]string{"correct": "1/4", "found": "3/4", "missed": "1/10"} {
@@ -89,7 +92,7 @@ func run(w io.Writer, req advise.Request, out string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	paper := paperRank(res)
+	paper := paperRank(res, req.Order)
 	if paper < 0 {
 		fmt.Fprintln(w, "the paper's configuration does not fit the request")
 	} else {
@@ -106,10 +109,13 @@ func run(w io.Writer, req advise.Request, out string) error {
 	return nil
 }
 
-// paperRank returns the index of spiral.Paper() in res's ranking, or -1.
-func paperRank(res advise.Result) int {
+// paperRank returns the index of spiral.Paper() presented in order o in
+// res's ranking, or -1.
+func paperRank(res advise.Result, o combin.Order) int {
+	paper := spiral.Paper()
+	paper.Order = o
 	for i, c := range res.Candidates {
-		if c.Config == spiral.Paper() {
+		if c.Config == paper {
 			return i
 		}
 	}

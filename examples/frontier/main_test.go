@@ -11,6 +11,7 @@ import (
 	"spiral"
 	"spiral/advise"
 	"spiral/budget"
+	"spiral/combin"
 )
 
 // A small run (N1 <= 5, K <= 3, N2 <= 3) writes a PNG file and prints the
@@ -50,7 +51,7 @@ func TestFrontierMarksPaper(t *testing.T) {
 	other := spiral.Paper()
 	other.AggregationsPerSet = 2
 	res := advise.Result{Candidates: []advise.Candidate{{Config: other, Tokens: 65536, SNRPerToken: 2e-6}, {Config: spiral.Paper(), Tokens: 98304, SNRPerToken: 1e-6}}}
-	if r := paperRank(res); r != 1 {
+	if r := paperRank(res, combin.IndexOrder); r != 1 {
 		t.Fatalf("paper rank %d, want 1", r)
 	}
 	_, legend, err := frontierPlot(res, res.Frontier(), 1, advise.Request{Budget: 98304})
