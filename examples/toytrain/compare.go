@@ -37,6 +37,12 @@ func across(rs []streamResult, get func(streamResult) float64) estimate {
 	for i, r := range rs {
 		xs[i] = get(r)
 	}
+	return meanSE(xs)
+}
+
+// meanSE returns the mean of xs and its standard error (NaN for one
+// value).
+func meanSE(xs []float64) estimate {
 	if len(xs) < 2 {
 		return estimate{xs[0], math.NaN()}
 	}

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -630,6 +631,177 @@ func TestCoverageVerdict(t *testing.T) {
 		}}
 		if got := res.coverageVerdict(res.arms[1]); !strings.HasPrefix(got, c.want) {
 			t.Errorf("%v vs %v: %q, want %q", c.arm, c.base, got, c.want)
+		}
+	}
+}
+
+// adviceSmallArgs run the -advice mode on a small advisor search (N1 <= 4,
+// K <= 3, N2 <= 4) against the reference N1 = 4, n = 3, K = 2, N2 = 2, for
+// 12 steps.
+func adviceSmallArgs(dir string) []string {
+	return []string{"-advice", "-advice-max-traces", "4", "-advice-max-sets", "3", "-advice-max-aggregations", "4",
+		"-advice-reference", "4,3,2,2", "-steps", "12", "-out", dir}
+}
+
+// TestAdviceSmall runs the -advice mode small and checks its report: every
+// field, both arms within one problem's tokens per step of the step's
+// budget, the measured variance of each arm's update at the start within
+// 4 standard errors of the advisor's exact one (the toy is the advisor's
+// model there), a verdict that follows from the difference and its
+// standard error, and the same report for the same seed.
+func TestAdviceSmall(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if status := cli(&stdout, &stderr, adviceSmallArgs(dir)); status != 0 {
+		t.Fatalf("exit status %d: %s", status, stderr.String())
+	}
+	f := summaryFields(t, filepath.Join(dir, adviceFile))
+	for _, k := range []string{"seed", "toy", "reward_model", "lengths", "budget_per_problem", "advisor",
+		"advised.config", "advised.predicted", "advised.scaling", "advised.step", "advised.init_variance",
+		"reference.config", "reference.predicted", "reference.scaling", "reference.step", "reference.init_variance",
+		"predicted_ratio", "step_tokens", "training", "curve.step_0", "curve.step_12",
+		"outcome.success", "outcome.search_success", "outcome.aggregator_found_success",
+		"outcome.success_gap_closed", "outcome.measured_snr_per_mtoken", "noise_share", "verdict", "verdict.curve", "why.1"} {
+		if _, ok := f[k]; !ok {
+			t.Errorf("report has no %q", k)
+		}
+	}
+	if got := f["reward_model"]; !strings.HasPrefix(got, "correct = 1/2, found = 1/2, missed = 0 ") {
+		t.Errorf("reward_model: %q, want the uniform start's 1/2, 1/2, 0", got)
+	}
+	if got := f["reference.config"]; !strings.HasPrefix(got, "N1 = 4, n = 3, K = 2, N2 = 2, uniform") {
+		t.Errorf("reference.config: %q", got)
+	}
+	if got := f["advised.config"]; !strings.Contains(got, "(rank 1 of ") {
+		t.Errorf("advised.config: %q, want rank 1", got)
+	}
+
+	// Rerun in process for the numbers; the same seed gives the same report.
+	opt := defaults()
+	opt.out = dir
+	opt.lr = 1
+	adviceRunDefaults(&opt, map[string]bool{"out": true})
+	opt.steps = 12
+	aopt := adviceDefaults()
+	aopt.maxTraces, aopt.maxSets, aopt.maxAggregations = 4, 3, 4
+	var err error
+	if aopt.reference, err = parseConfig("4,3,2,2"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := runAdvice(opt, aopt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, adviceFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.report() != string(data) {
+		t.Error("the same seed gave another report")
+	}
+	for _, a := range res.arms {
+		// Equal tokens per step: within half a problem's tokens of the
+		// step's budget, so within one problem's tokens of each other.
+		if d := a.stepTokens() - res.stepBudget; 2*max(d, -d) > a.cand.Tokens {
+			t.Errorf("%s: %d tokens per step, budget %d: more than half of one problem's %d off", a.name, a.stepTokens(), res.stepBudget, a.cand.Tokens)
+		}
+		if len(a.streams) != opt.replicates {
+			t.Errorf("%s: %d streams, want %d", a.name, len(a.streams), opt.replicates)
+		}
+		for _, s := range a.streams {
+			if len(s.checkpoints) != len(res.checkpointSteps) {
+				t.Fatalf("%s: %d checkpoints, want %d", a.name, len(s.checkpoints), len(res.checkpointSteps))
+			}
+			for _, c := range s.checkpoints {
+				for _, x := range []float64{c.Search, c.Objective, c.Found} {
+					if !(x >= 0 && x <= 1) {
+						t.Errorf("%s: a probability %v out of [0, 1]", a.name, x)
+					}
+				}
+			}
+		}
+		// The advisor's variance at the start is exact for the toy.
+		if z := (a.init.noise.mean - a.init.predicted) / a.init.noise.se; math.Abs(z) > 4 {
+			t.Errorf("%s: measured variance %v ± %v at the start, the advisor's %v (z = %.1f)", a.name, a.init.noise.mean, a.init.noise.se, a.init.predicted, z)
+		}
+		// The reward model's Correct is the search success at the start,
+		// and the objective is Found (1 - (1 - Correct)^n) there.
+		s0 := a.streams[0].checkpoints[0]
+		if s0.Search != 0.5 || s0.Objective != 0.5*(1-math.Pow(0.5, float64(a.cand.Config.SetSize))) {
+			t.Errorf("%s: start search %v, objective %v", a.name, s0.Search, s0.Objective)
+		}
+	}
+	if res.arms[0].cand.SNRPerToken <= res.arms[1].cand.SNRPerToken {
+		t.Errorf("advised SNR/token %v not above the reference's %v", res.arms[0].cand.SNRPerToken, res.arms[1].cand.SNRPerToken)
+	}
+	_, _, d := res.compare(res.outcomes()[0].get)
+	if want := verdictOf(d); !strings.HasPrefix(f["verdict"], "the predicted ordering (advised above reference) "+want+" ") {
+		t.Errorf("verdict %q, want %q from difference %v ± %v", f["verdict"], want, d.mean, d.se)
+	}
+}
+
+// TestAdviceOptions checks that bad -advice options are errors naming the
+// option.
+func TestAdviceOptions(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-advice", "-advice-reference", "8,4,4"}, "advice-reference"},
+		{[]string{"-advice", "-advice-reference", "8,x,4,4"}, "field 2"},
+		{[]string{"-advice", "-advice-reference", "4,5,2,2"}, "advice-reference"},
+		{[]string{"-advice", "-replicates", "1"}, "replicates = 1"},
+		{[]string{"-advice", "-batch", "0"}, "batch = 0"},
+		{[]string{"-advice", "-advice-max-traces", "9"}, "max_traces = 9"},
+		{[]string{"-advice", "-advice-max-traces", "4", "-advice-max-sets", "3", "-advice-max-aggregations", "4"}, "not among the advisor's"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if status := cli(&stdout, &stderr, append(tc.args, "-out", t.TempDir())); status != 1 {
+			t.Errorf("%v: exit status %d, want 1", tc.args, status)
+		}
+		if !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: stderr %q does not name %q", tc.args, stderr.String(), tc.want)
+		}
+	}
+}
+
+// TestRewardModelExact checks the reward model against a direct reading of
+// the toy: the gradient of J at the start has the find-one closed form
+// d J/d p = Found n (1 - p)^(n-1) for the search, and P(ctx) s (1 - s) on
+// the aggregation logits of a context with a correct candidate.
+func TestRewardModelExact(t *testing.T) {
+	m, err := rewardModel(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := m.Correct.Float64()
+	found, _ := m.Found.Float64()
+	for n := 1; n <= 7; n++ {
+		pol := newAdvicePolicy(n)
+		gs := make([]float64, adviceToy.V)
+		ga := make([][actions]float64, len(pol.agg))
+		st := gradJ(pol, n, gs, ga)
+		// d J / d logit_answer = dJ/dp * p (1 - p).
+		want := found * float64(n) * math.Pow(1-p, float64(n-1)) * p * (1 - p)
+		if math.Abs(gs[adviceProblem.answer]-want) > 1e-12 || math.Abs(gs[1-adviceProblem.answer]+want) > 1e-12 {
+			t.Errorf("n = %d: search gradient %v, want ±%v", n, gs, want)
+		}
+		if want := found * (1 - math.Pow(1-p, float64(n))); math.Abs(st.Objective-want) > 1e-12 {
+			t.Errorf("n = %d: J = %v, want %v", n, st.Objective, want)
+		}
+		syms := make([]int, n)
+		for c := range ga {
+			decodeContext(syms, c, adviceToy.V)
+			if encodeContext(syms, adviceToy.V) != c {
+				t.Fatalf("context %d does not round-trip: %v", c, syms)
+			}
+			want := 0.0
+			if slices.Contains(syms, adviceProblem.answer) {
+				want = math.Pow(p, float64(n)) * found * (1 - found) // P(ctx) = 2^-n = p^n at p = 1/2
+			}
+			if math.Abs(ga[c][adopt]-want) > 1e-12 || math.Abs(ga[c][synthesize]+want) > 1e-12 {
+				t.Errorf("n = %d, context %v: aggregation gradient %v, want ±%v", n, syms, ga[c], want)
+			}
 		}
 	}
 }
