@@ -86,12 +86,12 @@ func TestAdvisePaperTable(t *testing.T) {
 	found := false
 	for line := range strings.SplitSeq(table, "\n") {
 		f := strings.Fields(line)
-		if len(f) > 8 && strings.Join(f[1:9], " ") == "8 4 4 4 uniform 1365/1541 88/1541 98304" {
+		if len(f) > 9 && strings.Join(f[1:10], " ") == "8 4 4 4 uniform 1 1365/1541 88/1541 98304" {
 			found = true
 		}
 	}
 	if !found {
-		t.Errorf("no row 8 4 4 4 uniform 1365/1541 88/1541 98304 in\n%s", table)
+		t.Errorf("no row 8 4 4 4 uniform 1 1365/1541 88/1541 98304 in\n%s", table)
 	}
 }
 
