@@ -37,4 +37,8 @@
 //	res, err := advise.Advise(advise.Request{Budget: 98_304,
 //		Lengths: budget.PaperLimits(0), Reward: model})
 //	best := res.Candidates[0]
+//
+// Result.Frontier keeps the candidates that no other beats in SNR/tokens
+// with fewer or equal tokens: the best configuration for every cap on
+// tokens per problem (examples/frontier draws it).
 package advise
