@@ -219,6 +219,9 @@ type adviceArm struct {
 	problems int // problems per step
 	streams  []adviceStream
 	init     adviceInit
+	// exact is the run that steps by lr grad J itself: the path without
+	// noise, at the checkpoints.
+	exact []adviceState
 }
 
 // stepTokens returns the arm's tokens per step.
@@ -248,6 +251,9 @@ type adviceState struct {
 	// Found is the aggregation head's success on the sets that present a
 	// correct candidate, weighted by their probability.
 	Found float64
+	// Partial is the head's success on the sets that present a correct and
+	// a wrong candidate, weighted by their probability (NaN for n = 1).
+	Partial float64
 	// GradSearch and GradAgg are ||grad_search J|| and ||grad_agg J||.
 	GradSearch, GradAgg float64
 	// Noise is the mean over the step's problems of ||ĝ_q - grad J||^2,
@@ -289,7 +295,7 @@ func gradJ(pol *advicePolicy, n int, gs []float64, ga [][actions]float64) advice
 	clear(gs)
 	syms := make([]int, n)
 	var st adviceState
-	foundMass := 0.0
+	foundMass, partialMass := 0.0, 0.0
 	for idx := range pol.agg {
 		decodeContext(syms, idx, V)
 		P := 1.0
@@ -305,9 +311,19 @@ func gradJ(pol *advicePolicy, n int, gs []float64, ga [][actions]float64) advice
 			s += q[a] * r[a]
 		}
 		st.Objective += P * s
-		if slices.ContainsFunc(syms, func(v int) bool { return correctOn(adviceProblem, v) }) {
+		k := 0
+		for _, v := range syms {
+			if correctOn(adviceProblem, v) {
+				k++
+			}
+		}
+		if k > 0 {
 			st.Found += P * s
 			foundMass += P
+		}
+		if k > 0 && k < n {
+			st.Partial += P * s
+			partialMass += P
 		}
 		for _, v := range syms {
 			addScore(gs, p, v, P*s)
@@ -331,9 +347,8 @@ func gradJ(pol *advicePolicy, n int, gs []float64, ga [][actions]float64) advice
 		}
 	}
 	st.GradSearch, st.GradAgg = math.Sqrt(st.GradSearch), math.Sqrt(st.GradAgg)
-	if foundMass > 0 {
-		st.Found /= foundMass
-	}
+	st.Found /= foundMass
+	st.Partial /= partialMass
 	return st
 }
 
@@ -562,6 +577,7 @@ func runAdvice(opt options, aopt adviceOptions) (*adviceResult, error) {
 	}
 	for i := range res.arms {
 		a := &res.arms[i]
+		a.exact = res.exactPath(a.cand.Config.SetSize)
 		wg.Go(func() {
 			if err := a.measureInit(stream(opt.seed, "advice/init/"+a.name)); err != nil {
 				fail(fmt.Errorf("%s, initial policy: %w", a.name, err))
@@ -603,6 +619,33 @@ func (a *adviceArm) measureInit(rnd *rand.Rand) error {
 	}
 	a.init.noise = meanSE(xs)
 	return nil
+}
+
+// exactPath returns the states at the checkpoints of the run that steps
+// by lr grad J for sets of n, from the uniform policy: training without
+// noise.
+func (res *adviceResult) exactPath(n int) []adviceState {
+	pol := newAdvicePolicy(n)
+	gs := make([]float64, adviceToy.V)
+	ga := make([][actions]float64, len(pol.agg))
+	var out []adviceState
+	for s := 0; ; s++ {
+		st := gradJ(pol, n, gs, ga)
+		if slices.Contains(res.checkpointSteps, s) {
+			out = append(out, st)
+		}
+		if s == res.opt.steps {
+			return out
+		}
+		for v, g := range gs {
+			pol.search[v] += res.opt.lr * g
+		}
+		for c := range ga {
+			for k, g := range ga[c] {
+				pol.agg[c][k] += res.opt.lr * g
+			}
+		}
+	}
 }
 
 // train trains one stream of arm a from the uniform policy.
@@ -673,8 +716,17 @@ func (res *adviceResult) outcomes() []adviceOutcome {
 			j0 := s.checkpoints[0].Objective
 			return (last(s).Objective - j0) / (1 - j0)
 		}},
+		{"noise_cost", "J of the noiseless run (steps of lr grad J, the same steps) minus J: what the update's noise cost; predicted smaller for advised, so the difference is predicted negative", func(a *adviceArm, s adviceStream) float64 {
+			return a.exact[len(a.exact)-1].Objective - last(s).Objective
+		}},
 		{"measured_snr_per_mtoken", "sum over steps of ||grad J||^2 over the sum of the per-problem variance of the unbiased-scaled update, per million tokens of one problem", func(a *adviceArm, s adviceStream) float64 { return a.snrPerToken(s) * 1e6 }},
 	}
+}
+
+// outcome returns the outcome named key.
+func (res *adviceResult) outcome(key string) adviceOutcome {
+	i := slices.IndexFunc(res.outcomes(), func(o adviceOutcome) bool { return o.key == key })
+	return res.outcomes()[i]
 }
 
 // snrPerToken is an arm's measured per-problem SNR over training, per
@@ -773,8 +825,8 @@ func (res *adviceResult) report() string {
 		pa, pr, _ := res.compare(at(c, func(x adviceState) float64 { return x.Search }))
 		snrA, snrR := res.snrAt(c)
 		z := sd.mean / sd.se
-		kv(fmt.Sprintf("curve.step_%d", s), "%d tokens: success %s vs %s (z = %.1f), search %s vs %s, measured SNR per problem %.4f vs %.4f (advised vs reference)",
-			int64(s)*ref.stepTokens(), fmtEstimate(sa), fmtEstimate(sr), z, fmtEstimate(pa), fmtEstimate(pr), snrA, snrR)
+		kv(fmt.Sprintf("curve.step_%d", s), "%d tokens: success %s vs %s (z = %.1f; noiseless %.4f vs %.4f), search %s vs %s, measured SNR per problem %.4f vs %.4f (advised vs reference)",
+			int64(s)*ref.stepTokens(), fmtEstimate(sa), fmtEstimate(sr), z, adv.exact[c].Objective, ref.exact[c].Objective, fmtEstimate(pa), fmtEstimate(pr), snrA, snrR)
 		if s > 0 {
 			curve = append(curve, fmt.Sprintf("%d: %s", s, verdictOf(sd)))
 		}
@@ -789,6 +841,10 @@ func (res *adviceResult) report() string {
 	kv("verdict", "the predicted ordering (advised above reference) %s for success after %d steps of %d tokens: difference %+.4f ± %.4f (z = %.1f, %d streams per arm; inconclusive below %d standard errors)",
 		verdictOf(d), o.steps, ref.stepTokens(), d.mean, d.se, d.mean/d.se, o.replicates, adviceZ)
 	kv("verdict.curve", "after steps %s", strings.Join(curve, ", "))
+	_, _, dn := res.compare(res.outcome("noise_cost").get)
+	neg := estimate{-dn.mean, dn.se}
+	kv("verdict.noise_cost", "the predicted ordering %s for what the noise cost (less for advised): the reference's noise cost minus advised's %+.4f ± %.4f (z = %.1f)",
+		verdictOf(neg), neg.mean, neg.se, neg.mean/neg.se)
 	for i, w := range res.why() {
 		kv(fmt.Sprintf("why.%d", i+1), "%s", w)
 	}
@@ -825,6 +881,17 @@ func (res *adviceResult) why() []string {
 		s0a.GradSearch, s0a.GradAgg, s0r.GradSearch, s0r.GradAgg, fmtEstimate(gsa), fmtEstimate(gaa), fmtEstimate(gsr), fmtEstimate(gar)))
 	na, nr, _ := res.compare(noiseShare)
 	why = append(why, fmt.Sprintf("noise is %.2f of the squared step for advised and %.2f for the reference over the run", na.mean, nr.mean))
+	ea, er := adv.exact[final].Objective, ref.exact[final].Objective
+	_, _, d := res.compare(res.outcomes()[0].get)
+	why = append(why, fmt.Sprintf("without noise (steps of lr grad J) advised ends at %.4f against %.4f, a difference of %+.4f; with noise the difference is %+.4f ± %.4f: the gap between the two is the part of the outcome the SNR speaks to",
+		ea, er, ea-er, d.mean, d.se))
+	pa, pr, dp := res.compare(res.outcome("search_success").get)
+	if dp.mean <= -adviceZ*dp.se {
+		qa, qr, _ := res.compare(at(final, func(x adviceState) float64 { return x.Partial }))
+		fa, fr, _ := res.compare(at(final, func(x adviceState) float64 { return x.Found }))
+		why = append(why, fmt.Sprintf("the search's single-trace success ends lower for advised (%s against %s), which neither objective rewards as such: in this toy d J/d(search logit of the answer) is the covariance, over the presented sets, of the head's success and the number of correct candidates; at the end the reference's head is right %s of the time on sets that mix correct and wrong candidates against %s on all sets with a correct one (advised: %s against %s), so the reference's objective still pays for sets with more correct candidates, and its search gradient stays larger",
+			fmtEstimate(pa), fmtEstimate(pr), fmtEstimate(qr), fmtEstimate(fr), fmtEstimate(qa), fmtEstimate(fa)))
+	}
 	return why
 }
 

@@ -661,7 +661,8 @@ func TestAdviceSmall(t *testing.T) {
 		"reference.config", "reference.predicted", "reference.scaling", "reference.step", "reference.init_variance",
 		"predicted_ratio", "step_tokens", "training", "curve.step_0", "curve.step_12",
 		"outcome.success", "outcome.search_success", "outcome.aggregator_found_success",
-		"outcome.success_gap_closed", "outcome.measured_snr_per_mtoken", "noise_share", "verdict", "verdict.curve", "why.1"} {
+		"outcome.success_gap_closed", "outcome.noise_cost", "outcome.measured_snr_per_mtoken", "noise_share",
+		"verdict", "verdict.curve", "verdict.noise_cost", "why.1", "why.5"} {
 		if _, ok := f[k]; !ok {
 			t.Errorf("report has no %q", k)
 		}
@@ -729,6 +730,15 @@ func TestAdviceSmall(t *testing.T) {
 		s0 := a.streams[0].checkpoints[0]
 		if s0.Search != 0.5 || s0.Objective != 0.5*(1-math.Pow(0.5, float64(a.cand.Config.SetSize))) {
 			t.Errorf("%s: start search %v, objective %v", a.name, s0.Search, s0.Objective)
+		}
+		// The noiseless path starts where every stream does, and the
+		// advisor's signal is the exact gradient's squared norm there.
+		if len(a.exact) != len(res.checkpointSteps) || a.exact[0].Objective != s0.Objective {
+			t.Errorf("%s: noiseless path of %d checkpoints from %v", a.name, len(a.exact), a.exact[0].Objective)
+		}
+		sig := ratFloat(a.cand.Variance.Signal) + ratFloat(a.cand.Aggregation.Signal)
+		if got := s0.GradSearch*s0.GradSearch + s0.GradAgg*s0.GradAgg; math.Abs(got-sig) > 1e-12 {
+			t.Errorf("%s: ||grad J||^2 = %v at the start, the advisor's signal %v", a.name, got, sig)
 		}
 	}
 	if res.arms[0].cand.SNRPerToken <= res.arms[1].cand.SNRPerToken {
@@ -803,5 +813,29 @@ func TestRewardModelExact(t *testing.T) {
 				t.Errorf("n = %d, context %v: aggregation gradient %v, want ±%v", n, syms, ga[c], want)
 			}
 		}
+	}
+}
+
+// TestDocsAdviceCurrent checks that the committed copy of the default
+// -advice run's report, docs/toytrain/advice.txt, is what the program
+// writes now. The advisor's search over the whole space takes about half a
+// minute, so only with SPIRAL_LONG=1.
+func TestDocsAdviceCurrent(t *testing.T) {
+	spiraltest.SkipUnlessLong(t)
+	want, err := os.ReadFile(filepath.Join("..", "..", "docs", "toytrain", adviceFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if status := cli(&stdout, &stderr, []string{"-advice", "-out", dir}); status != 0 {
+		t.Fatalf("exit status %d: %s", status, stderr.String())
+	}
+	got, err := os.ReadFile(filepath.Join(dir, adviceFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("docs/toytrain/advice.txt is not the default -advice run's report: rerun go run ./examples/toytrain -advice and copy out/toytrain/advice.txt to docs/toytrain/")
 	}
 }
