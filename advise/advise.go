@@ -149,8 +149,8 @@ type Result struct {
 // toy problem. Each (N1, n, K, design) is evaluated once, exactly
 // (DecomposeSearch, and DecomposeAggregation's terms), and every N2 follows
 // from them. The cost is that of at most a few hundred evaluations of at
-// most MaxWork each: about half a minute for the whole space at a budget of 24
-// calls, a few seconds for the paper's N1 = 8, n = 4, K <= 4. It returns an
+// most MaxWork each: about 15 seconds for the whole space at a budget of 24
+// calls, two for the paper's N1 = 8, n = 4, K <= 4. It returns an
 // error naming the field of req that is out of range (Reward.Needs outside
 // [1, N1 - 1] for the largest N1 explored, a listed set size below it, or a
 // nonzero Needs under another rule among them), or if the reward model

@@ -97,7 +97,7 @@ func checkRanking(t *testing.T, req Request, res Result) {
 	}
 }
 
-// The whole space at the paper's budget (about half a minute).
+// The whole space at the paper's budget (about 15 seconds).
 func TestAdvisePaperBudgetFull(t *testing.T) {
 	spiraltest.SkipUnlessLong(t)
 	res, err := Advise(paperRequest())

@@ -191,8 +191,8 @@ func TestAggregationVarianceExact(t *testing.T) {
 }
 
 // A selection law whose probability changes and comes back (runs 1/4 1/4,
-// 1/8, 1/4, 1/8) gives the coverage law and the aggregation terms that a
-// sum selection by selection gives.
+// 1/8, 1/4, 1/8) gives the coverage law, the noise term's counts and the
+// aggregation terms that a sum selection by selection gives.
 func TestSelectionRunsUneven(t *testing.T) {
 	sets := [][]int{{0, 1}, {2, 3}, {0, 2}, {1, 3}, {0, 3}, {1, 2}}
 	law := []struct {
@@ -227,6 +227,13 @@ func TestSelectionRunsUneven(t *testing.T) {
 	mean, variance, err := coverLaw(d)
 	if err != nil {
 		t.Fatal(err)
+	}
+	exact, err := countsTermExact(d, big.NewRat(2, 7), big.NewRat(-1, 5), big.NewRat(3, 11))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fast, err := countsTerm(d, big.NewRat(2, 7), big.NewRat(-1, 5), big.NewRat(3, 11)); err != nil || fast.Cmp(exact) != 0 {
+		t.Errorf("noise counts term %v (%v), rational %v", fast, err, exact)
 	}
 	if want := new(big.Rat).Sub(m2, new(big.Rat).Mul(m1, m1)); mean.Cmp(m1) != 0 || variance.Cmp(want) != 0 {
 		t.Errorf("coverage law %v, %v; want %v, %v", mean, variance, m1, want)

@@ -69,8 +69,115 @@ func NoiseClosedForm(d *estimator.SetDistribution, c *estimator.Categorical, t *
 	}
 	Fs := new(big.Rat).Mul(F, sigma2)
 	diag := new(big.Rat).Sub(Bd, Bo)
-	// The design's counts, selection by selection.
-	N := d.Traces()
+	sum, err := countsTerm(d, diag, Bo, Fs)
+	if err != nil {
+		return nil, err
+	}
+	cover, _, err := coverLaw(d) // E[C_S], which d.Coverage sums in rationals selection by selection
+	if err != nil {
+		return nil, err
+	}
+	M := new(big.Rat).Quo(cover, new(big.Rat).SetInt64(int64(n)))
+	M.Sub(M, one)
+	if M.Sign() == 0 {
+		return nil, errors.New("advise: the design's M is 0")
+	}
+	return sum.Quo(sum, M.Mul(M, M)), nil
+}
+
+// countsTerm returns the sum over d's selections in NoiseClosedForm, which
+// depends on a selection only through three integers: with D = lcm(1..K),
+// so that D u_i = D/c_i - D/K is an integer,
+//
+//	A = sum_{H in S} sum_{i in H} (D u_i)^2,  B = sum_{H in S} (sum_{i in H} D u_i)^2,  C = C_S,
+//
+// and the term is ((B_d - B_o) A + B_o B)/D^2 + F sigma^2 K (C - n)/K^2. It
+// counts the selections of each (K, A, B, C) in runs of one probability,
+// integer work per selection, and falls back to rational arithmetic per
+// selection when D^2 K n^2 might overflow.
+func countsTerm(d *estimator.SetDistribution, diag, Bo, Fs *big.Rat) (*big.Rat, error) {
+	N, n := d.Traces(), d.SetSize()
+	sets := make([][]int, d.NumSets())
+	for h := range sets {
+		sets[h] = d.Set(h)
+	}
+	counts := make([]int, N)
+	type key struct {
+		K       int
+		A, B, C int64
+	}
+	run := map[key]int64{}
+	sum := new(big.Rat)
+	exact := false // a selection too large for the integer path
+	lcm := []int64{1}
+	err := selectionRuns(d, func(sel []int) {
+		K := len(sel)
+		if exact || K > 16 {
+			exact = true
+			return
+		}
+		for len(lcm) <= K {
+			k := int64(len(lcm))
+			l := lcm[k-1]
+			lcm = append(lcm, l/gcd(l, k)*k)
+		}
+		D := lcm[K]
+		if float64(D)*float64(D)*float64(K)*float64(n)*float64(n) > 1<<62 {
+			exact = true
+			return
+		}
+		clear(counts)
+		for _, h := range sel {
+			for _, i := range sets[h] {
+				counts[i]++
+			}
+		}
+		var k key
+		k.K = K
+		for _, c := range counts {
+			if c > 0 {
+				k.C++
+			}
+		}
+		for _, h := range sel {
+			var s1 int64
+			for _, i := range sets[h] {
+				u := D/int64(counts[i]) - D/int64(K)
+				s1 += u
+				k.A += u * u
+			}
+			k.B += s1 * s1
+		}
+		run[k]++
+	}, func(prob *big.Rat) {
+		for k, count := range run {
+			D := lcm[k.K]
+			term := new(big.Rat).Mul(diag, new(big.Rat).SetInt64(k.A))
+			term.Add(term, new(big.Rat).Mul(Bo, new(big.Rat).SetInt64(k.B)))
+			term.Quo(term, new(big.Rat).SetInt(new(big.Int).Mul(big.NewInt(D), big.NewInt(D))))
+			term.Add(term, new(big.Rat).Mul(Fs, big.NewRat(int64(k.K)*(k.C-int64(n)), int64(k.K)*int64(k.K))))
+			term.Mul(term, new(big.Rat).SetInt64(count))
+			sum.Add(sum, term.Mul(term, prob))
+		}
+		clear(run)
+	})
+	if err != nil || !exact {
+		return sum, err
+	}
+	return countsTermExact(d, diag, Bo, Fs)
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// countsTermExact is countsTerm in rational arithmetic, selection by
+// selection.
+func countsTermExact(d *estimator.SetDistribution, diag, Bo, Fs *big.Rat) (*big.Rat, error) {
+	N, n := d.Traces(), d.SetSize()
 	sets := make([][]int, d.NumSets())
 	for h := range sets {
 		sets[h] = d.Set(h)
@@ -111,10 +218,5 @@ func NoiseClosedForm(d *estimator.SetDistribution, c *estimator.Categorical, t *
 		term.Add(term, out)
 		sum.Add(sum, term.Mul(term, prob))
 	}
-	M := new(big.Rat).Quo(d.Coverage(), new(big.Rat).SetInt64(int64(n)))
-	M.Sub(M, one)
-	if M.Sign() == 0 {
-		return nil, errors.New("advise: the design's M is 0")
-	}
-	return sum.Quo(sum, M.Mul(M, M)), nil
+	return sum, nil
 }

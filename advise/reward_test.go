@@ -254,11 +254,12 @@ func TestRewardRulesBruteForce(t *testing.T) {
 		{5, 4, 2, 2, combin.Uniform, Majority, 0, 3, combin.IndexOrder},
 		{4, 3, 3, 2, combin.Balanced, Majority, 0, 2, combin.IndexOrder},
 		{4, 3, 2, 3, combin.Balanced, NeedsPieces, 3, 3, combin.IndexOrder},
-		{4, 2, 2, 2, combin.Uniform, FindOne, 0, 1, combin.IndexOrder},
-		{4, 2, 2, 2, combin.Uniform, FindOne, 0, 1, combin.Shuffled},
+		{3, 2, 2, 2, combin.Uniform, FindOne, 0, 1, combin.IndexOrder},
+		{3, 2, 2, 2, combin.Uniform, FindOne, 0, 1, combin.Shuffled},
+		{4, 2, 2, 2, combin.Uniform, Majority, 0, 2, combin.Shuffled},  // long
 		{4, 3, 2, 2, combin.Balanced, Majority, 0, 2, combin.Shuffled}, // long: n!^K = 36 presentations
 	} {
-		if x.n > 2 && x.order == combin.Shuffled && !spiraltest.Long() {
+		if x.N1 > 3 && x.order == combin.Shuffled && !spiraltest.Long() {
 			continue
 		}
 		model := RewardModel{Correct: p, Found: found, Missed: missed, Rule: x.rule, Needs: x.needs}

@@ -73,9 +73,10 @@ func (v *SearchVariance) SNR(N2 int) *big.Rat {
 
 // DecomposeSearch returns the variance decomposition of the M-normalised
 // search update for policy c, objective t presented under rule p, and the
-// design d. The total and the noise come from two exact evaluations of
-// estimator's SetDistribution.Moments (scores f_H and scores from one
-// reward); Sets is the closed form above when t is symmetric or p is
+// design d. The total comes from an exact evaluation of estimator's
+// SetDistribution.Moments with scores f_H; the noise from NoiseClosedForm
+// when t is symmetric, else from a second one with scores from one reward;
+// Sets is the closed form above when t is symmetric or p is
 // combin.Shuffled, else the exact average over d's selections of
 // ||E[g | S] - E[g]||^2 (each selection evaluated as estimator.FixedSets).
 // It returns the errors of Moments, an error if M = 0 (g/M is undefined),
@@ -87,10 +88,6 @@ func DecomposeSearch(d *estimator.SetDistribution, c *estimator.Categorical, t *
 	}
 	if m0.M.Sign() == 0 {
 		return nil, errors.New("advise: the design's M is 0: every search advantage is 0")
-	}
-	m1, err := d.Moments(c, t, p, 1)
-	if err != nil {
-		return nil, err
 	}
 	mean, variance, err := coverLaw(d)
 	if err != nil {
@@ -119,6 +116,16 @@ func DecomposeSearch(d *estimator.SetDistribution, c *estimator.Categorical, t *
 	v.Sets = sets
 	total0 := new(big.Rat).Quo(m0.Variance, m2)
 	v.Traces = new(big.Rat).Sub(total0, sets)
+	if symmetric(t) {
+		if v.Noise1, err = NoiseClosedForm(d, c, t); err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
+	m1, err := d.Moments(c, t, p, 1)
+	if err != nil {
+		return nil, err
+	}
 	v.Noise1 = new(big.Rat).Sub(m1.Variance, m0.Variance)
 	v.Noise1.Quo(v.Noise1, m2)
 	return v, nil

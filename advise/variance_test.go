@@ -186,8 +186,9 @@ func TestNoiseTermClosedForm(t *testing.T) {
 	}
 }
 
-// The closed noise term through the design's counts equals the engine's
-// Noise1, for symmetric objectives under both designs.
+// The closed noise term through the design's counts, which DecomposeSearch
+// uses for a symmetric objective, equals the engine's Noise1 under both
+// designs, and its integer path equals its rational one.
 func TestNoiseClosedFormCounts(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(spiraltest.Seed, 18))
 	c := policy(t, big.NewRat(1, 3), big.NewRat(1, 2), big.NewRat(1, 6))
@@ -218,8 +219,29 @@ func TestNoiseClosedFormCounts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Cmp(v.Noise1) != 0 {
-				t.Errorf("%+v: closed Noise1 = %v, engine %v", sc, got, v.Noise1)
+			// The engine's: Var(g) with one reward per set less Var(g)
+			// with exact scores, over M^2.
+			m0, err := d.Moments(c, tab, combin.IndexOrder, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m1, err := d.Moments(c, tab, combin.IndexOrder, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			engine := new(big.Rat).Sub(m1.Variance, m0.Variance)
+			engine.Quo(engine, new(big.Rat).Mul(m0.M, m0.M))
+			if got.Cmp(engine) != 0 || v.Noise1.Cmp(engine) != 0 {
+				t.Errorf("%+v: closed Noise1 = %v, DecomposeSearch's %v, engine %v", sc, got, v.Noise1, engine)
+			}
+			// The integer path of the counts against rational arithmetic.
+			exact, err := countsTermExact(d, big.NewRat(2, 7), big.NewRat(-1, 5), big.NewRat(3, 11))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fast, err := countsTerm(d, big.NewRat(2, 7), big.NewRat(-1, 5), big.NewRat(3, 11))
+			if err != nil || fast.Cmp(exact) != 0 {
+				t.Errorf("%+v: counts term %v (%v), rational %v", sc, fast, err, exact)
 			}
 			checked++
 		}
