@@ -78,8 +78,9 @@ func TestMonteCarloPaperVariance(t *testing.T) {
 // At the paper's configuration (N1 = 8, n = 4, K = 4 uniform, N2 = 4) the
 // exact terms of Var(u/(K a)) agree with a simulation through the library's
 // sampler (combin.Sampler) and credit code (advantage.Compute), under find
-// one and majority: each replicate draws the traces and the sets, then two
-// independent rounds of N2 outputs per set, u and u', each the sum over
+// one and majority in index order and find one shuffled: each replicate
+// draws the traces, the sets and (shuffled) each set's presentation, then
+// two independent rounds of N2 outputs per set, u and u', each the sum over
 // outputs of A_agg (e_z - pi(ctx)) on its set's presented context. The
 // sample variance of u estimates the total, ||u - u'||^2/2 the outputs'
 // term E Var(u | y, S), and their difference the draws' term, each within 3
@@ -89,7 +90,11 @@ func TestMonteCarloPaperAggregation(t *testing.T) {
 	const N1, n, K, N2 = 8, 4, 4, 4
 	f, _ := combin.Subsets(N1, n)
 	base := paperRequest().Reward
-	for i, rule := range []Rule{FindOne, Majority} {
+	for i, x := range []struct {
+		rule  Rule
+		order combin.Order
+	}{{FindOne, combin.IndexOrder}, {Majority, combin.IndexOrder}, {FindOne, combin.Shuffled}} {
+		rule := x.rule
 		model := base
 		model.Rule = rule
 		c, err := estimator.NewCategorical([]*big.Rat{model.Correct, new(big.Rat).Sub(big.NewRat(1, 1), model.Correct)})
@@ -104,6 +109,7 @@ func TestMonteCarloPaperAggregation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		terms.shuffled = x.order == combin.Shuffled
 		if err := terms.pairsUniform(f, K, c); err != nil {
 			t.Fatal(err)
 		}
@@ -122,6 +128,7 @@ func TestMonteCarloPaperAggregation(t *testing.T) {
 			dst := make([]int, K*n)
 			correct := make([]bool, N1)
 			sets := make([][]int, K)
+			presented := make([]int, n)
 			ctx := make([]int, K)
 			s := make([]float64, K)
 			sum := make([]float64, 2<<n)
@@ -140,9 +147,13 @@ func TestMonteCarloPaperAggregation(t *testing.T) {
 				}
 				for k := range K {
 					sets[k] = dst[k*n : (k+1)*n]
+					copy(presented, sets[k])
+					if x.order == combin.Shuffled {
+						rnd.Shuffle(n, func(a, b int) { presented[a], presented[b] = presented[b], presented[a] })
+					}
 					ctx[k], s[k] = 0, exact(model.Missed)
 					hits := 0
-					for _, j := range sets[k] {
+					for _, j := range presented {
 						ctx[k] *= 2
 						if correct[j] {
 							hits++
@@ -197,7 +208,7 @@ func TestMonteCarloPaperAggregation(t *testing.T) {
 			est[0][b], est[1][b] = total, outputs/R
 			est[2][b] = est[0][b] - est[1][b]
 		}
-		for j, x := range []struct {
+		for j, c := range []struct {
 			name string
 			want *big.Rat
 		}{{"Var(u/(K a))", v.Total()}, {"outputs", v.Outputs}, {"draws", v.Draws}} {
@@ -208,11 +219,11 @@ func TestMonteCarloPaperAggregation(t *testing.T) {
 			}
 			m /= batches
 			se := math.Sqrt((m2/batches - m*m) / (batches - 1))
-			want := exact(x.want)
+			want := exact(c.want)
 			z := (m - want) / se
-			t.Logf("%v %s: Monte Carlo %.6f +- %.6f, exact %.6f (z = %.2f)", rule, x.name, m, se, want, z)
+			t.Logf("%v %v %s: Monte Carlo %.6f +- %.6f, exact %.6f (z = %.2f)", rule, x.order, c.name, m, se, want, z)
 			if math.Abs(z) > 3 {
-				t.Errorf("%v %s: z = %.2f", rule, x.name, z)
+				t.Errorf("%v %v %s: z = %.2f", rule, x.order, c.name, z)
 			}
 		}
 	}
