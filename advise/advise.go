@@ -141,20 +141,20 @@ type Result struct {
 }
 
 // Advise ranks every configuration within the request's budget and the
-// bounds (subsets of size 2 <= n < N1, n >= Reward.Needs, 3 <= N1 <= MaxTraces, 2 <= K <=
-// min(C(N1, n), MaxSets), 2 <= N2 <= MaxAggregations, uniform and balanced
-// designs; N2 = 1 is left out because its within-set aggregation advantage
-// is identically 0, so it trains no aggregator) by the signal-to-noise per
-// token of the unbiased-scaled update (g/M, u/(K a)) on the reward model's
-// toy problem. Each (N1, n, K, design) is evaluated once, exactly
-// (DecomposeSearch, and DecomposeAggregation's terms), and every N2 follows
-// from them. The cost is that of at most a few hundred evaluations of at
-// most MaxWork each: about 15 seconds for the whole space at a budget of 24
-// calls, two for the paper's N1 = 8, n = 4, K <= 4. It returns an
-// error naming the field of req that is out of range (Reward.Needs outside
-// [1, N1 - 1] for the largest N1 explored, a listed set size below it, or a
-// nonzero Needs under another rule among them), or if the reward model
-// gives no signal (Found = Missed, or Correct 0 or 1).
+// bounds (subsets of size 2 <= n < N1 with n >= Reward.Needs, 3 <= N1 <=
+// MaxTraces, 2 <= K <= min(C(N1, n), MaxSets), 2 <= N2 <= MaxAggregations,
+// uniform and balanced designs; N2 = 1 is left out because its within-set
+// aggregation advantage is identically 0, so it trains no aggregator) by
+// the signal-to-noise per token of the unbiased-scaled update (g/M,
+// u/(K a)) on the reward model's toy problem. Each (N1, n, K, design) is
+// evaluated once, exactly (DecomposeSearch, and DecomposeAggregation's
+// terms), and every N2 follows from them. The cost is that of at most a few
+// hundred evaluations of at most MaxWork each: about 15 seconds for the
+// whole space at a budget of 24 calls, two for the paper's N1 = 8, n = 4,
+// K <= 4. It returns an error naming the field of req that is out of range
+// (Reward.Needs outside [1, N1 - 1] for the largest N1 explored, a listed
+// set size below it, or a nonzero Needs under another rule among them), or
+// if the reward model gives no signal (Found = Missed, or Correct 0 or 1).
 func Advise(req Request) (Result, error) {
 	if err := req.check(); err != nil {
 		return Result{}, err
