@@ -97,35 +97,54 @@ func checkRanking(t *testing.T, req Request, res Result) {
 	}
 }
 
-// The whole space at the paper's budget (about 15 seconds).
+// The whole space at the paper's budget under each reward rule (about 15
+// seconds a rule), the numbers of docs/findings.md#choosing-a-configuration:
+// each ranking is ordered and within the budget, and the paper's search
+// SNR is the exact engine's at its N2 = 4, Signal over the variance of g/M
+// that SetDistribution.Moments gives directly.
 func TestAdvisePaperBudgetFull(t *testing.T) {
 	spiraltest.SkipUnlessLong(t)
-	res, err := Advise(paperRequest())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rank, paper := findPaper(t, res)
-	top := res.Candidates[0]
-	req := paperRequest()
-	// The candidate's SNR is the exact engine's at its N2: Signal over
-	// the variance of g/M that SetDistribution.Moments gives directly.
 	f, _ := combin.Subsets(8, 4)
 	d, err := estimator.UniformSets(f, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c, _ := estimator.NewCategorical([]*big.Rat{big.NewRat(1, 4), big.NewRat(3, 4)})
-	tab, _ := setObjective(4, req.Reward)
-	m, err := d.Moments(c, tab, combin.IndexOrder, 4)
-	if err != nil {
-		t.Fatal(err)
+	for _, rule := range []struct {
+		rule  Rule
+		needs int
+	}{{FindOne, 0}, {NeedsPieces, 2}, {NeedsPieces, 3}, {NeedsPieces, 4}, {Majority, 0}} {
+		req := paperRequest()
+		req.Reward.Rule, req.Reward.Needs = rule.rule, rule.needs
+		res, err := Advise(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRanking(t, req, res)
+		rank, paper := findPaper(t, res)
+		tab, err := setObjective(4, req.Reward)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := d.Moments(c, tab, combin.IndexOrder, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := new(big.Rat).Quo(paper.Variance.Signal, m.NormalisedVariance())
+		if paper.SearchSNR.Cmp(want) != 0 {
+			t.Errorf("%v %d: paper search SNR = %v, the engine's %v", rule.rule, rule.needs, paper.SearchSNR, want)
+		}
+		balanced := -1
+		for i, c := range res.Candidates {
+			if cfg := c.Config; cfg.SearchTraces == 8 && cfg.SetSize == 4 && cfg.Sets == 4 && cfg.AggregationsPerSet == 4 && cfg.Design == combin.Balanced {
+				balanced = i
+			}
+		}
+		top := res.Candidates[0].Config
+		t.Logf("%v %d: %d candidates, %d skipped; first %d/%d/%d/%d %v at %.4g per token (%d tokens); paper %d/%d at %.4g; balanced 8/4/4/4 %d",
+			rule.rule, rule.needs, len(res.Candidates), res.Skipped, top.SearchTraces, top.SetSize, top.Sets, top.AggregationsPerSet, top.Design,
+			res.Candidates[0].SNRPerToken, res.Candidates[0].Tokens, rank+1, len(res.Candidates), paper.SNRPerToken, balanced+1)
 	}
-	want := new(big.Rat).Quo(paper.Variance.Signal, m.NormalisedVariance())
-	if paper.SearchSNR.Cmp(want) != 0 {
-		t.Errorf("paper search SNR = %v, the engine's %v", paper.SearchSNR, want)
-	}
-
-	t.Logf("%d candidates, %d skipped; paper rank %d, SNR/token %.4g; top %+v SNR/token %.4g", len(res.Candidates), res.Skipped, rank+1, paper.SNRPerToken, top.Config, top.SNRPerToken)
 }
 
 func TestAdviseRejects(t *testing.T) {
