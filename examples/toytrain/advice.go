@@ -716,8 +716,12 @@ func (res *adviceResult) outcomes() []adviceOutcome {
 			j0 := s.checkpoints[0].Objective
 			return (last(s).Objective - j0) / (1 - j0)
 		}},
-		{"noise_cost", "J of the noiseless run (steps of lr grad J, the same steps) minus J: what the update's noise cost; predicted smaller for advised, so the difference is predicted negative", func(a *adviceArm, s adviceStream) float64 {
-			return a.exact[len(a.exact)-1].Objective - last(s).Objective
+		{"noise_cost", "J of the noiseless run (steps of lr grad J) minus J, averaged over the checkpoints after the start: what the update's noise cost along the run; predicted smaller for advised, so the difference is predicted negative", func(a *adviceArm, s adviceStream) float64 {
+			c := 0.0
+			for i := 1; i < len(a.exact); i++ {
+				c += a.exact[i].Objective - s.checkpoints[i].Objective
+			}
+			return c / float64(len(a.exact)-1)
 		}},
 		{"measured_snr_per_mtoken", "sum over steps of ||grad J||^2 over the sum of the per-problem variance of the unbiased-scaled update, per million tokens of one problem", func(a *adviceArm, s adviceStream) float64 { return a.snrPerToken(s) * 1e6 }},
 	}
@@ -824,8 +828,11 @@ func (res *adviceResult) report() string {
 		sa, sr, sd := res.compare(at(c, func(x adviceState) float64 { return x.Objective }))
 		pa, pr, _ := res.compare(at(c, func(x adviceState) float64 { return x.Search }))
 		snrA, snrR := res.snrAt(c)
-		z := sd.mean / sd.se
-		kv(fmt.Sprintf("curve.step_%d", s), "%d tokens: success %s vs %s (z = %.1f; noiseless %.4f vs %.4f), search %s vs %s, measured SNR per problem %.4f vs %.4f (advised vs reference)",
+		z := "n/a"
+		if sd.se > 0 {
+			z = fmt.Sprintf("%.1f", sd.mean/sd.se)
+		}
+		kv(fmt.Sprintf("curve.step_%d", s), "%d tokens: success %s vs %s (z = %s; noiseless %.4f vs %.4f), search %s vs %s, measured SNR per problem %.4f vs %.4f (advised vs reference)",
 			int64(s)*ref.stepTokens(), fmtEstimate(sa), fmtEstimate(sr), z, adv.exact[c].Objective, ref.exact[c].Objective, fmtEstimate(pa), fmtEstimate(pr), snrA, snrR)
 		if s > 0 {
 			curve = append(curve, fmt.Sprintf("%d: %s", s, verdictOf(sd)))
@@ -838,8 +845,8 @@ func (res *adviceResult) report() string {
 	na, nr, _ := res.compare(noiseShare)
 	kv("noise_share", "advised %s vs reference %s (sum over steps of ||ĝ - grad J||^2 over that plus sum ||grad J||^2: the share of the squared step that is noise)", fmtEstimate(na), fmtEstimate(nr))
 	_, _, d := res.compare(res.outcomes()[0].get)
-	kv("verdict", "the predicted ordering (advised above reference) %s for success after %d steps of %d tokens: difference %+.4f ± %.4f (z = %.1f, %d streams per arm; inconclusive below %d standard errors)",
-		verdictOf(d), o.steps, ref.stepTokens(), d.mean, d.se, d.mean/d.se, o.replicates, adviceZ)
+	kv("verdict", "the predicted ordering (advised above reference) %s for success after %d steps of %d tokens (%d in all): difference %+.4f ± %.4f (z = %.1f, %d streams per arm; inconclusive below %d standard errors)",
+		verdictOf(d), o.steps, ref.stepTokens(), int64(o.steps)*ref.stepTokens(), d.mean, d.se, d.mean/d.se, o.replicates, adviceZ)
 	kv("verdict.curve", "after steps %s", strings.Join(curve, ", "))
 	_, _, dn := res.compare(res.outcome("noise_cost").get)
 	neg := estimate{-dn.mean, dn.se}
@@ -885,6 +892,17 @@ func (res *adviceResult) why() []string {
 	_, _, d := res.compare(res.outcomes()[0].get)
 	why = append(why, fmt.Sprintf("without noise (steps of lr grad J) advised ends at %.4f against %.4f, a difference of %+.4f; with noise the difference is %+.4f ± %.4f: the gap between the two is the part of the outcome the SNR speaks to",
 		ea, er, ea-er, d.mean, d.se))
+	var spread [2]float64
+	for i := range res.arms {
+		a := &res.arms[i]
+		for c := 1; c < len(res.checkpointSteps); c++ {
+			e := a.over(func(s adviceStream) float64 { return s.checkpoints[c].Objective })
+			spread[i] += e.se * e.se * float64(len(a.streams))
+		}
+		spread[i] = math.Sqrt(spread[i] / float64(len(res.checkpointSteps)-1))
+	}
+	why = append(why, fmt.Sprintf("the noise shows as spread between the streams more than as a lower mean: the standard deviation of J over the streams (root mean square over the checkpoints after the start) is %.4f for advised and %.4f for the reference, %.1f times more",
+		spread[0], spread[1], spread[1]/spread[0]))
 	pa, pr, dp := res.compare(res.outcome("search_success").get)
 	if dp.mean <= -adviceZ*dp.se {
 		qa, qr, _ := res.compare(at(final, func(x adviceState) float64 { return x.Partial }))
