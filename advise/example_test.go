@@ -60,3 +60,32 @@ func ExampleRewardModel_Needed() {
 	// needs    n=2:2 n=3:2 n=4:2 n=5:2
 	// majority n=2:2 n=3:2 n=4:3 n=5:3
 }
+
+// The frontier of a small space: for each cap on tokens per problem, the
+// last row within it is the best configuration.
+func ExampleResult_Frontier() {
+	res, err := advise.Advise(advise.Request{
+		Budget:          12 * 4096,
+		Lengths:         budget.PaperLimits(0),
+		Reward:          advise.RewardModel{Correct: big.NewRat(1, 4), Found: big.NewRat(3, 4), Missed: big.NewRat(1, 10)},
+		MaxTraces:       5,
+		MaxSets:         3,
+		MaxAggregations: 3,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("N1  n  K N2 design   tokens  SNR/token")
+	for _, c := range res.Frontier() {
+		cfg := c.Config
+		fmt.Printf("%2d %2d %2d %2d %-8s %6d %10.3g\n", cfg.SearchTraces, cfg.SetSize, cfg.Sets, cfg.AggregationsPerSet, cfg.Design, c.Tokens, c.SNRPerToken)
+	}
+	// Output:
+	// N1  n  K N2 design   tokens  SNR/token
+	//  3  2  2  2 uniform   28672   7.73e-06
+	//  3  2  2  2 balanced  28672   7.73e-06
+	//  4  2  2  2 balanced  32768    1.2e-05
+	//  4  2  2  3 balanced  40960   1.21e-05
+	//  5  2  3  2 balanced  45056   1.39e-05
+}
