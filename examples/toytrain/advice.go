@@ -63,8 +63,8 @@ func adviceDefaults() adviceOptions {
 // adviceRunDefaults are the training options of the -advice mode where the
 // command line does not set them: 7 reference problems per step (the
 // paper's 98,304 tokens each; the advisor's top at the paper's budget,
-// 86,016 tokens, then gets exactly 8), 60 steps, learning rate 1, 16
-// streams per arm.
+// 86,016 tokens, then gets exactly 8), 60 steps and 16 streams per arm;
+// the learning rate (1) and -out are the default mode's.
 func adviceRunDefaults(o *options, set map[string]bool) {
 	if !set["steps"] {
 		o.steps = 60
@@ -74,9 +74,6 @@ func adviceRunDefaults(o *options, set map[string]bool) {
 	}
 	if !set["replicates"] {
 		o.replicates = 16
-	}
-	if !set["out"] {
-		o.out = filepath.Join("out", "toytrain")
 	}
 }
 

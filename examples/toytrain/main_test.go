@@ -680,8 +680,7 @@ func TestAdviceSmall(t *testing.T) {
 	// Rerun in process for the numbers; the same seed gives the same report.
 	opt := defaults()
 	opt.out = dir
-	opt.lr = 1
-	adviceRunDefaults(&opt, map[string]bool{"out": true})
+	adviceRunDefaults(&opt, map[string]bool{})
 	opt.steps = 12
 	aopt := adviceDefaults()
 	aopt.maxTraces, aopt.maxSets, aopt.maxAggregations = 4, 3, 4
