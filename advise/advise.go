@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
+	"strings"
 
 	"spiral"
 	"spiral/budget"
@@ -162,19 +163,15 @@ func Advise(req Request) (Result, error) {
 	maxN1 := cmp.Or(req.MaxTraces, MaxTraces)
 	maxK := cmp.Or(req.MaxSets, MaxSets)
 	maxN2 := cmp.Or(req.MaxAggregations, MaxAggregations)
-	c, err := estimator.NewCategorical([]*big.Rat{req.Reward.Correct, new(big.Rat).Sub(big.NewRat(1, 1), req.Reward.Correct)})
+	c, err := req.Reward.policy()
 	if err != nil {
-		return Result{}, fmt.Errorf("advise: reward.correct: %w", err)
+		return Result{}, err
 	}
 	var res Result
 	for N1 := 3; N1 <= maxN1; N1++ {
 		for n := max(2, req.Reward.Needs); n < N1; n++ {
 			if len(req.SetSizes) > 0 && !slices.Contains(req.SetSizes, n) {
 				continue
-			}
-			tab, err := setObjective(n, req.Reward)
-			if err != nil {
-				return Result{}, err
 			}
 			f, err := combin.Subsets(N1, n)
 			if err != nil {
@@ -187,20 +184,14 @@ func Advise(req Request) (Result, error) {
 					if len(cands) == 0 {
 						continue
 					}
-					v, agg, err := evaluate(f, K, design, req.Order, c, tab)
-					if err != nil {
+					if err := req.complete(cands, c); err != nil {
 						if errors.Is(err, errTooCostly) {
 							res.Skipped++
 							continue
 						}
 						return Result{}, err
 					}
-					for _, cand := range cands {
-						if err := cand.complete(v, agg); err != nil {
-							return Result{}, err
-						}
-						res.Candidates = append(res.Candidates, cand)
-					}
+					res.Candidates = append(res.Candidates, cands...)
 				}
 			}
 		}
@@ -213,18 +204,58 @@ func Advise(req Request) (Result, error) {
 
 var errTooCostly = errors.New("advise: beyond the exact cost bound")
 
+// Evaluate returns the Candidate that Advise reports for the configuration
+// c under req's token count, lengths, reward model and order, computed by
+// the same code as Advise's candidates: M and the miss probability, the role
+// weights, the tokens, every variance term, the SNR and SNR/token. It costs
+// one evaluation of c's (N1, n, K, design): about 1.5 seconds for the
+// paper's configuration, against about 15 for ranking the whole space at
+// its budget. Evaluate ignores the fields that only bound Advise's search:
+// Budget (c's tokens may exceed it), MaxTraces, MaxSets, MaxAggregations
+// and SetSizes. It returns an error naming the field and value of c that
+// Advise does not evaluate: an invalid c (Config.Validate), tuples
+// (Ordered), a length gate, overlong punishment or reward range, an Order
+// other than req.Order, N1 not in [3, MaxTraces], n not in [2, N1 - 1], K
+// not in [2, MaxSets], N2 not in [2, MaxAggregations], n below
+// Reward.Needs under NeedsPieces, or an evaluation beyond MaxWork (what
+// Advise counts in Result.Skipped); and Advise's errors for req's count,
+// order, lengths and reward model.
+func Evaluate(c spiral.Config, req Request) (Candidate, error) {
+	if err := req.checkModel(); err != nil {
+		return Candidate{}, err
+	}
+	if err := req.checkConfig(c); err != nil {
+		return Candidate{}, err
+	}
+	pol, err := req.Reward.policy()
+	if err != nil {
+		return Candidate{}, err
+	}
+	cand, err := req.candidate(c)
+	if err != nil {
+		return Candidate{}, fmt.Errorf("advise: config %s: %w", sizes(c), err)
+	}
+	cands := []Candidate{cand}
+	if err := req.complete(cands, pol); err != nil {
+		if errors.Is(err, errTooCostly) {
+			return Candidate{}, fmt.Errorf("advise: config %s: %s, which Advise counts in Result.Skipped", sizes(c), strings.TrimPrefix(err.Error(), "advise: "))
+		}
+		return Candidate{}, err
+	}
+	return cands[0], nil
+}
+
+// sizes names c's sizes and design in the JSON names of spiral.Config.
+func sizes(c spiral.Config) string {
+	return fmt.Sprintf("search_traces = %d, set_size = %d, sets = %d, aggregations_per_set = %d, design = %v",
+		c.SearchTraces, c.SetSize, c.Sets, c.AggregationsPerSet, c.Design)
+}
+
+// check checks req for Advise: the search's bounds, then the fields
+// checkModel checks, then Reward.Needs against the set sizes explored.
 func (req Request) check() error {
 	if req.Budget < 1 {
 		return fmt.Errorf("advise: budget = %d, want >= 1", req.Budget)
-	}
-	if req.Count < Generated || req.Count > WithCachedPrefill {
-		return fmt.Errorf("advise: undefined count %d", int(req.Count))
-	}
-	if req.Order != combin.IndexOrder && req.Order != combin.Shuffled {
-		return fmt.Errorf("advise: order = %v, want index or shuffled", req.Order)
-	}
-	if req.Lengths.Search < 1 || req.Lengths.Aggregation < 1 || req.Lengths.Prompt < 0 {
-		return fmt.Errorf("advise: lengths %+v: search and aggregation must be >= 1, prompt >= 0", req.Lengths)
 	}
 	for _, b := range []struct {
 		name      string
@@ -242,13 +273,10 @@ func (req Request) check() error {
 			return fmt.Errorf("advise: set_sizes[%d] = %d not in [2, %d]", i, n, MaxTraces-1)
 		}
 	}
-	r := req.Reward
-	switch {
-	case r.Rule < FindOne || r.Rule > Majority:
-		return fmt.Errorf("advise: reward.rule = %d undefined", int(r.Rule))
-	case r.Rule != NeedsPieces && r.Needs != 0:
-		return fmt.Errorf("advise: reward.needs = %d under rule %v, want 0 (needs applies to rule needs)", r.Needs, r.Rule)
-	case r.Rule == NeedsPieces:
+	if err := req.checkModel(); err != nil {
+		return err
+	}
+	if r := req.Reward; r.Rule == NeedsPieces {
 		// The largest set size explored is N1 - 1.
 		if most := cmp.Or(req.MaxTraces, MaxTraces) - 1; r.Needs < 1 || r.Needs > most {
 			return fmt.Errorf("advise: reward.needs = %d not in [1, %d], the largest set size n = N1 - 1", r.Needs, most)
@@ -258,6 +286,29 @@ func (req Request) check() error {
 				return fmt.Errorf("advise: set_sizes[%d] = %d below reward.needs = %d: no set of %d holds %d correct candidates", i, n, r.Needs, n, r.Needs)
 			}
 		}
+	}
+	return nil
+}
+
+// checkModel checks the fields of req that Evaluate reads: the count, the
+// order, the lengths and the reward model (but for the range of
+// Reward.Needs, which depends on the set size).
+func (req Request) checkModel() error {
+	if req.Count < Generated || req.Count > WithCachedPrefill {
+		return fmt.Errorf("advise: undefined count %d", int(req.Count))
+	}
+	if req.Order != combin.IndexOrder && req.Order != combin.Shuffled {
+		return fmt.Errorf("advise: order = %v, want index or shuffled", req.Order)
+	}
+	if req.Lengths.Search < 1 || req.Lengths.Aggregation < 1 || req.Lengths.Prompt < 0 {
+		return fmt.Errorf("advise: lengths %+v: search and aggregation must be >= 1, prompt >= 0", req.Lengths)
+	}
+	r := req.Reward
+	switch {
+	case r.Rule < FindOne || r.Rule > Majority:
+		return fmt.Errorf("advise: reward.rule = %d undefined", int(r.Rule))
+	case r.Rule != NeedsPieces && r.Needs != 0:
+		return fmt.Errorf("advise: reward.needs = %d under rule %v, want 0 (needs applies to rule needs)", r.Needs, r.Rule)
 	}
 	for _, x := range []struct {
 		name string
@@ -273,34 +324,114 @@ func (req Request) check() error {
 	return nil
 }
 
+// checkConfig returns an error naming the field of c that is outside what
+// Advise evaluates under req (see Evaluate).
+func (req Request) checkConfig(c spiral.Config) error {
+	if err := c.Validate(); err != nil {
+		return fmt.Errorf("advise: config: %w", err)
+	}
+	N1, n, K, N2 := c.SearchTraces, c.SetSize, c.Sets, c.AggregationsPerSet
+	want := req.config(N1, n, K, N2, c.Design)
+	switch {
+	case c.Ordered:
+		return errors.New("advise: config ordered = true: the advisor evaluates subsets, not tuples")
+	case c.Order != req.Order:
+		return fmt.Errorf("advise: config order = %v, request order = %v: the configuration is evaluated in the request's order", c.Order, req.Order)
+	case N1 < 3 || N1 > MaxTraces:
+		return fmt.Errorf("advise: config search_traces = %d not in [3, %d]", N1, MaxTraces)
+	case n < 2 || n >= N1:
+		return fmt.Errorf("advise: config set_size = %d not in [2, %d], N1 - 1", n, N1-1)
+	case K < 2 || K > MaxSets:
+		return fmt.Errorf("advise: config sets = %d not in [2, %d]", K, MaxSets)
+	case N2 < 2 || N2 > MaxAggregations:
+		return fmt.Errorf("advise: config aggregations_per_set = %d not in [2, %d] (at N2 = 1 the within-set aggregation advantage is 0)", N2, MaxAggregations)
+	case c.Gates != want.Gates:
+		return fmt.Errorf("advise: config gates = %+v, want none: the advisor's update has no length gate", c.Gates)
+	case c.Overlong != want.Overlong:
+		return fmt.Errorf("advise: config overlong = %+v, want none: the advisor's rewards have no overlong punishment", *c.Overlong)
+	case c.RewardRange != want.RewardRange:
+		return fmt.Errorf("advise: config reward_range = %+v, want none: the advisor keeps every problem", c.RewardRange)
+	case c != want:
+		return fmt.Errorf("advise: config %+v is not the advisor's %+v", c, want)
+	}
+	if r := req.Reward; r.Rule == NeedsPieces && n < r.Needs {
+		return fmt.Errorf("advise: config set_size = %d below reward.needs = %d: no set of %d holds %d correct candidates", n, r.Needs, n, r.Needs)
+	}
+	_, err := req.Reward.Needed(n)
+	return err
+}
+
+// config returns the configuration Advise evaluates for these sizes and
+// design: the paper's, with req.Order (subsets, no gate).
+func (req Request) config(N1, n, K, N2 int, design combin.Design) spiral.Config {
+	cfg := spiral.Paper()
+	cfg.SearchTraces, cfg.SetSize, cfg.Sets, cfg.AggregationsPerSet, cfg.Design, cfg.Order = N1, n, K, N2, design, req.Order
+	return cfg
+}
+
 // feasible returns the candidates of (N1, n, K, design) within the budget,
-// one per N2, with their configuration, constants, role weights and tokens.
+// one per N2, with their configuration and tokens.
 func (req Request) feasible(N1, n, K int, design combin.Design, maxN2 int) []Candidate {
 	var out []Candidate
 	for N2 := 2; N2 <= maxN2; N2++ {
-		cfg := spiral.Paper()
-		cfg.SearchTraces, cfg.SetSize, cfg.Sets, cfg.AggregationsPerSet, cfg.Design, cfg.Order = N1, n, K, N2, design, req.Order
-		b, err := budget.SPIRAL(cfg, req.Lengths)
+		cand, err := req.candidate(req.config(N1, n, K, N2, design))
 		if err != nil {
 			continue // an invalid design for these sizes, or an overflowing count
 		}
-		tokens := b.Generated()
-		switch req.Count {
-		case WithPrefill:
-			tokens += b.Prefill()
-		case WithCachedPrefill:
-			tokens += b.CachedPrefill
-		}
-		if tokens > req.Budget {
+		if cand.Tokens > req.Budget {
 			break // tokens grow with N2
 		}
-		out = append(out, Candidate{Config: cfg, Budget: b, Tokens: tokens})
+		out = append(out, cand)
 	}
 	return out
 }
 
-// complete fills the constants, role weights and SNR of a candidate.
-func (c *Candidate) complete(v *SearchVariance, agg *aggregationTerms) error {
+// candidate returns the candidate of cfg with its token accounting
+// (budget.SPIRAL) and the count req.Count selects from it.
+func (req Request) candidate(cfg spiral.Config) (Candidate, error) {
+	b, err := budget.SPIRAL(cfg, req.Lengths)
+	if err != nil {
+		return Candidate{}, err
+	}
+	tokens := b.Generated()
+	switch req.Count {
+	case WithPrefill:
+		tokens += b.Prefill()
+	case WithCachedPrefill:
+		tokens += b.CachedPrefill
+	}
+	return Candidate{Config: cfg, Budget: b, Tokens: tokens}, nil
+}
+
+// complete evaluates the (N1, n, K, design) that cands share, once, and
+// fills their constants, role weights, variances and SNR: the one path of
+// both Advise and Evaluate. The error wraps errTooCostly when the
+// evaluation is beyond the exact cost bound.
+func (req Request) complete(cands []Candidate, c *estimator.Categorical) error {
+	cfg := cands[0].Config
+	tab, err := setObjective(cfg.SetSize, req.Reward)
+	if err != nil {
+		return err
+	}
+	f, err := combin.Subsets(cfg.SearchTraces, cfg.SetSize)
+	if err != nil {
+		return err
+	}
+	v, agg, err := evaluate(f, cfg.Sets, cfg.Design, req.Order, c, tab)
+	if err != nil {
+		return err
+	}
+	for i := range cands {
+		if err := cands[i].fill(v, agg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fill fills the constants, role weights and SNR of a candidate from its
+// group's evaluation.
+func (c *Candidate) fill(v *SearchVariance, agg *aggregationTerms) error {
 	cfg := c.Config
 	k, err := cfg.Constants()
 	if err != nil {

@@ -101,7 +101,8 @@ func checkRanking(t *testing.T, req Request, res Result) {
 // seconds a rule), the numbers of docs/findings.md#choosing-a-configuration:
 // each ranking is ordered and within the budget, and the paper's search
 // SNR is the exact engine's at its N2 = 4, Signal over the variance of g/M
-// that SetDistribution.Moments gives directly.
+// that SetDistribution.Moments gives directly; Evaluate gives the paper's
+// row and that of its balanced design as the ranking does.
 func TestAdvisePaperBudgetFull(t *testing.T) {
 	spiraltest.SkipUnlessLong(t)
 	f, _ := combin.Subsets(8, 4)
@@ -139,6 +140,17 @@ func TestAdvisePaperBudgetFull(t *testing.T) {
 			if cfg := c.Config; cfg.SearchTraces == 8 && cfg.SetSize == 4 && cfg.Sets == 4 && cfg.AggregationsPerSet == 4 && cfg.Design == combin.Balanced {
 				balanced = i
 			}
+		}
+		// Evaluate gives both rows alone.
+		for _, i := range []int{rank, balanced} {
+			if i < 0 {
+				t.Fatalf("%v %d: balanced 8/4/4/4 not ranked", rule.rule, rule.needs)
+			}
+			got, err := Evaluate(res.Candidates[i].Config, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameCandidate(t, got, res.Candidates[i])
 		}
 		top := res.Candidates[0].Config
 		t.Logf("%v %d: %d candidates, %d skipped; first %d/%d/%d/%d %v at %.4g per token (%d tokens); paper %d/%d at %.4g; balanced 8/4/4/4 %d",

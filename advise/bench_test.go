@@ -4,6 +4,7 @@ import (
 	"math/big"
 	"testing"
 
+	"spiral"
 	"spiral/combin"
 	"spiral/estimator"
 )
@@ -37,4 +38,15 @@ func BenchmarkAggregationPairs(b *testing.B) {
 			}
 		}
 	})
+}
+
+// Evaluate at the paper's configuration and budget: the paper's row without
+// the ranking.
+func BenchmarkEvaluatePaper(b *testing.B) {
+	req := paperRequest()
+	for b.Loop() {
+		if _, err := Evaluate(spiral.Paper(), req); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -38,6 +38,11 @@
 //		Lengths: budget.PaperLimits(0), Reward: model})
 //	best := res.Candidates[0]
 //
+// Evaluate gives one configuration's Candidate, the row Advise ranks it
+// with, without ranking the space (about a second for the paper's).
+//
+//	paper, err := advise.Evaluate(spiral.Paper(), req)
+//
 // Result.Frontier keeps the candidates that no other beats in SNR/tokens
 // with fewer or equal tokens: the best configuration for every cap on
 // tokens per problem (examples/frontier draws it).

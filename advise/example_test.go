@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math/big"
 
+	"spiral"
 	"spiral/advise"
 	"spiral/budget"
+	"spiral/combin"
 )
 
 // Rank the configurations of at most 6 search traces that fit 14 calls of
@@ -39,6 +41,27 @@ func ExampleAdvise() {
 	//  5  2  3  3 balanced 1.500      0/1   57344   1.39e-05
 	// 115 candidates
 }
+
+// The figures of one configuration without ranking the space: the top of
+// ExampleAdvise's ranking, alone.
+func ExampleEvaluate() {
+	cfg := spiral.Paper()
+	cfg.SearchTraces, cfg.SetSize, cfg.Sets, cfg.AggregationsPerSet, cfg.Design = 6, 2, 3, 2, combin.Balanced
+	c, err := advise.Evaluate(cfg, advise.Request{
+		Lengths: budget.PaperLimits(0),
+		Reward:  advise.RewardModel{Correct: big.NewRat(1, 4), Found: big.NewRat(3, 4), Missed: big.NewRat(1, 10)},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("M = %v, %d tokens, search SNR %.4f, SNR %.4f, SNR/token %.3g\n",
+		c.Constants.M, c.Tokens, ratF(c.SearchSNR), ratF(c.SNR), c.SNRPerToken)
+	// Output:
+	// M = 2/1, 49152 tokens, search SNR 1.1628, SNR 0.7856, SNR/token 1.6e-05
+}
+
+func ratF(x *big.Rat) float64 { f, _ := x.Float64(); return f }
 
 // How many of n candidates must be correct for the aggregator to succeed
 // with probability Found, under each rule.

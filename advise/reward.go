@@ -104,6 +104,16 @@ func (r RewardModel) Needed(n int) (int, error) {
 	return 0, fmt.Errorf("advise: reward.rule = %d undefined", int(r.Rule))
 }
 
+// policy returns the search policy of the reward model's toy problem over
+// {correct = 0, wrong = 1}: Correct and 1 - Correct.
+func (r RewardModel) policy() (*estimator.Categorical, error) {
+	c, err := estimator.NewCategorical([]*big.Rat{r.Correct, new(big.Rat).Sub(big.NewRat(1, 1), r.Correct)})
+	if err != nil {
+		return nil, fmt.Errorf("advise: reward.correct: %w", err)
+	}
+	return c, nil
+}
+
 // setObjective returns the reward model's set objective f over {correct =
 // 0, wrong = 1}^n (at most MaxTraces - 1 symbols, so 2^n entries).
 func setObjective(n int, r RewardModel) (*estimator.Table, error) {

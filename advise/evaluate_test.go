@@ -1,0 +1,120 @@
+package advise
+
+import (
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"spiral"
+	"spiral/combin"
+	"spiral/lengthgate"
+)
+
+// sameCandidate reports the difference between two candidates, every
+// rational compared by value.
+func sameCandidate(t *testing.T, got, want Candidate) {
+	t.Helper()
+	if d := cmp.Diff(want, got,
+		cmp.Comparer(func(a, b *big.Rat) bool { return a == nil && b == nil || a != nil && b != nil && a.Cmp(b) == 0 }),
+		cmp.Comparer(func(a, b spiral.Config) bool { return a == b }),
+	); d != "" {
+		t.Errorf("%s: Evaluate differs from Advise's row (-Advise +Evaluate):\n%s", sizes(want.Config), d)
+	}
+}
+
+// Every candidate of a small ranking is what Evaluate gives for its
+// configuration, under each reward rule, both orders and each token count,
+// with the search's bounds of the request set so that they would exclude it:
+// Evaluate reads none of them.
+func TestEvaluateEqualsAdvise(t *testing.T) {
+	for _, x := range []struct {
+		rule  Rule
+		needs int
+		order combin.Order
+		count Tokens
+	}{
+		{FindOne, 0, combin.IndexOrder, Generated},
+		{Majority, 0, combin.Shuffled, WithPrefill},
+		{NeedsPieces, 2, combin.IndexOrder, WithCachedPrefill},
+	} {
+		req := paperRequest()
+		req.Budget = 11 * 4096
+		req.Lengths.Prompt = 512
+		req.Reward.Rule, req.Reward.Needs, req.Order, req.Count = x.rule, x.needs, x.order, x.count
+		if x.count != Generated {
+			req.Budget = 24 * 4096
+		}
+		req.MaxTraces, req.MaxSets, req.MaxAggregations = 5, 3, 3
+		res, err := Advise(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%v %v %v: %d candidates", x.rule, x.order, x.count, len(res.Candidates))
+		if len(res.Candidates) < 10 {
+			t.Fatalf("%v %v %v: only %d candidates", x.rule, x.order, x.count, len(res.Candidates))
+		}
+		one := req
+		one.Budget, one.MaxTraces, one.MaxSets, one.MaxAggregations, one.SetSizes = 0, 3, 2, 2, []int{2}
+		for _, c := range res.Candidates {
+			got, err := Evaluate(c.Config, one)
+			if err != nil {
+				t.Fatalf("%s: %v", sizes(c.Config), err)
+			}
+			sameCandidate(t, got, c)
+		}
+	}
+}
+
+// Evaluate's errors name the field of the configuration or the request
+// and its value.
+func TestEvaluateRejects(t *testing.T) {
+	small := spiral.Paper()
+	small.SearchTraces, small.SetSize, small.Sets, small.AggregationsPerSet = 4, 2, 2, 2
+	for name, x := range map[string]struct {
+		cfg  func(*spiral.Config)
+		req  func(*Request)
+		want string
+	}{
+		"invalid":       {func(c *spiral.Config) { c.SetSize = 5 }, nil, "config: "},
+		"tuples":        {func(c *spiral.Config) { c.Ordered = true }, nil, "config ordered = true"},
+		"order":         {func(c *spiral.Config) { c.Order = combin.Shuffled }, nil, "config order = shuffled, request order = index"},
+		"N1 below":      {func(c *spiral.Config) { c.SearchTraces, c.SetSize = 2, 1 }, nil, "config search_traces = 2 not in [3, 8]"},
+		"N1 above":      {func(c *spiral.Config) { c.SearchTraces = 9 }, nil, "config search_traces = 9 not in [3, 8]"},
+		"n = 1":         {func(c *spiral.Config) { c.SetSize = 1 }, nil, "config set_size = 1 not in [2, 3]"},
+		"n = N1":        {func(c *spiral.Config) { c.SetSize, c.Sets = 4, 1 }, nil, "config set_size = 4 not in [2, 3]"},
+		"K = 1":         {func(c *spiral.Config) { c.Sets = 1 }, nil, "config sets = 1 not in [2, 8]"},
+		"K = 9":         {func(c *spiral.Config) { c.SearchTraces, c.Sets = 8, 9 }, nil, "config sets = 9 not in [2, 8]"},
+		"N2 = 1":        {func(c *spiral.Config) { c.AggregationsPerSet = 1 }, nil, "config aggregations_per_set = 1 not in [2, 16]"},
+		"N2 = 17":       {func(c *spiral.Config) { c.AggregationsPerSet = 17 }, nil, "config aggregations_per_set = 17 not in [2, 16]"},
+		"gates":         {func(c *spiral.Config) { c.Gates = lengthgate.Shared(lengthgate.Gate{Target: 100}) }, nil, "config gates = "},
+		"overlong":      {func(c *spiral.Config) { c.Overlong = &lengthgate.SoftOverlong{MaxLength: 100, Buffer: 10, Factor: 1} }, nil, "config overlong = "},
+		"reward range":  {func(c *spiral.Config) { c.RewardRange.High = 1 }, nil, "config reward_range = "},
+		"below needs":   {nil, func(r *Request) { r.Reward.Rule, r.Reward.Needs = NeedsPieces, 3 }, "config set_size = 2 below reward.needs = 3"},
+		"needs 0":       {nil, func(r *Request) { r.Reward.Rule = NeedsPieces }, "reward.needs = 0"},
+		"cost":          {func(c *spiral.Config) { c.SearchTraces, c.SetSize, c.Sets = 8, 4, 8 }, nil, "search_traces = 8, set_size = 4, sets = 8, aggregations_per_set = 2, design = uniform: beyond the exact cost bound"},
+		"count":         {nil, func(r *Request) { r.Count = 7 }, "count 7"},
+		"request order": {nil, func(r *Request) { r.Order = 5 }, "order = "},
+		"lengths":       {nil, func(r *Request) { r.Lengths.Aggregation = 0 }, "lengths"},
+		"correct":       {nil, func(r *Request) { r.Reward.Correct = nil }, "reward.correct = <nil>"},
+		"no signal":     {nil, func(r *Request) { r.Reward.Found = r.Reward.Missed }, "no search signal"},
+		"needs rule":    {nil, func(r *Request) { r.Reward.Needs = 2 }, "reward.needs = 2 under rule find-one"},
+	} {
+		c, req := small, paperRequest()
+		if x.cfg != nil {
+			x.cfg(&c)
+		}
+		if x.req != nil {
+			x.req(&req)
+		}
+		_, err := Evaluate(c, req)
+		if err == nil || !strings.Contains(err.Error(), x.want) {
+			t.Errorf("%s: error %v, want one containing %q", name, err, x.want)
+		}
+	}
+	// The unchanged configuration is evaluated.
+	if _, err := Evaluate(small, paperRequest()); err != nil {
+		t.Errorf("4/2/2/2: %v", err)
+	}
+}
