@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"strconv"
 	"text/tabwriter"
 
+	"spiral"
 	"spiral/advise"
 	"spiral/budget"
 	"spiral/combin"
@@ -18,7 +20,9 @@ const adviseHelp = `usage: spiral advise [-table] [-top R] < request.json
 advise reads one JSON object, a token budget and a reward model, and ranks
 every configuration (N1, n, K, N2, design) that fits the budget by the
 signal-to-noise per token of the unbiased-scaled update, search and
-aggregation (advise.Advise; docs/findings.md#choosing-a-configuration). In the
+aggregation (advise.Advise; docs/findings.md#choosing-a-configuration). With
+"config" it answers that configuration's row alone, as the ranking would
+give it, without ranking the space (advise.Evaluate). In the
 reward model a search trace is correct with probability "correct"; an
 aggregation output is correct with probability "found" when enough of its n
 candidates are correct for the rule, else "missed". The rules: "find-one"
@@ -49,7 +53,13 @@ Input (one object, at most 1 MiB):
    "max_traces": N1,             bounds, 0 or absent for the defaults: N1 <= 8,
    "max_sets": K,                K <= 8, N2 <= 16; set_sizes restricts n
    "max_aggregations": N2,
-   "set_sizes": [n, ...]}
+   "set_sizes": [n, ...],
+   "config": {"search_traces": N1,  one configuration to evaluate instead of
+     "set_size": n, "sets": K,      the ranking: 3 <= N1 <= 8, 2 <= n < N1,
+     "aggregations_per_set": N2,    2 <= K <= 8, 2 <= N2 <= 16 (all required)
+     "design": "uniform"}}          "uniform" (the default) or "balanced";
+                                    presented in "order"; budget is then
+                                    optional, and it and the bounds unused
   Probabilities are JSON strings, fractions "p/q" or decimals "0.25" (read
   exactly).
 
@@ -70,6 +80,8 @@ Output (one line, or with -table a table of the same rows):
      "search_snr",                    the search part's signal-to-noise
      "snr", "snr_per_token"}, ...],   the whole update's; best first
    "skipped": S}                      combinations beyond the cost bound
+  With "config" the candidates are its row alone, "skipped" is 0 and the
+  table's rank is "-".
 
 Flags:
   -table   write a readable table instead of JSON
@@ -78,7 +90,9 @@ Flags:
 At the paper's budget ({"budget": 98304, "search_length": 4096,
 "aggregation_length": 4096, ...}) the paper's configuration N1 = 8, n = 4,
 K = 4, N2 = 4 has m "1365/1541", miss_prob "88/1541" and 98304 tokens. The
-whole space takes about 15 seconds; set_sizes and max_sets narrow it.
+whole space takes about 15 seconds; set_sizes and max_sets narrow it, and
+"config": {"search_traces": 8, "set_size": 4, "sets": 4,
+"aggregations_per_set": 4} answers the paper's row in about a second.
 
 Exit status: 0 on success, 2 for bad flags, a bad request or a read or write
 error (the error on stderr).
@@ -100,6 +114,16 @@ type adviseInput struct {
 	MaxSets           int           `json:"max_sets"`
 	MaxAggregations   int           `json:"max_aggregations"`
 	SetSizes          []int         `json:"set_sizes"`
+	Config            *adviseConfig `json:"config"`
+}
+
+// adviseConfig is the configuration of a request to evaluate alone.
+type adviseConfig struct {
+	SearchTraces       int           `json:"search_traces"`
+	SetSize            int           `json:"set_size"`
+	Sets               int           `json:"sets"`
+	AggregationsPerSet int           `json:"aggregations_per_set"`
+	Design             combin.Design `json:"design"`
 }
 
 type adviseRow struct {
@@ -137,24 +161,37 @@ type adviseOutput struct {
 	Skipped    int          `json:"skipped"`
 }
 
-// adviseRequest decodes the request strictly.
-func adviseRequest(data []byte) (advise.Request, error) {
+// adviseRequest decodes the request strictly; the configuration is nil
+// unless the request has "config".
+func adviseRequest(data []byte) (advise.Request, *spiral.Config, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var in adviseInput
 	if err := dec.Decode(&in); err != nil {
-		return advise.Request{}, err
+		return advise.Request{}, nil, err
 	}
 	if dec.More() {
-		return advise.Request{}, fmt.Errorf("more than one JSON value")
+		return advise.Request{}, nil, fmt.Errorf("more than one JSON value")
 	}
-	for _, f := range []struct {
+	type field struct {
 		name string
 		ok   bool
-	}{{"budget", in.Budget != 0}, {"search_length", in.SearchLength != 0}, {"aggregation_length", in.AggregationLength != 0},
-		{"correct", in.Correct != nil}, {"found", in.Found != nil}, {"missed", in.Missed != nil}} {
+	}
+	required := []field{{"search_length", in.SearchLength != 0}, {"aggregation_length", in.AggregationLength != 0},
+		{"correct", in.Correct != nil}, {"found", in.Found != nil}, {"missed", in.Missed != nil}}
+	var cfg *spiral.Config
+	if c := in.Config; c != nil {
+		required = append(required, field{"config.search_traces", c.SearchTraces != 0}, field{"config.set_size", c.SetSize != 0},
+			field{"config.sets", c.Sets != 0}, field{"config.aggregations_per_set", c.AggregationsPerSet != 0})
+		p := spiral.Paper()
+		p.SearchTraces, p.SetSize, p.Sets, p.AggregationsPerSet, p.Design, p.Order = c.SearchTraces, c.SetSize, c.Sets, c.AggregationsPerSet, c.Design, in.Order
+		cfg = &p
+	} else {
+		required = append(required, field{"budget", in.Budget != 0})
+	}
+	for _, f := range required {
 		if !f.ok {
-			return advise.Request{}, fmt.Errorf("field %q is required", f.name)
+			return advise.Request{}, nil, fmt.Errorf("field %q is required", f.name)
 		}
 	}
 	return advise.Request{
@@ -167,7 +204,7 @@ func adviseRequest(data []byte) (advise.Request, error) {
 		MaxAggregations: in.MaxAggregations,
 		SetSizes:        in.SetSizes,
 		Order:           in.Order,
-	}, nil
+	}, cfg, nil
 }
 
 func adviseRows(req advise.Request, res advise.Result, top int) (adviseOutput, error) {
@@ -205,7 +242,9 @@ func adviseRows(req advise.Request, res advise.Result, top int) (adviseOutput, e
 	return out, nil
 }
 
-func writeAdviseTable(w io.Writer, out adviseOutput) error {
+// writeAdviseTable writes out as a table: the rows ranked, or with ranked
+// false the row of one configuration.
+func writeAdviseTable(w io.Writer, out adviseOutput, ranked bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "rule %v", out.Rule)
 	if out.Rule == advise.NeedsPieces {
@@ -220,11 +259,17 @@ func writeAdviseTable(w io.Writer, out adviseOutput) error {
 		return *s
 	}
 	for i, r := range out.Candidates {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%s\t%d\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t\n", i+1,
+		rank := "-"
+		if ranked {
+			rank = strconv.Itoa(i + 1)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%s\t%d\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t\n", rank,
 			r.SearchTraces, r.SetSize, r.Sets, r.AggregationsPerSet, r.Design, r.Needed, str(r.M), str(r.MissProb), r.Tokens,
 			r.SearchWeight, r.AggregationWeight, r.VarSets, r.VarTraces, r.VarNoise, r.AggVarOutputs, r.AggVarDraws, r.SNR, r.SNRPerToken)
 	}
-	fmt.Fprintf(tw, "%d skipped (beyond the exact cost bound)\n", out.Skipped)
+	if ranked {
+		fmt.Fprintf(tw, "%d skipped (beyond the exact cost bound)\n", out.Skipped)
+	}
 	return tw.Flush()
 }
 
@@ -246,11 +291,18 @@ func runAdvise(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(data) > MaxLine {
 		return usageError(stderr, "advise", fmt.Sprintf("the request is longer than %d bytes", MaxLine))
 	}
-	req, err := adviseRequest(data)
+	req, cfg, err := adviseRequest(data)
 	if err != nil {
 		return usageError(stderr, "advise", "request: "+err.Error())
 	}
-	res, err := advise.Advise(req)
+	var res advise.Result
+	if cfg != nil {
+		var c advise.Candidate
+		c, err = advise.Evaluate(*cfg, req)
+		res.Candidates = []advise.Candidate{c}
+	} else {
+		res, err = advise.Advise(req)
+	}
 	if err != nil {
 		return usageError(stderr, "advise", err.Error())
 	}
@@ -259,7 +311,7 @@ func runAdvise(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return usageError(stderr, "advise", err.Error())
 	}
 	if *table {
-		err = writeAdviseTable(stdout, out)
+		err = writeAdviseTable(stdout, out, cfg == nil)
 	} else {
 		var o jsonOut
 		_, err = fmt.Fprintf(stdout, "%s\n", o.encode(out))

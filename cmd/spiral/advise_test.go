@@ -2,9 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"spiral/advise"
 	"spiral/combin"
@@ -83,15 +86,97 @@ func TestAdvisePaperTable(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	found := false
+	var row string
 	for line := range strings.SplitSeq(table, "\n") {
 		f := strings.Fields(line)
 		if len(f) > 9 && strings.Join(f[1:10], " ") == "8 4 4 4 uniform 1 1365/1541 88/1541 98304" {
-			found = true
+			row = strings.Join(f[1:], " ")
 		}
 	}
-	if !found {
-		t.Errorf("no row 8 4 4 4 uniform 1 1365/1541 88/1541 98304 in\n%s", table)
+	if row == "" {
+		t.Fatalf("no row 8 4 4 4 uniform 1 1365/1541 88/1541 98304 in\n%s", table)
+	}
+	// The paper's configuration alone gives the same row.
+	one := strings.Replace(in, `"set_sizes"`, `"config": {"search_traces": 8, "set_size": 4, "sets": 4, "aggregations_per_set": 4}, "set_sizes"`, 1)
+	alone, stderr, code := runCmd(t, one, "advise", "-table")
+	lines := strings.Split(alone, "\n")
+	if code != exitOK || len(lines) != 4 {
+		t.Fatalf("config: exit %d: %s\n%s", code, stderr, alone)
+	}
+	if f := strings.Fields(lines[2]); f[0] != "-" || strings.Join(f[1:], " ") != row {
+		t.Errorf("config row %q, the ranking's %q", lines[2], row)
+	}
+}
+
+// With "config" the answer is that configuration's row alone, the row the
+// ranking gives it (rule majority, shuffled order, the prefill counted),
+// budget optional and the search's bounds unused; in JSON and as a table.
+func TestAdviseConfig(t *testing.T) {
+	rank := `{"budget": 131072, "count": "prefill", "prompt": 100, "search_length": 4096, "aggregation_length": 4096, "correct": "1/4", "found": "3/4", "missed": "0.1", "rule": "majority", "order": "shuffled", "max_traces": 6, "max_sets": 3, "max_aggregations": 3}`
+	ranked := decodeAdvise(t, rank)
+	one := `{"count": "prefill", "prompt": 100, "search_length": 4096, "aggregation_length": 4096, "correct": "1/4", "found": "3/4", "missed": "0.1", "rule": "majority", "order": "shuffled", "max_traces": 3, ` +
+		`"config": {"search_traces": 6, "set_size": 3, "sets": 3, "aggregations_per_set": 2, "design": "balanced"}}`
+	got := decodeAdvise(t, one)
+	if got.Rule != advise.Majority || got.Order != combin.Shuffled || got.Skipped != 0 || len(got.Candidates) != 1 {
+		t.Fatalf("config: rule %v, order %v, %d skipped, %d rows", got.Rule, got.Order, got.Skipped, len(got.Candidates))
+	}
+	row := got.Candidates[0]
+	i := slices.IndexFunc(ranked.Candidates, func(r adviseRow) bool {
+		return r.SearchTraces == 6 && r.SetSize == 3 && r.Sets == 3 && r.AggregationsPerSet == 2 && r.Design == "balanced"
+	})
+	if i < 0 {
+		t.Fatalf("6/3/3/2 balanced not among %d ranked rows", len(ranked.Candidates))
+	}
+	if d := cmp.Diff(ranked.Candidates[i], row); d != "" {
+		t.Errorf("config row differs from the ranking's (-ranked +config):\n%s", d)
+	}
+	table, stderr, code := runCmd(t, one, "advise", "-table")
+	lines := strings.Split(table, "\n")
+	if code != exitOK || len(lines) != 4 || lines[0] != "rule majority, order shuffled" || lines[3] != "" {
+		t.Fatalf("table (exit %d): %s\n%s", code, stderr, table)
+	}
+	if f := strings.Fields(lines[2]); len(f) != 19 || strings.Join(f[:7], " ") != "- 6 3 3 2 balanced 2" || f[9] != strconv.FormatInt(row.Tokens, 10) {
+		t.Errorf("table row %q", lines[2])
+	}
+}
+
+func decodeAdvise(t *testing.T, in string) adviseOutput {
+	t.Helper()
+	stdout, stderr, code := runCmd(t, in, "advise")
+	if code != exitOK {
+		t.Fatalf("%s: exit %d: %s", in, code, stderr)
+	}
+	var out adviseOutput
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A configuration the advisor does not evaluate, or an incomplete one, is
+// a request error that names the field.
+func TestAdviseConfigErrors(t *testing.T) {
+	base := `{"search_length": 4096, "aggregation_length": 4096, "correct": "1/4", "found": "3/4", "missed": "0.1", "config": `
+	for cfg, want := range map[string]string{
+		`{"search_traces": 6, "sets": 3, "aggregations_per_set": 2}`:                                      `field "config.set_size" is required`,
+		`{"search_traces": 9, "set_size": 3, "sets": 3, "aggregations_per_set": 2}`:                       "config search_traces = 9 not in [3, 8]",
+		`{"search_traces": 6, "set_size": 3, "sets": 3, "aggregations_per_set": 1}`:                       "config aggregations_per_set = 1 not in [2, 16]",
+		`{"search_traces": 6, "set_size": 6, "sets": 1, "aggregations_per_set": 2}`:                       "config set_size = 6 not in [2, 5]",
+		`{"search_traces": 8, "set_size": 4, "sets": 8, "aggregations_per_set": 2}`:                       "beyond the exact cost bound",
+		`{"search_traces": 6, "set_size": 3, "sets": 3, "aggregations_per_set": 2, "ordered": true}`:      `unknown field "ordered"`,
+		`{"search_traces": 6, "set_size": 3, "sets": 3, "aggregations_per_set": 2, "design": "tuples"}`:   "tuples",
+		`{"search_traces": 6, "set_size": 3, "sets": 30, "aggregations_per_set": 2, "design": "uniform"}`: "Sets",
+	} {
+		_, stderr, code := runCmd(t, base+cfg+"}", "advise")
+		if code != exitUsage || !strings.HasPrefix(stderr, "spiral advise:") || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, stderr %q, want %q", cfg, code, stderr, want)
+		}
+	}
+	// Without config the budget is required.
+	if _, stderr, code := runCmd(t, strings.TrimSuffix(base, `, "config": `)+"}", "advise"); code != exitUsage || !strings.Contains(stderr, `field "budget" is required`) {
+		t.Errorf("no budget: exit %d, stderr %q", code, stderr)
 	}
 }
 
@@ -125,7 +210,7 @@ func TestAdviseRules(t *testing.T) {
 		if out.Rule != x.rule || out.Needs != x.needs || out.Order != x.order || len(out.Candidates) == 0 {
 			t.Fatalf("%s: rule %v, needs %d, order %v, %d rows", x.fields, out.Rule, out.Needs, out.Order, len(out.Candidates))
 		}
-		req, err := adviseRequest([]byte(in))
+		req, _, err := adviseRequest([]byte(in))
 		if err != nil {
 			t.Fatal(err)
 		}
