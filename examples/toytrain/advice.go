@@ -24,7 +24,8 @@ import (
 // The -advice mode: a check of package advise's ranking by training. The
 // toy is stated as the advisor's "find one" reward model, exactly at the
 // start of training; advise.Advise ranks the configurations at the
-// reference configuration's token budget; the advisor's top configuration
+// reference configuration's token budget, and advise.Evaluate gives the
+// reference's own figures; the advisor's top configuration
 // and the reference are trained side by side at equal tokens per step,
 // over several streams each, with the update scaled to be unbiased as the
 // advisor assumes; and the outcomes are compared with standard errors.
@@ -526,10 +527,27 @@ func runAdvice(opt options, aopt adviceOptions) (*adviceResult, error) {
 		return nil, err
 	}
 	res := &adviceResult{opt: opt, aopt: aopt, model: model, budget: b.Generated()}
-	adv, err := advise.Advise(advise.Request{
+	req := advise.Request{
 		Budget: res.budget, Count: advise.Generated, Lengths: aopt.lengths, Reward: model,
 		MaxTraces: aopt.maxTraces, MaxSets: aopt.maxSets, MaxAggregations: aopt.maxAggregations,
-	})
+	}
+	// The reference's predicted row is advise.Evaluate's, computed beside
+	// the ranking, which gives the top configuration and the reference's
+	// rank.
+	type evaluated struct {
+		cand advise.Candidate
+		err  error
+	}
+	refRow := make(chan evaluated, 1)
+	go func() {
+		c, err := advise.Evaluate(ref, req)
+		refRow <- evaluated{c, err}
+	}()
+	adv, err := advise.Advise(req)
+	refEval := <-refRow
+	if refEval.err != nil {
+		return nil, fmt.Errorf("advice-reference: %w", refEval.err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -548,7 +566,7 @@ func runAdvice(opt options, aopt adviceOptions) (*adviceResult, error) {
 	}
 	res.stepBudget = int64(opt.batch) * res.budget
 	res.arms[0] = adviceArm{name: "advised", cand: adv.Candidates[0], rank: 1}
-	res.arms[1] = adviceArm{name: "reference", cand: adv.Candidates[refRank], rank: refRank + 1}
+	res.arms[1] = adviceArm{name: "reference", cand: refEval.cand, rank: refRank + 1}
 	for i := range res.arms {
 		a := &res.arms[i]
 		// The step's tokens divided by the arm's tokens per problem,

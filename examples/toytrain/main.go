@@ -136,7 +136,8 @@
 // advise.Advise ranks the configurations at the reference's tokens per
 // problem (budget.SPIRAL, 4,096 tokens per search trace and per aggregation
 // output, generated tokens counted; -advice-max-traces, -advice-max-sets
-// and -advice-max-aggregations narrow its search), and its top and the
+// and -advice-max-aggregations narrow its search; the reference's figures
+// are advise.Evaluate's, its rank the ranking's), and its top and the
 // reference are trained at equal tokens per step: the step's budget is
 // -batch problems of the reference (default 7), and each arm's problems per
 // step are that budget over its own tokens per problem, rounded to the
@@ -159,8 +160,8 @@
 // the end: holds (advised above the reference by 2 standard errors), does
 // not hold (below by 2), or inconclusive, with why lines computed from the
 // numbers. docs/toytrain/advice.md has the setup and the default run's
-// reading. The whole advisor search takes about half a minute; training
-// takes under a second.
+// reading. The advisor's search takes about 15 seconds; training takes
+// under a second.
 //
 // Usage:
 //

@@ -761,8 +761,9 @@ func TestAdviceOptions(t *testing.T) {
 		{[]string{"-advice", "-advice-reference", "4,5,2,2"}, "advice-reference"},
 		{[]string{"-advice", "-replicates", "1"}, "replicates = 1"},
 		{[]string{"-advice", "-batch", "0"}, "batch = 0"},
-		{[]string{"-advice", "-advice-max-traces", "9"}, "max_traces = 9"},
-		{[]string{"-advice", "-advice-max-traces", "4", "-advice-max-sets", "3", "-advice-max-aggregations", "4"}, "not among the advisor's"},
+		{[]string{"-advice", "-advice-reference", "4,2,2,2", "-advice-max-traces", "9"}, "max_traces = 9"},
+		{[]string{"-advice", "-advice-reference", "5,2,2,2", "-advice-max-traces", "4", "-advice-max-sets", "3", "-advice-max-aggregations", "4"}, "not among the advisor's"},
+		{[]string{"-advice", "-advice-reference", "4,3,2,1", "-advice-max-traces", "4"}, "advice-reference: advise: config aggregations_per_set = 1"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if status := cli(&stdout, &stderr, append(tc.args, "-out", t.TempDir())); status != 1 {
