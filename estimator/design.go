@@ -474,23 +474,46 @@ func (d *SetDistribution) Weights() (*Weights, error) {
 	return weights(d.n, d.groups, d.Selections(), -1)
 }
 
+// runs calls add for each selection of d, in order, and after each maximal
+// run of consecutive selections of equal probability, flush with that
+// probability, so that a sum over selections costs integer work per
+// selection and rational work per run (one run for UniformSets, and one
+// per orbit for RelabelledSets and BalancedSets). The slice and the
+// probability must not be modified or kept.
+func (d *SetDistribution) runs(add func(s []int), flush func(prob *big.Rat)) {
+	var cur *big.Rat
+	for s, prob := range d.Selections() {
+		if cur != nil && prob != cur && prob.Cmp(cur) != 0 {
+			flush(cur)
+		}
+		cur = prob
+		add(s)
+	}
+	if cur != nil {
+		flush(cur)
+	}
+}
+
 // Coverage returns E[number of traces in at least one selected group].
 func (d *SetDistribution) Coverage() *big.Rat {
 	sum := new(big.Rat)
-	in := make([]bool, d.n)
-	for s, prob := range d.Selections() {
-		clear(in)
-		c := 0
+	seen := make([]int, d.n) // seen[i] == stamp: i is in the current selection
+	stamp := 0
+	var covered int64 // over the current run
+	d.runs(func(s []int) {
+		stamp++
 		for _, h := range s {
 			for _, i := range d.groups[h] {
-				if !in[i] {
-					in[i] = true
-					c++
+				if seen[i] != stamp {
+					seen[i] = stamp
+					covered++
 				}
 			}
 		}
-		sum.Add(sum, new(big.Rat).Mul(prob, big.NewRat(int64(c), 1)))
-	}
+	}, func(prob *big.Rat) {
+		sum.Add(sum, new(big.Rat).Mul(prob, new(big.Rat).SetInt64(covered)))
+		covered = 0
+	})
 	return sum
 }
 
@@ -526,30 +549,49 @@ func (d *SetDistribution) M() *big.Rat {
 // G_k equal) and under combin.Shuffled (which replaces every a_k by their
 // mean), and fails for objectives whose positional gradients differ.
 func (d *SetDistribution) PositionWeights() []*big.Rat {
-	a := make([]*big.Rat, d.size)
-	for k := range a {
-		a[k] = new(big.Rat)
-	}
+	// a_k = E_S[ sum_{H in S} 1/c_{H[k]} ] - 1: each selection's K sets give
+	// sum_H 1/K = 1. Within a run, cnt[k*(T+1)+c] counts the sets whose
+	// member at position k is in c selected sets (c <= T).
+	T := len(d.groups)
+	cnt := make([]int64, d.size*(T+1))
 	count := make([]int, d.n)
-	term := new(big.Rat)
-	for s, prob := range d.Selections() {
+	var sels int64 // selections in the run
+	sum := make([]*big.Rat, d.size)
+	for k := range sum {
+		sum[k] = new(big.Rat)
+	}
+	total := new(big.Rat) // sum of the probabilities
+	x := new(big.Rat)
+	d.runs(func(s []int) {
+		sels++
 		clear(count)
 		for _, h := range s {
 			for _, i := range d.groups[h] {
 				count[i]++
 			}
 		}
-		K := int64(len(s))
 		for _, h := range s {
 			for k, i := range d.groups[h] {
-				// prob * (1/c - 1/K) = prob * (K - c)/(c K)
-				c := int64(count[i])
-				term.SetFrac64(K-c, c*K)
-				a[k].Add(a[k], term.Mul(term, prob))
+				cnt[k*(T+1)+count[i]]++
 			}
 		}
+	}, func(prob *big.Rat) {
+		for k := range sum {
+			row := cnt[k*(T+1) : (k+1)*(T+1)]
+			for c, m := range row {
+				if m != 0 {
+					sum[k].Add(sum[k], x.Mul(prob, x.SetFrac64(m, int64(c))))
+					row[c] = 0
+				}
+			}
+		}
+		total.Add(total, x.Mul(prob, x.SetInt64(sels)))
+		sels = 0
+	})
+	for k := range sum {
+		sum[k].Sub(sum[k], total)
 	}
-	return a
+	return sum
 }
 
 // PositionalGradient returns G_1..G_n, G_k = E[(e_{y_k} - p) f(y_1..y_n)]

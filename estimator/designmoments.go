@@ -60,11 +60,12 @@ const maxMomentEntries = 1 << 24
 //
 // The arithmetic is exact: the coefficients E[f_H f_H' (e_{y_i} - p).(e_{y_j}
 // - p)] are int64 numerators over one denominator, precomputed for every
-// pair of groups, and each selection contracts them with its credit weights
-// L w_S(i, H) (L = lcm(1..K)); selections with equal probabilities are summed
-// in 128-bit integers. The cost is V^N T^2 N^2 / 4 for the coefficients plus
-// K^2 N^2 per selection (916,895 selections for the uniform design at the
-// paper's configuration).
+// pair of groups; they vanish unless trace i and j are both members of H or
+// H' or i = j, so each selection contracts only the members' n x n blocks
+// with its weights L/c_i (L = lcm(1..K)), and selections with equal
+// probabilities are summed in 128-bit integers. The cost is V^N T^2 N^2 / 4
+// for the coefficients plus about K^2 (n^2 + 2n)/2 per selection (916,895
+// selections for the uniform design at the paper's configuration).
 //
 // It returns an error if c.Size() != t.V(), d's group size is not
 // t.Arity(), N2 < 0, p is unknown, V^N exceeds 1,048,576, T^2 N^2 exceeds
@@ -312,68 +313,201 @@ func maxAbs(xs []int64) *big.Int {
 	return big.NewInt(m)
 }
 
-// contract runs over the selections and assembles the moments.
-func (e *momentEngine) contract() (*Moments, error) {
-	d := e.d
+// pairCoeffs holds what a selection needs of the coefficient block
+// q[h, h'] of each ordered pair of sets (h, h'), p = h*T + h'. With U the
+// union of the two sets, q[h, h'][i][j] is 0 unless i and j are both in U
+// or i = j (a trace outside U has a score of mean 0 independent of the rest),
+// and its diagonal outside U is one value. The credit weight of a covered
+// trace i in set H_k is w_k(i) = L [i in H_k]/c_i - L/K, so with
+// beta_k(m) = L/c_{H_k[m]} the block's contribution to a selection is
+//
+//	sum_{i,j} w_k(i) w_l(j) q[i][j] = beta_k' qs beta_l - (L/K) (beta_k . rk + beta_l . rl)
+//	                                 + (L/K)^2 (tot + (C - |U|) diag),
+//
+// C the selection's cover, and its w_k . w_l is
+// sum_{i in H_k and H_l} (L/c_i)^2 - (L/K) (sum beta_k + sum beta_l) + (L/K)^2 C.
+// The arithmetic is int64 modulo 2^64 (Go's wrapping), exact because every
+// per-selection total is bounded below 2^62 (checked in contract).
+type pairCoeffs struct {
+	n        int
+	qs       []int64 // qs[(p*n+m)*n+m2] = q[h, h'][H_h[m]][H_h'[m2]]
+	rk, rl   []int64 // rk[p*n+m] = sum_{j in U} q[H_h[m]][j], rl[p*n+m2] = sum_{j in U} q[H_h'[m2]][j]
+	tot      []int64 // tot[p] = sum_{i, j in U} q[i][j]
+	diag     []int64 // diag[p] = q[i][i] for i outside U (0 if there is none)
+	usize    []int64 // usize[p] = |U|
+	interOff []int32 // positions m of H_h that are in H_h': interPos[interOff[p]:interOff[p+1]]
+	interPos []int32
+	r1       []int64 // r1[(h*n+m)*V+v] = e.r1 at trace H_h[m]
+	r1sum    []int64 // r1sum[h*V+v] = sum_m r1 of h
+}
+
+// pairs builds the pair coefficients from e.q and e.r1.
+func (e *momentEngine) pairs() *pairCoeffs {
 	V, N, T := e.V, e.N, e.T
+	n := e.d.size
 	NN := N * N
-	maxK := int64(d.maxK)
+	pc := &pairCoeffs{
+		n:  n,
+		qs: make([]int64, T*T*n*n), rk: make([]int64, T*T*n), rl: make([]int64, T*T*n),
+		tot: make([]int64, T*T), diag: make([]int64, T*T), usize: make([]int64, T*T),
+		interOff: make([]int32, T*T+1),
+		r1:       make([]int64, T*n*V), r1sum: make([]int64, T*V),
+	}
+	for h, g := range e.d.groups {
+		for m, i := range g {
+			for v := range V {
+				x := e.r1[(h*N+i)*V+v]
+				pc.r1[(h*n+m)*V+v] = x
+				pc.r1sum[h*V+v] += x
+			}
+		}
+	}
+	inU := make([]bool, N)
+	inH2 := make([]bool, N)
+	for h, g := range e.d.groups {
+		for h2, g2 := range e.d.groups {
+			p := h*T + h2
+			blk := e.q[p*NN : (p+1)*NN]
+			clear(inU)
+			clear(inH2)
+			for _, i := range g {
+				inU[i] = true
+			}
+			for _, i := range g2 {
+				inU[i], inH2[i] = true, true
+			}
+			for m, i := range g {
+				for m2, j := range g2 {
+					pc.qs[(p*n+m)*n+m2] = blk[i*N+j]
+				}
+				if inH2[i] {
+					pc.interPos = append(pc.interPos, int32(m))
+				}
+			}
+			pc.interOff[p+1] = int32(len(pc.interPos))
+			var tot, usize int64
+			for i := range N {
+				if !inU[i] {
+					pc.diag[p] = blk[i*N+i]
+					continue
+				}
+				usize++
+				for j := range N {
+					if inU[j] {
+						tot += blk[i*N+j]
+					}
+				}
+			}
+			pc.tot[p], pc.usize[p] = tot, usize
+			for m, i := range g {
+				pc.rk[p*n+m] = rowSum(blk[i*N:(i+1)*N], inU)
+			}
+			for m2, j := range g2 {
+				pc.rl[p*n+m2] = rowSum(blk[j*N:(j+1)*N], inU)
+			}
+		}
+	}
+	return pc
+}
+
+// rowSum returns the sum of row[j] over the j with in[j].
+func rowSum(row []int64, in []bool) int64 {
+	var x int64
+	for j, ok := range in {
+		if ok {
+			x += row[j]
+		}
+	}
+	return x
+}
+
+// contractBound returns L = lcm(1..maxK) after checking that every
+// per-selection sum of contract fits in int64: |mean| <= K N L max|r1|,
+// |sq| <= K^2 N^2 L^2 max|q|, |a2| <= K^2 N L^2 max|pp|.
+func (e *momentEngine) contractBound() (int64, error) {
+	maxK := int64(e.d.maxK)
+	N := e.N
 	L := int64(1)
 	for k := int64(2); k <= maxK; k++ {
 		L = lcm(L, k)
 		if L > math.MaxInt32 {
-			return nil, fmt.Errorf("estimator: selections of up to %d sets are too large for exact moments", maxK)
+			return 0, fmt.Errorf("estimator: selections of up to %d sets are too large for exact moments", maxK)
 		}
 	}
-	// Per selection: |mean| <= K N L max|r1|, |sq| <= K^2 N^2 L^2 max|q|,
-	// |a2| <= K^2 N L^2 max|pp|.
 	kl := big.NewInt(maxK * L)
 	kl2 := new(big.Int).Mul(kl, kl)
 	bigN := big.NewInt(int64(N))
 	for _, b := range []*big.Int{
 		new(big.Int).Mul(new(big.Int).Mul(kl, bigN), maxAbs(e.r1)),
-		new(big.Int).Mul(new(big.Int).Mul(kl2, big.NewInt(int64(NN))), maxAbs(e.q)),
+		new(big.Int).Mul(new(big.Int).Mul(kl2, big.NewInt(int64(N*N))), maxAbs(e.q)),
 		new(big.Int).Mul(new(big.Int).Mul(kl2, bigN), maxAbs(e.pp)),
 	} {
 		if !fitsInt64(b) {
-			return nil, fmt.Errorf("estimator: denominators too large for exact moments of this design")
+			return 0, fmt.Errorf("estimator: denominators too large for exact moments of this design")
 		}
 	}
+	return L, nil
+}
 
+// momentSums accumulates the selections' integer sums, one run of equal
+// probabilities at a time: within a run in 128-bit integers, then once per
+// run as rationals times the run's probability.
+type momentSums struct {
+	accMean       []int128
+	accSq, accA2  int128
+	accCover      int64
+	mean          []*big.Rat
+	sq, a2, cover *big.Rat
+}
+
+func newMomentSums(V int) *momentSums {
+	s := &momentSums{accMean: make([]int128, V), mean: make([]*big.Rat, V), sq: new(big.Rat), a2: new(big.Rat), cover: new(big.Rat)}
+	for v := range s.mean {
+		s.mean[v] = new(big.Rat)
+	}
+	return s
+}
+
+// flush adds the run's sums times its probability prob to the totals.
+func (s *momentSums) flush(prob *big.Rat) {
+	add := func(tot *big.Rat, a int128) {
+		x := new(big.Rat).SetInt(a.big())
+		tot.Add(tot, x.Mul(x, prob))
+	}
+	for v := range s.accMean {
+		add(s.mean[v], s.accMean[v])
+		s.accMean[v] = int128{}
+	}
+	add(s.sq, s.accSq)
+	add(s.a2, s.accA2)
+	add(s.cover, int128{lo: uint64(s.accCover)})
+	s.accSq, s.accA2, s.accCover = int128{}, int128{}, 0
+}
+
+// contract runs over the selections and assembles the moments. The cost per
+// selection is K n for the weights, K n V for the mean and K^2 (n^2 + 2n)/2
+// for the second moments.
+func (e *momentEngine) contract() (*Moments, error) {
+	L, err := e.contractBound()
+	if err != nil {
+		return nil, err
+	}
+	d := e.d
+	V, N, T := e.V, e.N, e.T
+	pc := e.pairs()
+	n := pc.n
+	nn := n * n
+	maxK := d.maxK
+	invC := make([]int64, maxK+1) // invC[c] = L/c
+	for c := 1; c <= maxK; c++ {
+		invC[c] = L / int64(c)
+	}
 	count := make([]int, N)
-	w := make([]int64, int(maxK)*N) // w[k*N+i] = L w_S(i, H_k)
-	tmp := make([]int64, N)
-	accMean := make([]int128, V)
-	var accSq, accA2 int128
-	var accCover int64
-	totMean := make([]*big.Rat, V)
-	for v := range totMean {
-		totMean[v] = new(big.Rat)
-	}
-	totSq, totA2, totCover := new(big.Rat), new(big.Rat), new(big.Rat)
-	var cur *big.Rat
-	flush := func() {
-		if cur == nil {
-			return
-		}
-		add := func(tot *big.Rat, a int128) {
-			x := new(big.Rat).SetInt(a.big())
-			tot.Add(tot, x.Mul(x, cur))
-		}
-		for v := range V {
-			add(totMean[v], accMean[v])
-			accMean[v] = int128{}
-		}
-		add(totSq, accSq)
-		add(totA2, accA2)
-		add(totCover, int128{lo: uint64(accCover)})
-		accSq, accA2, accCover = int128{}, int128{}, 0
-	}
-	for s, prob := range d.Selections() {
-		if cur == nil || (prob != cur && prob.Cmp(cur) != 0) {
-			flush()
-			cur = prob
-		}
+	beta := make([]int64, maxK*n) // beta[k*n+m] = L/c_i, i = H_k[m]
+	bsum := make([]int64, maxK)
+	mean := make([]int64, V)
+	sums := newMomentSums(V)
+	d.runs(func(s []int) {
 		K := len(s)
 		clear(count)
 		for _, h := range s {
@@ -381,59 +515,68 @@ func (e *momentEngine) contract() (*Moments, error) {
 				count[i]++
 			}
 		}
+		var cover int64
 		for _, c := range count {
 			if c > 0 {
-				accCover++
+				cover++
 			}
 		}
+		sums.accCover += cover
 		invK := L / int64(K)
+		c2 := invK * invK
 		for k, h := range s {
-			row := w[k*N : (k+1)*N]
-			for i, c := range count {
-				if c > 0 {
-					row[i] = -invK
-				} else {
-					row[i] = 0
-				}
+			row := beta[k*n : (k+1)*n]
+			var x int64
+			for m, i := range d.groups[h] {
+				row[m] = invC[count[i]]
+				x += row[m]
 			}
-			for _, i := range d.groups[h] {
-				row[i] += L / int64(count[i])
-			}
+			bsum[k] = x
 		}
-		// Mean.
+		// Mean: r1 of h is 0 outside H_h.
+		clear(mean)
 		for k, h := range s {
-			row := w[k*N : (k+1)*N]
-			r := e.r1[h*N*V : (h+1)*N*V]
+			row := beta[k*n : (k+1)*n]
+			r := pc.r1[h*n*V : (h+1)*n*V]
 			for v := range V {
-				var x int64
-				for i, wi := range row {
-					x += wi * r[i*V+v]
+				x := -invK * pc.r1sum[h*V+v]
+				for m, b := range row {
+					x += b * r[m*V+v]
 				}
-				accMean[v].add(x)
+				mean[v] += x
 			}
 		}
-		// Second moment of g and of A.
+		for v, x := range mean {
+			sums.accMean[v].add(x)
+		}
+		// Second moments of g and of A.
 		var sq, a2 int64
 		for k, h := range s {
-			wk := w[k*N : (k+1)*N]
+			bk := beta[k*n : (k+1)*n]
 			for l := k; l < K; l++ {
-				h2 := s[l]
-				wl := w[l*N : (l+1)*N]
-				blk := e.q[(h*T+h2)*NN : (h*T+h2+1)*NN]
-				for i := range N {
-					row := blk[i*N : (i+1)*N]
-					var x int64
-					for j, wj := range wl {
-						x += row[j] * wj
+				bl := beta[l*n : (l+1)*n]
+				p := h*T + s[l]
+				qs := pc.qs[p*nn : (p+1)*nn]
+				var x int64
+				for m, b := range bk {
+					row := qs[m*n : (m+1)*n]
+					var r int64
+					for m2, b2 := range bl {
+						r += row[m2] * b2
 					}
-					tmp[i] = x
+					x += b * r
 				}
-				var x, y int64
-				for i, wi := range wk {
-					x += wi * tmp[i]
-					y += wi * wl[i]
+				rk, rl := pc.rk[p*n:(p+1)*n], pc.rl[p*n:(p+1)*n]
+				var z int64
+				for m := range n {
+					z += bk[m]*rk[m] + bl[m]*rl[m]
 				}
-				y *= e.pp[h*T+h2]
+				x += c2*(pc.tot[p]+(cover-pc.usize[p])*pc.diag[p]) - invK*z
+				var in int64
+				for _, m := range pc.interPos[pc.interOff[p]:pc.interOff[p+1]] {
+					in += bk[m] * bk[m]
+				}
+				y := e.pp[p] * (in - invK*(bsum[k]+bsum[l]) + c2*cover)
 				if l != k {
 					x, y = 2*x, 2*y
 				}
@@ -441,11 +584,15 @@ func (e *momentEngine) contract() (*Moments, error) {
 				a2 += y
 			}
 		}
-		accSq.add(sq)
-		accA2.add(a2)
-	}
-	flush()
+		sums.accSq.add(sq)
+		sums.accA2.add(a2)
+	}, sums.flush)
+	return e.assemble(sums, L), nil
+}
 
+// assemble divides the selections' totals by their common denominators.
+func (e *momentEngine) assemble(s *momentSums, L int64) *Moments {
+	V, N := e.V, e.N
 	dm := &Moments{Mean: make([]*big.Rat, V)}
 	dpN := new(big.Int).Exp(big.NewInt(e.dp), big.NewInt(int64(N)), nil)
 	bigL := big.NewInt(L)
@@ -454,7 +601,7 @@ func (e *momentEngine) contract() (*Moments, error) {
 	den.Mul(den, e.den1)
 	den.Mul(den, big.NewInt(e.dp))
 	for v := range V {
-		dm.Mean[v] = new(big.Rat).Quo(totMean[v], new(big.Rat).SetInt(den))
+		dm.Mean[v] = new(big.Rat).Quo(s.mean[v], new(big.Rat).SetInt(den))
 	}
 	// Second moments: over L^2 dp^N Dq dp^2, and N L^2 dp^N Dq.
 	den = new(big.Int).Mul(bigL, bigL)
@@ -462,16 +609,16 @@ func (e *momentEngine) contract() (*Moments, error) {
 	den.Mul(den, e.dq)
 	denA := new(big.Int).Mul(den, big.NewInt(int64(N)))
 	den.Mul(den, big.NewInt(e.dp*e.dp))
-	dm.SquaredNorm = new(big.Rat).Quo(totSq, new(big.Rat).SetInt(den))
-	dm.SearchSquare = new(big.Rat).Quo(totA2, new(big.Rat).SetInt(denA))
+	dm.SquaredNorm = new(big.Rat).Quo(s.sq, new(big.Rat).SetInt(den))
+	dm.SearchSquare = new(big.Rat).Quo(s.a2, new(big.Rat).SetInt(denA))
 	dm.Variance = new(big.Rat).Set(dm.SquaredNorm)
 	for _, m := range dm.Mean {
 		dm.Variance.Sub(dm.Variance, new(big.Rat).Mul(m, m))
 	}
-	cover := totCover
-	dm.M = new(big.Rat).Quo(cover, big.NewRat(int64(d.size), 1))
+	cover := s.cover
+	dm.M = new(big.Rat).Quo(cover, big.NewRat(int64(e.d.size), 1))
 	dm.M.Sub(dm.M, big.NewRat(1, 1))
 	dm.NoCredit = new(big.Rat).Quo(cover, big.NewRat(int64(N), 1))
 	dm.NoCredit.Sub(big.NewRat(1, 1), dm.NoCredit)
-	return dm, nil
+	return dm
 }
