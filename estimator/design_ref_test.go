@@ -100,3 +100,20 @@ func TestDesignRunsMatchReference(t *testing.T) {
 func binomial(T, K int) int64 {
 	return new(big.Int).Binomial(int64(T), int64(K)).Int64()
 }
+
+// BenchmarkCoverage: Coverage of the uniform design at the paper's
+// configuration (916,895 selections), summed in integers over the run of
+// equal probabilities, against coverageReference.
+func BenchmarkCoverage(b *testing.B) {
+	d := must(UniformSets(family(b, false, 8, 4), 4))
+	b.Run("engine", func(b *testing.B) {
+		for b.Loop() {
+			d.Coverage()
+		}
+	})
+	b.Run("reference", func(b *testing.B) {
+		for b.Loop() {
+			coverageReference(d)
+		}
+	})
+}

@@ -64,8 +64,9 @@ const maxMomentEntries = 1 << 24
 // H' or i = j, so each selection contracts only the members' n x n blocks
 // with its weights L/c_i (L = lcm(1..K)), and selections with equal
 // probabilities are summed in 128-bit integers. The cost is V^N T^2 N^2 / 4
-// for the coefficients plus about K^2 (n^2 + 2n)/2 per selection (916,895
-// selections for the uniform design at the paper's configuration).
+// for the coefficients plus about K^2 (n^2 + 2n)/2 per selection; for
+// UniformSets the sum over its C(T, K) selections (916,895 at the paper's
+// configuration) is in closed form instead, about T^2 n^2.
 //
 // It returns an error if c.Size() != t.V(), d's group size is not
 // t.Arity(), N2 < 0, p is unknown, V^N exceeds 1,048,576, T^2 N^2 exceeds
@@ -484,17 +485,28 @@ func (s *momentSums) flush(prob *big.Rat) {
 	s.accSq, s.accA2, s.accCover = int128{}, int128{}, 0
 }
 
-// contract runs over the selections and assembles the moments. The cost per
-// selection is K n for the weights, K n V for the mean and K^2 (n^2 + 2n)/2
-// for the second moments.
+// contract sums the coefficients over the selections and assembles the
+// moments: in closed form for the uniform design (uniformTotals), else by
+// enumerating the selections (enumerate).
 func (e *momentEngine) contract() (*Moments, error) {
 	L, err := e.contractBound()
 	if err != nil {
 		return nil, err
 	}
+	pc := e.pairs()
+	sums := newMomentSums(e.V)
+	if !e.uniformTotals(pc, L, sums) {
+		e.enumerate(pc, L, sums)
+	}
+	return e.assemble(sums, L), nil
+}
+
+// enumerate adds every selection's contraction to sums. The cost per
+// selection is K n for the weights, K n V for the mean and
+// K^2 (n^2 + 2n)/2 for the second moments.
+func (e *momentEngine) enumerate(pc *pairCoeffs, L int64, sums *momentSums) {
 	d := e.d
 	V, N, T := e.V, e.N, e.T
-	pc := e.pairs()
 	n := pc.n
 	nn := n * n
 	maxK := d.maxK
@@ -506,7 +518,6 @@ func (e *momentEngine) contract() (*Moments, error) {
 	beta := make([]int64, maxK*n) // beta[k*n+m] = L/c_i, i = H_k[m]
 	bsum := make([]int64, maxK)
 	mean := make([]int64, V)
-	sums := newMomentSums(V)
 	d.runs(func(s []int) {
 		K := len(s)
 		clear(count)
@@ -587,7 +598,6 @@ func (e *momentEngine) contract() (*Moments, error) {
 		sums.accSq.add(sq)
 		sums.accA2.add(a2)
 	}, sums.flush)
-	return e.assemble(sums, L), nil
 }
 
 // assemble divides the selections' totals by their common denominators.

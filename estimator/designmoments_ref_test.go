@@ -151,7 +151,7 @@ func TestMomentsContractMatchesReference(t *testing.T) {
 					if ordered && T > 30 {
 						continue
 					}
-					for K := 1; K <= min(int(T), 4); K++ {
+					for K := 1; K <= min(int(T), 6); K++ {
 						ds := []*SetDistribution{}
 						if u, err := UniformSets(f, K); err == nil && binomial(int(T), K) <= 3000 {
 							ds = append(ds, u)
@@ -175,8 +175,9 @@ func TestMomentsContractMatchesReference(t *testing.T) {
 
 // BenchmarkMomentsContract: the contraction over the 916,895 selections of
 // the uniform design at the paper's configuration (V = 2, first-candidate
-// table, index order), the engine's against contractReference, coefficients
-// computed once outside the loop.
+// table, index order), coefficients computed once outside the loop: the
+// engine's (closed form for the uniform design), the engine's enumeration
+// of the selections, and contractReference.
 func BenchmarkMomentsContract(b *testing.B) {
 	d := must(UniformSets(family(b, false, 8, 4), 4))
 	c := must(NewCategorical(rats("1/3", "2/3")))
@@ -185,6 +186,14 @@ func BenchmarkMomentsContract(b *testing.B) {
 	b.Run("engine", func(b *testing.B) {
 		for b.Loop() {
 			must(e.contract())
+		}
+	})
+	b.Run("enumerate", func(b *testing.B) {
+		for b.Loop() {
+			L := must(e.contractBound())
+			sums := newMomentSums(e.V)
+			e.enumerate(e.pairs(), L, sums)
+			e.assemble(sums, L)
 		}
 	})
 	b.Run("reference", func(b *testing.B) {
