@@ -63,8 +63,9 @@ const maxMomentEntries = 1 << 24
 // pair of groups; they vanish unless trace i and j are both members of H or
 // H' or i = j, so each selection contracts only the members' n x n blocks
 // with its weights L/c_i (L = lcm(1..K)), and selections with equal
-// probabilities are summed in 128-bit integers. The cost is V^N T^2 N^2 / 4
-// for the coefficients plus about K^2 (n^2 + 2n)/2 per selection; for
+// probabilities are summed in 128-bit integers. The cost is about
+// T^2 V^|U| |U|^2 / 4 for the coefficients (|U| <= 2n the traces of a pair
+// of sets) plus K^2 (n^2 + 2n)/2 per selection; for
 // UniformSets the sum over its C(T, K) selections (916,895 at the paper's
 // configuration) is in closed form instead, about T^2 n^2.
 //
@@ -189,83 +190,135 @@ func newMomentEngine(d *SetDistribution, c *Categorical, t *Table, p combin.Orde
 	return e, nil
 }
 
-// coefficients enumerates the V^N outcomes and fills r1, q and pp.
+// coefficients fills r1, q and pp. A coefficient of set h, or of the pair
+// (h, h'), depends on the traces of U = H (or H and H') alone, except
+// through the traces outside U, whose scores have mean 0: their sums over
+// V^N outcomes are the sums over the V^|U| outcomes of U times dp for each
+// trace outside U, q[i][j] is 0 for i != j unless both are in U, and
+// q[i][i] for i outside U is sum_U P F times sum_v p_v ||e_v - p||^2. So
+// each set costs V^n n V and each pair V^|U| |U|^2 / 2, not V^N.
 func (e *momentEngine) coefficients() {
 	V, N, T := e.V, e.N, e.T
 	NN := N * N
 	e.r1 = make([]int64, T*N*V)
 	e.q = make([]int64, T*T*NN)
 	e.pp = make([]int64, T*T)
-	y := make([]int, N)
-	f1 := make([]int64, T)
-	f2 := make([]int64, T)
-	dotY := make([]int64, NN)
-	sn := make([]int64, N*V)
-	outcomes := 1
-	for range N {
-		outcomes *= V
+	dpPow := make([]int64, N+1) // dp^k, at most dp^N, which fits (newMomentEngine)
+	dpPow[0] = 1
+	for k := 1; k <= N; k++ {
+		dpPow[k] = dpPow[k-1] * e.dp
 	}
-	for range outcomes {
-		pn := int64(1)
-		for _, s := range y {
-			pn *= e.pnum[s]
-		}
-		for h, g := range e.d.groups {
-			idx := 0
-			for _, i := range g {
-				idx = idx*V + y[i]
+	var s2 int64 // sum_v pnum_v dot[v][v]
+	for v := range V {
+		s2 += e.pnum[v] * e.dot[v*V+v]
+	}
+	pos := make([]int, N) // position in U, or -1
+	z := make([]int, N)   // symbols of U's traces, by position
+	var U []int
+	// outcomes calls visit with P = prod_a pnum[z_a] for each z in V^|U|.
+	outcomes := func(visit func(P int64)) {
+		clear(z[:len(U)])
+		for {
+			P := int64(1)
+			for _, s := range z[:len(U)] {
+				P *= e.pnum[s]
 			}
-			f1[h], f2[h] = e.f1[idx], e.f2[idx]
-		}
-		for i, yi := range y {
-			for j := i; j < N; j++ {
-				dotY[i*N+j] = e.dot[yi*V+y[j]]
-			}
-			for v := range V {
-				x := -e.pnum[v]
-				if v == yi {
-					x += e.dp
+			visit(P)
+			k := len(U) - 1
+			for ; k >= 0; k-- { // next outcome, last position least significant
+				z[k]++
+				if z[k] < V {
+					break
 				}
-				sn[i*V+v] = x
+				z[k] = 0
+			}
+			if k < 0 {
+				return
 			}
 		}
-		for h := range T {
-			if f1[h] == 0 {
-				continue
-			}
-			c := pn * f1[h]
-			row := e.r1[h*N*V : (h+1)*N*V]
-			for k, s := range sn {
-				row[k] += c * s
+	}
+	index := func(g []int) int {
+		idx := 0
+		for _, i := range g {
+			idx = idx*V + z[pos[i]]
+		}
+		return idx
+	}
+	setU := func(g, g2 []int) {
+		for i := range pos {
+			pos[i] = -1
+		}
+		U = U[:0]
+		for _, i := range g {
+			pos[i] = 0
+		}
+		for _, i := range g2 {
+			pos[i] = 0
+		}
+		for i := range N {
+			if pos[i] == 0 {
+				pos[i] = len(U)
+				U = append(U, i)
 			}
 		}
-		for h := range T {
-			for h2 := h; h2 < T; h2++ {
+	}
+	for h, g := range e.d.groups {
+		setU(g, nil)
+		scale := dpPow[N-len(U)]
+		row := e.r1[h*N*V : (h+1)*N*V]
+		outcomes(func(P int64) {
+			f := e.f1[index(g)]
+			if f == 0 {
+				return
+			}
+			c := P * f * scale
+			for a, i := range U {
+				for v := range V {
+					x := -e.pnum[v]
+					if v == z[a] {
+						x += e.dp
+					}
+					row[i*V+v] += c * x
+				}
+			}
+		})
+	}
+	for h, g := range e.d.groups {
+		for h2 := h; h2 < T; h2++ {
+			g2 := e.d.groups[h2]
+			setU(g, g2)
+			u := len(U)
+			scale := dpPow[N-u]
+			blk := e.q[(h*T+h2)*NN : (h*T+h2+1)*NN]
+			var sumPF int64
+			outcomes(func(P int64) {
 				var F int64
 				if h == h2 {
-					F = e.b * f2[h]
+					F = e.b * e.f2[index(g)]
 				} else {
-					F = e.a * f1[h] * f1[h2]
+					F = e.a * e.f1[index(g)] * e.f1[index(g2)]
 				}
 				if F == 0 {
-					continue
+					return
 				}
-				c := pn * F
-				e.pp[h*T+h2] += c
-				blk := e.q[(h*T+h2)*NN : (h*T+h2+1)*NN]
+				sumPF += P * F
+				c := P * F * scale
+				for a, i := range U {
+					d := e.dot[z[a]*V:]
+					for b := a; b < u; b++ {
+						blk[i*N+U[b]] += c * d[z[b]]
+					}
+				}
+			})
+			e.pp[h*T+h2] = sumPF * scale
+			if u < N {
+				diag := sumPF * s2 * dpPow[N-u-1]
 				for i := range N {
-					for j := i; j < N; j++ {
-						blk[i*N+j] += c * dotY[i*N+j]
+					if pos[i] < 0 {
+						blk[i*N+i] = diag
 					}
 				}
 			}
-		}
-		for k := N - 1; k >= 0; k-- { // next outcome, y_N least significant
-			y[k]++
-			if y[k] < V {
-				break
-			}
-			y[k] = 0
 		}
 	}
 	// Mirror each block to full symmetric form, and the pairs (h2 > h).

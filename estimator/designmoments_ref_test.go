@@ -2,6 +2,7 @@ package estimator
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -97,11 +98,15 @@ func (e *momentEngine) contractReference() (*Moments, error) {
 	return e.assemble(sums, L), nil
 }
 
-// TestMomentsContractMatchesReference: the engine's contraction (pair
-// coefficients restricted to the sets' members) gives the same rationals as
+// TestMomentsContractMatchesReference: the engine's coefficients (each set
+// or pair of sets enumerated over its own traces) are those of
+// coefficientsReference (every outcome of the N traces), and its
+// contraction (pair coefficients restricted to the sets' members, closed
+// form for the uniform design) gives the same rationals as
 // contractReference, on random listed designs (selections of mixed sizes,
 // sets in any order and presentation), on uniform, balanced and relabelled
-// designs of every small family (N <= 6; N <= 7 under SPIRAL_LONG=1), both
+// designs of every small family (N <= 5; N <= 7 under SPIRAL_LONG=1; uniform
+// designs up to 3,000 selections), both
 // families, and on random policies, tables, orders and N2.
 func TestMomentsContractMatchesReference(t *testing.T) {
 	check := func(t fataler, d *SetDistribution, c *Categorical, tab *Table, p combin.Order, N2 int) {
@@ -111,11 +116,19 @@ func TestMomentsContractMatchesReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.coefficients()
+		ref, err := newMomentEngine(d, c, tab, p, N2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref.coefficientsReference()
+		if !slices.Equal(e.r1, ref.r1) || !slices.Equal(e.q, ref.q) || !slices.Equal(e.pp, ref.pp) {
+			t.Fatalf("coefficients differ from coefficientsReference")
+		}
 		got, err := e.contract()
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := e.contractReference()
+		want, err := ref.contractReference()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +150,7 @@ func TestMomentsContractMatchesReference(t *testing.T) {
 		})
 	})
 	t.Run("families", func(t *testing.T) {
-		maxN := 6
+		maxN := 5
 		if long() {
 			maxN = 7
 		}
@@ -201,4 +214,101 @@ func BenchmarkMomentsContract(b *testing.B) {
 			must(e.contractReference())
 		}
 	})
+}
+
+// coefficientsReference enumerates the V^N outcomes and fills r1, q and
+// pp, the plain form of coefficients.
+func (e *momentEngine) coefficientsReference() {
+	V, N, T := e.V, e.N, e.T
+	NN := N * N
+	e.r1 = make([]int64, T*N*V)
+	e.q = make([]int64, T*T*NN)
+	e.pp = make([]int64, T*T)
+	y := make([]int, N)
+	f1 := make([]int64, T)
+	f2 := make([]int64, T)
+	dotY := make([]int64, NN)
+	sn := make([]int64, N*V)
+	outcomes := 1
+	for range N {
+		outcomes *= V
+	}
+	for range outcomes {
+		pn := int64(1)
+		for _, s := range y {
+			pn *= e.pnum[s]
+		}
+		for h, g := range e.d.groups {
+			idx := 0
+			for _, i := range g {
+				idx = idx*V + y[i]
+			}
+			f1[h], f2[h] = e.f1[idx], e.f2[idx]
+		}
+		for i, yi := range y {
+			for j := i; j < N; j++ {
+				dotY[i*N+j] = e.dot[yi*V+y[j]]
+			}
+			for v := range V {
+				x := -e.pnum[v]
+				if v == yi {
+					x += e.dp
+				}
+				sn[i*V+v] = x
+			}
+		}
+		for h := range T {
+			if f1[h] == 0 {
+				continue
+			}
+			c := pn * f1[h]
+			row := e.r1[h*N*V : (h+1)*N*V]
+			for k, s := range sn {
+				row[k] += c * s
+			}
+		}
+		for h := range T {
+			for h2 := h; h2 < T; h2++ {
+				var F int64
+				if h == h2 {
+					F = e.b * f2[h]
+				} else {
+					F = e.a * f1[h] * f1[h2]
+				}
+				if F == 0 {
+					continue
+				}
+				c := pn * F
+				e.pp[h*T+h2] += c
+				blk := e.q[(h*T+h2)*NN : (h*T+h2+1)*NN]
+				for i := range N {
+					for j := i; j < N; j++ {
+						blk[i*N+j] += c * dotY[i*N+j]
+					}
+				}
+			}
+		}
+		for k := N - 1; k >= 0; k-- { // next outcome, y_N least significant
+			y[k]++
+			if y[k] < V {
+				break
+			}
+			y[k] = 0
+		}
+	}
+	// Mirror each block to full symmetric form, and the pairs (h2 > h).
+	for h := range T {
+		for h2 := h; h2 < T; h2++ {
+			blk := e.q[(h*T+h2)*NN : (h*T+h2+1)*NN]
+			for i := range N {
+				for j := i + 1; j < N; j++ {
+					blk[j*N+i] = blk[i*N+j]
+				}
+			}
+			if h2 != h {
+				copy(e.q[(h2*T+h)*NN:(h2*T+h+1)*NN], blk)
+				e.pp[h2*T+h] = e.pp[h*T+h2]
+			}
+		}
+	}
 }
