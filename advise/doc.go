@@ -39,7 +39,7 @@
 //	best := res.Candidates[0]
 //
 // Evaluate gives one configuration's Candidate, the row Advise ranks it
-// with, without ranking the space (about a second for the paper's).
+// with, without ranking the space (under a second for the paper's).
 //
 //	paper, err := advise.Evaluate(spiral.Paper(), req)
 //
