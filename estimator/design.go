@@ -25,7 +25,9 @@ type SetDistribution struct {
 	n      int     // number of traces N
 	size   int     // group size n
 	groups [][]int // the T groups, members in presentation order
-	// Selections: sels/probs when listed, or lazy (UniformSets).
+	// Selections: sels/probs when listed, or lazy for UniformSets (every
+	// K-subset of the T sets, K = maxK, probability 1/C(T, K)), which
+	// Coverage and Moments sum in closed form.
 	sels  [][]int
 	probs []*big.Rat
 	lazy  iter.Seq2[[]int, *big.Rat]
@@ -494,8 +496,14 @@ func (d *SetDistribution) runs(add func(s []int), flush func(prob *big.Rat)) {
 	}
 }
 
-// Coverage returns E[number of traces in at least one selected group].
+// Coverage returns E[number of traces in at least one selected group]. For
+// UniformSets it is sum_i (1 - C(T - t_i, K)/C(T, K)), t_i the number of
+// sets holding trace i; otherwise a sum over the selections.
 func (d *SetDistribution) Coverage() *big.Rat {
+	if d.lazy != nil {
+		all := new(big.Int).Binomial(int64(len(d.groups)), int64(d.maxK))
+		return new(big.Rat).SetFrac(big.NewInt(d.uniformCovered(d.held())), all)
+	}
 	sum := new(big.Rat)
 	seen := make([]int, d.n) // seen[i] == stamp: i is in the current selection
 	stamp := 0

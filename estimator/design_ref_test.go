@@ -58,11 +58,12 @@ func positionWeightsReference(d *SetDistribution) []*big.Rat {
 	return a
 }
 
-// TestDesignRunsMatchReference: Coverage, M and PositionWeights, summed over
-// runs of equal-probability selections in integers, equal their plain
-// rational sums on the uniform (up to 1,000 selections) and balanced designs
-// of the small subset families (N <= 5; N <= 6 under SPIRAL_LONG=1), relabelled designs at N = 6, and random listed
-// designs.
+// TestDesignRunsMatchReference: Coverage (in closed form for the uniform
+// design) and PositionWeights (summed over runs of equal-probability
+// selections in integers) equal their plain rational sums on the uniform
+// (up to 1,000 selections) and balanced designs of the small subset
+// families (N <= 5; N <= 6 under SPIRAL_LONG=1), relabelled designs at
+// N = 6, and random listed designs.
 func TestDesignRunsMatchReference(t *testing.T) {
 	check := func(t fataler, name string, d *SetDistribution) {
 		t.Helper()
@@ -106,8 +107,8 @@ func binomial(T, K int) int64 {
 }
 
 // BenchmarkCoverage: Coverage of the uniform design at the paper's
-// configuration (916,895 selections), summed in integers over the run of
-// equal probabilities, against coverageReference.
+// configuration (916,895 selections) in closed form, against
+// coverageReference.
 func BenchmarkCoverage(b *testing.B) {
 	d := must(UniformSets(family(b, false, 8, 4), 4))
 	b.Run("engine", func(b *testing.B) {

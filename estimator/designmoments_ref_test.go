@@ -104,10 +104,10 @@ func (e *momentEngine) contractReference() (*Moments, error) {
 // contraction (pair coefficients restricted to the sets' members, closed
 // form for the uniform design) gives the same rationals as
 // contractReference, on random listed designs (selections of mixed sizes,
-// sets in any order and presentation), on uniform, balanced and relabelled
-// designs of every small family (N <= 5; N <= 7 under SPIRAL_LONG=1; uniform
-// designs up to 3,000 selections), both
-// families, and on random policies, tables, orders and N2.
+// sets in any order and presentation), on the uniform (up to 3,000
+// selections) and balanced designs of every small family of both kinds
+// (N <= 5; N <= 7 under SPIRAL_LONG=1), and on random policies, tables,
+// orders and N2.
 func TestMomentsContractMatchesReference(t *testing.T) {
 	check := func(t fataler, d *SetDistribution, c *Categorical, tab *Table, p combin.Order, N2 int) {
 		t.Helper()

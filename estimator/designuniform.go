@@ -61,14 +61,12 @@ func (e *momentEngine) uniformTotals(pc *pairCoeffs, L int64, sums *momentSums) 
 	if !fitsInt64(bound) {
 		return false
 	}
-	nAll := all.Int64()
 	invK := L / int64(K)
-	held := make([]int, N)      // held[i]: sets holding i
+	held := d.held()            // held[i]: sets holding i
 	both := make([]int, N*N)    // both[i*N+j]: sets holding i and j
 	member := make([]bool, T*N) // member[h*N+i]: i in H_h
 	for h, g := range d.groups {
 		for _, i := range g {
-			held[i]++
 			member[h*N+i] = true
 			for _, j := range g {
 				both[i*N+j]++
@@ -142,11 +140,7 @@ func (e *momentEngine) uniformTotals(pc *pairCoeffs, L int64, sums *momentSums) 
 			}
 		}
 	}
-	// Cover: trace i is missed by the C(T - held_i, K) selections of sets
-	// not holding it.
-	for _, t := range held {
-		sums.accCover += nAll - binom(T-t, K)
-	}
+	sums.accCover = d.uniformCovered(held)
 	// Second moments over ordered pairs (h, h'), which count each unordered
 	// pair of a selection twice, as contract does.
 	b := make([]int, N)
@@ -232,4 +226,29 @@ func (e *momentEngine) uniformTotals(pc *pairCoeffs, L int64, sums *momentSums) 
 	}
 	sums.flush(new(big.Rat).SetFrac(big.NewInt(1), all))
 	return true
+}
+
+// uniformCovered returns the sum over the C(T, K) selections of the uniform
+// design d of the number of traces they cover, held[i] being the number of
+// sets holding trace i: trace i is missed by the C(T - held[i], K)
+// selections of sets not holding it. It is at most N C(T, K) <= N 2^25.
+func (d *SetDistribution) uniformCovered(held []int) int64 {
+	T, K := len(d.groups), d.maxK
+	all := binom(T, K)
+	var covered int64
+	for _, t := range held {
+		covered += all - binom(T-t, K)
+	}
+	return covered
+}
+
+// held returns, for each trace, the number of sets holding it.
+func (d *SetDistribution) held() []int {
+	held := make([]int, d.n)
+	for _, g := range d.groups {
+		for _, i := range g {
+			held[i]++
+		}
+	}
+	return held
 }
