@@ -150,12 +150,13 @@ type Result struct {
 // u/(K a)) on the reward model's toy problem. Each (N1, n, K, design) is
 // evaluated once, exactly (DecomposeSearch, and DecomposeAggregation's
 // terms), and every N2 follows from them. The cost is that of at most a few
-// hundred evaluations of at most MaxWork each: about 8 seconds for the
-// whole space at a budget of 24 calls, one for the paper's N1 = 8, n = 4,
-// K <= 4. It returns an error naming the field of req that is out of range
-// (Reward.Needs outside [1, N1 - 1] for the largest N1 explored, a listed
-// set size below it, or a nonzero Needs under another rule among them), or
-// if the reward model gives no signal (Found = Missed, or Correct 0 or 1).
+// hundred evaluations of at most MaxWork each: about 4 seconds for the
+// whole space at a budget of 24 calls, under one for the paper's N1 = 8,
+// n = 4, K <= 4. It returns an error naming the field of req that is out of
+// range (Reward.Needs outside [1, N1 - 1] for the largest N1 explored, a
+// listed set size below it, or a nonzero Needs under another rule among
+// them), or if the reward model gives no signal (Found = Missed, or Correct
+// 0 or 1).
 func Advise(req Request) (Result, error) {
 	if err := req.check(); err != nil {
 		return Result{}, err
@@ -208,9 +209,8 @@ var errTooCostly = errors.New("advise: beyond the exact cost bound")
 // c under req's token count, lengths, reward model and order, computed by
 // the same code as Advise's candidates: M and the miss probability, the role
 // weights, the tokens, every variance term, the SNR and SNR/token. It costs
-// one evaluation of c's (N1, n, K, design): under a second for the
-// paper's configuration, against about 8 for ranking the whole space at
-// its budget. Evaluate ignores the fields that only bound Advise's search:
+// one evaluation of c's (N1, n, K, design), where Advise makes one for each
+// of the few hundred in its space. Evaluate ignores the fields that only bound Advise's search:
 // Budget (c's tokens may exceed it), MaxTraces, MaxSets, MaxAggregations
 // and SetSizes. It returns an error naming the field and value of c that
 // Advise does not evaluate: an invalid c (Config.Validate), tuples

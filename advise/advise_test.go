@@ -97,7 +97,7 @@ func checkRanking(t *testing.T, req Request, res Result) {
 	}
 }
 
-// The whole space at the paper's budget under each reward rule (about 8
+// The whole space at the paper's budget under each reward rule (about 4
 // seconds a rule), the numbers of docs/findings.md#choosing-a-configuration:
 // each ranking is ordered and within the budget, and the paper's search
 // SNR is the exact engine's at its N2 = 4, Signal over the variance of g/M

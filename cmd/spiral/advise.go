@@ -90,7 +90,7 @@ Flags:
 At the paper's budget ({"budget": 98304, "search_length": 4096,
 "aggregation_length": 4096, ...}) the paper's configuration N1 = 8, n = 4,
 K = 4, N2 = 4 has m "1365/1541", miss_prob "88/1541" and 98304 tokens. The
-whole space takes about 8 seconds; set_sizes and max_sets narrow it, and
+whole space takes a few seconds; set_sizes and max_sets narrow it, and
 "config": {"search_traces": 8, "set_size": 4, "sets": 4,
 "aggregations_per_set": 4} answers the paper's row in under a second.
 

@@ -160,7 +160,7 @@
 // the end: holds (advised above the reference by 2 standard errors), does
 // not hold (below by 2), or inconclusive, with why lines computed from the
 // numbers. docs/toytrain/advice.md has the setup and the default run's
-// reading. The advisor's search takes about 10 seconds; training takes
+// reading. The advisor's search takes a few seconds; training takes
 // under a second.
 //
 // Usage:
