@@ -22,14 +22,13 @@ every configuration (N1, n, K, N2, design) that fits the budget by the
 signal-to-noise per token of the unbiased-scaled update, search and
 aggregation (advise.Advise; docs/findings.md#choosing-a-configuration). With
 "config" it answers that configuration's row alone, as the ranking would
-give it, without ranking the space (advise.Evaluate). In the
-reward model a search trace is correct with probability "correct"; an
-aggregation output is correct with probability "found" when enough of its n
-candidates are correct for the rule, else "missed". The rules: "find-one"
-(at least one correct, the default), "needs" (at least "needs" = m correct;
-set sizes n < m are not explored) and "majority" (more than n/2 correct; a
-tie at even n is "missed"). Every figure is exact on the model's toy
-problem.
+give it, without ranking the space (advise.Evaluate). In the reward model a
+search trace is correct with probability "correct"; an aggregation output is
+correct with probability "found" when enough of its n candidates are correct
+for the rule, else "missed". The rules: "find-one" (at least one correct,
+the default), "needs" (at least "needs" = m correct; set sizes n < m are not
+explored) and "majority" (more than n/2 correct; a tie at even n is
+"missed"). Every figure is exact on the model's toy problem.
 
 Input (one object, at most 1 MiB):
   {"budget": B,                  tokens per problem, >= 1 (required)
