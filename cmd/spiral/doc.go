@@ -35,9 +35,10 @@
 //   - passk computes pass@k with eval.PassAtK for each line {"n", "c"}.
 //   - vectors writes the conformance vectors of cmd/spiral/testdata/vectors.
 //   - advise reads one request (a token budget and a reward model: find
-//     one, needs m pieces or majority) and ranks the configurations that fit it by signal-to-noise
-//     per token of the unbiased-scaled update, with advise.Advise, as JSON or with
-//     -table as a table.
+//     one, needs m pieces or majority) and ranks the configurations that
+//     fit it by signal-to-noise per token of the unbiased-scaled update,
+//     with advise.Advise, or, given "config", answers that configuration's
+//     row alone, with advise.Evaluate; as JSON or with -table as a table.
 //
 // # Protocol of credit, group and passk
 //

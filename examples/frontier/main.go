@@ -11,7 +11,7 @@
 // the rule holds for its candidates (-rule find-one, needs with -needs m, or
 // majority), else -missed; -order shuffled presents each set's candidates in
 // a random order. At the paper's budget (the default, 98,304
-// generated tokens) the whole space takes about 15 seconds; frontier.png in
+// generated tokens) the whole space takes a few seconds; frontier.png in
 // this directory, which docs/findings.md links, is that run's picture:
 //
 //	go run ./examples/frontier -out examples/frontier/frontier.png
