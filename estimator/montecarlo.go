@@ -25,8 +25,8 @@ const SortedBySymbol = combin.Order(-1)
 
 // MaxReplicates bounds the replicate count R of [MonteCarlo.Run] (hours of
 // work at the paper's configuration), and
-// MaxMonteCarloSymbols the policy's V, whose statistics take (V+3)^2
-// float64s per worker.
+// MaxMonteCarloSymbols the policy's V, whose statistics and scores take
+// (V+3)^2 + V^2 float64s per worker.
 const (
 	MaxReplicates        = 1 << 30
 	MaxMonteCarloSymbols = 1000
@@ -184,7 +184,7 @@ func (mc *MonteCarlo) validate() (rewardsPerSet int, err error) {
 // Run simulates R replicates with the given seed and returns their
 // statistics. The work is spread over Workers goroutines; the result depends
 // only on mc, R and seed (see [MonteCarloChunk]). Each replicate allocates
-// nothing; Run allocates O(V^2) statistics per worker, whatever R, plus
+// nothing; Run allocates O(V^2) statistics and scores per worker, whatever R, plus
 // per-worker scratch of O(N1 + K n + K N2).
 //
 // Run returns an error if R is not in [2, MaxReplicates] or mc is not valid:
@@ -266,7 +266,7 @@ type mcWorker struct {
 	symbols []int                          // y_1..y_N
 	present []int                          // one group in presentation order
 	lengths []int                          // Lengths[y_i], when the gate is enabled
-	score   []float64                      // e_v - p
+	scores  []float64                      // scores[v*V:(v+1)*V] = e_v - p
 	x       []float64                      // one replicate: g, then the extra statistics
 }
 
@@ -294,8 +294,11 @@ func newMCWorker(mc *MonteCarlo, rewardsPerSet int) (*mcWorker, error) {
 		batch:   batch,
 		symbols: make([]int, N),
 		present: make([]int, n),
-		score:   make([]float64, V),
+		scores:  make([]float64, V*V),
 		x:       make([]float64, V+numExtraStats),
+	}
+	for v := range V {
+		mc.Policy.ScoreTo(w.scores[v*V:(v+1)*V], v)
 	}
 	if mc.Gate.Enabled() {
 		w.lengths = make([]int, N)
@@ -385,8 +388,7 @@ func (w *mcWorker) replicate() error {
 	missed := 0
 	for i, y := range w.symbols {
 		a := search[i]
-		mc.Policy.ScoreTo(w.score, y)
-		for v, s := range w.score {
+		for v, s := range w.scores[y*V : (y+1)*V] {
 			g[v] += float64(a * s) // explicit rounding: no fused multiply-add
 		}
 		sum += a
@@ -412,10 +414,11 @@ type moments struct {
 	mean  []float64
 	co    []float64
 	delta []float64 // scratch
+	dev   []float64 // scratch
 }
 
 func newMoments(dim int) moments {
-	return moments{dim: dim, mean: make([]float64, dim), co: make([]float64, dim*dim), delta: make([]float64, dim)}
+	return moments{dim: dim, mean: make([]float64, dim), co: make([]float64, dim*dim), delta: make([]float64, dim), dev: make([]float64, dim)}
 }
 
 // reset empties m.
@@ -434,11 +437,12 @@ func (m *moments) add(x []float64) {
 	for i, xi := range x {
 		m.delta[i] = xi - m.mean[i]
 		m.mean[i] += float64(m.delta[i] * inv)
+		m.dev[i] = xi - m.mean[i]
 	}
 	for i, di := range m.delta {
 		row := m.co[i*m.dim : (i+1)*m.dim]
-		for j, xj := range x {
-			row[j] += float64(di * (xj - m.mean[j]))
+		for j, ej := range m.dev {
+			row[j] += float64(di * ej)
 		}
 	}
 }
