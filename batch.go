@@ -478,7 +478,10 @@ func allZero(xs []float64) bool {
 }
 
 // gate applies c's length gates to every problem of dst that is not
-// rejected, adding their reports to dst.Gates.
+// rejected, adding their reports to dst.Gates. The gates, lengths and
+// advantages of those problems were checked (Config.validateShape,
+// checkLengths, and advantage's finite credit), so it applies them with
+// Gate.ApplyChecked.
 func (c *Config) gate(dst *BatchCredit, in *Batch) {
 	g := c.Gates
 	if !g.Search.Enabled() && !g.Aggregation.Enabled() {
@@ -488,18 +491,10 @@ func (c *Config) gate(dst *BatchCredit, in *Batch) {
 	// lengths may be bad.
 	if len(dst.bad) == 0 {
 		if g.Search.Enabled() {
-			rep, err := g.Search.Apply(dst.Search, in.SearchLengths)
-			if err != nil {
-				panic(fmt.Sprintf("spiral: search gate on checked input: %v", err)) // unreachable
-			}
-			dst.Gates.Search = rep
+			dst.Gates.Search = g.Search.ApplyChecked(dst.Search, in.SearchLengths)
 		}
 		if g.Aggregation.Enabled() {
-			rep, err := g.Aggregation.Apply(dst.Aggregation, in.AggregationLengths)
-			if err != nil {
-				panic(fmt.Sprintf("spiral: aggregation gate on checked input: %v", err)) // unreachable
-			}
-			dst.Gates.Aggregation = rep
+			dst.Gates.Aggregation = g.Aggregation.ApplyChecked(dst.Aggregation, in.AggregationLengths)
 		}
 		return
 	}
@@ -510,18 +505,10 @@ func (c *Config) gate(dst *BatchCredit, in *Batch) {
 		}
 		r, nr := dst.outputs(c, q)
 		if g.Search.Enabled() {
-			rep, err := g.Search.Apply(dst.Search[q*n1:(q+1)*n1], in.SearchLengths[q*n1:(q+1)*n1])
-			if err != nil {
-				panic(fmt.Sprintf("spiral: search gate on checked input: %v", err)) // unreachable
-			}
-			dst.Gates.Search.Add(rep)
+			dst.Gates.Search.Add(g.Search.ApplyChecked(dst.Search[q*n1:(q+1)*n1], in.SearchLengths[q*n1:(q+1)*n1]))
 		}
 		if g.Aggregation.Enabled() {
-			rep, err := g.Aggregation.Apply(dst.Aggregation[r:r+nr], in.AggregationLengths[r:r+nr])
-			if err != nil {
-				panic(fmt.Sprintf("spiral: aggregation gate on checked input: %v", err)) // unreachable
-			}
-			dst.Gates.Aggregation.Add(rep)
+			dst.Gates.Aggregation.Add(g.Aggregation.ApplyChecked(dst.Aggregation[r:r+nr], in.AggregationLengths[r:r+nr]))
 		}
 	}
 }
@@ -548,13 +535,14 @@ func sub[T any](s []T, lo, hi int) []T {
 // when one of them is.
 func firstNegative(ls []int) int {
 	var o0, o1, o2, o3 int
-	for rest := ls; len(rest) >= 4; rest = rest[4:] {
-		o0 |= rest[0]
-		o1 |= rest[1]
-		o2 |= rest[2]
-		o3 |= rest[3]
+	i := 0
+	for ; i < len(ls)-3; i += 4 {
+		o0 |= ls[i]
+		o1 |= ls[i+1]
+		o2 |= ls[i+2]
+		o3 |= ls[i+3]
 	}
-	for _, l := range ls[len(ls)&^3:] {
+	for _, l := range ls[i:] {
 		o0 |= l
 	}
 	if o0|o1|o2|o3 >= 0 {
