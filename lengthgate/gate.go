@@ -116,14 +116,25 @@ func (g Gate) Enabled() bool { return g.Target > 0 }
 // length < Target, or length == Target under KeepAtTarget. It does not
 // validate g or length.
 func (g Gate) KeepsPositive(length int) bool {
-	switch {
-	case g.Target == 0 || length < g.Target:
-		return true
-	case length == g.Target:
-		return g.Boundary == KeepAtTarget
-	default:
-		return false
+	target, keepAt := g.cut()
+	return keeps(length, target, keepAt)
+}
+
+// cut returns the target that g compares lengths with and whether a length
+// equal to it is kept: (math.MaxInt, true) when g is disabled, so that
+// every length is kept.
+func (g Gate) cut() (target int, keepAt bool) {
+	if g.Target == 0 {
+		return math.MaxInt, true
 	}
+	return g.Target, g.Boundary == KeepAtTarget
+}
+
+// keeps reports whether a positive advantage of an output of the given
+// length survives a gate of cut (target, keepAt): Eq. 8 with the boundary
+// rule.
+func keeps(length, target int, keepAt bool) bool {
+	return length < target || length == target && keepAt
 }
 
 // Report says what one application of a gate did, for logging. Reports of
@@ -219,29 +230,35 @@ func (g Gate) ApplyChecked(adv []float64, lengths []int) Report {
 // gate applies a valid g to checked inputs with len(dst) == len(adv) ==
 // len(lengths).
 func gate[F Float](g Gate, dst, adv []F, lengths []int) Report {
-	r := Report{Outputs: len(adv)}
 	lengths = lengths[:len(adv)]
 	dst = dst[:len(adv)]
+	if len(adv) > 0 && &dst[0] != &adv[0] {
+		copy(dst, adv)
+	}
+	var positive, atTarget, gated int
+	var mass float64
+	on := g.Enabled()
+	target, keepAt := g.cut()
 	for i, a := range adv {
 		if a > 0 {
-			r.Positive++
-			l := lengths[i]
-			if g.Enabled() && l == g.Target {
-				r.AtTarget++
-			}
-			if !g.KeepsPositive(l) {
-				r.Gated++
-				r.MassRemoved += float64(a)
-				dst[i] = 0
-				continue
+			positive++
+			// Every length below the target is kept: only those at or
+			// above it are looked at further.
+			if l := lengths[i]; l >= target {
+				if on && l == target {
+					atTarget++
+				}
+				if !keeps(l, target, keepAt) {
+					gated++
+					mass += float64(a)
+					dst[i] = 0
+				}
 			}
 		}
-		dst[i] = a
 	}
 	// The terms are >= 0, so a sum that overflowed stayed +Inf: stopping it
 	// at MaxFloat64 once is stopping every partial sum there.
-	r.MassRemoved = min(r.MassRemoved, math.MaxFloat64)
-	return r
+	return Report{Outputs: len(adv), Positive: positive, AtTarget: atTarget, Gated: gated, MassRemoved: min(mass, math.MaxFloat64)}
 }
 
 // checkValues checks that values and lengths (named vname and lname in
