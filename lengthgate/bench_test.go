@@ -108,6 +108,18 @@ func BenchmarkGate256x24(b *testing.B) {
 			}
 		}
 	})
+	b.Run("ApplyChecked/in-place", func(b *testing.B) {
+		work := make([][]float64, len(adv))
+		for i := range adv {
+			work[i] = slices.Clone(adv[i])
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			for i := range work {
+				g.ApplyChecked(work[i], lengths[i])
+			}
+		}
+	})
 	b.Run("naive", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
