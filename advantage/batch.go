@@ -262,14 +262,20 @@ func ComputeBatch[F constraints.Float](dst *BatchCredit[F], in Batch[F]) error {
 	t, s, m, r := 0, 0, 0, 0 // offsets of problem q's first trace, set, member and reward
 	for q, nt := range in.Traces {
 		k := in.Sets[q]
+		nm, nr := k*v.size, k*v.count
+		if v.size == 0 {
+			nm = sum(in.SetSizes[s : s+k])
+		}
+		if v.count == 0 {
+			nr = sum(in.RewardCounts[s : s+k])
+		}
 		if len(bad) == 0 || bad[0].Problem != q {
 			dst.Rejected[q] = false
-			nm, nr := creditProblem(dst, &in, v.exactSums, q, t, s, m, r)
+			creditProblem(dst, &in, v.exactSums, q, t, s, m, r, nm, nr)
 			t, s, m, r = t+nt, s+k, m+nm, r+nr
 			continue
 		}
 		bad = bad[1:]
-		nm, nr := sum(in.SetSizes[s:s+k]), sum(in.RewardCounts[s:s+k])
 		dst.Rejected[q] = true
 		clear(dst.SetScores[s : s+k])
 		clear(dst.SetAdvantages[s : s+k])
@@ -314,7 +320,10 @@ func grow[T any](s []T, n int) []T {
 // checked summarizes a batch that passed check.
 type checked struct {
 	traces, maxTraces, maxSets int
-	exactSums                  bool // see scanRewards
+	// size and count are the common size and reward count of every set
+	// (see common), or 0.
+	size, count int
+	exactSums   bool // see scanRewards
 }
 
 // check checks in: its layout (an *InputError, which comes first), and each
@@ -336,6 +345,12 @@ func (in Batch[F]) check() (v checked, err error) {
 	// and K*count rewards, within the slices: no sums are needed.
 	size, sameSize := common(in.SetSizes, len(in.Members))
 	count, sameCount := common(in.RewardCounts, len(in.Rewards))
+	if sameSize {
+		v.size = size
+	}
+	if sameCount {
+		v.count = count
+	}
 	var bad []*InputError
 	s, m, r := 0, 0, 0 // offsets of problem p's first set, member and reward
 	for p, nt := range in.Traces {
@@ -351,13 +366,12 @@ func (in Batch[F]) check() (v checked, err error) {
 			return v, &InputError{Field: "Sets", Problem: p, Set: -1, Output: -1, Value: float64(k),
 				Err: fmt.Errorf("sets = %d, but len(SetSizes) = %d leaves %d", k, len(in.SetSizes), len(in.SetSizes)-s)}
 		}
-		sizes, counts := in.SetSizes[s:s+k], in.RewardCounts[s:s+k]
 		var nm, nr, least int
 		var ok bool
 		if sameSize {
 			nm, ok = k*size, true
 		} else {
-			nm, ok = sumTo(sizes, len(in.Members)-m)
+			nm, ok = sumTo(in.SetSizes[s:s+k], len(in.Members)-m)
 		}
 		if !ok {
 			return v, &InputError{Field: "SetSizes", Problem: p, Set: -1, Output: -1,
@@ -366,7 +380,7 @@ func (in Batch[F]) check() (v checked, err error) {
 		if sameCount {
 			nr, least, ok = k*count, count, true
 		} else {
-			nr, least, ok = sumMin(counts, len(in.Rewards)-r)
+			nr, least, ok = sumMin(in.RewardCounts[s:s+k], len(in.Rewards)-r)
 		}
 		if !ok {
 			return v, &InputError{Field: "RewardCounts", Problem: p, Set: -1, Output: -1,
@@ -375,7 +389,7 @@ func (in Batch[F]) check() (v checked, err error) {
 		// A problem of sound layout is good when it has traces and sets,
 		// every set has outputs, and its sets and rewards pass.
 		if nt < 1 || k < 1 || least < 1 || !in.SetsChecked || !rewardsOK {
-			if e := in.checkProblem(p, nt, sizes, counts, in.Members[m:m+nm], r, nr, rewardsOK); e != nil {
+			if e := in.checkProblem(p, nt, in.SetSizes[s:s+k], in.RewardCounts[s:s+k], in.Members[m:m+nm], r, nr, rewardsOK); e != nil {
 				bad = append(bad, e)
 			}
 		}
@@ -468,7 +482,7 @@ func checkReward(x float64) error {
 }
 
 // common returns v and true when every x of xs equals v >= 1 and
-// len(xs)*v == total, and 0 and false otherwise.
+// len(xs)*v == total, and false otherwise.
 func common(xs []int, total int) (v int, ok bool) {
 	if len(xs) == 0 || xs[0] < 1 {
 		return 0, false

@@ -48,29 +48,31 @@ type scratch struct {
 }
 
 // creditProblem computes the credit of problem q of in, checked, whose
-// first trace, set, member and reward are at offsets t, s, m and r, into
-// dst, already resized, and returns the problem's numbers of members and
-// rewards.
-func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], exact bool, q, t, s, m, r int) (nm, nr int) {
+// first trace, set, member and reward are at offsets t, s, m and r and
+// which has nm members and nr rewards, into dst, already resized.
+func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], exact bool, q, t, s, m, r, nm, nr int) {
 	nt, k := in.Traces[q], in.Sets[q]
 	counts, sizes := in.RewardCounts[s:s+k], in.SetSizes[s:s+k]
-	rewards, aggAll := in.Rewards[r:], dst.Aggregation[r:]
+	// The problem's rewards, advantages and marks have one capacity, so
+	// that one check of a set's range covers all three.
+	rewards, aggAll := in.Rewards[r:r+nr:r+nr], dst.Aggregation[r:r+nr:r+nr]
 	var unscorable []bool
 	if in.Unscorable != nil {
-		unscorable = in.Unscorable[r:]
+		unscorable = in.Unscorable[r : r+nr : r+nr]
 	}
 	sc := &dst.sc
 	hi, lo := sc.dev[:k], sc.lo[:k]
 	scoredOutputs, setScores := dst.ScoredOutputs[s:s+k], dst.SetScores[s:s+k]
 	var hsum, errMax, devMax float64 // sum of the h_i, max setMean bound, max |e_i|
 	scoredSets := 0
+	o := 0 // offset of set i's first reward
 	for i, c := range counts {
-		rs, agg := rewards[nr:nr+c], aggAll[nr:nr+c]
+		rs, agg := rewards[o:o+c], aggAll[o:o+c]
 		var un []bool
 		if unscorable != nil {
-			un = unscorable[nr : nr+c]
+			un = unscorable[o : o+c]
 		}
-		nr += c
+		o += c
 		h, l, n, bound := setMean(rs, un, exact)
 		scoredOutputs[i] = n
 		if n == 0 {
@@ -79,7 +81,6 @@ func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], exact
 			continue
 		}
 		setScores[i] = F(h + l)
-		agg = agg[:len(rs)]
 		for j, x := range rs {
 			agg[j] = F((float64(x) - h) - l)
 		}
@@ -140,11 +141,12 @@ func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], exact
 	// The sums and counts of the sets holding each trace, in scratch that
 	// is all zero between problems (resize clears it, and the last loop
 	// clears what this one used).
-	search, members, app := dst.Search[t:t+nt], in.Members[m:], dst.Appearances[t:t+nt]
+	search, members, app := dst.Search[t:t+nt], in.Members[m:m+nm:m+nm], dst.Appearances[t:t+nt]
 	sums, cnt := sc.sums[:nt], sc.count[:nt]
+	o = 0 // offset of set i's first member
 	for i, size := range sizes {
-		g := members[nm : nm+size]
-		nm += size
+		g := members[o : o+size]
+		o += size
 		if scoredOutputs[i] == 0 {
 			continue
 		}
@@ -159,7 +161,7 @@ func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], exact
 			app[y], search[y] = n, 0
 			cnt[y], sums[y] = 0, 0
 		}
-		return nm, nr
+		return
 	}
 	tol := searchTol(scoredSets, devMax, errMax)
 	for y, n := range cnt {
@@ -177,7 +179,6 @@ func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], exact
 		}
 		search[y] = F(math.Float64frombits(math.Float64bits(a) & keep))
 	}
-	return nm, nr
 }
 
 // setMean returns the mean of the scored rewards of rs (those not marked
