@@ -39,6 +39,7 @@ type Planner struct {
 	shape planShape
 	s     interface {
 		SampleTo(dst []int, rnd *rand.Rand) error
+		SampleManyTo(dst []int, rnd *rand.Rand) error
 	} // a *combin.Sampler (Uniform) or *combin.BalancedSampler
 }
 
@@ -141,17 +142,19 @@ func (p *Planner) draw(dst []int, rnd *rand.Rand) error {
 	if rnd == nil {
 		return errNilRand
 	}
+	if p.c.Order != combin.Shuffled {
+		// Problem after problem, as the loop below without its shuffles.
+		return p.s.SampleManyTo(dst, rnd)
+	}
 	size, n := p.c.PlanSize(), p.c.SetSize
 	for q := 0; q < len(dst); q += size {
 		one := dst[q : q+size]
 		if err := p.s.SampleTo(one, rnd); err != nil {
 			return err // unreachable: rnd is not nil and one has K*n entries
 		}
-		if p.c.Order == combin.Shuffled {
-			for i := 0; i < size; i += n {
-				set := one[i : i+n]
-				rnd.Shuffle(n, func(a, b int) { set[a], set[b] = set[b], set[a] })
-			}
+		for i := 0; i < size; i += n {
+			set := one[i : i+n]
+			rnd.Shuffle(n, func(a, b int) { set[a], set[b] = set[b], set[a] })
 		}
 	}
 	return nil

@@ -173,22 +173,45 @@ func (s *BalancedSampler) SampleTo(dst []int, rnd *rand.Rand) error {
 	if len(dst) != s.Len() {
 		panic(fmt.Sprintf("combin: BalancedSampler.SampleTo: len(dst) = %d, want K*n = %d*%d", len(dst), s.k, s.f.n))
 	}
+	return s.SampleManyTo(dst, rnd)
+}
+
+// SampleManyTo makes len(dst)/(K*n) draws of SampleTo, one after another,
+// design d in dst[d*K*n : (d+1)*K*n]: the same designs, from the same
+// random numbers, as that many calls of SampleTo with the same rnd. It
+// returns an error, and leaves dst unchanged, if rnd is nil. It does not
+// allocate.
+//
+// SampleManyTo panics if len(dst) is not a multiple of K*n (when K*n = 0,
+// if dst is not empty).
+func (s *BalancedSampler) SampleManyTo(dst []int, rnd *rand.Rand) error {
+	size := s.Len()
+	if size == 0 && len(dst) != 0 || size != 0 && len(dst)%size != 0 {
+		panic(fmt.Sprintf("combin: BalancedSampler.SampleManyTo: len(dst) = %d, not a multiple of K*n = %d*%d", len(dst), s.k, s.f.n))
+	}
 	if rnd == nil {
 		return errNilRand
 	}
-	if s.k == 0 {
+	if size == 0 {
 		return nil
 	}
+	for q := 0; q < len(dst); q += size {
+		s.sampleOne(dst[q:q+size], rnd)
+	}
+	return nil
+}
+
+// sampleOne draws one design into dst, K*n long.
+func (s *BalancedSampler) sampleOne(dst []int, rnd *rand.Rand) {
 	for d := range s.draws {
 		if d > 0 && d*len(dst) > maxRoundSlots {
 			break
 		}
 		if s.drawRounds(dst, rnd) {
-			return nil
+			return
 		}
 	}
 	s.fallback(dst, rnd)
-	return nil
 }
 
 // drawRounds fills dst with one draw of the rounds construction, sorts each

@@ -179,39 +179,71 @@ func (s *Sampler) SampleTo(dst []int, rnd *rand.Rand) error {
 	if len(dst) != s.Len() {
 		panic(fmt.Sprintf("combin: SampleTo: len(dst) = %d, want K*n = %d*%d", len(dst), s.k, s.f.n))
 	}
+	return s.SampleManyTo(dst, rnd)
+}
+
+// SampleManyTo makes len(dst)/(K*n) draws of SampleTo, one after another,
+// draw d in dst[d*K*n : (d+1)*K*n]: the same sets, from the same random
+// numbers, as that many calls of SampleTo with the same rnd. A planner that
+// draws many problems' sets at once calls it once per batch. It returns an
+// error, and leaves dst unchanged, if rnd is nil. It does not allocate.
+//
+// SampleManyTo panics if len(dst) is not a multiple of K*n (when K*n = 0,
+// if dst is not empty).
+func (s *Sampler) SampleManyTo(dst []int, rnd *rand.Rand) error {
+	size := s.Len()
+	if size == 0 && len(dst) != 0 || size != 0 && len(dst)%size != 0 {
+		panic(fmt.Sprintf("combin: SampleManyTo: len(dst) = %d, not a multiple of K*n = %d*%d", len(dst), s.k, s.f.n))
+	}
 	if rnd == nil {
 		return errNilRand
 	}
-	if s.k == 0 {
+	if size == 0 {
 		return nil
 	}
-	if s.table != nil {
-		s.sampleDense(dst, rnd)
-		return nil
-	}
-	n := s.f.n
-	clear(s.slots)
-	for i := 0; i < s.k; {
-		s.drawSet(dst[i*n:(i+1)*n], rnd)
-		if isNewSet(dst, n, i, s.slots) {
-			i++
+	for q := 0; q < len(dst); q += size {
+		one := dst[q : q+size]
+		if s.table != nil {
+			s.sampleDense(one, rnd)
+			continue
+		}
+		n := s.f.n
+		clear(s.slots)
+		for i := 0; i < s.k; {
+			s.drawSet(one[i*n:(i+1)*n], rnd)
+			if isNewSet(one, n, i, s.slots) {
+				i++
+			}
 		}
 	}
 	return nil
 }
 
+// sampleDense draws K of the listed sets by a partial Fisher-Yates shuffle
+// of their indices (K calls of rnd.IntN), copies them into dst and restores
+// pick to the identity.
 func (s *Sampler) sampleDense(dst []int, rnd *rand.Rand) {
 	n, T := s.f.n, len(s.pick)
-	for i := range s.k {
+	pick, swaps := s.pick, s.swaps[:s.k]
+	for i := range swaps {
 		j := i + rnd.IntN(T-i)
-		s.pick[i], s.pick[j] = s.pick[j], s.pick[i]
-		s.swaps[i] = j
-		g := s.pick[i]
-		copy(dst[i*n:(i+1)*n], s.table[g*n:(g+1)*n])
+		pick[i], pick[j] = pick[j], pick[i]
+		swaps[i] = j
 	}
-	for i := s.k - 1; i >= 0; i-- {
-		j := s.swaps[i]
-		s.pick[i], s.pick[j] = s.pick[j], s.pick[i]
+	if n == 4 {
+		// The paper's set size: one 4-int copy per set instead of a
+		// call of copy.
+		for i, g := range pick[:len(swaps)] {
+			*(*[4]int)(dst[i*4:]) = *(*[4]int)(s.table[g*4:])
+		}
+	} else {
+		for i, g := range pick[:len(swaps)] {
+			copy(dst[i*n:(i+1)*n], s.table[g*n:(g+1)*n])
+		}
+	}
+	for i := len(swaps) - 1; i >= 0; i-- {
+		j := swaps[i]
+		pick[i], pick[j] = pick[j], pick[i]
 	}
 }
 

@@ -440,3 +440,80 @@ func TestSampleToAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestSampleManyTo: SampleManyTo makes the draws of as many SampleTo calls
+// with the same random numbers, for every method of both samplers, and
+// leaves rnd where those calls leave it.
+func TestSampleManyTo(t *testing.T) {
+	type sampler interface {
+		Len() int
+		SampleTo(dst []int, rnd *rand.Rand) error
+		SampleManyTo(dst []int, rnd *rand.Rand) error
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		f := drawFamily(t, rapid.SampledFrom([]int{6, 40, 300}).Draw(t, "maxN"), 80)
+		maxK := 40
+		if T, ok := f.Count64(); ok && T < uint64(maxK) {
+			maxK = int(T)
+		}
+		K := rapid.IntRange(0, maxK).Draw(t, "K")
+		var s sampler
+		if !f.Ordered() && rapid.Bool().Draw(t, "balanced") {
+			m := rapid.SampledFrom(balancedMethods).Draw(t, "balanced method")
+			s = newBalancedSampler(f, K, m.draws)
+		} else {
+			ms := methods(f)
+			if !countAtMost(f, 50000) {
+				delete(ms, "dense")
+			}
+			name := rapid.SampledFrom(slices.Sorted(maps.Keys(ms))).Draw(t, "method")
+			s = newSampler(f, K, ms[name])
+		}
+		draws := rapid.IntRange(0, 4).Draw(t, "draws")
+		seed := rapid.Uint64().Draw(t, "seed")
+		want := make([]int, draws*s.Len())
+		one := rand.New(rand.NewPCG(seed, 3))
+		for d := range draws {
+			if err := s.SampleTo(want[d*s.Len():(d+1)*s.Len()], one); err != nil {
+				t.Fatalf("SampleTo: %v", err)
+			}
+		}
+		got := make([]int, len(want))
+		many := rand.New(rand.NewPCG(seed, 3))
+		if err := s.SampleManyTo(got, many); err != nil {
+			t.Fatalf("SampleManyTo: %v", err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%v, K = %d, %d draws: SampleManyTo %v, SampleTo %v", f, K, draws, got, want)
+		}
+		if a, b := many.Uint64(), one.Uint64(); a != b {
+			t.Fatalf("%v, K = %d: rnd after SampleManyTo gives %d, after SampleTo %d", f, K, a, b)
+		}
+	})
+}
+
+func TestSampleManyToErrors(t *testing.T) {
+	s := mustSampler(t, mustFamily(t, false, 8, 4), 4)
+	dst := make([]int, 32)
+	if err := s.SampleManyTo(dst, nil); err == nil || !slices.Equal(dst, make([]int, 32)) {
+		t.Errorf("SampleManyTo(nil rnd) = %v, dst %v", err, dst)
+	}
+	for _, c := range []struct {
+		s    interface{ SampleManyTo([]int, *rand.Rand) error }
+		n    int
+		want string
+	}{
+		{s, 17, "len(dst) = 17, not a multiple of K*n = 4*4"},
+		{mustSampler(t, mustFamily(t, false, 8, 4), 0), 1, "len(dst) = 1, not a multiple of K*n = 0*4"},
+		{newBalancedSampler(mustFamily(t, false, 8, 4), 4, maxRoundDraws), 20, "BalancedSampler.SampleManyTo: len(dst) = 20"},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), c.want) {
+					t.Errorf("len(dst) = %d: recovered %v, want %q", c.n, r, c.want)
+				}
+			}()
+			_ = c.s.SampleManyTo(make([]int, c.n), rand.New(rand.NewPCG(1, 1)))
+		}()
+	}
+}
