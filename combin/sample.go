@@ -201,13 +201,13 @@ func (s *Sampler) SampleManyTo(dst []int, rnd *rand.Rand) error {
 	if size == 0 {
 		return nil
 	}
+	if s.table != nil {
+		s.sampleDense(dst, rnd)
+		return nil
+	}
+	n := s.f.n
 	for q := 0; q < len(dst); q += size {
 		one := dst[q : q+size]
-		if s.table != nil {
-			s.sampleDense(one, rnd)
-			continue
-		}
-		n := s.f.n
 		clear(s.slots)
 		for i := 0; i < s.k; {
 			s.drawSet(one[i*n:(i+1)*n], rnd)
@@ -219,31 +219,41 @@ func (s *Sampler) SampleManyTo(dst []int, rnd *rand.Rand) error {
 	return nil
 }
 
-// sampleDense draws K of the listed sets by a partial Fisher-Yates shuffle
-// of their indices (K calls of rnd.IntN), copies them into dst and restores
-// pick to the identity.
+// sampleDense fills dst, a multiple of K*n long, with draws of K listed
+// sets each: a partial Fisher-Yates shuffle of the set indices (K calls of
+// rnd.IntN) picks them, they are copied, and pick is restored to the
+// identity.
 func (s *Sampler) sampleDense(dst []int, rnd *rand.Rand) {
-	n, T := s.f.n, len(s.pick)
-	pick, swaps := s.pick, s.swaps[:s.k]
-	for i := range swaps {
-		j := i + rnd.IntN(T-i)
-		pick[i], pick[j] = pick[j], pick[i]
-		swaps[i] = j
+	n, k, T := s.f.n, s.k, len(s.pick)
+	pick, swaps, table := s.pick, s.swaps[:k], s.table
+	for ; len(dst) >= k*n; dst = dst[k*n:] {
+		for i := range swaps {
+			j := i + rnd.IntN(T-i)
+			pick[i], pick[j] = pick[j], pick[i]
+			swaps[i] = j
+		}
+		copySets(dst, table, pick[:k], n)
+		for i := k - 1; i >= 0; i-- {
+			j := swaps[i]
+			pick[i], pick[j] = pick[j], pick[i]
+		}
 	}
+}
+
+// copySets copies set g of table into dst for each g of picks, in order
+// (sets of n ints).
+func copySets(dst, table, picks []int, n int) {
 	if n == 4 {
-		// The paper's set size: one 4-int copy per set instead of a
-		// call of copy.
-		for i, g := range pick[:len(swaps)] {
-			*(*[4]int)(dst[i*4:]) = *(*[4]int)(s.table[g*4:])
+		// The paper's set size: four moves per set instead of a call of
+		// copy.
+		for i, g := range picks {
+			src, to := table[g*4:g*4+4], dst[i*4:i*4+4]
+			to[0], to[1], to[2], to[3] = src[0], src[1], src[2], src[3]
 		}
-	} else {
-		for i, g := range pick[:len(swaps)] {
-			copy(dst[i*n:(i+1)*n], s.table[g*n:(g+1)*n])
-		}
+		return
 	}
-	for i := len(swaps) - 1; i >= 0; i-- {
-		j := swaps[i]
-		pick[i], pick[j] = pick[j], pick[i]
+	for i, g := range picks {
+		copy(dst[i*n:(i+1)*n], table[g*n:(g+1)*n])
 	}
 }
 
