@@ -37,7 +37,8 @@
 // second; the float paths answer every size. Arguments out of range give an
 // error naming the argument, its value and the bound. The only panics are
 // for dst slices of the wrong length passed to the dst-first functions
-// ([Family.UnrankTo], [Sampler.SampleTo], [BalancedSampler.SampleTo]).
+// ([Family.UnrankTo], the samplers' SampleTo, and their SampleManyTo, which
+// makes many draws in one call).
 //
 // Random draws come from an injected *rand.Rand of math/rand/v2, through
 // IntN only, so the same generator state gives the same sets on every
