@@ -414,3 +414,20 @@ func TestCheckPlanBalance(t *testing.T) {
 		t.Fatalf("N1 = 5: CheckPlan = %v, want an error naming trace 0", err)
 	}
 }
+
+// TestInRange: inRange, which has no branch on the data, is the plain range
+// check, also at the edges of [0, n) and of int.
+func TestInRange(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 300).Draw(t, "n")
+		x := rapid.OneOf(rapid.IntRange(-2, n+1), rapid.SampledFrom([]int{math.MinInt, math.MaxInt, 0, n - 1, n, -1}))
+		xs := rapid.SliceOfN(x, 0, 13).Draw(t, "xs")
+		want := true
+		for _, v := range xs {
+			want = want && 0 <= v && v < n
+		}
+		if got := inRange(xs, n); got != want {
+			t.Fatalf("inRange(%v, %d) = %v, want %v", xs, n, got, want)
+		}
+	})
+}
