@@ -185,10 +185,7 @@ func (s *BalancedSampler) SampleTo(dst []int, rnd *rand.Rand) error {
 // SampleManyTo panics if len(dst) is not a multiple of K*n (when K*n = 0,
 // if dst is not empty).
 func (s *BalancedSampler) SampleManyTo(dst []int, rnd *rand.Rand) error {
-	size := s.Len()
-	if size == 0 && len(dst) != 0 || size != 0 && len(dst)%size != 0 {
-		panic(fmt.Sprintf("combin: BalancedSampler.SampleManyTo: len(dst) = %d, not a multiple of K*n = %d*%d", len(dst), s.k, s.f.n))
-	}
+	size := checkMany("BalancedSampler.SampleManyTo", len(dst), s.k, s.f.n)
 	if rnd == nil {
 		return errNilRand
 	}

@@ -191,10 +191,7 @@ func (s *Sampler) SampleTo(dst []int, rnd *rand.Rand) error {
 // SampleManyTo panics if len(dst) is not a multiple of K*n (when K*n = 0,
 // if dst is not empty).
 func (s *Sampler) SampleManyTo(dst []int, rnd *rand.Rand) error {
-	size := s.Len()
-	if size == 0 && len(dst) != 0 || size != 0 && len(dst)%size != 0 {
-		panic(fmt.Sprintf("combin: SampleManyTo: len(dst) = %d, not a multiple of K*n = %d*%d", len(dst), s.k, s.f.n))
-	}
+	size := checkMany("SampleManyTo", len(dst), s.k, s.f.n)
 	if rnd == nil {
 		return errNilRand
 	}
@@ -217,6 +214,16 @@ func (s *Sampler) SampleManyTo(dst []int, rnd *rand.Rand) error {
 		}
 	}
 	return nil
+}
+
+// checkMany returns K*n, and panics, naming the method, unless length is a
+// whole number of draws of K sets of n (none when K*n = 0).
+func checkMany(method string, length, K, n int) int {
+	size := K * n
+	if size == 0 && length != 0 || size != 0 && length%size != 0 {
+		panic(fmt.Sprintf("combin: %s: len(dst) = %d, not a multiple of K*n = %d*%d", method, length, K, n))
+	}
+	return size
 }
 
 // sampleDense fills dst, a multiple of K*n long, with draws of K listed
