@@ -247,6 +247,9 @@ func filled(n, v int) []int {
 // of a problem of more than about 100 members (combin.CheckSets' bounded
 // scratch). It panics if dst is nil.
 func ComputeBatch[F constraints.Float](dst *BatchCredit[F], in Batch[F]) error {
+	if dst == nil {
+		panic("advantage: ComputeBatch: dst is nil")
+	}
 	v, err := in.check()
 	if err != nil {
 		var be *BatchError

@@ -358,8 +358,8 @@ func TestSetsChecked(t *testing.T) {
 // error, not a panic.
 func TestBatchPanics(t *testing.T) {
 	in := toBatch[float32](paperSpecs(2, 1))
-	if msg := panicMessage(func() { _ = ComputeBatch(nil, in) }); msg == "" {
-		t.Error("nil dst: no panic")
+	if msg := panicMessage(func() { _ = ComputeBatch(nil, in) }); msg != "advantage: ComputeBatch: dst is nil" {
+		t.Errorf("nil dst: panic %q", msg)
 	}
 	in.Rewards[0] = float32(math.Inf(1))
 	if msg := panicMessage(func() {

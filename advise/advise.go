@@ -314,7 +314,10 @@ func (req Request) checkModel() error {
 		name string
 		val  *big.Rat
 	}{{"correct", r.Correct}, {"found", r.Found}, {"missed", r.Missed}} {
-		if x.val == nil || x.val.Sign() < 0 || x.val.Cmp(big.NewRat(1, 1)) > 0 {
+		if x.val == nil {
+			return fmt.Errorf("advise: reward.%s missing, want a probability in [0, 1]", x.name)
+		}
+		if x.val.Sign() < 0 || x.val.Cmp(big.NewRat(1, 1)) > 0 {
 			return fmt.Errorf("advise: reward.%s = %v not in [0, 1]", x.name, x.val)
 		}
 	}

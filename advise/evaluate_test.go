@@ -97,7 +97,7 @@ func TestEvaluateRejects(t *testing.T) {
 		"count":         {nil, func(r *Request) { r.Count = 7 }, "count 7"},
 		"request order": {nil, func(r *Request) { r.Order = 5 }, "order = "},
 		"lengths":       {nil, func(r *Request) { r.Lengths.Aggregation = 0 }, "lengths"},
-		"correct":       {nil, func(r *Request) { r.Reward.Correct = nil }, "reward.correct = <nil>"},
+		"correct":       {nil, func(r *Request) { r.Reward.Correct = nil }, "reward.correct missing"},
 		"no signal":     {nil, func(r *Request) { r.Reward.Found = r.Reward.Missed }, "no search signal"},
 		"needs rule":    {nil, func(r *Request) { r.Reward.Needs = 2 }, "reward.needs = 2 under rule find-one"},
 	} {
