@@ -38,7 +38,6 @@ type Planner struct {
 	c     Config
 	shape planShape
 	s     interface {
-		SampleTo(dst []int, rnd *rand.Rand) error
 		SampleManyTo(dst []int, rnd *rand.Rand) error
 	} // a *combin.Sampler (Uniform) or *combin.BalancedSampler
 }
@@ -149,7 +148,7 @@ func (p *Planner) draw(dst []int, rnd *rand.Rand) error {
 	size, n := p.c.PlanSize(), p.c.SetSize
 	for q := 0; q < len(dst); q += size {
 		one := dst[q : q+size]
-		if err := p.s.SampleTo(one, rnd); err != nil {
+		if err := p.s.SampleManyTo(one, rnd); err != nil {
 			return err // unreachable: rnd is not nil and one has K*n entries
 		}
 		for i := 0; i < size; i += n {
