@@ -27,13 +27,15 @@ func benchStep(b *testing.B, problems int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rnd := rand.New(rand.NewPCG(1, 2))
+	ks := keys(problems)
+	step := uint64(0)
 	var dst BatchCredit
 	if err := c.CreditBatch(&dst, in); err != nil { // grow dst once, as a trainer's first step does
 		b.Fatal(err)
 	}
 	cpubench.Loop(b, func() {
-		if err := pl.PlanTo(&in, problems, rnd); err != nil {
+		step++
+		if err := pl.PlanTo(in.Plans, 1, step, ks); err != nil {
 			b.Fatal(err)
 		}
 		if err := c.CreditBatch(&dst, in); err != nil {
@@ -86,7 +88,7 @@ func BenchmarkStep(b *testing.B) {
 // BenchmarkStepParts splits the batch of 256 into its parts: planning
 // (Planner.PlanTo), credit of planned sets (CreditBatch, whose kernel
 // advantage.ComputeBatch is measured by ./advantage's benchmarks), and
-// credit of the same sets from outside, which CreditBatch checks.
+// credit of the same sets from outside, which Config.CheckPlans checked.
 func BenchmarkStepParts(b *testing.B) {
 	c := benchConfig()
 	in := paperBatch(c, 256, 9)
@@ -95,10 +97,12 @@ func BenchmarkStepParts(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rnd := rand.New(rand.NewPCG(1, 2))
-		var plans Batch
+		ks := keys(256)
+		step := uint64(0)
+		var plans Plans
 		cpubench.Loop(b, func() {
-			if err := pl.PlanTo(&plans, 256, rnd); err != nil {
+			step++
+			if err := pl.PlanTo(&plans, 1, step, ks); err != nil {
 				b.Fatal(err)
 			}
 		})
@@ -108,7 +112,7 @@ func BenchmarkStepParts(b *testing.B) {
 		in := in
 		if outside {
 			name += "-outside-sets"
-			in.Sets = slices.Clone(in.Sets)
+			in.Plans = checked(c, in.Plans.AppendMembers(nil))
 		}
 		b.Run(name, func(b *testing.B) {
 			var dst BatchCredit

@@ -83,11 +83,14 @@ const (
 	// same members in the same order (ordered tuples).
 	Tuples
 	// Unchecked: the caller vouches that every problem's sets pass
-	// combin.CheckSets (as a sampler's draws do), and they are not checked
-	// again; everything else still is. Sets that do not pass give
-	// meaningless credit or a panic (an index out of range), never memory
-	// corruption. The root package uses it only for plans that the
-	// library itself drew or checked.
+	// combin.CheckSets (as a sampler's draws do) and every scored reward
+	// is finite with magnitude at most 2*MaxAbsReward (as a checked reward
+	// plus a length penalty of at most lengthgate.MaxFactor is), and
+	// neither is checked again; the layout and the counts still are.
+	// Input that does not pass gives meaningless credit or a panic (an
+	// index out of range), never memory corruption. The root package uses
+	// it only for plans that the library itself drew or checked, and for
+	// rewards it checked.
 	Unchecked
 )
 
@@ -346,6 +349,9 @@ func (in Batch[F]) check() (v checked, err error) {
 	}
 	rewardsOK, exactSums := scanRewards(in.Rewards, in.Unscorable)
 	v.exactSums = exactSums
+	if in.Check == Unchecked {
+		rewardsOK = true // vouched for by the caller
+	}
 	// When every set has the same size and count and the sets fill
 	// Members and Rewards exactly, a problem of K sets has K*size members
 	// and K*count rewards, within the slices: no sums are needed.
@@ -414,6 +420,30 @@ func (in Batch[F]) check() (v checked, err error) {
 		return v, &BatchError{Problems: bad}
 	}
 	return v, nil
+}
+
+// CheckRewards returns the position of the first scored reward of rewards
+// (those not marked in unscorable, which is nil or parallel to rewards)
+// that is NaN, infinite or larger in magnitude than [MaxAbsReward], with
+// its reason, ErrNotFinite or ErrTooLarge; or -1 and nil when every scored
+// reward is good. It is the check ComputeBatch makes; a caller that
+// reports bad rewards in its own terms calls it.
+func CheckRewards[F constraints.Float](rewards []F, unscorable []bool) (int, error) {
+	if unscorable != nil && len(unscorable) != len(rewards) {
+		panic(fmt.Sprintf("advantage: CheckRewards: len(unscorable) = %d, want len(rewards) = %d", len(unscorable), len(rewards)))
+	}
+	if rewardsValid(rewards, unscorable) {
+		return -1, nil
+	}
+	for j, x := range rewards {
+		if unscorable != nil && unscorable[j] {
+			continue
+		}
+		if err := checkReward(float64(x)); err != nil {
+			return j, err
+		}
+	}
+	return -1, nil // unreachable: rewardsValid found a bad reward
 }
 
 // sumError returns the error of the first of problem p's sizes (or

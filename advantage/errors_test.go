@@ -327,9 +327,10 @@ func TestUnscorable(t *testing.T) {
 	})
 }
 
-// TestSetsChecked: with Check = Unchecked the sets are not checked (two
-// identical sets are credited as given), everything else still is, and
-// a member out of range is a panic, never a write out of place.
+// TestSetsChecked: with Check = Unchecked the sets and rewards are not
+// checked (two identical sets are credited as given, and so is a reward
+// beyond MaxAbsReward), the layout and counts still are, and a member out
+// of range is a panic, never a write out of place.
 func TestSetsChecked(t *testing.T) {
 	in := toBatch[float64]([]spec{{Traces: 3, Sets: [][]int{{0, 1}, {1, 0}}, Rewards: [][]float64{{1}, {0}}}})
 	in.Check = Unchecked
@@ -337,9 +338,9 @@ func TestSetsChecked(t *testing.T) {
 	if err := ComputeBatch(&dst, in); err != nil {
 		t.Fatalf("SetsChecked: %v", err)
 	}
-	in.Rewards[0] = math.NaN()
-	if err := ComputeBatch(&dst, in); !errors.Is(err, ErrNotFinite) {
-		t.Errorf("SetsChecked, NaN reward: error %v, want ErrNotFinite", err)
+	in.Rewards[0] = -2 * MaxAbsReward
+	if err := ComputeBatch(&dst, in); err != nil || dst.SetScores[0] != -2*MaxAbsReward {
+		t.Errorf("Unchecked, reward -2 MaxAbsReward: error %v, set score %v; want it credited", err, dst.SetScores[0])
 	}
 	in.Rewards[0] = 1
 	in.RewardCounts[0], in.RewardCounts[1] = 0, 2

@@ -96,17 +96,34 @@ type Gate struct {
 // Boundary is GateAtTarget or KeepAtTarget.
 func (g Gate) Validate() error { return g.validate("") }
 
-// validate is Validate with the gate's role (e.g. "search gate: ") in the
-// message.
+// validate is Validate with the gate's field in Gates (e.g. "Search.") in
+// front of the field names.
 func (g Gate) validate(role string) error {
 	if g.Target < 0 {
-		return fmt.Errorf("lengthgate: %sTarget = %d < 0 (0 disables the gate)", role, g.Target)
+		return &FieldError{Field: role + "Target", Value: float64(g.Target), Err: fmt.Errorf("%d < 0 (0 disables the gate)", g.Target)}
 	}
 	if g.Boundary != GateAtTarget && g.Boundary != KeepAtTarget {
-		return fmt.Errorf("lengthgate: %sBoundary = %d is neither GateAtTarget nor KeepAtTarget", role, int(g.Boundary))
+		return &FieldError{Field: role + "Boundary", Value: float64(g.Boundary), Err: fmt.Errorf("%d is neither GateAtTarget nor KeepAtTarget", int(g.Boundary))}
 	}
 	return nil
 }
+
+// A FieldError reports an invalid field of a [Gate], [Gates] or
+// [SoftOverlong]: Validate's error, recovered with errors.As, so that a
+// caller can say which of its own fields holds it.
+type FieldError struct {
+	// Field is the field within the value validated: "Target",
+	// "Search.Target", "Factor", ...
+	Field string
+	// Value is the field's value.
+	Value float64
+	// Err says what is wrong, starting with the value.
+	Err error
+}
+
+func (e *FieldError) Error() string { return "lengthgate: " + e.Field + " = " + e.Err.Error() }
+
+func (e *FieldError) Unwrap() error { return e.Err }
 
 // Enabled reports whether g changes anything, that is whether Target > 0.
 func (g Gate) Enabled() bool { return g.Target > 0 }
@@ -309,10 +326,10 @@ func Shared(g Gate) Gates { return Gates{Search: g, Aggregation: g} }
 
 // Validate reports whether both gates are valid; the error names the role.
 func (gs Gates) Validate() error {
-	if err := gs.Search.validate("search gate: "); err != nil {
+	if err := gs.Search.validate("Search."); err != nil {
 		return err
 	}
-	return gs.Aggregation.validate("aggregation gate: ")
+	return gs.Aggregation.validate("Aggregation.")
 }
 
 // GatesReport holds one [Report] per role.
