@@ -167,3 +167,27 @@ func TestHugeSizesErrorOrAnswer(t *testing.T) {
 		}
 	})
 }
+
+// TestMonteCarloWorkersBounded: Run started one goroutine per chunk up to
+// Workers, each with its own scratch and statistics, so Workers = 2^20
+// with R = 2^30 exhausted memory before the first replicate. It now starts
+// at most GOMAXPROCS, so Workers = 2^20 allocates what the default does.
+func TestMonteCarloWorkersBounded(t *testing.T) {
+	mc := MonteCarlo{Family: family(t, false, 2, 1), K: 1,
+		Policy: must(NewCategorical(rats("1/2", "1/2"))), Objective: must(CoverTable(2, 1, 1))}
+	R := 16 * MonteCarloChunk
+	var res, huge MonteCarloResult
+	var err, errHuge error
+	base := spiraltest.Allocated(func() { res, err = mc.Run(R, 7) })
+	mc.Workers = 1 << 20
+	many := spiraltest.Allocated(func() { huge, errHuge = mc.Run(R, 7) })
+	if err != nil || errHuge != nil {
+		t.Fatal(err, errHuge)
+	}
+	if many > 2*base {
+		t.Errorf("Run with Workers = 2^20 allocated %d bytes, the default %d", many, base)
+	}
+	if res.Mean[0] != huge.Mean[0] || res.Variance[1] != huge.Variance[1] {
+		t.Errorf("Workers = 2^20 changed the result: %v, want %v", huge.Mean, res.Mean)
+	}
+}
