@@ -1,6 +1,7 @@
 package eval_test
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -213,4 +214,45 @@ func FuzzPassAtK(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMajorityTooManyAnswers: a majority vote over 2^25 distinct answers
+// took 7.1 GB, and ExpectedMajority tallied every answer before refusing.
+// More than MaxAnswers = 2^20 answers are refused before any work, naming
+// answers and the cap, and an accepted vote allocates a bounded number of
+// bytes per distinct answer.
+func TestMajorityTooManyAnswers(t *testing.T) {
+	over := make([]struct{}, eval.MaxAnswers+1) // no memory: every answer the same value
+	small := make([]int8, eval.MaxAnswers+1)
+	none := func(a, b struct{}) int { return 0 }
+	for _, rule := range tieRules {
+		var err error
+		calls := map[string]func(){
+			"MajorityVoteFunc": func() {
+				_, err = eval.MajorityVoteFunc(over, rule, none, rand.New(rand.NewPCG(1, 2)))
+			},
+			"MajorityVote": func() { _, err = eval.MajorityVote(small, rule, rand.New(rand.NewPCG(1, 2))) },
+			"ExpectedMajorityFunc": func() {
+				_, err = eval.ExpectedMajorityFunc(over, struct{}{}, 1, rule, none)
+			},
+			"ExpectedMajority": func() { _, err = eval.ExpectedMajority(small, 0, 3, rule) },
+		}
+		for name, call := range calls {
+			if b := spiraltest.Allocated(call); b > errorBudget {
+				t.Errorf("%v: %s(2^20+1 answers) allocated %d bytes", rule, name, b)
+			}
+			wantCostError(t, fmt.Sprintf("%v: %s(2^20+1 answers)", rule, name), err, "answers",
+				"len(answers) = 1048577 > MaxAnswers = 1048576")
+		}
+	}
+	distinct := make([]int, 1<<16)
+	for i := range distinct {
+		distinct[i] = i
+	}
+	for _, rule := range tieRules {
+		b := spiraltest.Allocated(func() { eval.MajorityVoteFunc(distinct, rule, cmp.Compare[int], rand.New(rand.NewPCG(1, 2))) })
+		if b > 128*uint64(len(distinct)) {
+			t.Errorf("%v: MajorityVote(2^16 distinct answers) allocated %d bytes, %d a distinct answer, want at most 128", rule, b, b/uint64(len(distinct)))
+		}
+	}
 }
