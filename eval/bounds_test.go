@@ -7,9 +7,6 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -163,39 +160,11 @@ func TestHugeSizesErrorOrAnswer(t *testing.T) {
 	})
 }
 
-// TestNoFusedMultiplyAdd compiles the package for the architectures whose
-// compilers fuse a multiply and an add into one instruction (arm64,
-// ppc64le, s390x, riscv64, loong64) and checks that none does in this
-// package: every product that feeds a sum is rounded by an explicit
-// float64 conversion, so the curves and expectations have the same bits on
-// every architecture. It runs the go command, so only with SPIRAL_LONG=1.
-func TestNoFusedMultiplyAdd(t *testing.T) {
-	if !spiraltest.Long() {
-		t.Skip("compiles the package for five architectures: set SPIRAL_LONG=1")
-	}
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go command: %v", err)
-	}
-	fused := regexp.MustCompile(`\bFN?M(ADD|SUB)[DS]?\b`)
-	mul := regexp.MustCompile(`\bF?MUL[DS]?\b`)
-	for _, arch := range []string{"arm64", "ppc64le", "s390x", "riscv64", "loong64"} {
-		cmd := exec.Command(goCmd, "build", "-gcflags=spiral/eval=-S", "-o", os.DevNull, ".")
-		cmd.Env = append(os.Environ(), "GOARCH="+arch, "GOOS=linux", "CGO_ENABLED=0")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("GOARCH=%s: %v\n%s", arch, err, out)
-		}
-		if !mul.Match(out) {
-			t.Fatalf("GOARCH=%s: no floating-point multiply in the listing: the check has nothing to look at", arch)
-		}
-		for _, line := range strings.Split(string(out), "\n") {
-			if fused.MatchString(line) {
-				t.Errorf("GOARCH=%s: fused multiply-add: %s", arch, strings.TrimSpace(line))
-			}
-		}
-	}
-}
+// TestNoFusedMultiplyAdd: no architecture's compiler fuses a multiply and
+// an add in this package: every product that feeds a sum is rounded by an
+// explicit float64 conversion, so the curves and expectations have the
+// same bits on every architecture (see spiraltest.NoFusedMultiplyAdd).
+func TestNoFusedMultiplyAdd(t *testing.T) { spiraltest.NoFusedMultiplyAdd(t, "spiral/eval") }
 
 // FuzzPassAtK calls PassAtK, PassAtKRat and PassAtKCurve with any sizes:
 // each gives an *ArgError or an answer in [0, 1]; PassAtK agrees with the
