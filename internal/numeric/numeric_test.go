@@ -21,7 +21,6 @@ func float(t *rapid.T, label string) float64 {
 	).Draw(t, label)
 }
 
-
 // ratOf returns x exactly.
 func ratOf(x float64) *big.Rat { return new(big.Rat).SetFloat64(x) }
 
