@@ -37,7 +37,7 @@ func Example() {
 	}
 	in.SearchLengths = make([]int, len(problems)*c.SearchTraces)
 	in.AggregationLengths = make([]int, len(in.Rewards))
-	in.SearchLengths[5] = 5000 // over the target: a positive advantage is gated
+	in.SearchLengths[0] = 5000 // over the target: a positive advantage is gated
 	if err := c.CreditBatch(&out, in); err != nil {
 		panic(err)
 	}
@@ -52,9 +52,9 @@ func Example() {
 	fmt.Printf("search gate: %+v\n", out.Gates.Search)
 	fmt.Printf("scale the search loss by %.4f and the aggregation loss by %.4f\n", w.SearchMultiplier, w.AggregationMultiplier)
 	// Output:
-	// problem 0: sets [[0 2 3 5] [0 2 3 7] [0 1 2 6] [0 3 4 6]], search [0 -0.25 0 0.0833 0 0 -0.125 0], no signal false
-	// problem 1: sets [[1 3 4 5] [0 1 5 7] [0 1 2 4] [2 3 4 5]], search [0 0 0 0 0 0 0 0], no signal true
-	// search gate: {Outputs:16 Positive:2 AtTarget:0 Gated:1 MassRemoved:0.25}
+	// problem 0: sets [[0 2 3 5] [1 3 5 7] [2 3 5 7] [0 1 4 7]], search [0 0 0 0 0 0 0 -0.0833], no signal false
+	// problem 1: sets [[1 3 4 5] [0 1 5 6] [1 4 6 7] [2 4 5 6]], search [0 0 0 0 0 0 0 0], no signal true
+	// search gate: {Outputs:16 Positive:1 AtTarget:0 Gated:1 MassRemoved:0.125}
 	// scale the search loss by 1.1289 and the aggregation loss by 0.0833
 }
 
@@ -73,9 +73,9 @@ func ExampleConfig_Plan() {
 	}
 	// Output:
 	// aggregation prompt 0 reads search traces [0 1 2 5]
-	// aggregation prompt 1 reads search traces [0 2 5 6]
-	// aggregation prompt 2 reads search traces [2 3 6 7]
-	// aggregation prompt 3 reads search traces [1 2 6 7]
+	// aggregation prompt 1 reads search traces [2 3 4 7]
+	// aggregation prompt 2 reads search traces [1 2 5 7]
+	// aggregation prompt 3 reads search traces [0 1 4 7]
 }
 
 // The worked example of docs/method.md#worked-example: set scores (0.75,
@@ -172,5 +172,5 @@ func ExampleConfig_M() {
 	// Output:
 	// uniform  M = 1365/1541, search multiplier 1.1289
 	// balanced M = 1, search multiplier 1.0000
-	// a balanced plan: [[0 1 2 4] [3 5 6 7] [0 1 4 5] [2 3 6 7]]
+	// a balanced plan: [[0 1 2 4] [3 5 6 7] [0 1 3 4] [2 5 6 7]]
 }

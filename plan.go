@@ -94,10 +94,9 @@ type Planner struct {
 	c     Config
 	shape planShape
 	s     interface {
-		SampleTo(dst []int, rnd *rand.Rand) error
+		DrawTo(dst []int, src rand.Source)
 	} // a *combin.Sampler (Uniform) or *combin.BalancedSampler
-	src rand.PCG   // the stream of the problem being planned
-	rnd *rand.Rand // reads src
+	src rand.PCG // the stream of the problem being planned
 }
 
 // planShape is what a plan's validity depends on: two configs with the same
@@ -127,7 +126,6 @@ func (c Config) NewPlanner() (*Planner, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.rnd = rand.New(&p.src)
 	return p, nil
 }
 
@@ -155,12 +153,13 @@ func (p *Planner) Plan(seed, step, key uint64) (Plan, error) {
 // own shards gets the plans one process planning every problem gets, and
 // dynamic sampling that replaces some problems leaves the plans of the
 // others unchanged. Each problem's plan is drawn from its own PCG
-// generator (math/rand/v2), seeded by [StreamSeed](seed, step, key): K
-// distinct sets, uniform over all K-subsets of the family (every ordered
-// sequence of K distinct sets equally likely) under the Uniform design,
-// a balanced design drawn by [combin.BalancedSampler] under the Balanced
-// design; under Shuffled, each set is then put in a uniformly random order,
-// set after set.
+// generator (math/rand/v2's rand.PCG), seeded by [StreamSeed](seed, step,
+// key), by the sampler's DrawTo: K distinct sets, uniform over all
+// K-subsets of the family (every ordered sequence of K distinct sets
+// equally likely) under the Uniform design ([combin.Sampler.DrawTo]), a
+// balanced design under the Balanced design
+// ([combin.BalancedSampler.DrawTo]); under Shuffled, each set is then put
+// in a uniformly random order by [combin.Shuffle], set after set.
 //
 // It returns an error, and leaves dst unchanged, if the batch would hold
 // more than combin.MaxSize members (len(keys)*K*n), before allocating.
@@ -177,13 +176,10 @@ func (p *Planner) PlanTo(dst *Plans, seed, step uint64, keys []uint64) error {
 	for q, key := range keys {
 		one := dst.members[q*size : (q+1)*size]
 		p.src.Seed(StreamSeed(seed, step, key))
-		if err := p.s.SampleTo(one, p.rnd); err != nil {
-			panic(fmt.Sprintf("spiral: PlanTo: %v", err)) // unreachable: rnd is not nil and one has K*n entries
-		}
+		p.s.DrawTo(one, &p.src)
 		if p.c.Order == combin.Shuffled {
 			for i := 0; i < size; i += n {
-				set := one[i : i+n]
-				p.rnd.Shuffle(n, func(a, b int) { set[a], set[b] = set[b], set[a] })
+				combin.Shuffle(one[i:i+n], &p.src)
 			}
 		}
 	}
