@@ -8,6 +8,7 @@ import "C"
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"spiral/advantage"
 )
@@ -56,14 +57,16 @@ func spiral_group_preset(name *C.char, n C.int64_t, buf *C.char, capacity C.int6
 // spiral_group computes group-relative advantages with
 // advantage.GroupRelative: options is an advantage.GroupOptions in JSON
 // (scale, epsilon, bessel, leave_one_out, nan_unscorable), rewards F32 or
-// F64, ids I32 or I64 (the group of each row), dst the advantages (F32 or
-// F64, one per row). The report's lists (singletons, zero_variance,
+// F64, ids I32 or I64 (the group of each row), unscorable BOOL or ABSENT
+// (rows that could not be scored: given to GroupRelative as NaN rewards
+// under NaNUnscorable, the library's mark of such a row), dst the
+// advantages (F32 or F64, one per row). The report's lists (singletons, zero_variance,
 // unscored: the ids of those groups, in the order of their first row) are
 // written to the three arrays when they are given, each long enough for
 // every group; report receives their lengths.
 //
 //export spiral_group
-func spiral_group(options *C.char, n C.int64_t, rewards, ids, dst *C.spiral_array, report *C.spiral_group_report, singletons, zeroVariance, unscored *C.spiral_array) (ret C.spiral_handle) {
+func spiral_group(options *C.char, n C.int64_t, rewards, ids, unscorable, dst *C.spiral_array, report *C.spiral_group_report, singletons, zeroVariance, unscored *C.spiral_array) (ret C.spiral_handle) {
 	defer guard(&ret)
 	b, err := goBytes(options, n)
 	if err != nil {
@@ -83,6 +86,20 @@ func spiral_group(options *C.char, n C.int64_t, rewards, ids, dst *C.spiral_arra
 	idv, err := readInts(nil, ids, "ids", false)
 	if err != nil {
 		return fail(err)
+	}
+	un, err := readBools(nil, unscorable, "unscorable", true)
+	if err != nil {
+		return fail(err)
+	}
+	if un != nil && len(un) != len(r) {
+		return fail(&advantage.InputError{Field: "unscorable", Problem: -1, Set: -1, Output: -1,
+			Err: fmt.Errorf("len(unscorable) = %d, want len(rewards) = %d", len(un), len(r))})
+	}
+	for i, u := range un {
+		if u {
+			r[i] = math.NaN()
+			opt.NaNUnscorable = true
+		}
 	}
 	if err := checkOutputs(output{dst, "advantages", len(r), 'f'}); err != nil {
 		return fail(err)

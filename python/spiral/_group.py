@@ -87,7 +87,12 @@ class GroupReport:
 
 
 def group_advantages(
-    rewards: Any, ids: Any, options: Optional[GroupOptions] = None, *, preset: Optional[str] = None
+    rewards: Any,
+    ids: Any,
+    options: Optional[GroupOptions] = None,
+    *,
+    preset: Optional[str] = None,
+    unscorable: Any = None,
 ) -> tuple[np.ndarray, GroupReport]:
     """Group-relative advantages in verl's layout (Go's advantage.GroupRelative).
 
@@ -106,6 +111,9 @@ def group_advantages(
         The formula; the default is Dr. GRPO's.
     preset : str, optional
         A trainer's convention instead of ``options``, one of ``PRESETS``.
+    unscorable : array_like of bool, shape (R,), optional
+        Rows that could not be scored: left out of their group's mean and
+        standard deviation, advantage 0 (their reward is not read).
 
     Returns
     -------
@@ -129,15 +137,16 @@ def group_advantages(
     if options is None:
         options = GroupOptions()
     r = _native.floats(rewards, "rewards").reshape(-1)
+    un = None if unscorable is None else _native.bools(unscorable, "unscorable").reshape(-1)
     ids_in = _native._to_numpy(ids)
-    a = np.asarray(ids_in)
-    if a.dtype.kind in "iu" and a.dtype.itemsize <= 8 and not (a.dtype == np.uint64):
-        codes = np.ascontiguousarray(a.reshape(-1), dtype=np.int64)
-        decode = None
+    decode: Optional[list] = None
+    if isinstance(ids_in, np.ndarray) and ids_in.dtype.kind == "i":
+        codes = _native.ints(ids_in.reshape(-1), "ids")
     else:
-        # Any hashable ids: number them in order of first appearance.
+        # Any hashable ids (strings, Python ints, ...): numbered in order of
+        # first appearance, and given back as they came.
+        flat: Sequence = ids_in.reshape(-1).tolist() if isinstance(ids_in, np.ndarray) else list(ids_in)
         seen: dict = {}
-        flat: Sequence = a.reshape(-1).tolist() if isinstance(a, np.ndarray) and a.dtype != object else list(ids_in)
         codes = np.fromiter((seen.setdefault(x, len(seen)) for x in flat), dtype=np.int64, count=len(flat))
         decode = list(seen)
     out = np.empty(r.shape, r.dtype)
@@ -146,10 +155,12 @@ def group_advantages(
     rep = _native._GroupReport()
     text = json.dumps(asdict(options)).encode()
     d = _native.descriptor
-    arrs = [d(r), d(codes), d(out), d(lists[0]), d(lists[1]), d(lists[2])]
-    descs = (_native._Array * 6)(*[_native._Array(*x) for x in arrs])
-    ptr = [ctypes.addressof(descs) + i * ctypes.sizeof(_native._Array) for i in range(6)]
-    _native.check(_lib.spiral_group(text, len(text), ptr[0], ptr[1], ptr[2], ctypes.addressof(rep), ptr[3], ptr[4], ptr[5]))
+    arrs = [d(r), d(codes), d(un), d(out), d(lists[0]), d(lists[1]), d(lists[2])]
+    descs = (_native._Array * 7)(*[_native._Array(*x) for x in arrs])
+    ptr = [ctypes.addressof(descs) + i * ctypes.sizeof(_native._Array) for i in range(7)]
+    _native.check(
+        _lib.spiral_group(text, len(text), ptr[0], ptr[1], ptr[2], ptr[3], ctypes.addressof(rep), ptr[4], ptr[5], ptr[6])
+    )
 
     def ids_of(row: np.ndarray, count: int) -> list:
         got = row[:count].tolist()
