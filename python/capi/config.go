@@ -27,8 +27,10 @@ type configState struct {
 // caller's arrays and the results, reused from call to call.
 type worker struct {
 	planner *spiral.Planner
-	batch   spiral.Batch
-	credit  spiral.BatchCredit
+	plans   spiral.Batch // what the planner draws into; never credited, so
+	// that sets copied from the caller are never taken for drawn ones
+	batch  spiral.Batch // the caller's batch, copied
+	credit spiral.BatchCredit
 }
 
 func (s *configState) get() *worker {

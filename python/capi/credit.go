@@ -39,10 +39,10 @@ func spiral_plan(cfg C.spiral_handle, seed, step C.uint64_t, problems C.int64_t,
 			return fail(err)
 		}
 	}
-	if err := w.planner.PlanTo(&w.batch, int(problems), rand.New(rand.NewPCG(uint64(seed), uint64(step)))); err != nil {
+	if err := w.planner.PlanTo(&w.plans, int(problems), rand.New(rand.NewPCG(uint64(seed), uint64(step)))); err != nil {
 		return fail(err)
 	}
-	writeInts(out, w.batch.Sets)
+	writeInts(out, w.plans.Sets)
 	return 0
 }
 
