@@ -69,6 +69,10 @@ func readInts(dst []int, a *C.spiral_array, name string, optional bool) ([]int, 
 	n := int(a.len)
 	dst = grow(dst, n)
 	if a.dtype == C.SPIRAL_I64 {
+		if intIs64 {
+			copy(dst, unsafe.Slice((*int)(a.data), n)) // one memmove
+			return dst, nil
+		}
 		src := unsafe.Slice((*int64)(a.data), n)
 		for i, x := range src {
 			dst[i] = int(x)
@@ -169,6 +173,10 @@ func writeFloats(a *C.spiral_array, src []float64) {
 func writeInts(a *C.spiral_array, src []int) {
 	switch a.dtype {
 	case C.SPIRAL_I64:
+		if intIs64 {
+			copy(unsafe.Slice((*int)(a.data), len(src)), src)
+			return
+		}
 		dst := unsafe.Slice((*int64)(a.data), len(src))
 		for i, x := range src {
 			dst[i] = int64(x)
@@ -181,20 +189,18 @@ func writeInts(a *C.spiral_array, src []int) {
 	}
 }
 
-// writeBools writes src to a checked output a.
+// writeBools writes src to a checked output a: a Go bool is one byte, 0
+// or 1.
 func writeBools(a *C.spiral_array, src []bool) {
 	if a.dtype != C.SPIRAL_BOOL {
 		return
 	}
-	dst := unsafe.Slice((*byte)(a.data), len(src))
-	for i, x := range src {
-		var b byte
-		if x {
-			b = 1
-		}
-		dst[i] = b
-	}
+	copy(unsafe.Slice((*bool)(a.data), len(src)), src)
 }
+
+// intIs64 reports whether int is int64, whose arrays are copied with one
+// memmove.
+const intIs64 = unsafe.Sizeof(int(0)) == 8
 
 // grow returns s with length n, reusing its array when it is large enough.
 func grow[T any](s []T, n int) []T {

@@ -205,6 +205,7 @@ class Config:
         h = ctypes.c_size_t()
         _native.check(_lib.spiral_config_new(text, len(text), ctypes.byref(h)))
         object.__setattr__(self, "_handle", _Handle(h.value))
+        object.__setattr__(self, "_plan_size", self.sets * self.set_size)
 
     @classmethod
     def paper(cls) -> "Config":

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -18,8 +17,7 @@ if TYPE_CHECKING:
 _lib = _native.lib
 
 
-@dataclass(frozen=True)
-class GateReport:
+class GateReport(NamedTuple):
     """What one length gate did to a batch (Go's lengthgate.Report).
 
     Attributes
@@ -43,8 +41,7 @@ class GateReport:
     mass_removed: float = 0.0
 
 
-@dataclass(frozen=True)
-class OverlongReport:
+class OverlongReport(NamedTuple):
     """What the soft overlong punishment did to a batch (Go's lengthgate.PenaltyReport).
 
     Attributes
@@ -65,7 +62,6 @@ class OverlongReport:
     total: float = 0.0
 
 
-@dataclass
 class Credit:
     """SPIRAL's credit for a batch (Go's spiral.BatchCredit), as numpy arrays.
 
@@ -100,18 +96,54 @@ class Credit:
         What ``Config.overlong`` did.
     """
 
-    search: np.ndarray
-    aggregation: np.ndarray
-    set_scores: np.ndarray
-    set_advantages: np.ndarray
-    appearances: np.ndarray
-    scored_outputs: np.ndarray
-    no_signal: np.ndarray
-    out_of_range: np.ndarray
-    rejected: np.ndarray
-    search_gate: GateReport = GateReport()
-    aggregation_gate: GateReport = GateReport()
-    overlong: OverlongReport = OverlongReport()
+    __slots__ = (
+        "search",
+        "aggregation",
+        "set_scores",
+        "set_advantages",
+        "appearances",
+        "scored_outputs",
+        "no_signal",
+        "out_of_range",
+        "rejected",
+        "search_gate",
+        "aggregation_gate",
+        "overlong",
+    )
+
+    def __init__(
+        self,
+        search: np.ndarray,
+        aggregation: np.ndarray,
+        set_scores: np.ndarray,
+        set_advantages: np.ndarray,
+        appearances: np.ndarray,
+        scored_outputs: np.ndarray,
+        no_signal: np.ndarray,
+        out_of_range: np.ndarray,
+        rejected: np.ndarray,
+        search_gate: GateReport = GateReport(),
+        aggregation_gate: GateReport = GateReport(),
+        overlong: OverlongReport = OverlongReport(),
+    ) -> None:
+        self.search = search
+        self.aggregation = aggregation
+        self.set_scores = set_scores
+        self.set_advantages = set_advantages
+        self.appearances = appearances
+        self.scored_outputs = scored_outputs
+        self.no_signal = no_signal
+        self.out_of_range = out_of_range
+        self.rejected = rejected
+        self.search_gate = search_gate
+        self.aggregation_gate = aggregation_gate
+        self.overlong = overlong
+
+    def __repr__(self) -> str:
+        return (
+            f"Credit(problems={self.problems}, skip={int(self.skip.sum())}, "
+            f"search_gate={self.search_gate}, aggregation_gate={self.aggregation_gate}, overlong={self.overlong})"
+        )
 
     @property
     def problems(self) -> int:
@@ -125,15 +157,6 @@ class Credit:
 
 
 _local = threading.local()
-
-
-def _report() -> Any:
-    r = getattr(_local, "report", None)
-    if r is None:
-        r = _native._CreditReport()
-        _local.report = r
-        _local.report_addr = ctypes.addressof(r)
-    return r
 
 
 def plan(cfg: "Config", seed: int, step: int, problems: int, dtype: Any = np.int64) -> np.ndarray:
@@ -159,15 +182,16 @@ def credit_batch(
     aggregation_lengths: Any = None,
 ) -> Credit:
     """Compute the credit of a batch; see ``Config.credit_batch``."""
-    s = _native.ints(sets, "sets")
+    ints, desc = _native.ints, _native.descriptor
+    s = ints(sets, "sets")
     r = _native.floats(rewards, "rewards")
-    rc = None if reward_counts is None else _native.ints(reward_counts, "reward_counts")
+    rc = None if reward_counts is None else ints(reward_counts, "reward_counts")
     un = None if unscorable is None else _native.bools(unscorable, "unscorable")
-    sl = None if search_lengths is None else _native.ints(search_lengths, "search_lengths")
-    al = None if aggregation_lengths is None else _native.ints(aggregation_lengths, "aggregation_lengths")
+    sl = None if search_lengths is None else ints(search_lengths, "search_lengths")
+    al = None if aggregation_lengths is None else ints(aggregation_lengths, "aggregation_lengths")
 
-    p = s.size // cfg.plan_size
-    n1, k = cfg.search_traces, cfg.sets
+    n1, k, size = cfg.search_traces, cfg.sets, cfg._plan_size
+    p = s.size // size
     ft = r.dtype
     search = np.empty((p, n1), ft)
     aggregation = np.empty(r.shape, ft)
@@ -177,16 +201,20 @@ def credit_batch(
     scored = np.empty((p, k), np.int64)
     flags = np.empty((3, p), np.bool_)
 
-    d = _native.descriptor
-    buf = _native.scratch(45)
+    loc = _local
+    try:
+        buf, rep, rep_addr = loc.buf, loc.report, loc.report_addr
+    except AttributeError:
+        buf = loc.buf = (ctypes.c_int64 * 45)()
+        rep = loc.report = _native._CreditReport()
+        rep_addr = loc.report_addr = ctypes.addressof(rep)
     buf[0:45] = (
-        *d(s), *d(r), *d(rc), *d(un), *d(sl), *d(al),
-        *d(search), *d(aggregation), *d(set_scores), *d(set_advantages),
-        *d(appearances), *d(scored), *d(flags[0]), *d(flags[1]), *d(flags[2]),
+        *desc(s), *desc(r), *desc(rc), *desc(un), *desc(sl), *desc(al),
+        *desc(search), *desc(aggregation), *desc(set_scores), *desc(set_advantages),
+        *desc(appearances), *desc(scored), *desc(flags[0]), *desc(flags[1]), *desc(flags[2]),
     )  # fmt: skip
-    rep = _report()
     base = ctypes.addressof(buf)
-    h = _lib.spiral_credit_batch(cfg._handle.value, base, base + 18 * 8, _local.report_addr)
+    h = _lib.spiral_credit_batch(cfg._handle.value, base, base + 18 * 8, rep_addr)
     err = _native.take_error(h) if h else None
     if err is not None and not isinstance(err, BatchError):
         raise err

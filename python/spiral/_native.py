@@ -135,11 +135,18 @@ def scratch(n: int) -> Any:
     return buf
 
 
+_char_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+
+
 def address(a: np.ndarray) -> int:
-    """Return the address of a's first element (a contiguous array)."""
+    """Return the address of a's first element (a contiguous array), 0 for an empty one."""
     if a.size == 0:
         return 0
-    return a.ctypes.data
+    try:
+        return _addressof(_char_from_buffer(a))  # a third of the time of a.ctypes.data
+    except (TypeError, ValueError):  # a read-only array
+        return a.ctypes.data
 
 
 def descriptor(a: np.ndarray | None) -> tuple[int, int, int]:
