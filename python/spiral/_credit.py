@@ -159,9 +159,9 @@ class Credit:
 _local = threading.local()
 
 
-def plan(cfg: "Config", seed: int, step: int, problems: int, dtype: Any = np.int64) -> np.ndarray:
+def plan(cfg: "Config", seed: int, step: int, problems: Any, dtype: Any = np.int64) -> np.ndarray:
     """Draw the plans of a batch; see ``Config.plan``."""
-    problems = int(problems)
+    problems = len(problems) if hasattr(problems, "__len__") else int(problems)
     if problems < 0:
         raise ValueError(f"spiral: problems = {problems} < 0")
     out = np.empty((problems, cfg.sets, cfg.set_size), dtype=dtype)
