@@ -27,7 +27,7 @@ func findPaper(t *testing.T, res Result) (int, Candidate) {
 			return i, c
 		}
 	}
-	t.Fatalf("the paper's configuration is not among %d candidates (%d skipped)", len(res.Candidates), res.Skipped)
+	t.Fatalf("the paper's configuration is not among %d candidates (%d skipped)", len(res.Candidates), len(res.Refused))
 	return 0, Candidate{}
 }
 
@@ -154,7 +154,7 @@ func TestAdvisePaperBudgetFull(t *testing.T) {
 		}
 		top := res.Candidates[0].Config
 		t.Logf("%v %d: %d candidates, %d skipped; first %d/%d/%d/%d %v at %.4g per token (%d tokens); paper %d/%d at %.4g; balanced 8/4/4/4 %d",
-			rule.rule, rule.needs, len(res.Candidates), res.Skipped, top.SearchTraces, top.SetSize, top.Sets, top.AggregationsPerSet, top.Design,
+			rule.rule, rule.needs, len(res.Candidates), len(res.Refused), top.SearchTraces, top.SetSize, top.Sets, top.AggregationsPerSet, top.Design,
 			res.Candidates[0].SNRPerToken, res.Candidates[0].Tokens, rank+1, len(res.Candidates), paper.SNRPerToken, balanced+1)
 	}
 }
@@ -203,7 +203,7 @@ func TestAdviseTinyBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Candidates) != 0 || res.Skipped != 0 {
-		t.Errorf("%d candidates, %d skipped under 4 calls' tokens", len(res.Candidates), res.Skipped)
+	if len(res.Candidates) != 0 || len(res.Refused) != 0 {
+		t.Errorf("%d candidates, %d skipped under 4 calls' tokens", len(res.Candidates), len(res.Refused))
 	}
 }

@@ -46,8 +46,10 @@ func identity(n int) []int {
 // aggregation advantage r - f_k, both multiplying their score e_z - pi.
 // With shuffled true each set is presented to the aggregator in one of its
 // n! orders, uniformly and independently, and the conditional moments
-// condition on the presentations too.
-func bruteRule(d *estimator.SetDistribution, p, found, missed *big.Rat, need, N2 int, shuffled bool) bruteMoments {
+// condition on the presentations too. When visit is not nil it is called
+// with every outcome's search update g, aggregation update u (by
+// component) and probability.
+func bruteRule(d *estimator.SetDistribution, p, found, missed *big.Rat, need, N2 int, shuffled bool, visit func(g [2]*big.Rat, u map[int]*big.Rat, prob *big.Rat)) bruteMoments {
 	N, n := d.Traces(), d.SetSize()
 	one := big.NewRat(1, 1)
 	q := new(big.Rat).Sub(one, p)
@@ -188,6 +190,9 @@ func bruteRule(d *estimator.SetDistribution, p, found, missed *big.Rat, need, N2
 						}
 					}
 				}
+				if visit != nil {
+					visit(g, u, pX)
+				}
 				for v := range 2 {
 					add(r.g[v], g[v], pX)
 					add(gY[v], g[v], pX)
@@ -292,7 +297,7 @@ func TestRewardRulesBruteForce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b := bruteRule(d, p, found, missed, x.want, x.N2, x.order == combin.Shuffled)
+		b := bruteRule(d, p, found, missed, x.want, x.N2, x.order == combin.Shuffled, nil)
 		sq := func(v ...*big.Rat) *big.Rat { return sqNorm(v) }
 		m2 := new(big.Rat).Mul(cand.Variance.M, cand.Variance.M)
 		w2 := new(big.Rat).Mul(cand.Aggregation.Weight, cand.Aggregation.Weight)
