@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"slices"
 	"strings"
@@ -73,10 +74,12 @@ func (t *Tokens) UnmarshalText(b []byte) error {
 const PaperProblems = 256
 
 // Step is the trainer's budget for one step, in tokens or in problems: at
-// most one of the two is nonzero, and the zero Step is PaperProblems
-// problems per step. Under Tokens every configuration gets the same tokens
-// per step and so B = Tokens/tokens per problem problems (a rational
-// number); under Problems every configuration gets B = Problems.
+// most one of the two is nonzero. Under Tokens every configuration gets
+// the same tokens per step and so B = Tokens/(its tokens per problem)
+// problems, a rational number; under Problems every configuration gets B =
+// Problems. The zero Step is the paper's batch at the request's budget:
+// PaperProblems times Request.Budget tokens per step (PaperProblems
+// problems per step where Budget is 0, in Evaluate).
 type Step struct {
 	Tokens   int64 `json:"tokens,omitempty"`
 	Problems int64 `json:"problems,omitempty"`
@@ -91,6 +94,14 @@ func (s Step) problems(t int64) (B, tokens *big.Rat) {
 	}
 	P := cmp.Or(s.Problems, PaperProblems)
 	return big.NewRat(P, 1), new(big.Rat).SetInt(new(big.Int).Mul(big.NewInt(P), big.NewInt(t)))
+}
+
+// step returns req.Step with the zero Step resolved.
+func (req Request) step() Step {
+	if req.Step == (Step{}) && req.Budget > 0 && req.Budget <= math.MaxInt64/PaperProblems {
+		return Step{Tokens: PaperProblems * req.Budget}
+	}
+	return req.Step
 }
 
 // Request is what Advise ranks configurations for.
@@ -491,7 +502,7 @@ func (req Request) complete(cands []Candidate, c *estimator.Categorical) error {
 		return err
 	}
 	for i := range cands {
-		if err := cands[i].fill(v, agg, req.Step); err != nil {
+		if err := cands[i].fill(v, agg, req.step()); err != nil {
 			return err
 		}
 	}
