@@ -96,12 +96,18 @@ func (s Step) problems(t int64) (B, tokens *big.Rat) {
 	return big.NewRat(P, 1), new(big.Rat).SetInt(new(big.Int).Mul(big.NewInt(P), big.NewInt(t)))
 }
 
-// step returns req.Step with the zero Step resolved.
-func (req Request) step() Step {
-	if req.Step == (Step{}) && req.Budget > 0 && req.Budget <= math.MaxInt64/PaperProblems {
+// StepBudget returns the step budget req ranks at: req.Step, or for the
+// zero Step the paper's batch at the budget, PaperProblems times Budget
+// tokens per step (PaperProblems problems per step if Budget is 0 or that
+// many tokens overflow).
+func (req Request) StepBudget() Step {
+	switch {
+	case req.Step != (Step{}):
+		return req.Step
+	case req.Budget > 0 && req.Budget <= math.MaxInt64/PaperProblems:
 		return Step{Tokens: PaperProblems * req.Budget}
 	}
-	return req.Step
+	return Step{Problems: PaperProblems}
 }
 
 // Request is what Advise ranks configurations for.
@@ -502,7 +508,7 @@ func (req Request) complete(cands []Candidate, c *estimator.Categorical) error {
 		return err
 	}
 	for i := range cands {
-		if err := cands[i].fill(v, agg, req.step()); err != nil {
+		if err := cands[i].fill(v, agg, req.StepBudget()); err != nil {
 			return err
 		}
 	}

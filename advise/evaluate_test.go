@@ -59,7 +59,7 @@ func TestEvaluateEqualsAdvise(t *testing.T) {
 		// step, given here.
 		one := req
 		one.Budget, one.MaxTraces, one.MaxSets, one.MaxAggregations, one.SetSizes = 0, 3, 2, 2, []int{2}
-		one.Step = Step{Tokens: PaperProblems * req.Budget}
+		one.Step = req.StepBudget()
 		for _, c := range res.Candidates {
 			got, err := Evaluate(c.Config, one)
 			if err != nil {
