@@ -547,6 +547,15 @@ func (c *Candidate) fill(v *SearchVariance, agg *aggregationTerms, step Step) er
 	return nil
 }
 
+// At returns c with its step figures (Problems, StepTokens, Rho,
+// Improvement, ImprovementPerToken and the two limits) at the step budget
+// s instead of the one it was evaluated at; the zero Step is PaperProblems
+// problems per step. Nothing else is evaluated again.
+func (c Candidate) At(s Step) Candidate {
+	c.improvement(s)
+	return c
+}
+
 // improvement fills the candidate's step figures at step from its Signal,
 // Noise and Tokens: B, rho = B Signal/Noise, the expected improvement
 // Signal/2 rho/(1 + rho) = Signal B Signal/(2 (B Signal + Noise)), per

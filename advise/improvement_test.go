@@ -148,6 +148,10 @@ func TestImprovementBruteForce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				// The same figures from the row at another step.
+				if at := base.At(step); at.Improvement.Cmp(c.Improvement) != 0 || at.LargeBatch.Cmp(c.LargeBatch) != 0 {
+					t.Errorf("%+v: At(%+v) gives %v, Evaluate %v", x, step, at.Improvement, c.Improvement)
+				}
 				if c.Improvement.Cmp(want) != 0 {
 					t.Errorf("%+v at %+v: Improvement = %v, brute force %v", x, step, c.Improvement, want)
 				}

@@ -255,7 +255,14 @@ func cli(stdout, stderr io.Writer, args []string) int {
 	fs.StringVar(&opt.out, "out", opt.out, "output directory")
 	aopt := adviceDefaults()
 	adviceMode := fs.Bool("advice", false, "check package advise: train the advisor's top configuration and -advice-reference side by side (default -steps 60, -batch 7 reference problems per step, -replicates 16)")
-	refFlag := fs.String("advice-reference", "8,4,4,4", "with -advice: the reference configuration N1,n,K,N2 (uniform design), whose tokens per problem are the budget")
+	var afl adviceFlags
+	fs.StringVar(&afl.reference, "advice-reference", "8,4,4,4", "with -advice: the reference configuration N1,n,K,N2[,design] (uniform unless design is balanced), whose tokens per problem are the budget")
+	fs.StringVar(&afl.former, "advice-former", formatConfig(aopt.former), "with -advice: the former top, ranked first by SNR per token alone, N1,n,K,N2[,design]")
+	fs.StringVar(&afl.budgets, "advice-budgets", joinNumbers(aopt.early.budgets), "with -advice: the early check's step budgets, in reference problems of tokens per step")
+	fs.StringVar(&afl.lrs, "advice-lrs", joinNumbers(aopt.early.lrs), "with -advice: the early check's learning rates")
+	fs.StringVar(&afl.curvatures, "advice-curvatures", joinNumbers(aopt.early.curvatures), "with -advice: the early check's curvatures lambda, training on J - (lambda/2) ||theta||^2 (0: J itself)")
+	fs.IntVar(&aopt.early.steps, "advice-early-steps", aopt.early.steps, "with -advice: the steps early progress is measured over")
+	fs.IntVar(&aopt.early.streams, "advice-early-streams", aopt.early.streams, "with -advice: the early check's streams per step budget, arm and learning rate")
 	fs.IntVar(&aopt.maxTraces, "advice-max-traces", 0, "with -advice: the advisor's bound on N1 (0: advise.MaxTraces)")
 	fs.IntVar(&aopt.maxSets, "advice-max-sets", 0, "with -advice: the advisor's bound on K (0: advise.MaxSets)")
 	fs.IntVar(&aopt.maxAggregations, "advice-max-aggregations", 0, "with -advice: the advisor's bound on N2 (0: advise.MaxAggregations)")
@@ -269,7 +276,7 @@ func cli(stdout, stderr io.Writer, args []string) int {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		adviceRunDefaults(&opt, set)
-		return cliAdvice(stdout, stderr, opt, aopt, *refFlag)
+		return cliAdvice(stdout, stderr, opt, aopt, afl)
 	}
 	opt.arms = strings.Split(*armList, ",")
 	start := time.Now()
