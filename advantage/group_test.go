@@ -3,6 +3,7 @@ package advantage
 import (
 	"errors"
 	"math"
+	"math/big"
 	"slices"
 	"strings"
 	"testing"
@@ -403,11 +404,15 @@ func TestGroupSubnormal(t *testing.T) {
 	if _, err := GroupRelative(got, rewards, make([]int, 10), GroupOptions{Scale: ScaleGroup, Epsilon: 1e-6}); err != nil {
 		t.Fatal(err)
 	}
-	// The mean rounds to 0 (5e-325 is below half the least subnormal), so
-	// the deviations are the rewards; std (about 1.5e-324) vanishes
-	// beside Epsilon.
-	if want := rewards[9] / 1e-6; got[9] != want || slices.Max(got[:9]) != 0 {
-		t.Errorf("Epsilon 1e-6: %v, want 0 ... 0, %g", got, want)
+	// The exact mean 5e-325 is below half the least subnormal; computed
+	// on the rewards times 2^1000 it is kept, so the deviations are
+	// -5e-325 and 4.5e-324, and std (about 1.5e-324) vanishes beside
+	// Epsilon: -4.94e-319 and 4.45e-318, each the nearest subnormal.
+	tiny, eps := new(big.Rat).SetFloat64(5e-324), new(big.Rat).SetFloat64(1e-6)
+	lo, _ := new(big.Rat).Quo(new(big.Rat).Mul(tiny, big.NewRat(-1, 10)), eps).Float64()
+	hi, _ := new(big.Rat).Quo(new(big.Rat).Mul(tiny, big.NewRat(9, 10)), eps).Float64()
+	if got[9] != hi || got[0] != lo || slices.Max(got[:9]) != lo {
+		t.Errorf("Epsilon 1e-6: %v, want %g ... %g, %g", got, lo, lo, hi)
 	}
 }
 

@@ -279,3 +279,38 @@ func BenchmarkCheckSets(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDrawTo measures one Sampler.DrawTo of 4 sets of Subsets(8, 4),
+// the paper's plan of one problem, on fresh random values every call:
+// "stream" takes them from one long-lived PCG, "per-problem" reseeds a PCG
+// from a counter for every draw, as a planner does that gives each problem
+// its own stream. Shuffle is the shuffle of one set of 4.
+func BenchmarkDrawTo(b *testing.B) {
+	f := family(b, false, 8, 4)
+	s, err := combin.NewSampler(f, 4)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dst := make([]int, s.Len())
+	b.Run("Subsets(8,4)/K=4/stream", func(b *testing.B) {
+		src := rand.NewPCG(1, 2)
+		cpubench.Loop(b, func() { s.DrawTo(dst, src) })
+	})
+	b.Run("Subsets(8,4)/K=4/per-problem", func(b *testing.B) {
+		var key uint64
+		src := rand.NewPCG(0, 0)
+		cpubench.Loop(b, func() {
+			key++
+			src.Seed(1, key)
+			s.DrawTo(dst, src)
+		})
+	})
+	b.Run("Subsets(8,4)/K=4/SampleTo", func(b *testing.B) {
+		rnd := rand.New(rand.NewPCG(1, 2))
+		cpubench.Loop(b, func() { _ = s.SampleTo(dst, rnd) })
+	})
+	b.Run("Shuffle/n=4", func(b *testing.B) {
+		src := rand.NewPCG(1, 2)
+		cpubench.Loop(b, func() { combin.Shuffle(dst[:4], src) })
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"runtime"
+	"spiral/internal/numeric"
 	"spiral/internal/spiraltest"
 	"strings"
 	"testing"
@@ -101,17 +102,17 @@ func TestBoundedCost(t *testing.T) {
 // by factor, for T < 2^64: the reference for the runs that MissProbFloat
 // adds in one step.
 func directLogMiss(f Family, K int) float64 {
-	var z neumaier
+	var z numeric.Sum
 	d := float64(f.t64 - f.avoid64)
 	for i := range uint64(K) {
 		s := float64(f.t64 - i)
 		if y := d / s; y <= 0.5 {
-			z.add(math.Log1p(-y))
+			z.Add(math.Log1p(-y))
 		} else {
-			z.add(math.Log(float64(f.avoid64-i) / s))
+			z.Add(math.Log(float64(f.avoid64-i) / s))
 		}
 	}
-	return z.sum + z.comp
+	return z.Value()
 }
 
 // TestMissProbFloatRuns: beyond 2^16 factors, where runs of factors are
@@ -271,15 +272,15 @@ func TestMissProbFloatRunsBeyond64(t *testing.T) {
 		Ks = append(Ks, 1<<20, 1<<22)
 	}
 	for _, K := range Ks {
-		var z neumaier
+		var z numeric.Sum
 		var ti big.Int
 		var tf big.Float
 		for i := range K {
 			ti.Sub(T, big.NewInt(int64(i)))
 			s, _ := tf.SetInt(&ti).Float64()
-			z.add(math.Log1p(-d / s))
+			z.Add(math.Log1p(-d / s))
 		}
-		want := math.Exp(z.sum + z.comp)
+		want := math.Exp(z.Value())
 		got, err := f.MissProbFloat(K)
 		if err != nil || math.Abs(got-want) > 1e-13*want {
 			t.Errorf("%v.MissProbFloat(%d) = %.17g, %v; factor by factor %.17g", f, K, got, err, want)

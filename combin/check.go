@@ -65,7 +65,7 @@ func (e *SetError) Error() string {
 		if e.Position < 0 {
 			return fmt.Sprintf("combin: set %d of size %d runs past the end of members", e.Set, e.Index)
 		}
-		return fmt.Sprintf("combin: %d members left over after the last set (set %d ends at member %d)", e.Index, e.Set-1, e.Position)
+		return fmt.Sprintf("combin: len(members) = %d, but the %d sets end at member %d: %d left over", e.Position+e.Index, e.Set, e.Position, e.Index)
 	case OutOfRange:
 		return fmt.Sprintf("combin: set %d, member %d: trace index %d out of range [0, N1 = %d)", e.Set, e.Position, e.Index, e.Traces)
 	case Repeated:
@@ -87,7 +87,8 @@ const stackScratch = 256
 // in one set, and no two sets are identical: the same members in any order
 // when ordered is false (subsets), the same sequence when ordered is true
 // (tuples). Otherwise it returns a [*SetError] for the first problem, sets
-// in order and, within a set, range before repetition.
+// in order and, within a set, range before repetition. An empty list (no
+// sizes and no members) is valid.
 //
 // It returns a plain error if traces is not in [1, MaxSize] or len(members)
 // > MaxSize.
@@ -128,12 +129,13 @@ func checkSetArgs(traces, m int) error {
 	return nil
 }
 
-// checkSets is CheckSets for sizes, or, when sizes is nil, for sets of n
-// members each.
+// checkSets is CheckSets for sizes when n = 0, or, when n >= 1, for sets of
+// n members each (sizes unused).
 func checkSets(traces int, ordered bool, sizes []int, n int, members []int) error {
 	m := len(members)
+	ragged := n == 0
 	K := len(sizes)
-	if sizes == nil {
+	if !ragged {
 		K = m / n
 	}
 	// Scratch, all int32 since every value is below MaxSize: a sorted copy
@@ -147,7 +149,7 @@ func checkSets(traces int, ordered bool, sizes []int, n int, members []int) erro
 		slots <<= 1
 	}
 	need := m + slots
-	if sizes != nil {
+	if ragged {
 		need += stored
 	}
 	var stack [stackScratch]int32
@@ -160,14 +162,14 @@ func checkSets(traces int, ordered bool, sizes []int, n int, members []int) erro
 	}
 	sorted, table := buf[:m], buf[m:m+slots]
 	var offsets []int32
-	if sizes != nil {
+	if ragged {
 		offsets = buf[m+slots:]
 	}
 	mask := slots - 1
 	o := 0
 	for i := range K {
 		size := n
-		if sizes != nil {
+		if ragged {
 			size = sizes[i]
 			if size < 1 {
 				return &SetError{Reason: Empty, Set: i, Position: -1, Index: size, Other: -1, Traces: traces}
@@ -204,7 +206,7 @@ func checkSets(traces int, ordered bool, sizes []int, n int, members []int) erro
 				break
 			}
 			jo, js := j*n, n
-			if sizes != nil {
+			if ragged {
 				jo, js = int(offsets[j]), sizes[j]
 			}
 			if js != size {

@@ -84,6 +84,9 @@ func TestCheckSetsCases(t *testing.T) {
 		{"tuples differ", 8, true, []int{2, 2}, []int{0, 1, 1, 0}, nil},
 		{"duplicate tuple", 8, true, []int{2, 1, 2}, []int{0, 1, 7, 0, 1}, &SetError{Duplicate, 2, -1, -1, 0, 8}},
 		{"ragged not duplicate", 8, false, []int{1, 2}, []int{0, 0, 1}, nil},
+		{"no sets", 8, false, nil, nil, nil},
+		{"no sets, members", 8, false, nil, []int{3, 4}, &SetError{Length, 0, 0, 2, -1, 8}},
+		{"no sets, empty sizes", 8, true, []int{}, []int{3}, &SetError{Length, 0, 0, 1, -1, 8}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := CheckSets(tc.traces, tc.ordered, tc.sizes, tc.members)

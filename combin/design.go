@@ -82,8 +82,10 @@ const maxRoundSlots = 1 << 22
 // O(K) hash check for equal sets; the expected number of draws is 1 over the
 // probability that a draw is valid (35/34 at the paper's configuration, 1
 // whenever K n <= N1). The fallback adds O(K n log n) steps plus O(n) per
-// replacement. Every random number comes from rnd.IntN, so a given rnd
-// state gives the same design on every machine.
+// replacement. Every random number is drawn exactly uniformly from one
+// 64-bit value of the source by Lemire's multiply-and-reject (as in
+// [Sampler]), so a given source state gives the same design on every
+// machine.
 type BalancedSampler struct {
 	f Family
 	k int
@@ -193,33 +195,51 @@ func (s *BalancedSampler) SampleManyTo(dst []int, rnd *rand.Rand) error {
 		return nil
 	}
 	for q := 0; q < len(dst); q += size {
-		s.sampleOne(dst[q:q+size], rnd)
+		s.draw(dst[q:q+size], intNSource{rnd})
 	}
 	return nil
 }
 
-// sampleOne draws one design into dst, K*n long.
-func (s *BalancedSampler) sampleOne(dst []int, rnd *rand.Rand) {
+// DrawTo draws a balanced design (see BalancedSampler) into dst, set i in
+// dst[i*n : (i+1)*n], sorted ascending, taking its random numbers from src
+// (see [Sampler.DrawTo]): the design is a function of src's values alone.
+// It does not allocate.
+//
+// DrawTo panics if len(dst) != K*n or src is nil.
+func (s *BalancedSampler) DrawTo(dst []int, src rand.Source) {
+	if len(dst) != s.Len() {
+		panic(fmt.Sprintf("combin: BalancedSampler.DrawTo: len(dst) = %d, want K*n = %d*%d", len(dst), s.k, s.f.n))
+	}
+	if src == nil {
+		panic("combin: BalancedSampler.DrawTo: src is nil")
+	}
+	if len(dst) > 0 {
+		s.draw(dst, src)
+	}
+}
+
+// draw draws one design into dst, K*n > 0 long.
+func (s *BalancedSampler) draw(dst []int, src rand.Source) {
 	for d := range s.draws {
 		if d > 0 && d*len(dst) > maxRoundSlots {
 			break
 		}
-		if s.drawRounds(dst, rnd) {
+		if s.drawRounds(dst, src) {
 			return
 		}
 	}
-	s.fallback(dst, rnd)
+	s.fallback(dst, src)
 }
 
 // drawRounds fills dst with one draw of the rounds construction, sorts each
 // set, and reports whether the sets are K distinct n-subsets.
-func (s *BalancedSampler) drawRounds(dst []int, rnd *rand.Rand) bool {
+func (s *BalancedSampler) drawRounds(dst []int, src rand.Source) bool {
 	N, n := s.f.size, s.f.n
 	p := 0 // position in the current round
 	for t := range dst {
 		j := p
 		if N-p > 1 {
-			j += rnd.IntN(N - p)
+			j += uniformInt(N-p, src)
 		}
 		s.perm[p], s.perm[j] = s.perm[j], s.perm[p]
 		s.swaps[t] = j
@@ -260,8 +280,8 @@ func (s *BalancedSampler) distinct(dst []int) bool {
 
 // fallback writes into dst a balanced design made by switching from a
 // uniform draw, then relabelled uniformly (see BalancedSampler).
-func (s *BalancedSampler) fallback(dst []int, rnd *rand.Rand) {
-	_ = s.uniform.SampleTo(dst, rnd) // rnd is not nil
+func (s *BalancedSampler) fallback(dst []int, src rand.Source) {
+	s.uniform.draw(dst, src)
 	N, n := s.f.size, s.f.n
 	clear(s.count)
 	for _, v := range dst {
@@ -313,7 +333,7 @@ func (s *BalancedSampler) fallback(dst []int, rnd *rand.Rand) {
 		}
 	}
 	for i := N - 1; i > 0; i-- {
-		j := rnd.IntN(i + 1)
+		j := uniformInt(i+1, src)
 		s.perm[i], s.perm[j] = s.perm[j], s.perm[i]
 	}
 	for t, x := range dst {

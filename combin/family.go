@@ -6,12 +6,14 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+
+	"spiral/internal/numeric"
 )
 
 // MaxSize is the one size cap of the module: the largest N1 that Subsets and
 // Tuples accept, and the bound on K*n for the samplers and on the length of
-// the sets that CheckSets reads.
-const MaxSize = 1 << 24
+// the sets that CheckSets reads (2^24).
+const MaxSize = numeric.MaxSize
 
 // A Family is all sets of n distinct traces from {0, ..., N1-1}: either
 // the C(N1, n) unordered subsets (made by Subsets) or the
@@ -186,8 +188,8 @@ func binomial(N, k int) *big.Int {
 	}
 	k = min(k, N-k)
 	if k <= 256 {
-		num := fallingTree(big.NewInt(int64(N)), 0, k)
-		return num.Quo(num, fallingTree(big.NewInt(int64(k)), 0, k))
+		num := numeric.Falling(big.NewInt(int64(N)), 0, k)
+		return num.Quo(num, numeric.Falling(big.NewInt(int64(k)), 0, k))
 	}
 	var factors []*big.Int
 	for p := range primesUpTo(N) {

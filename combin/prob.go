@@ -4,14 +4,17 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+
+	"spiral/internal/numeric"
 )
 
 // MaxExactBits bounds the size of the numbers that the exact paths
 // ([Family.MissProb], [Family.AppearanceDist], the exact fields of
 // [Family.Constants]) work with: they refuse a question whose answer would
 // need numerators or denominators of more than MaxExactBits bits, so that
-// every exact answer comes within a fraction of a second.
-const MaxExactBits = 1 << 17
+// every exact answer comes within a fraction of a second. It is the
+// module's one cap on exact arithmetic (eval's exact pass@k obeys it too).
+const MaxExactBits = numeric.MaxExactBits
 
 // maxAppearanceEntries bounds the length K+1 of AppearanceDist's result.
 const maxAppearanceEntries = 1 << 16
@@ -71,31 +74,11 @@ func (f Family) missProbRat(K int) (*big.Rat, error) {
 	if K > 0 && avoid.Cmp(big.NewInt(int64(K))) < 0 {
 		return new(big.Rat), nil
 	}
-	var num, den *big.Int
 	if m == K {
-		num, den = fallingTree(avoid, 0, K), fallingTree(T, 0, K)
-	} else {
-		// C(T-K, D)/C(T, D) = (T-K)_D / (T)_D.
-		num, den = fallingTree(T, K, m), fallingTree(T, 0, m)
+		return numeric.FallingRatio(avoid, T, K), nil
 	}
-	return new(big.Rat).SetFrac(num, den), nil
-}
-
-// fallingTree returns prod_{i=lo}^{lo+k-1} (x - i) by a balanced product
-// tree, so that the large multiplications are between numbers of similar
-// size. It requires x >= lo + k - 1.
-func fallingTree(x *big.Int, lo, k int) *big.Int {
-	if k <= 16 {
-		p := big.NewInt(1)
-		var t big.Int
-		for i := lo; i < lo+k; i++ {
-			p.Mul(p, t.Sub(x, t.SetInt64(int64(i))))
-		}
-		return p
-	}
-	h := k / 2
-	a := fallingTree(x, lo, h)
-	return a.Mul(a, fallingTree(x, lo+h, k-h))
+	// C(T_avoid, K)/C(T, K) = C(T-K, D)/C(T, D) = (T-K)_D / (T)_D.
+	return numeric.FallingRatio(new(big.Int).Sub(T, big.NewInt(int64(K))), T, m), nil
 }
 
 // MissProbFloat returns MissProb(K) as a float64, computed without big
@@ -104,7 +87,7 @@ func fallingTree(x *big.Int, lo, k int) *big.Int {
 // Each factor is 1 - y_i with y_i = (T - T_avoid)/(T - i), whose logarithm is
 // taken as log1p(-y_i) when y_i <= 1/2 and as ln of the factor otherwise, so
 // that every term has an absolute error of a few ulps of its size; the terms
-// are added with Neumaier's compensated summation. When T >= 2^64 the exact
+// are added with a compensated sum (numeric.Sum). When T >= 2^64 the exact
 // identity (T - T_avoid)/T = n/N1 gives y_i = (n/N1)/(1 - i/T). Runs of
 // consecutive factors whose length L is at most 2^-8 (T_avoid - i) are added
 // in one step when K > 2^16, as L ln(1 - y_i) plus a power series in
@@ -124,19 +107,6 @@ func (f Family) MissProbFloat(K int) (float64, error) {
 		return 0, err
 	}
 	return math.Exp(f.logMissProb(K)), nil
-}
-
-// neumaier is a compensated sum: the total is sum + comp.
-type neumaier struct{ sum, comp float64 }
-
-func (z *neumaier) add(x float64) {
-	t := z.sum + x
-	if math.Abs(z.sum) >= math.Abs(x) {
-		z.comp += (z.sum - t) + x
-	} else {
-		z.comp += (x - t) + z.sum
-	}
-	z.sum = t
 }
 
 const (
@@ -196,7 +166,7 @@ func (f Family) logMissProb(K int) float64 {
 			return a, s, p / s, invT / a
 		}
 	}
-	var z neumaier
+	var z numeric.Sum
 	k := uint64(K)
 	for i := uint64(0); i < k; {
 		a, s, y, alpha := factor(i)
@@ -209,17 +179,17 @@ func (f Family) logMissProb(K int) float64 {
 			L = uint64(m) // alpha > 0 here
 		}
 		if L < minBlock || k <= directTerms {
-			z.add(lnFactor)
+			z.Add(lnFactor)
 			i++
 		} else {
-			z.add(blockLog(L, lnFactor, y, alpha, alpha*(1-y)))
+			z.Add(blockLog(L, lnFactor, y, alpha, alpha*(1-y)))
 			i += L
 		}
-		if z.sum < underflowLog {
+		if z.S < underflowLog {
 			break
 		}
 	}
-	return z.sum + z.comp
+	return z.Value()
 }
 
 // blockLog returns sum_{j<L} ln((a-j)/(s-j)) for a run of L factors that
@@ -252,18 +222,18 @@ func blockLog(L uint64, lnFactor, y, alpha, beta float64) float64 {
 		fk := float64(k)
 		r[k] = 1/(fk+1) - float64(inv/2) + float64(fk*float64(inv*inv))/12
 	}
-	var corr neumaier
+	var corr numeric.Sum
 	xk := 1.0 // x^{k-1}
 	h := 1.0  // h_k
 	wk := 1.0 // w^{k-1}
 	base := float64(float64(y*x) * l)
 	for k := 1; k <= 7; k++ {
-		corr.add(float64(float64(float64(base*xk)*h)*r[k]) / float64(k))
+		corr.Add(float64(float64(float64(base*xk)*h)*r[k]) / float64(k))
 		xk = float64(xk * x)
 		wk = float64(wk * w)
 		h += wk
 	}
-	return float64(l*lnFactor) - (corr.sum + corr.comp)
+	return float64(l*lnFactor) - corr.Value()
 }
 
 // AppearanceDist returns the exact distribution of the number of sets that
@@ -339,8 +309,8 @@ func binomialBig(x, k *big.Int) *big.Int {
 		m.Set(k)
 	}
 	mi := int(m.Int64())
-	num := fallingTree(x, 0, mi)
-	return num.Quo(num, fallingTree(m, 0, mi))
+	num := numeric.Falling(x, 0, mi)
+	return num.Quo(num, numeric.Falling(m, 0, mi))
 }
 
 // log2Binomial returns log2 C(T, K), or a number above limit once it is

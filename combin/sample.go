@@ -60,7 +60,7 @@ const (
 
 // A Sampler draws K distinct sets of a family uniformly at random, again
 // and again, into caller-owned memory and without allocating. Build one with
-// NewSampler for each (Family, K) and call SampleTo every step.
+// NewSampler for each (Family, K) and call DrawTo (or SampleTo) every step.
 //
 // A Sampler holds scratch memory: it is not safe for concurrent use. Use one
 // Sampler per goroutine.
@@ -85,8 +85,14 @@ const (
 // sets are found by comparison with the earlier sets when K <= 16 and by
 // an O(K) hash set otherwise. Memory is O(n + K), plus O(N1) when n > 64.
 //
-// Every random number comes from rnd.IntN, so a given rnd state gives the
-// same sets on every machine.
+// Every random index is a digit d_i uniform in [0, r_i) for a radix r_i
+// (T-i for the listed sets, N1-j for a drawn set). Consecutive radices are
+// drawn together from one 64-bit value of the source as long as their
+// product p is below 2^64: the value x gives the digits of floor(x p/2^64)
+// in mixed radix, and is rejected, with probability below p/2^64, when
+// x p mod 2^64 < 2^64 mod p, which makes every digit sequence exactly
+// equally likely (Lemire's multiply-and-reject, batched). A given source
+// state therefore gives the same sets on every machine.
 type Sampler struct {
 	f Family
 	k int
@@ -98,8 +104,8 @@ type Sampler struct {
 
 	// Rejection method.
 	sorted []int // the current set's indices, ascending (n <= smallSet)
+	digits []int // the n random digits of one set, then (n > smallSet) its swap partners
 	fy     []int // the identity permutation of [0, N) between draws (n > smallSet)
-	fySwap []int // the n swap partners of one draw, to restore fy
 	slots  []int // open-addressing hash set of accepted sets, as index+1 (K > linearDedup)
 }
 
@@ -151,10 +157,10 @@ func newSampler(f Family, K int, m samplerMethod) *Sampler {
 		for i := range s.fy {
 			s.fy[i] = i
 		}
-		s.fySwap = make([]int, n)
 	} else {
 		s.sorted = make([]int, 0, n)
 	}
+	s.digits = make([]int, n)
 	if m.hashed {
 		s.slots = newSetTable(K)
 	}
@@ -171,8 +177,11 @@ func (s *Sampler) K() int { return s.k }
 func (s *Sampler) Len() int { return s.k * s.f.n }
 
 // SampleTo draws K distinct sets uniformly at random (see Family.Sample)
-// and writes them into dst, set i in dst[i*n : (i+1)*n]. It returns an
-// error, and leaves dst unchanged, if rnd is nil. It does not allocate.
+// and writes them into dst, set i in dst[i*n : (i+1)*n]. It is
+// [Sampler.DrawTo] with each random digit drawn by its own rnd.IntN call
+// rather than in runs, so a given rnd state gives the same sets as in
+// earlier versions. It returns an error, and leaves dst unchanged, if rnd
+// is nil. It does not allocate.
 //
 // SampleTo panics if len(dst) != K*n.
 func (s *Sampler) SampleTo(dst []int, rnd *rand.Rand) error {
@@ -184,8 +193,7 @@ func (s *Sampler) SampleTo(dst []int, rnd *rand.Rand) error {
 
 // SampleManyTo makes len(dst)/(K*n) draws of SampleTo, one after another,
 // draw d in dst[d*K*n : (d+1)*K*n]: the same sets, from the same random
-// numbers, as that many calls of SampleTo with the same rnd. A planner that
-// draws many problems' sets at once calls it once per batch. It returns an
+// numbers, as that many calls of SampleTo with the same rnd. It returns an
 // error, and leaves dst unchanged, if rnd is nil. It does not allocate.
 //
 // SampleManyTo panics if len(dst) is not a multiple of K*n (when K*n = 0,
@@ -198,20 +206,8 @@ func (s *Sampler) SampleManyTo(dst []int, rnd *rand.Rand) error {
 	if size == 0 {
 		return nil
 	}
-	if s.table != nil {
-		s.sampleDense(dst, rnd)
-		return nil
-	}
-	n := s.f.n
 	for q := 0; q < len(dst); q += size {
-		one := dst[q : q+size]
-		clear(s.slots)
-		for i := 0; i < s.k; {
-			s.drawSet(one[i*n:(i+1)*n], rnd)
-			if isNewSet(one, n, i, s.slots) {
-				i++
-			}
-		}
+		s.draw(dst[q:q+size], intNSource{rnd})
 	}
 	return nil
 }
@@ -226,56 +222,82 @@ func checkMany(method string, length, K, n int) int {
 	return size
 }
 
-// sampleDense fills dst, a multiple of K*n long, with draws of K listed
-// sets each: a partial Fisher-Yates shuffle of the set indices (K calls of
-// rnd.IntN) picks them, they are copied, and pick is restored to the
-// identity.
-func (s *Sampler) sampleDense(dst []int, rnd *rand.Rand) {
-	n, k, T := s.f.n, s.k, len(s.pick)
-	pick, swaps, table := s.pick, s.swaps[:k], s.table
-	for ; len(dst) >= k*n; dst = dst[k*n:] {
-		for i := range swaps {
-			j := i + rnd.IntN(T-i)
-			pick[i], pick[j] = pick[j], pick[i]
-			swaps[i] = j
-		}
-		copySets(dst, table, pick[:k], n)
-		for i := k - 1; i >= 0; i-- {
-			j := swaps[i]
-			pick[i], pick[j] = pick[j], pick[i]
-		}
+// DrawTo draws K distinct sets uniformly at random (see Family.Sample) and
+// writes them into dst, set i in dst[i*n : (i+1)*n], taking its random
+// numbers from src: for the family's listed sets (see Sampler), as few
+// 64-bit values as exactness allows, one for Subsets(8, 4) and K = 4 (the
+// K indices of a partial Fisher-Yates shuffle of the T sets are drawn
+// together, exactly uniformly, from one value whenever T (T-1) ... (T-K+1)
+// < 2^64; see the method below). The sets are a function of src's values
+// alone, the same on every machine: a planner that gives each problem a
+// source seeded from the problem's own key gets plans that do not depend
+// on the other problems. It does not allocate.
+//
+// DrawTo panics if len(dst) != K*n or src is nil.
+func (s *Sampler) DrawTo(dst []int, src rand.Source) {
+	if len(dst) != s.Len() {
+		panic(fmt.Sprintf("combin: DrawTo: len(dst) = %d, want K*n = %d*%d", len(dst), s.k, s.f.n))
 	}
+	if src == nil {
+		panic("combin: DrawTo: src is nil")
+	}
+	s.draw(dst, src)
 }
 
-// copySets copies set g of table into dst for each g of picks, in order
-// (sets of n ints).
-func copySets(dst, table, picks []int, n int) {
-	if n == 4 {
-		// The paper's set size: four moves per set instead of a call of
-		// copy.
-		for i, g := range picks {
-			src, to := table[g*4:g*4+4], dst[i*4:i*4+4]
-			to[0], to[1], to[2], to[3] = src[0], src[1], src[2], src[3]
+// draw is DrawTo after its checks.
+func (s *Sampler) draw(dst []int, src rand.Source) {
+	n, k := s.f.n, s.k
+	if k == 0 {
+		return
+	}
+	if s.table != nil {
+		// A partial Fisher-Yates shuffle of the set indices: swap i with
+		// i + d_i, d_i uniform in [0, T-i), copy the first K, restore.
+		T := len(s.pick)
+		for i := 0; i < k; {
+			i += drawRun(s.swaps[i:], T-i, src)
+		}
+		for i, d := range s.swaps {
+			j := i + d
+			s.pick[i], s.pick[j] = s.pick[j], s.pick[i]
+			s.swaps[i] = j
+		}
+		for i, g := range s.pick[:k] {
+			copy(dst[i*n:(i+1)*n], s.table[g*n:(g+1)*n])
+		}
+		for i := k - 1; i >= 0; i-- {
+			j := s.swaps[i]
+			s.pick[i], s.pick[j] = s.pick[j], s.pick[i]
 		}
 		return
 	}
-	for i, g := range picks {
-		copy(dst[i*n:(i+1)*n], table[g*n:(g+1)*n])
+	clear(s.slots)
+	for i := 0; i < k; {
+		s.drawSet(dst[i*n:(i+1)*n], src)
+		if isNewSet(dst, n, i, s.slots) {
+			i++
+		}
 	}
 }
 
-// drawSet writes a uniformly random set of the family into g.
-func (s *Sampler) drawSet(g []int, rnd *rand.Rand) {
+// drawSet writes a uniformly random set of the family into g: its j-th
+// index is the d_j-th of the N-j traces not yet in it, d_j uniform in
+// [0, N-j).
+func (s *Sampler) drawSet(g []int, src rand.Source) {
 	N, n := s.f.size, s.f.n
+	d := s.digits
+	for j := 0; j < n; {
+		j += drawRun(d[j:], N-j, src)
+	}
 	if s.fy != nil {
 		for j := range n {
-			t := j + rnd.IntN(N-j)
+			t := j + d[j]
 			s.fy[j], s.fy[t] = s.fy[t], s.fy[j]
-			s.fySwap[j] = t
+			d[j] = t
 			g[j] = s.fy[j]
 		}
 		for j := n - 1; j >= 0; j-- {
-			t := s.fySwap[j]
+			t := d[j]
 			s.fy[j], s.fy[t] = s.fy[t], s.fy[j]
 		}
 		if !s.f.ordered {
@@ -287,7 +309,7 @@ func (s *Sampler) drawSet(g []int, rnd *rand.Rand) {
 	for j := range n {
 		// The v-th smallest index not yet drawn: step past every drawn
 		// index at or below the candidate.
-		v := rnd.IntN(N - j)
+		v := d[j]
 		p := 0
 		for p < len(sorted) && sorted[p] <= v {
 			v++

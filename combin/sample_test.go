@@ -249,6 +249,15 @@ func TestChiSquareDetectsBias(t *testing.T) {
 // sequences of ranks drawn by s (100 expected per cell by default), after
 // an optional distortion of each sample.
 func sequenceChiSquare(t *testing.T, s *Sampler, rnd *rand.Rand, distort func([]int)) (stat float64, df, draws int) {
+	return sequenceChiSquareOf(t, s, func(dst []int) {
+		if err := s.SampleTo(dst, rnd); err != nil {
+			t.Fatal(err)
+		}
+	}, distort)
+}
+
+// sequenceChiSquareOf is sequenceChiSquare for sets drawn by draw.
+func sequenceChiSquareOf(t *testing.T, s *Sampler, draw func(dst []int), distort func([]int)) (stat float64, df, draws int) {
 	f, K, n := s.Family(), s.K(), s.Family().SetSize()
 	T64, _ := f.Count64()
 	T := int(T64)
@@ -262,9 +271,7 @@ func sequenceChiSquare(t *testing.T, s *Sampler, rnd *rand.Rand, distort func([]
 	counts := make([]int, space)
 	dst := make([]int, s.Len())
 	for range draws {
-		if err := s.SampleTo(dst, rnd); err != nil {
-			t.Fatal(err)
-		}
+		draw(dst)
 		if distort != nil {
 			distort(dst)
 		}

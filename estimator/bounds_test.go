@@ -13,6 +13,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"spiral"
 	"spiral/combin"
 	"spiral/lengthgate"
 )
@@ -166,4 +167,56 @@ func TestHugeSizesErrorOrAnswer(t *testing.T) {
 			t.Fatalf("N1 = %d, n = %d, K = %d, V = %d, N2 = %d, R = %d: allocated %d bytes", N1, n, K, V, N2, R, b)
 		}
 	})
+}
+
+// TestMonteCarloWorkersBounded: Run started one goroutine per chunk up to
+// Workers, each with its own scratch and statistics, so Workers = 2^20
+// with R = 2^30 exhausted memory before the first replicate. It now starts
+// at most GOMAXPROCS, so Workers = 2^20 allocates what the default does.
+func TestMonteCarloWorkersBounded(t *testing.T) {
+	mc := MonteCarlo{Family: family(t, false, 2, 1), K: 1,
+		Policy: must(NewCategorical(rats("1/2", "1/2"))), Objective: must(CoverTable(2, 1, 1))}
+	R := 16 * MonteCarloChunk
+	var res, huge MonteCarloResult
+	var err, errHuge error
+	base := spiraltest.Allocated(func() { res, err = mc.Run(R, 7) })
+	mc.Workers = 1 << 20
+	many := spiraltest.Allocated(func() { huge, errHuge = mc.Run(R, 7) })
+	if err != nil || errHuge != nil {
+		t.Fatal(err, errHuge)
+	}
+	if many > 2*base {
+		t.Errorf("Run with Workers = 2^20 allocated %d bytes, the default %d", many, base)
+	}
+	if res.Mean[0] != huge.Mean[0] || res.Variance[1] != huge.Variance[1] {
+		t.Errorf("Workers = 2^20 changed the result: %v, want %v", huge.Mean, res.Mean)
+	}
+}
+
+// TestExactEnumerationsBounded: AggregationCredit's doc promised 4,194,304
+// outcomes but refused over 1,048,576 naming V^n, and took 24 s and 4.4 GB
+// at 1,048,576; ExactExpectation accepted V^N = 2^20 and ran 38 s. Both
+// now refuse, before any work, an enumeration over MaxExactSteps
+// operations, naming their own arguments; the largest accepted sizes run
+// in seconds.
+func TestExactEnumerationsBounded(t *testing.T) {
+	const little = 64 << 10
+	agg := must(NewCategorical(rats("1/2", "1/2")))
+	for _, N2 := range []int{9, 10, 11} {
+		wantBoundedError(t, fmt.Sprintf("AggregationCredit(V2 = 2, N2 = %d)", N2), little, func() error {
+			_, err := AggregationCredit(agg, rats("1/3", "1"), N2, spiral.WithinSet)
+			return err
+		}, "AggregationCredit", fmt.Sprintf("N2 = %d outputs over agg's V = 2 outputs", N2), "MaxExactSteps = 8388608")
+	}
+	if _, err := AggregationCredit(agg, rats("1/3", "1"), 8, spiral.WithinSet); err != nil {
+		t.Errorf("AggregationCredit(V2 = 2, N2 = 8): %v", err)
+	}
+	c := must(NewCategorical(rats("1/3", "2/3")))
+	for _, N := range []int{17, 20} {
+		f := family(t, false, N, 1)
+		wantBoundedError(t, fmt.Sprintf("ExactExpectation(V = 2, Subsets(%d, 1), K = 1)", N), little+uint64(N)*4<<10, func() error {
+			_, err := ExactExpectation(c, must(CoverTable(2, 1, 1)), f, 1, combin.IndexOrder)
+			return err
+		}, fmt.Sprintf("V^N = 2^%d outcomes of N = %d traces", N, N), "MaxExactSteps = 8388608")
+	}
 }

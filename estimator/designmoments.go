@@ -150,13 +150,16 @@ func newMomentEngine(d *SetDistribution, c *Categorical, t *Table, p combin.Orde
 	den1sq := new(big.Int).Mul(t1.denom, t1.denom)
 	dq := new(big.Int).Quo(new(big.Int).Mul(den1sq, den2), new(big.Int).GCD(nil, nil, den1sq, den2))
 
+	if !fitsInt64(c.denom) || !fitsInt64(dq) {
+		return nil, fmt.Errorf("estimator: denominators of the policy (%d bits) and objective (%d bits) too large for exact moments at N = %d (each must fit in 63 bits)", c.denom.BitLen(), dq.BitLen(), N)
+	}
 	dpN := new(big.Int).Exp(c.denom, big.NewInt(int64(N)), nil)
 	// |sum_y P F dot| <= dp^N Dq 2 dp^2; |sum_y P f1 snum| <= dp^N den1 dp.
 	bound := new(big.Int).Mul(dpN, dq)
 	bound.Mul(bound, new(big.Int).Mul(c.denom, c.denom))
 	bound.Lsh(bound, 1)
 	if !fitsInt64(bound) || !fitsInt64(c.denom) {
-		return nil, fmt.Errorf("estimator: denominators of the policy (%v) and objective (%v) too large for exact moments at N = %d", c.denom, dq, N)
+		return nil, fmt.Errorf("estimator: denominators of the policy (%d bits) and objective (%d bits) too large for exact moments at N = %d", c.denom.BitLen(), dq.BitLen(), N)
 	}
 	e := &momentEngine{
 		d: d, V: V, N: N, T: T,

@@ -403,7 +403,10 @@ func UniformSelections(T, K int) iter.Seq2[[]int, *big.Rat] {
 // linear in them, so this is also the expectation with noisy scores.
 //
 // It returns an error if c.Size() != t.V(), a group's size is not
-// t.Arity(), V^N exceeds 1,048,576, or p is unknown.
+// t.Arity(), p is unknown, or the enumeration would take more than
+// [MaxExactSteps] big-number operations: V^N outcomes of N(T+3)+4V
+// operations each, for T sets (with V = 2: N = 13 traces for T <= 75
+// sets, N = 16 for T <= 4).
 func (w *Weights) Expectation(c *Categorical, t *Table, p combin.Order) ([]*big.Rat, error) {
 	if err := checkPolicyTable(c, t); err != nil {
 		return nil, err
@@ -417,9 +420,10 @@ func (w *Weights) Expectation(c *Categorical, t *Table, p combin.Order) ([]*big.
 		}
 	}
 	V, N, T := c.Size(), w.n, len(w.groups)
-	outcomes, err := tableSize(V, N)
+	outcomes, err := exactSteps("Expectation", fmt.Sprintf("V^N = %d^%d outcomes of N = %d traces over the policy's V = %d symbols", V, N, N, V),
+		V, N, N*(T+3)+4*V)
 	if err != nil {
-		return nil, fmt.Errorf("estimator: outcomes of N = %d traces: %w", N, err)
+		return nil, err
 	}
 	tp, err := presented(t, p)
 	if err != nil {
@@ -500,7 +504,8 @@ func (w *Weights) Expectation(c *Categorical, t *Table, p combin.Order) ([]*big.
 	return out, nil
 }
 
-// ExactExpectation is SelectionWeights(f, K) followed by Expectation: the
+// ExactExpectation is SelectionWeights(f, K) followed by Expectation (and
+// bounded as it is, by [MaxExactSteps]): the
 // exact expectation of the search estimator for N = f.Traces() iid traces from c,
 // K groups drawn uniformly from f, and set scores f_H under presentation p.
 // Proposition 3.1 says it equals M * Gradient(c, t, combin.IndexOrder), M of
@@ -512,6 +517,30 @@ func ExactExpectation(c *Categorical, t *Table, f combin.Family, K int, p combin
 		return nil, err
 	}
 	return w.Expectation(c, t, p)
+}
+
+// MaxExactSteps bounds the big-number operations (a multiplication or an
+// addition of rationals or integers, about 100 to 500 ns each) of the exact
+// enumerations [Weights.Expectation] and [AggregationCredit], so that an
+// accepted call finishes in seconds: 2^23 = 8,388,608.
+const MaxExactSteps = 1 << 23
+
+// exactSteps returns base^exp, the number of outcomes of an enumeration
+// that takes per big-number operations for each, or an error naming the
+// function, the outcomes (what) and MaxExactSteps when the enumeration
+// would take more than MaxExactSteps operations. base, exp and per are >= 1.
+func exactSteps(fn, what string, base, exp, per int) (int, error) {
+	outcomes := 1
+	for range exp {
+		if outcomes > MaxExactSteps/per/base {
+			return 0, fmt.Errorf("estimator: %s: %s, of %d big-number operations each, take more than MaxExactSteps = %d operations (time)", fn, what, per, MaxExactSteps)
+		}
+		outcomes *= base
+	}
+	if outcomes > MaxExactSteps/per {
+		return 0, fmt.Errorf("estimator: %s: %s, of %d big-number operations each, take more than MaxExactSteps = %d operations (time)", fn, what, per, MaxExactSteps)
+	}
+	return outcomes, nil
 }
 
 // checkPolicyTable returns an error if the policy c or the table t is nil.

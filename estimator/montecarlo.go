@@ -81,7 +81,9 @@ type MonteCarlo struct {
 	Gate      lengthgate.Gate // applied to search advantages only
 	Lengths   []int           // length of each symbol's trace, when Gate is enabled
 	// Workers is the number of goroutines; 0 means runtime.GOMAXPROCS(0).
-	// It changes the speed of Run, never its result.
+	// It changes the speed of Run, never its result. Run starts at most
+	// GOMAXPROCS goroutines (more would not be faster, and each holds its
+	// own scratch and statistics), and at most one per chunk.
 	Workers int
 }
 
@@ -182,10 +184,11 @@ func (mc *MonteCarlo) validate() (rewardsPerSet int, err error) {
 }
 
 // Run simulates R replicates with the given seed and returns their
-// statistics. The work is spread over Workers goroutines; the result depends
-// only on mc, R and seed (see [MonteCarloChunk]). Each replicate allocates
-// nothing; Run allocates O(V^2) statistics and scores per worker, whatever R, plus
-// per-worker scratch of O(N1 + K n + K N2).
+// statistics. The work is spread over min(Workers, GOMAXPROCS) goroutines;
+// the result depends only on mc, R and seed (see [MonteCarloChunk]). Each
+// replicate allocates nothing; Run allocates O(V^2) statistics and scores
+// per worker, whatever R and Workers, plus per-worker scratch of
+// O(N1 + K n + K N2).
 //
 // Run returns an error if R is not in [2, MaxReplicates] or mc is not valid:
 // a zero Family, a nil Policy or Objective, V > MaxMonteCarloSymbols, an
@@ -204,9 +207,9 @@ func (mc MonteCarlo) Run(R int, seed uint64) (MonteCarloResult, error) {
 		return MonteCarloResult{}, err
 	}
 	chunks := (R-1)/MonteCarloChunk + 1 // without overflow for R = MaxInt
-	workers := mc.Workers
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0)
+	workers := runtime.GOMAXPROCS(0)
+	if mc.Workers > 0 {
+		workers = min(workers, mc.Workers)
 	}
 	workers = min(workers, chunks)
 

@@ -101,8 +101,10 @@ func checkRewards(reward []*big.Rat, V int) error {
 // reward[z_j] (a deterministic 0/1 reward is reward[z] in {0, 1}), under
 // baseline b. It equals a * RewardGradient(agg, reward) with a = N2 - 1
 // for spiral.WithinSet and a = N2 for spiral.LeaveOneOut
-// (docs/findings.md#aggregation-factor-and-role-weights). It returns an error for invalid arguments or if (2*V2)^N2 exceeds
-// 4,194,304.
+// (docs/findings.md#aggregation-factor-and-role-weights). It returns an
+// error for invalid arguments, or when the enumeration would take more than
+// [MaxExactSteps] big-number operations: (2 V2)^N2 outcomes of N2 (V2+4)
+// operations each (N2 up to 8 for V2 = 2, 6 for V2 = 3, 4 for V2 = 8).
 func AggregationCredit(agg *Categorical, reward []*big.Rat, N2 int, b spiral.AggregationBaseline) ([]*big.Rat, error) {
 	if err := checkBaseline(N2, b); err != nil {
 		return nil, err
@@ -114,9 +116,10 @@ func AggregationCredit(agg *Categorical, reward []*big.Rat, N2 int, b spiral.Agg
 		return nil, err
 	}
 	V := agg.Size()
-	leaves, err := tableSize(2*V, N2)
+	leaves, err := exactSteps("AggregationCredit", fmt.Sprintf("(2V)^N2 = %d^%d outcomes of N2 = %d outputs over agg's V = %d outputs and their rewards", 2*V, N2, N2, V),
+		2*V, N2, N2*(V+4))
 	if err != nil {
-		return nil, fmt.Errorf("estimator: AggregationCredit outcomes: %w", err)
+		return nil, err
 	}
 	scores := make([][]*big.Rat, V)
 	for z := range scores {

@@ -103,7 +103,7 @@ func TestAggregationErrors(t *testing.T) {
 		{2, spiral.WithinSet, rats("0"), "len(reward) = 1, want 2"},
 		{2, spiral.WithinSet, rats("0", "2"), "reward[1] = 2"},
 		{2, spiral.WithinSet, []*big.Rat{nil, big.NewRat(0, 1)}, "reward[0] is nil"},
-		{20, spiral.WithinSet, rats("0", "1"), "exceeds the limit"},
+		{20, spiral.WithinSet, rats("0", "1"), "N2 = 20 outputs over agg's V = 2 outputs"},
 	} {
 		_, err := AggregationCredit(agg, tc.reward, tc.N2, tc.b)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

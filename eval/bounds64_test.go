@@ -257,7 +257,8 @@ func TestPassAtKLargeAgainstProduct(t *testing.T) {
 
 // TestPassAtKRatHuge: PassAtKRat(2^24, ...) ran for minutes reducing
 // binomials of millions of bits. It now refuses fractions of more than
-// 2^18 bits, naming the smaller of c and k and the time, and answers
+// 2^17 bits (combin.MaxExactBits), naming the smaller of c and k and the
+// time, and answers
 // exactly, quickly, when min(c, k) is small, at any n.
 func TestPassAtKRatHuge(t *testing.T) {
 	for _, tc := range []struct {
@@ -267,20 +268,21 @@ func TestPassAtKRatHuge(t *testing.T) {
 		{1 << 24, 1 << 23, 1 << 22, "k"},
 		{1 << 24, 1 << 20, 1 << 23, "c"},
 		{math.MaxInt, 1 << 40, 1 << 40, "k"},
-		{1 << 24, 12000, 12000, "k"}, // 12000·25 bits = 300000 > 2^18
+		{1 << 24, 12000, 12000, "k"}, // 12000·25 bits = 300000 > 2^17
+		{1 << 24, 5300, 5243, "k"},   // 5243·25 bits = 131075 > 2^17
 	} {
 		var err error
 		if b := spiraltest.Allocated(func() { _, err = eval.PassAtKRat(tc.n, tc.c, tc.k) }); b > errorBudget {
 			t.Errorf("PassAtKRat(%d, %d, %d) allocated %d bytes", tc.n, tc.c, tc.k, b)
 		}
-		wantCostError(t, fmt.Sprintf("PassAtKRat(%d, %d, %d)", tc.n, tc.c, tc.k), err, tc.arg, "2^18 bits", "time")
+		wantCostError(t, fmt.Sprintf("PassAtKRat(%d, %d, %d)", tc.n, tc.c, tc.k), err, tc.arg, "2^17 bits", "time")
 	}
 	exact := []struct{ n, c, k int }{
 		{1 << 24, 3, 5}, {1 << 24, 1 << 23, 7}, {math.MaxInt, 9, 1 << 40}, {1 << 24, 2000, 2000},
 	}
 	if spiraltest.Long() {
-		// Near the bound: 10000·25 bits, a second with the reference.
-		exact = append(exact, struct{ n, c, k int }{1 << 24, 10000, 10000})
+		// At the bound: 5242·25 bits = 131050 <= 2^17.
+		exact = append(exact, struct{ n, c, k int }{1 << 24, 5242, 5300})
 	}
 	for _, tc := range exact {
 		got, err := eval.PassAtKRat(tc.n, tc.c, tc.k)

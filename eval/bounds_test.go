@@ -1,14 +1,12 @@
 package eval_test
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -162,39 +160,11 @@ func TestHugeSizesErrorOrAnswer(t *testing.T) {
 	})
 }
 
-// TestNoFusedMultiplyAdd compiles the package for the architectures whose
-// compilers fuse a multiply and an add into one instruction (arm64,
-// ppc64le, s390x, riscv64, loong64) and checks that none does in this
-// package: every product that feeds a sum is rounded by an explicit
-// float64 conversion, so the curves and expectations have the same bits on
-// every architecture. It runs the go command, so only with SPIRAL_LONG=1.
-func TestNoFusedMultiplyAdd(t *testing.T) {
-	if !spiraltest.Long() {
-		t.Skip("compiles the package for five architectures: set SPIRAL_LONG=1")
-	}
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go command: %v", err)
-	}
-	fused := regexp.MustCompile(`\bFN?M(ADD|SUB)[DS]?\b`)
-	mul := regexp.MustCompile(`\bF?MUL[DS]?\b`)
-	for _, arch := range []string{"arm64", "ppc64le", "s390x", "riscv64", "loong64"} {
-		cmd := exec.Command(goCmd, "build", "-gcflags=spiral/eval=-S", "-o", os.DevNull, ".")
-		cmd.Env = append(os.Environ(), "GOARCH="+arch, "GOOS=linux", "CGO_ENABLED=0")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("GOARCH=%s: %v\n%s", arch, err, out)
-		}
-		if !mul.Match(out) {
-			t.Fatalf("GOARCH=%s: no floating-point multiply in the listing: the check has nothing to look at", arch)
-		}
-		for _, line := range strings.Split(string(out), "\n") {
-			if fused.MatchString(line) {
-				t.Errorf("GOARCH=%s: fused multiply-add: %s", arch, strings.TrimSpace(line))
-			}
-		}
-	}
-}
+// TestNoFusedMultiplyAdd: no architecture's compiler fuses a multiply and
+// an add in this package: every product that feeds a sum is rounded by an
+// explicit float64 conversion, so the curves and expectations have the
+// same bits on every architecture (see spiraltest.NoFusedMultiplyAdd).
+func TestNoFusedMultiplyAdd(t *testing.T) { spiraltest.NoFusedMultiplyAdd(t, "spiral/eval") }
 
 // FuzzPassAtK calls PassAtK, PassAtKRat and PassAtKCurve with any sizes:
 // each gives an *ArgError or an answer in [0, 1]; PassAtK agrees with the
@@ -244,4 +214,45 @@ func FuzzPassAtK(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMajorityTooManyAnswers: a majority vote over 2^25 distinct answers
+// took 7.1 GB, and ExpectedMajority tallied every answer before refusing.
+// More than MaxAnswers = 2^20 answers are refused before any work, naming
+// answers and the cap, and an accepted vote allocates a bounded number of
+// bytes per distinct answer.
+func TestMajorityTooManyAnswers(t *testing.T) {
+	over := make([]struct{}, eval.MaxAnswers+1) // no memory: every answer the same value
+	small := make([]int8, eval.MaxAnswers+1)
+	none := func(a, b struct{}) int { return 0 }
+	for _, rule := range tieRules {
+		var err error
+		calls := map[string]func(){
+			"MajorityVoteFunc": func() {
+				_, err = eval.MajorityVoteFunc(over, rule, none, rand.New(rand.NewPCG(1, 2)))
+			},
+			"MajorityVote": func() { _, err = eval.MajorityVote(small, rule, rand.New(rand.NewPCG(1, 2))) },
+			"ExpectedMajorityFunc": func() {
+				_, err = eval.ExpectedMajorityFunc(over, struct{}{}, 1, rule, none)
+			},
+			"ExpectedMajority": func() { _, err = eval.ExpectedMajority(small, 0, 3, rule) },
+		}
+		for name, call := range calls {
+			if b := spiraltest.Allocated(call); b > errorBudget {
+				t.Errorf("%v: %s(2^20+1 answers) allocated %d bytes", rule, name, b)
+			}
+			wantCostError(t, fmt.Sprintf("%v: %s(2^20+1 answers)", rule, name), err, "answers",
+				"len(answers) = 1048577 > MaxAnswers = 1048576")
+		}
+	}
+	distinct := make([]int, 1<<16)
+	for i := range distinct {
+		distinct[i] = i
+	}
+	for _, rule := range tieRules {
+		b := spiraltest.Allocated(func() { eval.MajorityVoteFunc(distinct, rule, cmp.Compare[int], rand.New(rand.NewPCG(1, 2))) })
+		if b > 128*uint64(len(distinct)) {
+			t.Errorf("%v: MajorityVote(2^16 distinct answers) allocated %d bytes, %d a distinct answer, want at most 128", rule, b, b/uint64(len(distinct)))
+		}
+	}
 }

@@ -55,12 +55,28 @@ func checkTieRule[T any](what string, rule TieRule, compare func(a, b T) int) er
 	return argError(what, "rule", fmt.Sprintf("unknown tie rule %v", rule))
 }
 
+// MaxAnswers is the most answers [MajorityVote], [ExpectedMajority] and
+// their Func forms accept: 2^20 = 1,048,576, far above the k of any
+// evaluation. A tally of that many distinct answers holds a map entry for
+// each (about 110 bytes an int answer, 120 MB in all) and takes well under
+// a second; more is refused before any work.
+const MaxAnswers = 1 << 20
+
+// checkAnswers refuses more than MaxAnswers answers.
+func checkAnswers(what string, n int) error {
+	if n > MaxAnswers {
+		return costError(what, "answers", fmt.Sprintf(
+			"len(answers) = %d > MaxAnswers = %d (memory: a map entry per distinct answer)", n, MaxAnswers))
+	}
+	return nil
+}
+
 // tallyAnswers groups answers by value (==), distinct values in order of
-// first occurrence: values[a] is the a-th distinct answer, counts[a] how
-// often it occurs, and class[i] the index a of answers[i].
-func tallyAnswers[T comparable](answers []T) (values []T, counts, class []int) {
+// first occurrence: values[a] is the a-th distinct answer and counts[a] how
+// often it occurs. If class is not nil (len(class) == len(answers)), it
+// sets class[i] to the index a of answers[i].
+func tallyAnswers[T comparable](answers []T, class []int) (values []T, counts []int) {
 	index := make(map[T]int)
-	class = make([]int, len(answers))
 	for i, x := range answers {
 		a, ok := index[x]
 		if !ok {
@@ -70,9 +86,11 @@ func tallyAnswers[T comparable](answers []T) (values []T, counts, class []int) {
 			counts = append(counts, 0)
 		}
 		counts[a]++
-		class[i] = a
+		if class != nil {
+			class[i] = a
+		}
 	}
-	return values, counts, class
+	return values, counts
 }
 
 // MajorityVote returns the most frequent of the answers (maj@k for
@@ -97,9 +115,11 @@ func MajorityVote[T cmp.Ordered](answers []T, rule TieRule, rnd *rand.Rand) (T, 
 //     gives the same answer.
 //
 // compare is used only by TieSmallest and rnd only by TieRandom; either may
-// be nil otherwise. It costs O(len(answers)). It returns an [*ArgError]
-// naming the value for empty answers, an unknown rule, a nil compare with
-// TieSmallest, or a nil rnd with TieRandom.
+// be nil otherwise. It costs O(n log n) time at most for n = len(answers)
+// and O(D) memory for D distinct answers (a map entry each). It returns an
+// [*ArgError] naming the value for empty answers, an unknown rule, a nil
+// compare with TieSmallest, or a nil rnd with TieRandom, and one wrapping
+// [ErrTooCostly], before any work, for more than [MaxAnswers] answers.
 func MajorityVoteFunc[T comparable](answers []T, rule TieRule, compare func(a, b T) int, rnd *rand.Rand) (T, error) {
 	var zero T
 	if err := checkTieRule("majority vote", rule, compare); err != nil {
@@ -111,30 +131,45 @@ func MajorityVoteFunc[T comparable](answers []T, rule TieRule, compare func(a, b
 	if len(answers) == 0 {
 		return zero, argError("majority vote", "answers", "no answers")
 	}
-	values, counts, _ := tallyAnswers(answers)
-	most := 0
-	for _, c := range counts {
-		most = max(most, c)
+	if err := checkAnswers("majority vote", len(answers)); err != nil {
+		return zero, err
 	}
-	var tied []int // distinct answers with the most votes, first seen first
-	for a, c := range counts {
-		if c == most {
-			tied = append(tied, a)
+	// tally[x] holds the count of x in its high 32 bits and the position of
+	// its first occurrence in the low 32 (n <= MaxAnswers fits both).
+	tally := make(map[T]uint64)
+	for i, x := range answers {
+		if v, ok := tally[x]; ok {
+			tally[x] = v + 1<<32
+		} else {
+			tally[x] = 1<<32 | uint64(i)
 		}
 	}
+	most := uint64(0)
+	for _, v := range tally {
+		most = max(most, v>>32)
+	}
+	// The first occurrences of the tied answers, taken in order of first
+	// occurrence (map iteration order is random).
+	var tied []int
+	for _, v := range tally {
+		if v>>32 == most {
+			tied = append(tied, int(v&(1<<32-1)))
+		}
+	}
+	slices.Sort(tied)
 	switch rule {
 	case TieSmallest:
 		best := tied[0]
-		for _, a := range tied[1:] {
-			if compare(values[a], values[best]) < 0 {
-				best = a
+		for _, i := range tied[1:] {
+			if compare(answers[i], answers[best]) < 0 {
+				best = i
 			}
 		}
-		return values[best], nil
+		return answers[best], nil
 	case TieRandom:
-		return values[tied[rnd.IntN(len(tied))]], nil
+		return answers[tied[rnd.IntN(len(tied))]], nil
 	}
-	return values[tied[0]], nil
+	return answers[tied[0]], nil
 }
 
 // ExpectedMajority returns the exact expected maj@k over all size-k
@@ -200,8 +235,10 @@ func ExpectedMajority[T cmp.Ordered](answers []T, correct T, k int, rule TieRule
 // It returns an [*ArgError] naming the value for k < 1, k > n, an unknown
 // rule, a nil compare with TieSmallest, or (TieSmallest) a compare that
 // reports an answer different from correct as equal to it; and one
-// wrapping [ErrTooCostly], after an O(n) tally and before any table is
-// built, when the tables would hold more than 2^24 values, the module's
+// wrapping [ErrTooCostly]: before any work for more than [MaxAnswers]
+// answers, and after an O(n) tally (O(D) memory for D distinct
+// answers, O(n) more for TieFirstSeen) and before any table is built, when
+// the tables would hold more than 2^24 values, the module's
 // size cap (memory), or an upper bound on the program's steps exceeds 2^30
 // (time: seconds), as it does for thousands of answers with k in the
 // thousands (with TieFirstSeen, for thousands of answers with k above about
@@ -217,7 +254,14 @@ func ExpectedMajorityFunc[T comparable](answers []T, correct T, k int, rule TieR
 	if k > n {
 		return 0, argError("expected maj@k", "k", fmt.Sprintf("k = %d > n = %d answers", k, n))
 	}
-	values, counts, class := tallyAnswers(answers)
+	if err := checkAnswers("expected maj@k", n); err != nil {
+		return 0, err
+	}
+	var class []int // only TieFirstSeen needs each answer's class
+	if rule == TieFirstSeen {
+		class = make([]int, n)
+	}
+	values, counts := tallyAnswers(answers, class)
 	ci := -1
 	for a, v := range values {
 		if v == correct {

@@ -6,21 +6,16 @@ import (
 	"math/big"
 	"math/bits"
 
-	"spiral/combin"
+	"spiral/internal/numeric"
 )
 
 // maxSize is the module's one size cap: the longest curve a function
 // allocates, and the most values a bootstrap keeps.
-const maxSize = combin.MaxSize
+const maxSize = numeric.MaxSize
 
 // productMax is the most rounded factors PassAtK multiplies. Beyond it
 // (both c and k larger) it uses Stirling's series; see passAtKLarge.
 const productMax = 1 << 20
-
-// maxRatBits bounds the size of PassAtKRat's unreduced fraction, in bits:
-// reducing it costs time quadratic in its size, a fraction of a second
-// at this bound.
-const maxRatBits = 1 << 18
 
 // checkPassAtK validates the arguments shared by the pass@k functions: n
 // samples of which c are correct, and a width k with 1 <= k <= n. what
@@ -168,9 +163,9 @@ func passAtKLarge(n, u, x int) float64 {
 // the min(c, k) factors of PassAtK, exactly, so its cost grows with the
 // size of that fraction, min(c, k)·bits(n) bits: it refuses, with an
 // [*ArgError] wrapping [ErrTooCostly], arguments with min(c, k)·bits(n) >
-// 2^18 (for n = 2^20, min(c, k) > 12483; reducing a larger fraction takes
-// seconds), unless c = 0 (exactly 0) or n - c < k (exactly 1). It returns
-// the same errors as PassAtK otherwise.
+// 2^17 (combin.MaxExactBits, the module's cap on exact numbers; for
+// n = 2^20, min(c, k) > 6241), unless c = 0 (exactly 0) or n - c < k
+// (exactly 1). It returns the same errors as PassAtK otherwise.
 func PassAtKRat(n, c, k int) (*big.Rat, error) {
 	if err := checkPassAtK("exact pass@k", n, c, k); err != nil {
 		return nil, err
@@ -185,38 +180,20 @@ func PassAtKRat(n, c, k int) (*big.Rat, error) {
 	if c < k {
 		u, x, arg = c, k, "c"
 	}
-	if b := bits.Len(uint(n)); !within(u, b, maxRatBits) {
+	if b := bits.Len(uint(n)); numeric.FallingBits(u, b) > numeric.MaxExactBits {
 		return nil, costError("exact pass@k", arg, fmt.Sprintf(
-			"min(c, k) = %d factors of up to %d bits (n = %d) make a fraction of more than 2^18 bits (time: reducing it takes seconds); PassAtK gives the float",
+			"min(c, k) = %d factors of up to %d bits (n = %d) make a fraction of more than 2^17 bits (time: reducing it takes seconds); PassAtK gives the float",
 			u, b, n))
 	}
-	// q = prod_{j<u} (n-x-j) / (n-j)
-	num := rangeProduct(n-x-u+1, n-x)
-	den := rangeProduct(n-u+1, n)
-	q := new(big.Rat).SetFrac(num, den)
+	// q = (n-x)_u / (n)_u = prod_{j<u} (n-x-j) / (n-j)
+	q := numeric.FallingRatio(big.NewInt(int64(n-x)), big.NewInt(int64(n)), u)
 	return q.Sub(big.NewRat(1, 1), q), nil
-}
-
-// rangeProduct returns lo·(lo+1)·...·hi for 1 <= lo <= hi, by a balanced
-// product tree.
-func rangeProduct(lo, hi int) *big.Int {
-	if hi-lo < 8 {
-		p := big.NewInt(1)
-		var f big.Int
-		for j := range hi - lo + 1 { // no overflow at hi = MaxInt
-			p.Mul(p, f.SetInt64(int64(lo+j)))
-		}
-		return p
-	}
-	mid := lo + (hi-lo)/2
-	p := rangeProduct(lo, mid)
-	return p.Mul(p, rangeProduct(mid+1, hi))
 }
 
 // PassAtKCurve returns pass@k for k = 1..kmax from n samples of which c are
 // correct: element k-1 is pass@k. It is [PassAtKCurveTo] with a newly
 // allocated slice of length kmax, and returns its errors; it also refuses
-// kmax > 2^24 ([combin.MaxSize], the module's size cap), with an
+// kmax > 2^24 (combin.MaxSize, the module's size cap), with an
 // [*ArgError] wrapping [ErrTooCostly], before allocating anything.
 func PassAtKCurve(n, c, kmax int) ([]float64, error) {
 	if kmax < 1 {

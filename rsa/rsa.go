@@ -108,7 +108,8 @@ func (r Config) Validate() error {
 		bad("Steps (T) = %d < 0", t)
 	}
 	if p >= 1 && n >= 1 && n <= p && t >= 0 {
-		if p > combin.MaxSize/n || (t > 0 && p*n > combin.MaxSize/t) {
+		// T = 0 steps make an empty schedule, whatever P and n.
+		if t > 0 && (p > combin.MaxSize/n || p*n > combin.MaxSize/t) {
 			bad("Steps (T) = %d: the schedule's T*P*n = %d*%d*%d indices exceed combin.MaxSize = %d", t, t, p, n, combin.MaxSize)
 		}
 	}
@@ -141,6 +142,9 @@ func (r Config) Schedule(rnd *rand.Rand) ([][][]int, error) {
 	}
 	if rnd == nil {
 		return nil, errors.New("rsa: Config.Schedule: rnd is nil")
+	}
+	if r.Steps == 0 {
+		return [][][]int{}, nil
 	}
 	fam, err := combin.Subsets(r.Population, r.SetSize)
 	if err != nil {

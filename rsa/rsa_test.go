@@ -38,6 +38,22 @@ func TestRSAValidate(t *testing.T) {
 			}
 		}
 	}
+	// A huge population with no steps has an empty schedule: valid. One
+	// step of it is refused for the schedule's true size.
+	for _, p := range []int{combin.MaxSize + 1, 1 << 30, math.MaxInt} {
+		r := Config{Population: p, SetSize: 1, Steps: 0}
+		if err := r.Validate(); err != nil {
+			t.Errorf("%+v: Validate() = %v, want nil", r, err)
+		}
+		if s, err := r.Schedule(rand.New(rand.NewPCG(1, 2))); err != nil || len(s) != 0 {
+			t.Errorf("%+v: Schedule() = %v, %v; want no steps", r, s, err)
+		}
+		r.Steps = 1
+		want := fmt.Sprintf("T*P*n = 1*%d*1 indices exceed combin.MaxSize", p)
+		if err := r.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%+v: Validate() = %v, want %q in it", r, err, want)
+		}
+	}
 	// P = C(P, n) = 5 distinct subsets: just enough.
 	if r := (Config{Population: 5, SetSize: 4, Steps: 1, Sets: DistinctSets}); r.Validate() != nil {
 		t.Errorf("%+v: Validate() = %v, want nil", r, r.Validate())

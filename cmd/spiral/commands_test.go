@@ -203,6 +203,19 @@ func TestGroupUsage(t *testing.T) {
 	}
 }
 
+// TestGroupEmptyBatch: an empty batch was answered "advantages":null on
+// the first line and [] after any other line. Every empty batch now gets
+// the same answer, wherever it comes.
+func TestGroupEmptyBatch(t *testing.T) {
+	const empty = `{"ids":[],"rewards":[]}`
+	const want = `{"advantages":[],"groups":0,"singletons":[],"zero_variance":[],"unscored":[],"unscorable":0}`
+	stdout, _, code := runCmd(t, empty+"\n"+`{"ids":[1],"rewards":[1]}`+"\n"+empty+"\n", "group")
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if code != exitOK || len(lines) != 3 || lines[0] != want || lines[2] != want {
+		t.Errorf("exit %d, answers:\n%s\nwant the first and last:\n%s", code, stdout, want)
+	}
+}
+
 // TestConstantsBounded runs constants on configurations whose exact
 // answer is out of reach: each is answered with floats (and null fractions
 // where exact numbers would exceed combin.MaxExactBits) or refused with a

@@ -170,7 +170,7 @@ func (h *groupHandler) handle(line []byte) ([]byte, error) {
 			opt.NaNUnscorable = true
 		}
 	}
-	if cap(h.adv) < n {
+	if h.adv == nil || cap(h.adv) < n { // never nil: an empty batch answers []
 		h.adv = make([]float64, n)
 	}
 	h.adv = h.adv[:n]

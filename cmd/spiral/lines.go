@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxLine is the longest input line the stream subcommands accept: 1 MiB,
@@ -70,7 +71,7 @@ func stream(in io.Reader, out io.Writer, maxLine int, h handler) (lines, failed 
 		}
 		if herr != nil {
 			failed++
-			res = errOut.encode(lineError{Line: lines, Error: herr.Error()})
+			res = errOut.encode(lineError{Line: lines, Error: clip(herr.Error())})
 		}
 		w.Write(res)
 		if err := w.WriteByte('\n'); err != nil {
@@ -218,6 +219,9 @@ func (s *schema) decode(line []byte, v any) (present []bool, err error) {
 // that json.Unmarshal accepted into a struct: so the line is one object, or
 // null. It scans the line once, skipping strings.
 func (s *schema) check(line []byte) ([]bool, error) {
+	if !utf8.Valid(line) {
+		return nil, invalidUTF8(line)
+	}
 	present := make([]bool, len(s.names))
 	depth := 0
 	expectKey := false
@@ -229,6 +233,13 @@ func (s *schema) check(line []byte) ([]bool, error) {
 			for i++; line[i] != '"'; i++ {
 				if line[i] == '\\' {
 					i++
+					if line[i] == 'u' {
+						skip, err := checkSurrogate(line, i-1, depth == 1 && expectKey)
+						if err != nil {
+							return nil, err
+						}
+						i += skip
+					}
 				}
 			}
 			if depth == 1 && expectKey {
@@ -278,13 +289,144 @@ func (s *schema) check(line []byte) ([]bool, error) {
 	return present, nil
 }
 
+// checkSurrogate checks the \\u escape at line[at:] of a string that
+// encoding/json accepted: a UTF-16 surrogate (\\ud800 to \\udfff) must be a
+// high one followed at once by a low one. encoding/json replaces a lone
+// surrogate by U+FFFD, so that "\\ud800" and "\\ud801" would read as the
+// same string (two ids as one group); the line is refused instead, naming
+// the value (ids[1]), or a key when key is true, and the byte (counting
+// from 1). For a valid pair it returns 10, the bytes to skip to the
+// pair's last.
+func checkSurrogate(line []byte, at int, key bool) (skip int, err error) {
+	r := hex4(line[at+2 : at+6])
+	if r < 0xd800 || r > 0xdfff {
+		return 0, nil
+	}
+	if r <= 0xdbff && at+12 <= len(line) && line[at+6] == '\\' && line[at+7] == 'u' {
+		if lo := hex4(line[at+8 : at+12]); lo >= 0xdc00 && lo <= 0xdfff {
+			return 10, nil
+		}
+	}
+	where := pathAt(line, at)
+	if key {
+		where = "a key"
+	}
+	return 0, fmt.Errorf("%s: the escape %s at byte %d is half of a UTF-16 surrogate pair; a string must be valid Unicode (it would otherwise read as U+FFFD, the same as any other such string)",
+		where, line[at:at+6], at+1)
+}
+
+// hex4 returns the value of four hexadecimal digits (valid: encoding/json
+// accepted them).
+func hex4(h []byte) rune {
+	var r rune
+	for _, c := range h {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// invalidUTF8 names the first byte of line that is not valid UTF-8, which
+// encoding/json would read as U+FFFD.
+func invalidUTF8(line []byte) error {
+	i := 0
+	for i < len(line) {
+		r, size := utf8.DecodeRune(line[i:])
+		if r == utf8.RuneError && size == 1 {
+			break
+		}
+		i += size
+	}
+	return fmt.Errorf("byte %d (0x%02x) is not valid UTF-8: JSON text is UTF-8 (it would otherwise read as U+FFFD, the same as any other invalid byte)", i+1, line[i])
+}
+
+// maxQuote is the most bytes of one value an error quotes: a longer run
+// of characters without a space (a number of 100,000 digits, a key or an
+// id of a megabyte) is cut to its first bytes and its length.
+const maxQuote = 64
+
+// clip bounds every value quoted in msg: each run of more than maxQuote
+// bytes without a space is cut to its first maxQuote/2 bytes (at a
+// character boundary), "...", and its length in bytes. The bridge applies
+// it to every error it writes, so that an error stays short whatever the
+// input.
+func clip(msg string) string {
+	if len(msg) <= maxQuote {
+		return msg
+	}
+	var b strings.Builder
+	run := 0 // start of the current run of non-space bytes
+	for i := 0; i <= len(msg); i++ {
+		if i < len(msg) && msg[i] != ' ' && msg[i] != '\n' {
+			continue
+		}
+		if w := msg[run:i]; len(w) > maxQuote {
+			cut := maxQuote / 2
+			for cut > 0 && !utf8.RuneStart(w[cut]) {
+				cut--
+			}
+			fmt.Fprintf(&b, "%s... (%d bytes)", w[:cut], len(w))
+		} else {
+			b.WriteString(w)
+		}
+		if i < len(msg) {
+			b.WriteByte(msg[i])
+		}
+		run = i + 1
+	}
+	return b.String()
+}
+
 // findNonFinite looks in line, outside strings, for the first of the tokens
 // NaN, Infinity, -Infinity and +Infinity, which JSON does not have but
 // Python's json.dumps (and JavaScript's NaN-tolerant writers) write, and
-// returns where it is, as the top-level field and the array indices down to
-// it ("rewards[0][1]"), and the token. It reads line once and keeps a stack
-// of array indices only as deep as the line nests.
+// returns where it is (see pathAt) and the token.
 func findNonFinite(line []byte) (path, token string, found bool) {
+	depth := 0
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case '"':
+			i = stringEnd(line, i)
+			continue
+		case '{', '[':
+			depth++
+			continue
+		case '}', ']':
+			depth--
+			continue
+		}
+		for _, tok := range [...]string{"NaN", "Infinity", "-Infinity", "+Infinity"} {
+			if depth > 0 && bytes.HasPrefix(line[i:], []byte(tok)) {
+				return pathAt(line, i), tok, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// stringEnd returns the index of the closing quote of the string that
+// starts at line[i], or len(line) if it has none.
+func stringEnd(line []byte, i int) int {
+	for i++; i < len(line) && line[i] != '"'; i++ {
+		if line[i] == '\\' {
+			i++
+		}
+	}
+	return min(i, len(line))
+}
+
+// pathAt returns where byte pos of line is, as the top-level field and the
+// array indices down to it ("rewards[0][1]", "a value" outside any field),
+// for a line that is one JSON object, well formed up to pos. It reads line
+// once and keeps a stack of array indices only as deep as the line nests.
+func pathAt(line []byte, pos int) string {
 	type level struct {
 		array bool
 		index int
@@ -292,35 +434,30 @@ func findNonFinite(line []byte) (path, token string, found bool) {
 	var stack []level
 	field := ""
 	expectKey := false
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch c {
+	for i := 0; i < pos && i < len(line); i++ {
+		switch line[i] {
 		case '"':
 			start := i
-			for i++; i < len(line) && line[i] != '"'; i++ {
-				if line[i] == '\\' {
-					i++
-				}
+			i = stringEnd(line, i)
+			if i >= pos {
+				i = pos // pos is inside this string
+				break
 			}
-			if len(stack) == 1 && expectKey && i < len(line) {
+			if len(stack) == 1 && expectKey {
 				expectKey = false
 				if key, err := unquote(line[start : i+1]); err == nil {
 					field = key
 				}
 			}
-			continue
 		case '{':
 			stack = append(stack, level{})
 			expectKey = true
-			continue
 		case '[':
 			stack = append(stack, level{array: true})
-			continue
 		case '}', ']':
 			if len(stack) > 0 {
 				stack = stack[:len(stack)-1]
 			}
-			continue
 		case ',':
 			if n := len(stack); n > 0 {
 				if stack[n-1].array {
@@ -329,27 +466,20 @@ func findNonFinite(line []byte) (path, token string, found bool) {
 					expectKey = true
 				}
 			}
-			continue
-		}
-		for _, tok := range [...]string{"NaN", "Infinity", "-Infinity", "+Infinity"} {
-			if len(stack) > 0 && bytes.HasPrefix(line[i:], []byte(tok)) {
-				var b strings.Builder
-				b.WriteString(field)
-				if field == "" {
-					b.WriteString("a value")
-				}
-				// Indices of the arrays inside the field (below the
-				// top-level object).
-				for _, l := range stack[min(1, len(stack)):] {
-					if l.array {
-						fmt.Fprintf(&b, "[%d]", l.index)
-					}
-				}
-				return b.String(), tok, true
-			}
 		}
 	}
-	return "", "", false
+	var b strings.Builder
+	b.WriteString(field)
+	if field == "" {
+		b.WriteString("a value")
+	}
+	// Indices of the arrays inside the field (below the top-level object).
+	for _, l := range stack[min(1, len(stack)):] {
+		if l.array {
+			fmt.Fprintf(&b, "[%d]", l.index)
+		}
+	}
+	return b.String()
 }
 
 // unquote decodes a JSON string literal (one encoding/json accepted).

@@ -361,11 +361,72 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"traces":8,"sets":[[0]],"rewards":[[1]],"search_lengths":[],"aggregation_lengths":[]}`, ""},
 		{`{"traces":8,"sets":[[0]],"rewards":[[1]],"Search_lengths":[]}`, `unknown field "Search_lengths"`},
 		{`{"traces":8,"sets":[[0]],"rewards":[[1]],"s\"x":1}`, `unknown field "s\"x"`},
-		{"{\"traces\":8,\"sets\":[[0]],\"rewards\":[[1]],\"\xff\":1}", `unknown field "\xff"`},
+		{"{\"traces\":8,\"sets\":[[0]],\"rewards\":[[1]],\"\xff\":1}", `byte 43 (0xff) is not valid UTF-8`},
+		// encoding/json reads a lone surrogate as U+FFFD, which would make
+		// distinct strings equal: refused, naming the value and the byte.
+		{`{"traces":8,"sets":[[0]],"rewards":[[1]],"\ud800":1}`, `a key: the escape \ud800 at byte 43 is half of a UTF-16 surrogate pair`},
+		{`{"traces":8,"sets":[[0]],"rewards":[[1]],"s\ud83d\ude00":1}`, `unknown field "s😀"`},
 	} {
 		var in creditLine
 		_, err := creditSchema.decode([]byte(tt.line), &in)
 		checkErr(t, tt.line, err, tt.want)
+	}
+}
+
+// TestLoneSurrogates: ids written as lone-surrogate escapes ("\ud800",
+// "\ud801") were merged into one group, since encoding/json reads each as
+// U+FFFD. Every half of a pair is refused with the value and byte; whole
+// pairs and escaped backslashes are read as before.
+func TestLoneSurrogates(t *testing.T) {
+	for _, tt := range []struct{ line, want string }{
+		{`{"ids":["a","\ud800","\ud801"],"rewards":[1,0,1]}`, `ids[1]: the escape \ud800 at byte 14 is half of a UTF-16 surrogate pair`},
+		{`{"ids":["\udc00"],"rewards":[1]}`, `ids[0]: the escape \udc00 at byte 10`},
+		{`{"ids":["\uDBFF\u0041"],"rewards":[1]}`, `ids[0]: the escape \uDBFF at byte 10`},
+		{`{"ids":["x\ud800"],"rewards":[1]}`, `ids[0]: the escape \ud800 at byte 11`},
+		{`{"ids":["\ud83d\ude00","\uD83D\uDE01","\\ud800"],"rewards":[1,0,1]}`, ""},
+		{"{\"ids\":[\"\xed\xa0\x80\"],\"rewards\":[1]}", `byte 10 (0xed) is not valid UTF-8`},
+	} {
+		var in groupLine
+		_, err := groupSchema.decode([]byte(tt.line), &in)
+		checkErr(t, tt.line, err, tt.want)
+	}
+}
+
+// TestErrorsQuoteBoundedPrefix: an error quoting a value of 100,000 bytes
+// (a number, a key, an id, a probability) was itself 100 KB long. Every
+// error the bridge writes, on a line or on stderr, quotes at most a prefix
+// of a value and its length.
+func TestErrorsQuoteBoundedPrefix(t *testing.T) {
+	long := strings.Repeat("7", 100_000)
+	const most = 1 << 10
+	for _, tt := range []struct {
+		cmd  []string
+		line string
+	}{
+		{[]string{"credit"}, `{"traces":8,"sets":[[0]],"rewards":[[1]],"` + long + `":1}`},
+		{[]string{"credit"}, `{"traces":` + long + `,"sets":[[0]],"rewards":[[1]]}`},
+		{[]string{"credit"}, `{"traces":8,"sets":[[0]],"rewards":[[1` + long + `]]}`},
+		{[]string{"passk", "-k", "1"}, `{"n":` + long + `.5,"c":1}`},
+		{[]string{"group"}, `{"ids":[` + long + `],"rewards":[1]}`},
+		{[]string{"group"}, `{"ids":["` + long + `"],"rewards":[1e31]}`},
+		{[]string{"advise"}, `{"budget":10000,"search_length":100,"aggregation_length":100,"correct":"0.` + long + `","found":"1/2","missed":"1/4"}`},
+		{[]string{"advise"}, `{"budget":10000,"search_length":100,"aggregation_length":100,"correct":"` + long + `","found":"1/2","missed":"1/4"}`},
+		{[]string{"advise"}, `{"budget":` + long + `,"search_length":100,"aggregation_length":100,"correct":"1/2","found":"1/2","missed":"1/4"}`},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(tt.cmd, strings.NewReader(tt.line+"\n"), &stdout, &stderr)
+		if code == exitOK {
+			t.Errorf("%s: accepted", tt.cmd)
+		}
+		if stdout.Len() > most || stderr.Len() > most {
+			t.Errorf("%s: %d bytes on stdout and %d on stderr, want at most %d: %.300s / %.300s", tt.cmd, stdout.Len(), stderr.Len(), most, stdout.String(), stderr.String())
+		}
+	}
+	if got, want := clip("x = 1"+long[:70]+" <= 2"), "x = 1"+long[:31]+"... (71 bytes) <= 2"; got != want {
+		t.Errorf("clip = %q, want %q", got, want)
+	}
+	if got, want := clip("é"+strings.Repeat("ü", 40)), "é"+strings.Repeat("ü", 15)+"... (82 bytes)"; got != want {
+		t.Errorf("clip = %q, want %q", got, want)
 	}
 }
 

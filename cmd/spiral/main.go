@@ -126,7 +126,7 @@ func parseFlags(fs *flag.FlagSet, help string, args []string, stdout, stderr io.
 // usage status.
 func usageError(stderr io.Writer, cmd, msg string) int {
 	if msg != "" {
-		fmt.Fprintf(stderr, "spiral %s: %s\n", cmd, msg)
+		fmt.Fprintf(stderr, "spiral %s: %s\n", cmd, clip(msg))
 	}
 	fmt.Fprintf(stderr, "run \"spiral %s -h\" for help\n", cmd)
 	return exitUsage
