@@ -199,7 +199,8 @@ type Candidate struct {
 
 // Result is Advise's answer.
 type Result struct {
-	// Candidates are the feasible configurations, best SNRPerToken first.
+	// Candidates are the feasible configurations, best ImprovementPerToken
+	// first (ties: fewer Tokens first).
 	Candidates []Candidate
 	// Refused are the (N1, n, K, design) combinations within the budget
 	// that were not evaluated, each with the enumeration limit it exceeds.
@@ -223,13 +224,16 @@ type Refusal struct {
 // MaxTraces, 2 <= K <= min(C(N1, n), MaxSets), 2 <= N2 <= MaxAggregations,
 // uniform and balanced designs; N2 = 1 is left out because its within-set
 // aggregation advantage is identically 0, so it trains no aggregator) by
-// the signal-to-noise per token of the unbiased-scaled update (g/M,
-// u/(K a)) on the reward model's toy problem. Each (N1, n, K, design) is
-// evaluated once, exactly (DecomposeSearch, and DecomposeAggregation's
-// terms), and every N2 follows from them. The cost is that of at most a few
-// hundred evaluations of at most MaxWork each: about 4 seconds for the
-// whole space at a budget of 24 calls, under one for the paper's N1 = 8,
-// n = 4, K <= 4. It returns an error naming the field of req that is out of
+// the expected improvement per token of one step of the unbiased-scaled
+// update (g/M, u/(K a)) at req.StepBudget() (Candidate.Improvement) on the
+// reward model's toy problem. Each (N1, n, K, design) is evaluated once,
+// exactly (DecomposeSearch, and DecomposeAggregation's terms; the uniform
+// design through closed forms, the balanced design through its law's
+// round sequences), and every N2 follows from them; what an exact
+// enumeration cannot reach is listed in Result.Refused. The cost is that
+// of a few hundred evaluations: about 5 seconds for the whole space at a
+// budget of 24 calls, under one for the paper's N1 = 8, n = 4, K <= 4. It
+// returns an error naming the field of req that is out of
 // range (Reward.Needs outside [1, N1 - 1] for the largest N1 explored, a
 // listed set size below it, or a nonzero Needs under another rule among
 // them), or if the reward model gives no signal (Found = Missed, or Correct
@@ -280,23 +284,25 @@ func Advise(req Request) (Result, error) {
 	return res, nil
 }
 
+// errTooCostly marks an evaluation beyond an exact enumeration's limit.
 var errTooCostly = errors.New("advise: beyond the exact cost bound")
 
 // Evaluate returns the Candidate that Advise reports for the configuration
 // c under req's token count, lengths, reward model and order, computed by
 // the same code as Advise's candidates: M and the miss probability, the role
-// weights, the tokens, every variance term, the SNR and SNR/token. It costs
-// one evaluation of c's (N1, n, K, design), where Advise makes one for each
-// of the few hundred in its space. Evaluate ignores the fields that only bound Advise's search:
-// Budget (c's tokens may exceed it), MaxTraces, MaxSets, MaxAggregations
-// and SetSizes. It returns an error naming the field and value of c that
+// weights, the tokens, every variance term, the SNR and SNR/token, and the
+// step figures at req.StepBudget(). It costs one evaluation of c's (N1, n,
+// K, design), where Advise makes one for each of the few hundred in its
+// space. Evaluate ignores the fields that only bound Advise's search:
+// Budget (c's tokens may exceed it; it sets only the zero Step's tokens per
+// step), MaxTraces, MaxSets, MaxAggregations and SetSizes. It returns an error naming the field and value of c that
 // Advise does not evaluate: an invalid c (Config.Validate), tuples
 // (Ordered), a length gate, overlong punishment or reward range, an Order
 // other than req.Order, N1 not in [3, MaxTraces], n not in [2, N1 - 1], K
 // not in [2, MaxSets], N2 not in [2, MaxAggregations], n below
-// Reward.Needs under NeedsPieces, or an evaluation beyond MaxWork (what
-// Advise counts in Result.Skipped); and Advise's errors for req's count,
-// order, lengths and reward model.
+// Reward.Needs under NeedsPieces, or an evaluation beyond an exact
+// enumeration's limit (what Advise lists in Result.Refused); and Advise's
+// errors for req's count, order, step, lengths and reward model.
 func Evaluate(c spiral.Config, req Request) (Candidate, error) {
 	if err := req.checkModel(); err != nil {
 		return Candidate{}, err

@@ -540,6 +540,11 @@ func runAdvice(opt options, aopt adviceOptions) (*adviceResult, error) {
 	case len(aopt.early.budgets) == 0 || len(aopt.early.lrs) == 0 || len(aopt.early.curvatures) == 0:
 		return nil, errors.New("advice-budgets, advice-lrs and advice-curvatures: want at least one each")
 	}
+	for _, lambda := range aopt.early.curvatures {
+		if lambda*slices.Min(aopt.early.lrs) >= 2 {
+			return nil, fmt.Errorf("advice-lrs: no learning rate below 2/lambda = %g for advice-curvatures' %g", 2/lambda, lambda)
+		}
+	}
 	ref := aopt.reference
 	b, err := budget.SPIRAL(ref, aopt.lengths)
 	if err != nil {

@@ -50,8 +50,8 @@ func earlyDefaults() earlyOptions {
 		budgets:    []int{1, 7, 28, 112},
 		lrs:        lrGrid(1.0/32, 128),
 		curvatures: []float64{0, 4},
-		steps:      6,
-		streams:    256,
+		steps:      3,
+		streams:    128,
 	}
 }
 
@@ -138,15 +138,22 @@ type earlyBudget struct {
 	arms        [3]earlyArm // top, reference, former
 }
 
-// best returns the index of the learning rate with the largest mean gain.
+// stable reports whether learning rate lr is trained at b's curvature:
+// from lr lambda = 2 on, the penalty's own step theta (1 - lr lambda) no
+// longer shrinks the logits, and the step overshoots the penalty's
+// minimum.
+func (b *earlyBudget) stable(lr float64) bool { return b.curvature*lr < 2 }
+
+// best returns the index of the learning rate with the largest mean gain
+// among those trained (se > 0).
 func best(xs []estimate) int {
-	i := 0
+	i := -1
 	for j, x := range xs {
-		if x.mean > xs[i].mean {
+		if x.se > 0 && (i < 0 || x.mean > xs[i].mean) {
 			i = j
 		}
 	}
-	return i
+	return max(i, 0)
 }
 
 // ratioOf returns a/b with its standard error (delta method).
@@ -196,6 +203,9 @@ func (res *adviceResult) runEarly(cands []advise.Candidate, ref, former advise.C
 		for ai := range b.arms {
 			a := &b.arms[ai]
 			for l, lr := range eo.lrs {
+				if !b.stable(lr) {
+					continue
+				}
 				wg.Go(func() {
 					name := fmt.Sprintf("advice/early/%g/%d/%s/%g", b.curvature, b.refProblems, a.name, lr)
 					one, early, err := trainEarly(a.cand.Config, a.problems, lr, b.curvature, eo.steps, eo.streamsAt(b.refProblems), stream(res.opt.seed, name))
@@ -306,7 +316,7 @@ func earlyVerdict(measured estimate, predicted float64) string {
 func (res *adviceResult) earlyReport(kv func(k, f string, args ...any)) {
 	eo := res.eopt
 	lrs := strings.Split(joinNumbers(eo.lrs), ",")
-	kv("early", "on the objective J - (lambda/2) ||theta||^2 for lambda in %s (0: the toy's J), at each step budget (tokens per step, in reference problems), the top of the ranking at that budget, the reference and the former top (-advice-former) trained from the start for %d steps, %d streams each times the ceiling of sqrt(largest budget/budget), at every learning rate of %s (update: theta += lr (scaled update - lambda theta)); the progress of an arm is its gain in that objective at its best learning rate (the well-chosen step size the prediction assumes), the verdict's after one step (the prediction's own quantity); predicted: the ratio of the arms' Improvement, (||G||^2/2L) rho/(1 + rho) at the problems each trains per step",
+	kv("early", "on the objective J - (lambda/2) ||theta||^2 for lambda in %s (0: the toy's J), at each step budget (tokens per step, in reference problems), the top of the ranking at that budget, the reference and the former top (-advice-former) trained from the start for %d steps, %d streams each times the ceiling of sqrt(largest budget/budget), at every learning rate of %s with lr lambda < 2 (update: theta += lr (scaled update - lambda theta)); the progress of an arm is its gain in that objective at its best learning rate (the well-chosen step size the prediction assumes), the verdict's after one step (the prediction's own quantity); predicted: the ratio of the arms' Improvement, (||G||^2/2L) rho/(1 + rho) at the problems each trains per step",
 		strings.ReplaceAll(joinNumbers(eo.curvatures), ",", ", "), eo.steps, eo.streams, strings.Join(lrs, ", "))
 	fixed := slices.Index(eo.lrs, res.opt.lr)
 	matched, total := map[float64]int{}, map[float64]int{}
@@ -320,8 +330,8 @@ func (res *adviceResult) earlyReport(kv func(k, f string, args ...any)) {
 			}
 			i1, ik := best(a.one), best(a.early)
 			edge := func(i int) string {
-				if i == len(lrs)-1 {
-					return " (the grid's largest)"
+				if i == len(lrs)-1 || !b.stable(eo.lrs[min(i+1, len(lrs)-1)]) {
+					return " (the largest trained)"
 				}
 				return ""
 			}
@@ -338,7 +348,7 @@ func (res *adviceResult) earlyReport(kv func(k, f string, args ...any)) {
 			m1 := ratioOf(top.one[best(top.one)], o.one[best(o.one)])
 			mk := ratioOf(top.early[best(top.early)], o.early[best(o.early)])
 			fixedText := ""
-			if fixed >= 0 {
+			if fixed >= 0 && b.stable(res.opt.lr) {
 				mf := ratioOf(top.early[fixed], o.early[fixed])
 				fixedText = fmt.Sprintf("; at learning rate %s for both, %s after %d steps", lrs[fixed], fmtEstimate(mf), eo.steps)
 			}

@@ -641,7 +641,7 @@ func TestCoverageVerdict(t *testing.T) {
 func adviceSmallArgs(dir string) []string {
 	return []string{"-advice", "-advice-max-traces", "4", "-advice-max-sets", "3", "-advice-max-aggregations", "4",
 		"-advice-reference", "4,3,2,2", "-advice-former", "4,2,2,2,uniform", "-steps", "12", "-out", dir,
-		"-advice-budgets", "1,7", "-advice-lrs", "0.5,4", "-advice-early-streams", "16", "-advice-early-steps", "2"}
+		"-advice-budgets", "1,7", "-advice-lrs", "0.25,4", "-advice-early-streams", "16", "-advice-early-steps", "2"}
 }
 
 // TestAdviceSmall runs the -advice mode small and checks its report: every
@@ -694,7 +694,7 @@ func TestAdviceSmall(t *testing.T) {
 	opt.steps = 12
 	aopt := adviceDefaults()
 	aopt.maxTraces, aopt.maxSets, aopt.maxAggregations = 4, 3, 4
-	aopt.early.budgets, aopt.early.lrs, aopt.early.streams, aopt.early.steps = []int{1, 7}, []float64{0.5, 4}, 16, 2
+	aopt.early.budgets, aopt.early.lrs, aopt.early.streams, aopt.early.steps = []int{1, 7}, []float64{0.25, 4}, 16, 2
 	var err error
 	if aopt.reference, err = parseConfig("advice-reference", "4,3,2,2"); err != nil {
 		t.Fatal(err)
@@ -776,8 +776,11 @@ func TestAdviceSmall(t *testing.T) {
 			if a.cand.Problems.Cmp(big.NewRat(int64(a.problems), 1)) != 0 {
 				t.Errorf("%s: predicted at B = %v, trains %d", a.name, a.cand.Problems, a.problems)
 			}
-			for l := range a.one {
-				if a.one[l].se <= 0 || b.curvature == 0 && a.one[l].mean < -4*a.one[l].se {
+			for l, lr := range aopt.early.lrs {
+				if trained := a.one[l].se > 0; trained != b.stable(lr) {
+					t.Errorf("lambda %v lr %v: trained %v", b.curvature, lr, trained)
+				}
+				if b.curvature == 0 && a.one[l].mean < -4*a.one[l].se {
 					t.Errorf("lambda %v budget %d %s lr %v: one-step gain %v", b.curvature, b.refProblems, a.name, aopt.early.lrs[l], a.one[l])
 				}
 			}
@@ -808,6 +811,7 @@ func TestAdviceOptions(t *testing.T) {
 		{[]string{"-advice", "-advice-budgets", "0"}, "advice-budgets"},
 		{[]string{"-advice", "-advice-lrs", "1,-1"}, "advice-lrs"},
 		{[]string{"-advice", "-advice-curvatures", "-4"}, "advice-curvatures"},
+		{[]string{"-advice", "-advice-curvatures", "0,4", "-advice-lrs", "1,2"}, "no learning rate below 2/lambda = 0.5"},
 		{[]string{"-advice", "-advice-early-streams", "1"}, "advice-early-streams = 1"},
 	} {
 		var stdout, stderr bytes.Buffer
