@@ -11,7 +11,6 @@ import (
 	"spiral"
 	"spiral/budget"
 	"spiral/combin"
-	"spiral/estimator"
 )
 
 // updateLaw is the law of one problem's unbiased-scaled update (g/M,
@@ -25,19 +24,7 @@ type updateLaw struct {
 // (p, found, missed) with bruteRule and scales it by cand's M and K a.
 func bruteUpdateLaw(t *testing.T, cfg spiral.Config, cand Candidate, p, found, missed *big.Rat) updateLaw {
 	t.Helper()
-	f, err := combin.Subsets(cfg.SearchTraces, cfg.SetSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d *estimator.SetDistribution
-	if cfg.Design == combin.Uniform {
-		d, err = estimator.UniformSets(f, cfg.Sets)
-	} else {
-		d, err = estimator.BalancedSets(f, cfg.Sets)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := designOf(t, cfg)
 	dim := 2 + 2<<cfg.SetSize
 	index := map[string]int{}
 	var law updateLaw

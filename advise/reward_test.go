@@ -30,6 +30,25 @@ type bruteMoments struct {
 	uSq, uTrace, vSq *big.Rat
 }
 
+// designOf returns the exact law of cfg's sets (subsets, its design).
+func designOf(t *testing.T, cfg spiral.Config) *estimator.SetDistribution {
+	t.Helper()
+	f, err := combin.Subsets(cfg.SearchTraces, cfg.SetSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d *estimator.SetDistribution
+	if cfg.Design == combin.Uniform {
+		d, err = estimator.UniformSets(f, cfg.Sets)
+	} else {
+		d, err = estimator.BalancedSets(f, cfg.Sets)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func identity(n int) []int {
 	out := make([]int, n)
 	for i := range out {
@@ -284,19 +303,7 @@ func TestRewardRulesBruteForce(t *testing.T) {
 		if cand == nil {
 			t.Fatalf("%+v: not among %d candidates", x, len(res.Candidates))
 		}
-		f, err := combin.Subsets(x.N1, x.n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var d *estimator.SetDistribution
-		if x.design == combin.Uniform {
-			d, err = estimator.UniformSets(f, x.K)
-		} else {
-			d, err = estimator.BalancedSets(f, x.K)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := designOf(t, cfg)
 		b := bruteRule(d, p, found, missed, x.want, x.N2, x.order == combin.Shuffled, nil)
 		sq := func(v ...*big.Rat) *big.Rat { return sqNorm(v) }
 		m2 := new(big.Rat).Mul(cand.Variance.M, cand.Variance.M)

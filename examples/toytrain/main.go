@@ -122,51 +122,64 @@
 // # The -advice mode: a check of package advise
 //
 // -advice trains the configuration package advise ranks first and a
-// reference (-advice-reference N1,n,K,N2, default the paper's 8,4,4,4)
-// side by side, and reports whether the predicted ordering holds. The toy
-// is stated as the advisor's "find one" model, exactly at the start: V = 2
-// strategies, every problem the same single problem, and an aggregation
-// head with its own logits for every presented tuple of strategies (the
-// advisor's tabular binary aggregator). The reward model is derived from
-// the toy at its uniform start, not written in: Correct is the search
-// distribution's probability of the answer, Found and Missed the head's
-// success, sum over actions of q(a) times toy.reward, on every context with
-// and without a correct candidate (1/2, 1/2 and 0).
+// reference (-advice-reference N1,n,K,N2[,design], default the paper's
+// 8,4,4,4) side by side, and checks the ranking's prediction by training.
+// The toy is stated as the advisor's "find one" model, exactly at the
+// start: V = 2 strategies, every problem the same single problem, and an
+// aggregation head with its own logits for every presented tuple of
+// strategies (the advisor's tabular binary aggregator). The reward model is
+// derived from the toy at its uniform start, not written in: Correct is the
+// search distribution's probability of the answer, Found and Missed the
+// head's success, sum over actions of q(a) times toy.reward, on every
+// context with and without a correct candidate (1/2, 1/2 and 0).
 //
 // advise.Advise ranks the configurations at the reference's tokens per
 // problem (budget.SPIRAL, 4,096 tokens per search trace and per aggregation
 // output, generated tokens counted; -advice-max-traces, -advice-max-sets
-// and -advice-max-aggregations narrow its search; the reference's figures
-// are advise.Evaluate's, its rank the ranking's), and its top and the
-// reference are trained at equal tokens per step: the step's budget is
-// -batch problems of the reference (default 7), and each arm's problems per
-// step are that budget over its own tokens per problem, rounded to the
-// nearest, so the two differ by at most one problem's tokens. Each step
-// takes the update the advisor's SNR is of, (g/M, u/(K a)): the credit
-// from Planner.PlanTo and Config.CreditBatch, the search and aggregation
-// terms scaled by Config.RoleWeights(WithinSet, SumReduction)'s
-// multipliers, averaged over the step's problems, times -lr (default 1).
-// Each arm trains -replicates streams (default 16) for -steps steps
-// (default 60).
+// and -advice-max-aggregations narrow its search) and at the step budget
+// of -batch reference problems' tokens (default 7), by expected
+// improvement per token of one step; the reference's figures are
+// advise.Evaluate's, its rank the ranking's. The top and the reference are
+// trained at equal tokens per step: each arm's problems per step are the
+// step's tokens over its own tokens per problem, rounded to the nearest,
+// so the two differ by at most one problem's tokens. Each step takes the
+// update the advisor's figures are of, (g/M, u/(K a)): the credit from
+// Planner.PlanTo and Config.CreditBatch, the search and aggregation terms
+// scaled by Config.RoleWeights(WithinSet, SumReduction)'s multipliers,
+// averaged over the step's problems, times -lr (default 1). Each arm
+// trains -replicates streams (default 16) for -steps steps (default 60).
+//
+// The early check then tests the ranking's own claim: at each step budget
+// of -advice-budgets (reference problems' tokens per step, default
+// 1,7,28,112), the top of the ranking at that budget, the reference and the
+// former top (-advice-former, default 7,2,7,2,balanced: the first by SNR
+// per token alone) are trained from the start at every learning rate of
+// -advice-lrs, on J and on J - (lambda/2) ||theta||^2 for each lambda of
+// -advice-curvatures (default 0 and 4: the toy as it is, and held by a known
+// curvature so that it is smooth as the prediction assumes), and the ratio
+// of one step's gain at each arm's best learning rate is compared with the
+// predicted ratio of the arms' improvements (-advice-early-steps and
+// -advice-early-streams set the steps and streams).
 //
 // The report (advice.txt in -out, and standard output) gives the
 // advisor's numbers for both arms; each arm's update variance measured on
 // 4,096 problems at the start against the advisor's exact one; the
 // success J (the chance that one aggregation output of the arm's own
-// configuration is right: the objective the SNR is of), the search's
-// single-trace success, the aggregator's success on sets with a correct
-// candidate and the measured SNR per token, with standard errors over the
-// streams, every tenth of the run and at the end; and the verdict on J at
-// the end: holds (advised above the reference by 2 standard errors), does
-// not hold (below by 2), or inconclusive, with why lines computed from the
-// numbers. docs/toytrain/advice.md has the setup and the default run's
-// reading. The advisor's search takes a few seconds; training takes
-// under a second.
+// configuration is right), the search's single-trace success, the
+// aggregator's success on sets with a correct candidate and the measured
+// SNR per token, with standard errors over the streams, every tenth of the
+// run and at the end; the verdict on J at the end: holds (advised above
+// the reference by 2 standard errors), does not hold (below by 2), or
+// inconclusive, with why lines computed from the numbers; and the early
+// check's predicted and measured ratios with their verdicts.
+// docs/toytrain/advice.md has the setup and the default run's reading. The
+// default run takes a few minutes on one core, most of it the early check.
 //
 // Usage:
 //
 //	go run ./examples/toytrain [-seed 1] [-steps 2000] [-out out/toytrain] [-arms grpo,spiral,spiral-balanced] [-replicates 16]
-//	go run ./examples/toytrain -advice [-advice-reference 8,4,4,4] [-steps 60] [-batch 7] [-lr 1] [-replicates 16]
+//	go run ./examples/toytrain -advice [-advice-reference 8,4,4,4] [-advice-former 7,2,7,2,balanced] [-steps 60] [-batch 7] [-lr 1] [-replicates 16]
+//		[-advice-budgets 1,7,28,112] [-advice-curvatures 0,4] [-advice-lrs ...] [-advice-early-steps 3] [-advice-early-streams 128]
 //
 // -strategies, -single and -luck change the toy's V, single fraction and ε;
 // -batch, -lr, -eval-every and -samples the training and evaluation. Every
