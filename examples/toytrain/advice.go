@@ -931,8 +931,9 @@ func (res *adviceResult) why() []string {
 	for _, a := range res.arms {
 		initZ = append(initZ, fmt.Sprintf("%s z = %.1f", a.name, (a.init.noise.mean-a.init.predicted)/a.init.noise.se))
 	}
-	why = append(why, fmt.Sprintf("at the start the advisor's variances are what the training code measures (%s): the toy is its model there, and the predicted SNR/token ratio is %.2f",
-		strings.Join(initZ, ", "), adv.cand.SNRPerToken/ref.cand.SNRPerToken))
+	why = append(why, fmt.Sprintf("at the start the advisor's variances are what the training code measures (%s): the toy is its model there, and the predicted ratio of improvement per step is %.2f (SNR per token alone: %.2f); at learning rate %v the step is far below the best one, so early progress goes as lr ||grad J||^2, whose ratio is %.2f (the prediction's large-batch limit), and noise costs little",
+		strings.Join(initZ, ", "), ratFloat(adv.cand.At(advise.Step{Problems: int64(adv.problems)}).Improvement)/ratFloat(ref.cand.At(advise.Step{Problems: int64(ref.problems)}).Improvement),
+		adv.cand.SNRPerToken/ref.cand.SNRPerToken, res.opt.lr, ratFloat(adv.cand.Signal)/ratFloat(ref.cand.Signal)))
 	ma, mr, _ := res.compare(func(a *adviceArm, s adviceStream) float64 { return a.snrPerToken(s) })
 	fa, fr := res.snrAt(final)
 	why = append(why, fmt.Sprintf("the SNR moves with the policy: over training the measured SNR/token ratio is %.2f, and at the end the per-problem SNR is %.4f for advised against %.4f for the reference (ratio per token %.2f)",
