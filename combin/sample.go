@@ -263,7 +263,15 @@ func (s *Sampler) draw(dst []int, src rand.Source) {
 			s.swaps[i] = j
 		}
 		for i, g := range s.pick[:k] {
-			copy(dst[i*n:(i+1)*n], s.table[g*n:(g+1)*n])
+			// A loop rather than copy: sets are short, and the calls of
+			// memmove made a draw at Subsets(8, 4), K = 4, 757
+			// instructions instead of 706
+			// (BenchmarkDrawTo/Subsets(8,4)/K=4/per-problem, counted by
+			// cachegrind as bench/cachegrind.sh does).
+			to, set := dst[i*n:(i+1)*n], s.table[g*n:(g+1)*n]
+			for j := range to {
+				to[j] = set[j]
+			}
 		}
 		for i := k - 1; i >= 0; i-- {
 			j := s.swaps[i]
