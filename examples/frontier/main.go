@@ -4,8 +4,9 @@
 // docs/findings.md#choosing-a-configuration): every candidate as a grey
 // dot, the frontier as a line through its labelled points (N1/n/K/N2 and u
 // for the uniform design, b for the balanced), and the paper's
-// configuration (N1 = 8, n = 4, K = 4, N2 = 4, uniform) as a red triangle
-// when it fits. It prints the frontier, with each point's rho = B SNR, and
+// configuration (N1 = 8, n = 4, K = 4, N2 = 4, uniform), when it fits, as
+// a triangle in the paper's colour (internal/plotstyle), with the legend
+// beside the plot. It prints the frontier, with each point's rho = B SNR, and
 // the paper's rank. The step budget is -step-tokens tokens or
 // -step-problems problems per step (default: the paper's 256 problems of
 // the budget's tokens, 25,165,824 tokens per step at 98,304).
@@ -45,6 +46,7 @@ import (
 	"spiral/advise"
 	"spiral/budget"
 	"spiral/combin"
+	"spiral/internal/plotstyle"
 )
 
 func main() {
@@ -111,7 +113,7 @@ func run(w io.Writer, req advise.Request, out string) error {
 	if err != nil {
 		return err
 	}
-	if err := p.Save(7*vg.Inch, 4.5*vg.Inch, out); err != nil {
+	if err := plotstyle.Save(p, out); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "wrote", out)
@@ -174,20 +176,17 @@ func label(c advise.Candidate) string {
 // candidate of that rank as the paper's configuration; it returns the plot
 // and the texts of its legend.
 func frontierPlot(res advise.Result, front []advise.Candidate, paper int, req advise.Request) (*plot.Plot, []string, error) {
-	p := plot.New()
+	rule := req.Reward.Rule.String()
+	if req.Reward.Rule == advise.NeedsPieces {
+		rule = fmt.Sprintf("needs %d", req.Reward.Needs)
+	}
+	p := plotstyle.New(fmt.Sprintf("Improvement per token (%s, %s)", rule, stepText(req.StepBudget())),
+		"tokens per problem", "expected improvement of a step per token (x 1e-9/L)")
 	var legend []string
 	add := func(text string, thumbs ...plot.Thumbnailer) {
 		p.Legend.Add(text, thumbs...)
 		legend = append(legend, text)
 	}
-	rule := req.Reward.Rule.String()
-	if req.Reward.Rule == advise.NeedsPieces {
-		rule = fmt.Sprintf("needs %d", req.Reward.Needs)
-	}
-	p.Title.Text = fmt.Sprintf("Improvement per token against tokens (%s, budget %d, %s)", rule, req.Budget, stepText(req.StepBudget()))
-	p.X.Label.Text = "tokens per problem"
-	p.Y.Label.Text = "expected improvement of a step per token (x 1e-9/L)"
-	p.Add(plotter.NewGrid())
 	all, err := plotter.NewScatter(points(res.Candidates))
 	if err != nil {
 		return nil, nil, err
@@ -196,12 +195,14 @@ func frontierPlot(res advise.Result, front []advise.Candidate, paper int, req ad
 	all.GlyphStyle.Radius = vg.Points(1.5)
 	p.Add(all)
 	add(fmt.Sprintf("%d candidates", len(res.Candidates)), all)
-	blue := color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
+	// The frontier and the candidates are configurations, not methods: dark
+	// and light grey; the paper's configuration takes the paper's colour.
+	dark := color.Gray{Y: 0x30}
 	line, dots, err := plotter.NewLinePoints(points(front))
 	if err != nil {
 		return nil, nil, err
 	}
-	line.Color, dots.Color = blue, blue
+	line.Color, dots.Color, line.Width = dark, dark, plotstyle.Width
 	dots.Radius = vg.Points(2.5)
 	p.Add(line, dots)
 	add("frontier (N1/n/K/N2 design)", line, dots)
@@ -224,7 +225,7 @@ func frontierPlot(res advise.Result, front []advise.Candidate, paper int, req ad
 		if err != nil {
 			return nil, nil, err
 		}
-		mark.GlyphStyle.Color = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
+		mark.GlyphStyle.Color = plotstyle.Color("spiral-paper")
 		mark.GlyphStyle.Shape = draw.PyramidGlyph{}
 		mark.GlyphStyle.Radius = vg.Points(5)
 		p.Add(mark)
@@ -232,7 +233,5 @@ func frontierPlot(res advise.Result, front []advise.Candidate, paper int, req ad
 	}
 	// Room for the marks at the budget's edge.
 	p.Y.Min, p.X.Max = 0, 1.02*max(p.X.Max, float64(req.Budget))
-	p.Legend.Top = true
-	p.Legend.Left = true
 	return p, legend, nil
 }

@@ -349,7 +349,7 @@ type point struct {
 
 // streamResult is one arm trained from one random stream.
 type streamResult struct {
-	history  []point // the evaluations during training (main stream only)
+	history  []point // the evaluations during training
 	final    metrics
 	coverage []float64 // pass@k coverage, k = 1..kmax
 	stats    trainStats
@@ -469,7 +469,7 @@ func run(opt options) (*result, error) {
 }
 
 // train trains arm a from the uniform policy on stream replicate (0 the
-// main one, the only one evaluated during training) and fills sr.
+// main one) and fills sr.
 func (res *result) train(a arm, replicate int, sr *streamResult, train []problem) error {
 	opt := res.opt
 	tr, err := a.new(opt.toy, opt.lr)
@@ -484,7 +484,7 @@ func (res *result) train(a arm, replicate int, sr *streamResult, train []problem
 	rnd := stream(opt.seed, "train/"+name)
 	batch := make([]problem, opt.batch)
 	for s := 0; ; s++ {
-		if replicate == 0 && s%opt.evalEvery == 0 || s == opt.steps {
+		if s%opt.evalEvery == 0 || s == opt.steps {
 			sr.history = append(sr.history, point{s, opt.toy.evaluate(pol, res.evals, res.setN)})
 		}
 		if s == opt.steps {
