@@ -20,7 +20,7 @@ type trainerVectors struct {
 		IDs     []int      `json:"ids"`
 		Rewards []*float64 `json:"rewards"` // null: NaN
 		Lengths []int      `json:"lengths"`
-		Want    []*float64 `json:"want"` // null: NaN
+		Want    []*float64 `json:"want"`  // null: NaN
 		Error   bool       `json:"error"` // the trainer raised
 	} `json:"cases"`
 }
