@@ -32,6 +32,14 @@ class GroupOptions:
         The baseline is the mean of the group's other rewards (RLOO).
     nan_unscorable : bool
         A NaN reward marks its row unscorable (TRL), instead of an error.
+    best : bool
+        The best row of each group alone gets r_max - r_second (verl's grpo_passk).
+    clip : dict, optional
+        ``{"low": LO, "high": HI}``: every advantage clamped to [LO, HI]
+        after the baseline (OpenRLHF's --reward.clip_range); None clamps nothing.
+    whiten : {"none", "verl", "openrlhf", "trl"}
+        Whitening over the call after the baseline (REINFORCE++-baseline,
+        TRL RLOO's normalize_advantages); every row weighs 1 here.
     """
 
     scale: str = "none"
@@ -39,12 +47,18 @@ class GroupOptions:
     bessel: bool = False
     leave_one_out: bool = False
     nan_unscorable: bool = False
+    best: bool = False
+    clip: Optional[dict] = None
+    whiten: str = "none"
 
     @classmethod
     def preset(cls, name: str) -> "GroupOptions":
         """Return the options of a trainer's convention, such as ``"verl-grpo"`` (see ``PRESETS``)."""
         b = name.encode()
-        return cls(**json.loads(_native.text(_lib.spiral_group_preset, b, len(b))))
+        opt = json.loads(_native.text(_lib.spiral_group_preset, b, len(b)))
+        if opt.get("clip") == {"low": 0, "high": 0}:
+            opt["clip"] = None  # Go's zero Range: no clamp
+        return cls(**opt)
 
 
 def _presets() -> tuple[str, ...]:

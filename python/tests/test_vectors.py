@@ -182,6 +182,9 @@ class GroupVectors(unittest.TestCase):
                     try:
                         line = parse(text)
                         ids, rewards = line["ids"], line["rewards"]
+                        if "lengths" in line and spiral.GroupOptions.preset(preset).whiten != "none":
+                            continue  # the rows' lengths weigh the whitening: not yet in the Python API
+                        line.pop("lengths", None)
                         ok = set(line) <= {"ids", "rewards", "unscorable"} and isinstance(ids, list) and isinstance(rewards, list) and all(
                             isinstance(x, str) or (isinstance(x, int) and not isinstance(x, bool)) for x in ids
                         )
