@@ -115,14 +115,15 @@ type BatchCredit struct {
 	// Overlong is what Config.Overlong did, added up over the batch.
 	Overlong lengthgate.PenaltyReport
 
-	spans  []Span
-	kernel advantage.BatchCredit[float64]
-	in     advantage.Batch[float64]       // the kernel's layout of the last batch
-	key    layoutKey                      // what in's Traces, Sets, SetSizes and counts hold
-	counts []int                          // N2 for every set
-	shaped []float64                      // rewards after Config.Overlong
-	raw    advantage.BatchCredit[float64] // the credit of one problem's raw rewards (rawZero)
-	bad    []*InputError                  // the rejected problems' errors
+	spans   []Span
+	kernel  advantage.BatchCredit[float64]
+	in      advantage.Batch[float64]       // the kernel's layout of the last batch
+	key     layoutKey                      // what in's Traces, Sets, SetSizes and counts hold
+	counts  []int                          // N2 for every set
+	shaped  []float64                      // rewards after Config.Overlong
+	raw     advantage.BatchCredit[float64] // the credit of one problem's raw rewards (rawZero)
+	members []int                          // in.Plans' members, a rejected problem's cleared
+	bad     []*InputError                  // the rejected problems' errors
 }
 
 // layoutKey is the shape of the kernel layout kept in a BatchCredit.
@@ -274,7 +275,16 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 		}
 	}
 
-	// 4. Credit, once.
+	// 4. Credit, once. A rejected problem's members may be out of range:
+	// the kernel, which does not check them again, reads 0 instead.
+	if len(in.Plans.bad) > 0 {
+		dst.members = append(dst.members[:0], in.Plans.members...)
+		for _, e := range in.Plans.bad {
+			sp := dst.spans[e.Problem]
+			clear(dst.members[sp.Member : sp.Member+sp.Members])
+		}
+		dst.in.Members = dst.members
+	}
 	dst.in.Rewards, dst.in.Unscorable = rewards, in.Unscorable
 	err := advantage.ComputeBatch(&dst.kernel, dst.in)
 	dst.in.Rewards, dst.in.Unscorable = nil, nil

@@ -591,15 +591,22 @@ func TestPlansTrusted(t *testing.T) {
 	if err := balanced.CreditBatch(&dst, paperBatch(c, 1, 3)); err == nil {
 		t.Error("uniform plan credited under the Balanced design")
 	}
-	// Indices out of range are found by CheckPlans, named with the value.
+	// Indices out of range are found by CheckPlans, named with the value,
+	// and CreditBatch rejects their problem without reading them.
 	for _, bad := range []int{c.SearchTraces, -1, math.MaxInt} {
-		members := paperBatch(c, 3, 4).Plans.AppendMembers(nil)
+		in := paperBatch(c, 3, 4)
+		members := in.Plans.AppendMembers(nil)
 		members[c.PlanSize()+5] = bad
 		err := c.CheckPlans(&plans, members)
 		var be *BatchError
 		if !errors.As(err, &be) || len(be.Problems) != 1 || be.Problems[0].Problem != 1 || be.Problems[0].Field != "members" ||
 			be.Problems[0].Value != float64(bad) {
 			t.Errorf("index %d in problem 1: error %v; want problem 1 named with its index", bad, err)
+		}
+		in.Plans = &plans
+		err = c.CreditBatch(&dst, in)
+		if e, ok := errors.AsType[*InputError](err); !ok || e.Field != "Batch.Plans" || e.Problem != 1 || !dst.Rejected[1] || dst.Rejected[0] || dst.Rejected[2] {
+			t.Errorf("crediting index %d in problem 1: error %v, rejected %v", bad, err, dst.Rejected)
 		}
 	}
 }

@@ -228,8 +228,11 @@ func (c Config) CheckPlans(dst *Plans, members []int) error {
 	}
 	size := c.PlanSize()
 	if len(members)%size != 0 || len(members) > combin.MaxSize {
-		return (&InputError{Field: "members", Problem: -1, Set: -1, Output: -1, Value: float64(len(members)),
-			Err: fmt.Errorf("len(members) = %d, want a multiple of K*n = %d*%d of at most combin.MaxSize = %d", len(members), c.Sets, c.SetSize, combin.MaxSize)}).In("spiral", "members")
+		why := fmt.Errorf("len(members) = %d is not a multiple of K*n = %d*%d", len(members), c.Sets, c.SetSize)
+		if len(members)%size == 0 {
+			why = fmt.Errorf("len(members) = %d > combin.MaxSize = %d", len(members), combin.MaxSize)
+		}
+		return (&InputError{Field: "members", Problem: -1, Set: -1, Output: -1, Value: float64(len(members)), Err: why}).In("spiral", "members")
 	}
 	dst.members = grow(dst.members, len(members))
 	copy(dst.members, members)

@@ -7,7 +7,6 @@ import "C"
 
 import (
 	"errors"
-	"math/rand/v2"
 
 	"spiral/advantage"
 	"spiral/lengthgate"
@@ -15,7 +14,7 @@ import (
 
 // spiral_plan draws the plans of a batch into out (I32 or I64, P*K*n
 // entries: candidate j of set i of problem q at (q*K+i)*n+j), as Go's
-// Planner.PlanTo does with rand.New(rand.NewPCG(seed, step)), and as
+// Planner.PlanTo does for the keys 0..P-1 at (seed, step), and as
 // `spiral plan -seed seed -step step` writes them.
 //
 //export spiral_plan
@@ -39,10 +38,14 @@ func spiral_plan(cfg C.spiral_handle, seed, step C.uint64_t, problems C.int64_t,
 			return fail(err)
 		}
 	}
-	if err := w.planner.PlanTo(&w.plans, int(problems), rand.New(rand.NewPCG(uint64(seed), uint64(step)))); err != nil {
+	for len(w.keys) < int(problems) {
+		w.keys = append(w.keys, uint64(len(w.keys)))
+	}
+	if err := w.planner.PlanTo(&w.drawn, uint64(seed), uint64(step), w.keys[:problems]); err != nil {
 		return fail(err)
 	}
-	writeInts(out, w.plans.Sets)
+	w.members = w.drawn.AppendMembers(w.members[:0])
+	writeInts(out, w.members)
 	return 0
 }
 
@@ -65,7 +68,7 @@ func spiral_credit_batch(cfg C.spiral_handle, in *C.spiral_credit_in, out *C.spi
 	w := s.get()
 	defer s.put(w)
 	b := &w.batch
-	if b.Sets, err = readInts(b.Sets, &in.sets, "sets", false); err != nil {
+	if w.members, err = readInts(w.members, &in.sets, "sets", false); err != nil {
 		return fail(err)
 	}
 	if b.Rewards, err = readFloats(b.Rewards, &in.rewards, "rewards", false); err != nil {
@@ -85,6 +88,14 @@ func spiral_credit_batch(cfg C.spiral_handle, in *C.spiral_credit_in, out *C.spi
 	}
 	c := &s.cfg
 	d := &w.credit
+	// Bad sets are kept in the plans and rejected by CreditBatch with the
+	// other bad problems.
+	if err := c.CheckPlans(&w.plans, w.members); err != nil {
+		if _, ok := errors.AsType[*advantage.BatchError](err); !ok {
+			return fail(err)
+		}
+	}
+	b.Plans = &w.plans
 	err = c.CreditBatch(d, *b)
 	if _, ok := errors.AsType[*advantage.BatchError](err); err != nil && !ok {
 		return fail(err)
