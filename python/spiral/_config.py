@@ -331,6 +331,68 @@ class Config:
             self, sets, rewards, reward_counts, unscorable, search_lengths, aggregation_lengths
         )
 
+    def loss_coefficients(
+        self,
+        credit: "_credit.Credit",
+        *,
+        search_lengths: Any,
+        aggregation_lengths: Any,
+        reduction: str = "token-mean",
+        update: str = "joint_gradient",
+        baseline: str = "within_set",
+        split_roles: bool = False,
+    ) -> "_credit.LossCoefficients":
+        """Per-output coefficients for the trainer's own loss reduction (Go's Config.LossCoefficients).
+
+        A trainer that puts coefficient c_o where output o's advantage goes and
+        reduces its per-token losses -c_o * ratio with ``reduction`` gets, for
+        this batch exactly, ``report.scale`` times the chosen update: SPIRAL's
+        unbiased joint gradient (the search advantages divided by M, the
+        aggregation advantages by K(N2-1)) or the paper's update (the
+        advantages as they are). See docs/findings.md#loss-coefficients.
+
+        Parameters
+        ----------
+        credit : Credit
+            The batch's credit, from ``credit_batch``.
+        search_lengths : array_like of int, P*N1 elements
+            The tokens of every search trace the loss reads.
+        aggregation_lengths : array_like of int, like credit.aggregation
+            The tokens of every aggregation output.
+        reduction : str
+            The trainer's loss reduction, one of ``REDUCTIONS``: verl's
+            ``"token-mean"`` (the default), ``"seq-mean-token-sum"``,
+            ``"seq-mean-token-mean"``, ``"seq-mean-token-sum-norm"``; TRL's
+            ``"trl-grpo"``, ``"trl-bnpo"``, ``"trl-dr-grpo"``, ``"trl-dapo"``,
+            ``"trl-rloo"``; OpenRLHF's ``"openrlhf-token"``,
+            ``"openrlhf-sequence"``; or ``"sum"``. Call it on the rows the
+            trainer reduces together (verl: a mini-batch).
+        update : {"joint_gradient", "paper"}
+            The update the trainer's gradient follows.
+        baseline : {"within_set", "leave_one_out"}
+            The aggregation baseline the credit was computed with.
+        split_roles : bool
+            The trainer reduces search traces and aggregation outputs as two
+            loss terms, each over its own outputs, and adds them.
+
+        Returns
+        -------
+        LossCoefficients
+            ``search`` (P, N1) and ``aggregation`` (the credit's shape), in the
+            credit's dtype, and the reduction's ``report`` (``scale`` = kappa).
+
+        Raises
+        ------
+        InputError
+            A length negative or beyond the loss's bound (``field`` names the
+            lengths, ``output`` the row).
+        ConfigError
+            An unknown reduction, update or baseline.
+        """
+        return _credit.loss_coefficients(
+            self, credit, search_lengths, aggregation_lengths, reduction, update, baseline, split_roles
+        )
+
     def role_weights(self, baseline: str = "within_set", reduction: str = "sum") -> RoleWeights:
         """Return the role weights of the update (Go's Config.RoleWeights).
 

@@ -156,6 +156,106 @@ class Credit:
         return self.no_signal | self.out_of_range | self.rejected
 
 
+class LossReport(NamedTuple):
+    """What a loss reduction does with the coefficients (Go's loss.Report).
+
+    Attributes
+    ----------
+    scale : float
+        kappa: the trainer's gradient is ``scale`` times the chosen update
+        (times the trainer's own constants, such as verl's dp_size); 1 for a
+        sum, 1/R for the means.
+    outputs : int
+        B, the outputs reduced.
+    rows : int
+        R, those with at least one token.
+    tokens : int
+        T, their tokens.
+    dropped : int
+        Outputs with no token whose update is not 0: no coefficient can
+        carry their part of the update.
+    """
+
+    scale: float = 0.0
+    outputs: int = 0
+    rows: int = 0
+    tokens: int = 0
+    dropped: int = 0
+
+
+class LossCoefficients(NamedTuple):
+    """Per-output loss coefficients (Go's spiral.LossCoefficients).
+
+    Put them where the trainer's advantages go (one per sequence, broadcast
+    over its tokens): its own loss reduction then gives ``report.scale``
+    times the chosen update.
+
+    Attributes
+    ----------
+    search : ndarray, shape (P, N1)
+        The coefficient of every search trace.
+    aggregation : ndarray, the shape of the credit's aggregation
+        The coefficient of every aggregation output.
+    report : LossReport
+    """
+
+    search: np.ndarray
+    aggregation: np.ndarray
+    report: LossReport
+
+
+def _reductions() -> tuple[str, ...]:
+    needed = ctypes.c_int64()
+    buf = ctypes.create_string_buffer(4096)
+    _lib.spiral_loss_reductions(buf, len(buf), ctypes.byref(needed))
+    return tuple(buf.raw[: needed.value].decode().split("\n"))
+
+
+REDUCTIONS: tuple[str, ...] = _reductions()
+"""The loss reductions, named as the trainers name them (Go's loss.Reduction): ``"token-mean"``, ..."""
+
+_UPDATES = {"joint_gradient": 0, "paper": 1}
+_BASELINES = {"within_set": 0, "leave_one_out": 1}
+
+
+def loss_coefficients(
+    cfg: "Config",
+    credit: Credit,
+    search_lengths: Any,
+    aggregation_lengths: Any,
+    reduction: str,
+    update: str,
+    baseline: str,
+    split_roles: bool,
+) -> LossCoefficients:
+    """Loss coefficients of a credited batch; see ``Config.loss_coefficients``."""
+    try:
+        u, b = _UPDATES[update], _BASELINES[baseline]
+    except KeyError as e:
+        from ._errors import ConfigError
+
+        raise ConfigError(
+            f"spiral: update {update!r} or baseline {baseline!r} unknown (updates {sorted(_UPDATES)}, baselines {sorted(_BASELINES)})"
+        ) from e
+    ints, desc = _native.ints, _native.descriptor
+    search = np.ascontiguousarray(credit.search)
+    agg = np.ascontiguousarray(credit.aggregation)
+    sl = ints(search_lengths, "search_lengths")
+    al = ints(aggregation_lengths, "aggregation_lengths")
+    out_s = np.empty(search.shape, search.dtype)
+    out_a = np.empty(agg.shape, agg.dtype)
+    buf = (ctypes.c_int64 * 18)(*desc(search), *desc(agg), *desc(sl), *desc(al), *desc(out_s), *desc(out_a))
+    rep = _native._LossReport()
+    base = ctypes.addressof(buf)
+    name = reduction.encode()
+    _native.check(
+        _lib.spiral_loss_coefficients(
+            cfg._handle.value, name, len(name), u, b, int(bool(split_roles)), base, base + 12 * 8, base + 15 * 8, ctypes.addressof(rep)
+        )
+    )
+    return LossCoefficients(out_s, out_a, LossReport(rep.scale, rep.outputs, rep.rows, rep.tokens, rep.dropped))
+
+
 _local = threading.local()
 
 
@@ -239,4 +339,4 @@ def credit_batch(
     return c
 
 
-__all__ = ["Credit", "GateReport", "OverlongReport", "plan", "credit_batch"]
+__all__ = ["Credit", "GateReport", "OverlongReport", "LossCoefficients", "LossReport", "REDUCTIONS", "plan", "credit_batch", "loss_coefficients"]

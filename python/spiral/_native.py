@@ -61,6 +61,16 @@ class _CreditReport(ctypes.Structure):
     ]
 
 
+class _LossReport(ctypes.Structure):
+    _fields_ = [
+        ("scale", ctypes.c_double),
+        ("outputs", ctypes.c_int64),
+        ("rows", ctypes.c_int64),
+        ("tokens", ctypes.c_int64),
+        ("dropped", ctypes.c_int64),
+    ]
+
+
 class _GroupReport(ctypes.Structure):
     _fields_ = [
         ("groups", ctypes.c_int64),
@@ -109,6 +119,8 @@ def _load() -> ctypes.CDLL:
         "spiral_group_presets": (None, [p, i64, ctypes.POINTER(i64)]),
         "spiral_group_preset": (h, [p, i64, p, i64, ctypes.POINTER(i64)]),
         "spiral_group": (h, [p, i64, p, p, p, p, p, p, p, p]),
+        "spiral_loss_reductions": (None, [p, i64, ctypes.POINTER(i64)]),
+        "spiral_loss_coefficients": (h, [h, p, i64, i64, i64, i64, p, p, p, p]),
         "spiral_pass_at_k": (h, [p, p, p, p]),
         "spiral_coverage": (h, [p, p, p]),
         "spiral_error_summary": (h, [h, ctypes.POINTER(i64), ctypes.POINTER(i64)]),

@@ -347,6 +347,49 @@ class ErrorTest(unittest.TestCase):
         _native.lib.spiral_release(1 << 40)  # an unknown handle is ignored
 
 
+class LossTest(unittest.TestCase):
+    def test_coefficients(self) -> None:
+        cfg = spiral.Config.paper()
+        sets, rewards, sl, al = batch(cfg, 16)
+        cr = cfg.credit_batch(sets, rewards)
+        w = cfg.role_weights()
+        lc = cfg.loss_coefficients(cr, search_lengths=sl, aggregation_lengths=al, reduction="sum")
+        self.assertEqual(lc.report.scale, 1.0)
+        self.assertTrue(same(lc.search, cr.search * w.search_multiplier))
+        self.assertTrue(same(lc.aggregation, cr.aggregation * w.aggregation_multiplier))
+        lc = cfg.loss_coefficients(cr, search_lengths=sl, aggregation_lengths=al, reduction="sum", update="paper")
+        self.assertTrue(same(lc.search, cr.search) and same(lc.aggregation, cr.aggregation))
+        # verl's token-mean: coef = u T / R, kappa = 1/R.
+        lc = cfg.loss_coefficients(cr, search_lengths=sl, aggregation_lengths=al)
+        t, r = int(sl.sum() + al.sum()), int((sl > 0).sum() + (al > 0).sum())
+        self.assertEqual(lc.report, spiral.LossReport(1 / r, sl.size + al.size, r, t, 0))
+        np.testing.assert_allclose(lc.search, cr.search * w.search_multiplier * t / r, rtol=1e-15)
+        # Two loss terms, each a token mean over its own outputs.
+        lc = cfg.loss_coefficients(cr, search_lengths=sl, aggregation_lengths=al, split_roles=True)
+        np.testing.assert_allclose(lc.aggregation, cr.aggregation * w.aggregation_multiplier * al.sum() / r, rtol=1e-15)
+        # float32 credit: float32 coefficients.
+        c32 = cfg.credit_batch(sets, rewards.astype(np.float32))
+        self.assertEqual(cfg.loss_coefficients(c32, search_lengths=sl, aggregation_lengths=al).search.dtype, np.float32)
+        self.assertIn("trl-dr-grpo", spiral.REDUCTIONS)
+
+    def test_errors(self) -> None:
+        cfg = spiral.Config.paper()
+        sets, rewards, sl, al = batch(cfg, 4)
+        cr = cfg.credit_batch(sets, rewards)
+        bad = al.copy()
+        bad[1, 2, 3] = -1
+        with self.assertRaises(spiral.InputError) as cm:
+            cfg.loss_coefficients(cr, search_lengths=sl, aggregation_lengths=bad)
+        e = cm.exception
+        self.assertEqual((e.field, e.argument, e.output, e.value, e.reason), ("AggregationLengths", "aggregation_lengths", 1 * 16 + 2 * 4 + 3, -1.0, "negative_length"))
+        with self.assertRaises(spiral.ConfigError):
+            cfg.loss_coefficients(cr, search_lengths=sl, aggregation_lengths=al, reduction="mean")
+        with self.assertRaises(spiral.ConfigError):
+            cfg.loss_coefficients(cr, search_lengths=sl, aggregation_lengths=al, update="plain")
+        with self.assertRaises(spiral.SpiralError):
+            cfg.loss_coefficients(cr, search_lengths=sl[:2], aggregation_lengths=al)
+
+
 class GroupTest(unittest.TestCase):
     def test_presets(self) -> None:
         self.assertIn("verl-grpo", spiral.PRESETS)
