@@ -40,9 +40,15 @@ def measure(problems: int, steps: int, pool: int) -> dict[str, float]:
     inputs = peer.make(problems, pool)
     rng = np.random.default_rng(2)
 
+    out = None
+
     def ours(i: int, x: peer.Inputs) -> spiral.Credit:
+        nonlocal out
         sets = cfg.plan(1, i, problems)
-        return cfg.credit_batch(sets, x.rewards, search_lengths=x.search_lengths, aggregation_lengths=x.aggregation_lengths)
+        out = cfg.credit_batch(
+            sets, x.rewards, search_lengths=x.search_lengths, aggregation_lengths=x.aggregation_lengths, out=out
+        )
+        return out
 
     def theirs(i: int, x: peer.Inputs) -> peer.Credit:
         return peer.step(rng, x)

@@ -97,7 +97,8 @@ def generate(cfg: spiral.Config, policy: Policy, keys: np.ndarray, seed: int, st
     search_len = np.where(answers == truth[:, None], rng.integers(40, 120, answers.shape), rng.integers(80, 400, answers.shape))
 
     # 2. Plan: the sets of every problem, from (seed, step, key).
-    sets = cfg.plan(seed, step, keys)  # (P, K, n) trace indices
+    plans = cfg.plan(seed, step, keys)
+    sets = plans.sets  # (P, K, n) trace indices
 
     # 3. Aggregation prompts: the answers of each set's traces, in the
     # set's presentation order (a real trainer puts the traces' texts in
@@ -131,7 +132,7 @@ def generate(cfg: spiral.Config, policy: Policy, keys: np.ndarray, seed: int, st
         "unscorable": np.concatenate([np.zeros(p * n1, bool), unscorable[qi, j]]),
         "dlogp": np.concatenate([dsearch.reshape(-1), dagg[qi, j]]),
     }
-    return {"keys": keys, "sets": sets, "rows": rows}
+    return {"keys": keys, "sets": plans, "rows": rows}
 
 
 class Layout:
@@ -256,7 +257,7 @@ def merge(batch: dict, keep: np.ndarray, extra: dict) -> dict:
     keys = np.concatenate([keep, extra["keys"]])
     order = np.argsort(keys, kind="stable")
     old = np.isin(batch["keys"], keep)
-    sets = np.concatenate([batch["sets"][old], extra["sets"]])[order]
+    sets = np.concatenate([np.asarray(batch["sets"])[old], extra["sets"].sets])[order]
     merged = {name: np.concatenate([col[mask], extra["rows"][name]]) for name, col in rows.items()}
     return {"keys": keys[order], "sets": sets, "rows": merged}
 
