@@ -118,7 +118,7 @@ def _load() -> ctypes.CDLL:
         "spiral_credit_batch": (h, [h, h, p, p, p]),
         "spiral_group_presets": (None, [p, i64, ctypes.POINTER(i64)]),
         "spiral_group_preset": (h, [p, i64, p, i64, ctypes.POINTER(i64)]),
-        "spiral_group": (h, [p, i64, p, p, p, p, p, p, p, p]),
+        "spiral_group": (h, [p, i64, p, p, p, p, p, p, p, p, p]),
         "spiral_loss_reductions": (None, [p, i64, ctypes.POINTER(i64)]),
         "spiral_loss_coefficients": (h, [h, p, i64, i64, i64, i64, p, p, p, p]),
         "spiral_pass_at_k": (h, [p, p, p, p]),

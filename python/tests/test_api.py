@@ -394,6 +394,7 @@ class GroupTest(unittest.TestCase):
     def test_presets(self) -> None:
         self.assertIn("verl-grpo", spiral.PRESETS)
         self.assertEqual(spiral.GroupOptions.preset("verl-grpo"), spiral.GroupOptions("group", 1e-6, True, False, False))
+        self.assertEqual(spiral.GroupOptions.preset("openrlhf-grpo").clip, (-10.0, 10.0))
         r = np.array([1.0, 0.0, 1.0, 1.0, 0.0, 0.0])
         ids = np.array([3, 3, 3, 5, 5, 5])
         adv, rep = spiral.group_advantages(r, ids, preset="rloo")
