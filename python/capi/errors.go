@@ -13,6 +13,7 @@ import (
 	"spiral/advantage"
 	"spiral/combin"
 	"spiral/eval"
+	"spiral/loss"
 )
 
 // An errorValue is what an error handle stands for: the error's kind and
@@ -85,6 +86,15 @@ func item(err error) errorItem {
 		c.problem, c.set, c.output = C.int64_t(ie.Problem), C.int64_t(ie.Set), C.int64_t(ie.Output)
 		c.value = C.double(ie.Value)
 		setReason(c, err)
+		return it
+	}
+	if le, ok := errors.AsType[*loss.InputError](err); ok {
+		c.kind = C.SPIRAL_ERR_INPUT
+		it.field = le.Field
+		c.output, c.value = C.int64_t(le.Row), C.double(le.Value)
+		if le.Row >= 0 && le.Value < 0 && (le.Field == "SearchLengths" || le.Field == "AggregationLengths") {
+			c.reason = C.SPIRAL_REASON_NEGATIVE_LENGTH
+		}
 		return it
 	}
 	if ae, ok := errors.AsType[*eval.ArgError](err); ok {
