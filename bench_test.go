@@ -18,25 +18,52 @@ import (
 // reused BatchCredit; "naive" composes the packages by hand the obvious
 // way, with fresh slices per problem per call: combin's Family.Sample,
 // advantage.Compute, then lengthgate's Gate.Apply on each role.
-// bench/numpy.sh runs "spiral" beside the numpy peer.
+//
+// Every iteration takes the next batch of a pool of freshInputs problems
+// in all, so that the branches on rewards and lengths (the gates, the
+// checks, NoSignal) see new data each time, as in training: a benchmark
+// that reuses one input lets the branch predictor learn it, which flatters
+// branchy code. bench/compare.sh runs "spiral" beside the numpy peer
+// bench/peer.py, and bench/cachegrind.sh counts its instructions.
+
+// freshInputs is the number of problems a benchmark's pool of inputs holds:
+// 4096 problems of 8 search traces and 16 aggregation outputs are about
+// 100,000 outcomes of the gates' branches, far more than a branch
+// predictor's history.
+const freshInputs = 4096
+
+// stepPool returns batches of problems each, freshInputs problems in all,
+// planned, with random 0/1 rewards and lengths in [0, 5000).
+func stepPool(c Config, problems int) []Batch {
+	pool := make([]Batch, max(1, freshInputs/problems))
+	for i := range pool {
+		pool[i] = paperBatch(c, problems, uint64(100+i))
+	}
+	return pool
+}
 
 func benchStep(b *testing.B, problems int) {
 	c := benchConfig()
-	in := paperBatch(c, problems, 9)
+	pool := stepPool(c, problems)
 	pl, err := c.NewPlanner()
 	if err != nil {
 		b.Fatal(err)
 	}
 	rnd := rand.New(rand.NewPCG(1, 2))
 	var dst BatchCredit
-	if err := c.CreditBatch(&dst, in); err != nil { // grow dst once, as a trainer's first step does
+	if err := c.CreditBatch(&dst, pool[0]); err != nil { // grow dst once, as a trainer's first step does
 		b.Fatal(err)
 	}
+	i := 0
 	cpubench.Loop(b, func() {
-		if err := pl.PlanTo(&in, problems, rnd); err != nil {
+		in := &pool[i]
+		if i++; i == len(pool) {
+			i = 0
+		}
+		if err := pl.PlanTo(in, problems, rnd); err != nil {
 			b.Fatal(err)
 		}
-		if err := c.CreditBatch(&dst, in); err != nil {
+		if err := c.CreditBatch(&dst, *in); err != nil {
 			b.Fatal(err)
 		}
 	})
@@ -44,14 +71,19 @@ func benchStep(b *testing.B, problems int) {
 
 func benchNaive(b *testing.B, problems int) {
 	c := benchConfig()
-	in := paperBatch(c, problems, 9)
+	pool := stepPool(c, problems)
 	fam, err := combin.Subsets(c.SearchTraces, c.SetSize)
 	if err != nil {
 		b.Fatal(err)
 	}
 	rnd := rand.New(rand.NewPCG(1, 2))
 	k, n2, n1 := c.Sets, c.AggregationsPerSet, c.SearchTraces
+	i := 0
 	cpubench.Loop(b, func() {
+		in := &pool[i]
+		if i++; i == len(pool) {
+			i = 0
+		}
 		for q := range problems {
 			sets, err := fam.Sample(rnd, k)
 			if err != nil {
@@ -83,13 +115,14 @@ func BenchmarkStep(b *testing.B) {
 	}
 }
 
-// BenchmarkStepParts splits the batch of 256 into its parts: planning
-// (Planner.PlanTo), credit of planned sets (CreditBatch, whose kernel
-// advantage.ComputeBatch is measured by ./advantage's benchmarks), and
-// credit of the same sets from outside, which CreditBatch checks.
+// BenchmarkStepParts splits the batch of 256 into its parts, on the same
+// pool of fresh inputs: planning (Planner.PlanTo), credit of planned sets
+// (CreditBatch, whose kernel advantage.ComputeBatch is measured by
+// ./advantage's benchmarks), and credit of the same sets from outside,
+// which CreditBatch checks.
 func BenchmarkStepParts(b *testing.B) {
 	c := benchConfig()
-	in := paperBatch(c, 256, 9)
+	pool := stepPool(c, 256)
 	b.Run("problems=256/plan", func(b *testing.B) {
 		pl, err := c.NewPlanner()
 		if err != nil {
@@ -105,19 +138,25 @@ func BenchmarkStepParts(b *testing.B) {
 	})
 	for _, outside := range []bool{false, true} {
 		name := "problems=256/credit"
-		in := in
+		pool := slices.Clone(pool)
 		if outside {
 			name += "-outside-sets"
-			in.Sets = slices.Clone(in.Sets)
+			for i := range pool {
+				pool[i].Sets = slices.Clone(pool[i].Sets)
+			}
 		}
 		b.Run(name, func(b *testing.B) {
 			var dst BatchCredit
-			if err := c.CreditBatch(&dst, in); err != nil {
+			if err := c.CreditBatch(&dst, pool[0]); err != nil {
 				b.Fatal(err)
 			}
+			i := 0
 			cpubench.Loop(b, func() {
-				if err := c.CreditBatch(&dst, in); err != nil {
+				if err := c.CreditBatch(&dst, pool[i]); err != nil {
 					b.Fatal(err)
+				}
+				if i++; i == len(pool) {
+					i = 0
 				}
 			})
 		})

@@ -1,0 +1,324 @@
+package loss
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Reduction is how a trainer reduces its per-token policy loss to one
+// scalar, named as the trainer names it. Its text form (String,
+// MarshalText, UnmarshalText) is the name in the table. Every token of an
+// output o of L_o tokens gets the weight w_o; B is the number of outputs
+// the trainer reduces together, R those with at least one token, T their
+// tokens, S a length constant of the trainer's configuration; within a
+// term (see [Rows].Terms) B, R and T are the term's own.
+//
+//	name                     trainer setting                          w_o              Scale
+//	sum                      a plain sum (no trainer default)         1                1
+//	token-mean               verl loss_agg_mode=token-mean            1/T              1/R
+//	seq-mean-token-sum       verl loss_agg_mode=seq-mean-token-sum    1/R              1/R
+//	seq-mean-token-mean      verl loss_agg_mode=seq-mean-token-mean   1/(R L_o)        1/R
+//	seq-mean-token-sum-norm  verl loss_agg_mode=seq-mean-token-sum-norm 1/S            1 (times 1/S)
+//	trl-grpo                 TRL GRPOTrainer loss_type="grpo"         1/(B L_o)        1/R
+//	trl-bnpo                 TRL GRPOTrainer loss_type="bnpo"         1/T              1/R
+//	trl-dr-grpo              TRL GRPOTrainer loss_type="dr_grpo"      1/(B S)          1/B (times 1/S)
+//	trl-dapo                 TRL GRPOTrainer loss_type="dapo"         1/T              1/R
+//	trl-rloo                 TRL RLOOTrainer (a mean over sequences)  1/B              1/R
+//	openrlhf-token           OpenRLHF token_level_loss=True           1/T              1/R
+//	openrlhf-sequence        OpenRLHF token_level_loss=False          1/(R L_o)        1/R
+//
+// The rows reduced together are the trainer's: verl's token-mean divides
+// by the tokens of the whole mini-batch (batch_num_tokens), so call
+// [Coefficients] once per mini-batch; TRL's grpo, bnpo and dr_grpo reduce
+// each device's micro-batch, so call it once per micro-batch; TRL's dapo
+// divides by the tokens of the whole accumulated batch; OpenRLHF's by the
+// global batch's tokens (batch_num_tokens) or, without it, the
+// micro-batch's. The trainers' own constants (verl's dp_size and
+// loss_scale_factor, the division by the gradient accumulation steps, S)
+// multiply every output alike and are left in the learning rate: Scale
+// does not include them. verl's and OpenRLHF's per-sequence means divide
+// by L_o + 1e-8 computed in float32, which is L_o for every L_o >= 1.
+type Reduction int
+
+const (
+	Sum Reduction = iota
+	TokenMean
+	SeqMeanTokenSum
+	SeqMeanTokenMean
+	SeqMeanTokenSumNorm
+	TRLGRPO
+	TRLBNPO
+	TRLDrGRPO
+	TRLDAPO
+	TRLRLOO
+	OpenRLHFToken
+	OpenRLHFSequence
+)
+
+// kind is the shape of a reduction's weight w_o.
+type kind int
+
+const (
+	kindSum      kind = iota // w = 1 (or a constant), Scale 1
+	kindTokens               // w = 1/T, Scale 1/R: c = u T/R
+	kindRows                 // w = 1/R, Scale 1/R: c = u R_t/R
+	kindRowsLen              // w = 1/(R L), Scale 1/R: c = u R_t L/R
+	kindAllLen               // w = 1/(B L), Scale 1/R: c = u B_t L/R
+	kindAll                  // w = 1/B, Scale 1/R: c = u B_t/R
+	kindAllConst             // w = 1/(B S), Scale 1/B: c = u B_t/B
+)
+
+var reductions = [...]struct {
+	name string
+	kind kind
+}{
+	Sum:                 {"sum", kindSum},
+	TokenMean:           {"token-mean", kindTokens},
+	SeqMeanTokenSum:     {"seq-mean-token-sum", kindRows},
+	SeqMeanTokenMean:    {"seq-mean-token-mean", kindRowsLen},
+	SeqMeanTokenSumNorm: {"seq-mean-token-sum-norm", kindSum},
+	TRLGRPO:             {"trl-grpo", kindAllLen},
+	TRLBNPO:             {"trl-bnpo", kindTokens},
+	TRLDrGRPO:           {"trl-dr-grpo", kindAllConst},
+	TRLDAPO:             {"trl-dapo", kindTokens},
+	TRLRLOO:             {"trl-rloo", kindAll},
+	OpenRLHFToken:       {"openrlhf-token", kindTokens},
+	OpenRLHFSequence:    {"openrlhf-sequence", kindRowsLen},
+}
+
+func (r Reduction) defined() bool { return r >= 0 && int(r) < len(reductions) }
+
+// String returns r's name, such as "token-mean", or "Reduction(v)" for an
+// undefined value.
+func (r Reduction) String() string {
+	if !r.defined() {
+		return fmt.Sprintf("Reduction(%d)", int(r))
+	}
+	return reductions[r].name
+}
+
+// MarshalText encodes r as its name; an undefined value is an error.
+func (r Reduction) MarshalText() ([]byte, error) {
+	if !r.defined() {
+		return nil, fmt.Errorf("loss: reduction = %d is not a defined Reduction", int(r))
+	}
+	return []byte(reductions[r].name), nil
+}
+
+// UnmarshalText decodes a reduction's name; anything else is an error
+// naming the text.
+func (r *Reduction) UnmarshalText(text []byte) error {
+	for v, red := range reductions {
+		if string(text) == red.name {
+			*r = Reduction(v)
+			return nil
+		}
+	}
+	return fmt.Errorf("loss: reduction = %q is not one of %s", text, Names())
+}
+
+// Names lists the reductions' names, quoted and comma-separated, for help
+// texts and errors.
+func Names() string {
+	s := ""
+	for i, red := range reductions {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%q", red.name)
+	}
+	return s
+}
+
+// PerOutput reports whether r weights an output by a function of its own
+// length (the per-sequence token means), so that the coefficients depend
+// on each output's length and not only on the batch's counts.
+func (r Reduction) PerOutput() bool {
+	return r.defined() && (reductions[r].kind == kindRowsLen || reductions[r].kind == kindAllLen)
+}
+
+// MaxTerms is the number of loss terms [Rows].Terms may name.
+const MaxTerms = 8
+
+// MaxLength is the largest output length accepted, in tokens.
+const MaxLength = 1 << 29
+
+// MaxRows is the largest number of outputs accepted: 2^24, so that with
+// MaxLength every count, product and token total (at most 2^53) is exact
+// in float64.
+const MaxRows = 1 << 24
+
+// Rows are the outputs a trainer reduces together, in its order.
+type Rows struct {
+	// Update[o] is u_o, the chosen update's coefficient of
+	// grad log pi(y_o): the update is sum_o u_o grad log pi(y_o).
+	Update []float64
+	// Lengths[o] is L_o, the number of tokens of output o the loss reads
+	// (its response mask's sum); 0 for an output with none.
+	Lengths []int
+	// Terms, if not nil, gives the loss term of each output, in
+	// [0, MaxTerms): the trainer reduces each term over its own outputs
+	// and adds the terms. Nil means one term.
+	Terms []int
+}
+
+// Report describes a call of [Coefficients].
+type Report struct {
+	// Scale is kappa: the trainer's gradient is Scale times the chosen
+	// update sum_o u_o grad log pi(y_o), times the trainer's own constants
+	// (see [Reduction]); 0 when no output has a token.
+	Scale float64
+	// Outputs is B, Rows R (those with at least one token) and Tokens T,
+	// over every term.
+	Outputs, Rows, Tokens int
+	// Dropped counts the outputs with no token whose update is not 0: no
+	// coefficient can carry their part of the update, which the trainer's
+	// gradient lacks.
+	Dropped int
+}
+
+// InputError describes a bad entry of [Rows]. Recover it with errors.As.
+type InputError struct {
+	// Field is "Update", "Lengths" or "Terms".
+	Field string
+	// Row is the output's position, or -1 for a length of the field as a
+	// whole.
+	Row int
+	// Value is the bad value, or the bad length of the field.
+	Value float64
+	// Err says what is wrong.
+	Err error
+}
+
+func (e *InputError) Error() string {
+	if e.Row < 0 {
+		return fmt.Sprintf("loss: %s: %v", e.Field, e.Err)
+	}
+	return fmt.Sprintf("loss: %s[%d] = %v: %v", e.Field, e.Row, e.Value, e.Err)
+}
+
+func (e *InputError) Unwrap() error { return e.Err }
+
+// Coefficients writes to dst[o] the coefficient c_o = u_o Scale / w_o of
+// every output, w_o being r's weight (see [Reduction]), so that a trainer
+// reducing per-token losses -c_o rho_{o,t} with r has the gradient Scale
+// times sum_o u_o grad log pi(y_o) on policy. Per term t, with B_t outputs,
+// R_t of them with a token, T_t tokens, and R = sum_t R_t, B = sum_t B_t:
+//
+//	sum, seq-mean-token-sum-norm          c_o = u_o
+//	token-mean, trl-bnpo, trl-dapo,
+//	openrlhf-token                        c_o = u_o T_t/R
+//	seq-mean-token-sum                    c_o = u_o R_t/R
+//	seq-mean-token-mean, openrlhf-sequence c_o = u_o R_t L_o/R
+//	trl-grpo                              c_o = u_o B_t L_o/R
+//	trl-rloo                              c_o = u_o B_t/R
+//	trl-dr-grpo                           c_o = u_o B_t/B
+//
+// With one term, token-mean's c_o = u_o T/R is the update times the mean
+// length; a per-sequence mean multiplies each output by its own length
+// (undoing the 1/L_o); the sequence means leave the update as it is.
+// An output with no token gets 0 (counted in Report.Dropped if its update
+// is not 0). Each c_o is rounded at most twice (the ratio, the product).
+//
+// Coefficients returns an *[InputError], before writing anything, if the
+// fields' lengths differ, a length is negative or above [MaxLength], a
+// term is outside [0, MaxTerms), an update is not finite, or there are more
+// than [MaxRows] outputs; an error if r is undefined. It panics if
+// len(dst) != len(in.Update), a programmer's error. It allocates nothing.
+func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
+	if !r.defined() {
+		return Report{}, fmt.Errorf("loss: reduction = %d is not a defined Reduction", int(r))
+	}
+	n := len(in.Update)
+	if n > MaxRows {
+		return Report{}, &InputError{Field: "Update", Row: -1, Value: float64(n), Err: fmt.Errorf("%d outputs > MaxRows = %d", n, MaxRows)}
+	}
+	if len(in.Lengths) != n {
+		return Report{}, &InputError{Field: "Lengths", Row: -1, Value: float64(len(in.Lengths)), Err: fmt.Errorf("len(Lengths) = %d, want len(Update) = %d", len(in.Lengths), n)}
+	}
+	if in.Terms != nil && len(in.Terms) != n {
+		return Report{}, &InputError{Field: "Terms", Row: -1, Value: float64(len(in.Terms)), Err: fmt.Errorf("len(Terms) = %d, want len(Update) = %d", len(in.Terms), n)}
+	}
+	var all, rows [MaxTerms]int
+	var tokens [MaxTerms]int
+	for o, u := range in.Update {
+		if math.IsNaN(u) || math.IsInf(u, 0) {
+			return Report{}, &InputError{Field: "Update", Row: o, Value: u, Err: errNotFinite}
+		}
+		l := in.Lengths[o]
+		if l < 0 || l > MaxLength {
+			return Report{}, &InputError{Field: "Lengths", Row: o, Value: float64(l), Err: errLength}
+		}
+		t := 0
+		if in.Terms != nil {
+			t = in.Terms[o]
+			if t < 0 || t >= MaxTerms {
+				return Report{}, &InputError{Field: "Terms", Row: o, Value: float64(t), Err: errTerm}
+			}
+		}
+		all[t]++
+		if l > 0 {
+			rows[t]++
+			tokens[t] += l
+		}
+	}
+	if len(dst) != n {
+		panic(fmt.Sprintf("loss: len(dst) = %d, want len(Update) = %d", len(dst), n))
+	}
+	rep := Report{Outputs: n}
+	for t := range MaxTerms {
+		rep.Rows += rows[t]
+		rep.Tokens += tokens[t]
+	}
+	k := reductions[r].kind
+	denominator := float64(rep.Rows) // of Scale and of the ratios
+	switch {
+	case rep.Rows == 0:
+	case k == kindSum:
+		rep.Scale = 1
+	case k == kindAllConst:
+		denominator = float64(n)
+		rep.Scale = 1 / denominator
+	default:
+		rep.Scale = 1 / denominator
+	}
+	for o, u := range in.Update {
+		l := in.Lengths[o]
+		if l == 0 || rep.Rows == 0 {
+			if u != 0 {
+				rep.Dropped++
+			}
+			dst[o] = 0
+			continue
+		}
+		t := 0
+		if in.Terms != nil {
+			t = in.Terms[o]
+		}
+		var numerator int // at most 2^53: exact in float64
+		switch k {
+		case kindSum:
+			dst[o] = u
+			continue
+		case kindTokens:
+			numerator = tokens[t]
+		case kindRows:
+			numerator = rows[t]
+		case kindRowsLen:
+			numerator = rows[t] * l
+		case kindAllLen:
+			numerator = all[t] * l
+		case kindAll, kindAllConst:
+			numerator = all[t]
+		}
+		dst[o] = u * (float64(numerator) / denominator)
+	}
+	return rep, nil
+}
+
+var (
+	errNotFinite = errors.New("not finite")
+	errLength    = fmt.Errorf("length outside [0, MaxLength = %d]", MaxLength)
+	errTerm      = fmt.Errorf("term outside [0, MaxTerms = %d)", MaxTerms)
+)
