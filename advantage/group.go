@@ -570,15 +570,15 @@ const (
 // With a Scale, a group whose rewards are all below tiny in magnitude is
 // lifted: its sums hold the rewards times up, and so do m0, c, scale.
 type groupStats struct {
-	raw    meanAcc // the scored rewards (times up when lifted)
-	m0, c  float64 // the mean, as the pair m0 + c
-	top    float64 // max |r|
-	up     float64 // up when lifted, else 0
-	scale  float64 // max |r - m|, then the power of two at or above it
-	inv    float64 // 1/scale, exact; 0 when every deviation is 0
+	raw    meanAcc     // the scored rewards (times up when lifted)
+	m0, c  float64     // the mean, as the pair m0 + c
+	top    float64     // max |r|
+	up     float64     // up when lifted, else 0
+	scale  float64     // max |r - m|, then the power of two at or above it
+	inv    float64     // 1/scale, exact; 0 when every deviation is 0
 	ss     numeric.Sum // sum of ((r - m)/scale)^2
-	den    float64 // (std + Epsilon)/scale, 0 when std is undefined
-	direct float64 // Epsilon/scale where den overflows
+	den    float64     // (std + Epsilon)/scale, 0 when std is undefined
+	direct float64     // Epsilon/scale where den overflows
 	// best and second are the largest and second largest rewards
 	// (with Best), bestRow the first row holding best.
 	best, second float64
@@ -638,7 +638,6 @@ func (st *groupStats) square(d float64) {
 	e := d * st.inv
 	st.ss.AddProduct(e, e)
 }
-
 
 // spread sets den = (std + Epsilon)/scale with std = scale sqrt(ss/dof)
 // (times the lift), divided through by scale so that nothing underflows:
