@@ -13,6 +13,7 @@ import (
 	"spiral/advantage"
 	"spiral/combin"
 	"spiral/lengthgate"
+	"spiral/loss"
 )
 
 func TestPaperConfig(t *testing.T) {
@@ -215,7 +216,7 @@ func TestConfigMLarge(t *testing.T) {
 	if exact, err := c.M(); err == nil && exact.Cmp(big.NewRat(1, 1)) >= 0 {
 		t.Errorf("M() = %v, want below 1 (q_K < 1) or an error", exact)
 	}
-	w, err := c.RoleWeights(WithinSet, SumReduction)
+	w, err := c.RoleWeights(LossOptions{})
 	if err != nil || w.SearchFloat != m || w.SearchMultiplier != 1 {
 		t.Errorf("RoleWeights = %+v, %v; want SearchFloat = SearchMultiplier = 1", w, err)
 	}
@@ -236,17 +237,21 @@ func TestRoleWeightsPaper(t *testing.T) {
 	c := Paper()
 	for _, tc := range []struct {
 		b           AggregationBaseline
-		r           Reduction
+		r           loss.Reduction
+		split       bool
 		search, agg string
 	}{
-		{WithinSet, SumReduction, "1365/1541", "12"},
-		{LeaveOneOut, SumReduction, "1365/1541", "16"},
-		{WithinSet, MeanPerRole, "1365/12328", "3/4"},
-		{LeaveOneOut, MeanPerRole, "1365/12328", "1"},
-		{WithinSet, MeanPooled, "455/12328", "1/2"},
-		{LeaveOneOut, MeanPooled, "455/12328", "2/3"},
+		{WithinSet, loss.Sum, false, "1365/1541", "12"},
+		{LeaveOneOut, loss.Sum, false, "1365/1541", "16"},
+		{WithinSet, loss.SeqMeanTokenSum, true, "1365/12328", "3/4"},
+		{LeaveOneOut, loss.SeqMeanTokenSum, true, "1365/12328", "1"},
+		{WithinSet, loss.SeqMeanTokenSum, false, "455/12328", "1/2"},
+		{LeaveOneOut, loss.SeqMeanTokenSum, false, "455/12328", "2/3"},
+		{WithinSet, loss.TRLRLOO, false, "455/12328", "1/2"},
+		{WithinSet, loss.TRLDrGRPO, true, "1365/12328", "3/4"},
+		{WithinSet, loss.SeqMeanTokenSumNorm, true, "1365/1541", "12"},
 	} {
-		w, err := c.RoleWeights(tc.b, tc.r)
+		w, err := c.RoleWeights(LossOptions{Baseline: tc.b, Reduction: tc.r, SplitRoles: tc.split})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,16 +302,23 @@ func TestRoleWeightsFollowDesign(t *testing.T) {
 			Design:             combin.Design(rapid.IntRange(0, 1).Draw(t, "design")),
 		}
 		b := AggregationBaseline(rapid.IntRange(0, 1).Draw(t, "baseline"))
-		r := Reduction(rapid.IntRange(0, 2).Draw(t, "reduction"))
+		r := rapid.SampledFrom([]loss.Reduction{loss.Sum, loss.SeqMeanTokenSum}).Draw(t, "reduction")
+		split := rapid.Bool().Draw(t, "split")
 		m, err := c.M()
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := c.RoleWeights(b, r)
+		w, err := c.RoleWeights(LossOptions{Baseline: b, Reduction: r, SplitRoles: split})
 		if err != nil {
 			t.Fatal(err)
 		}
-		div := map[Reduction]int64{SumReduction: 1, MeanPerRole: int64(n1), MeanPooled: int64(c.Generations())}[r]
+		div := int64(1)
+		if r == loss.SeqMeanTokenSum {
+			div = int64(c.Generations())
+			if split {
+				div = int64(n1)
+			}
+		}
 		if want := new(big.Rat).Quo(m, big.NewRat(div, 1)); w.Search.Cmp(want) != 0 {
 			t.Fatalf("%+v %v %v: Search = %v, want M/%d = %v", c, b, r, w.Search, div, want)
 		}
@@ -317,32 +329,34 @@ func TestRoleWeightsFollowDesign(t *testing.T) {
 func TestRoleWeightsZeroAndErrors(t *testing.T) {
 	c := Paper()
 	c.Sets = 1
-	w, err := c.RoleWeights(WithinSet, SumReduction)
+	w, err := c.RoleWeights(LossOptions{})
 	if err != nil || w.Search.Sign() != 0 || w.SearchMultiplier != 0 {
 		t.Errorf("K = 1: %+v, %v; want a zero search weight and multiplier", w, err)
 	}
 	c = Paper()
 	c.AggregationsPerSet = 1
-	w, err = c.RoleWeights(WithinSet, MeanPooled)
+	w, err = c.RoleWeights(LossOptions{Reduction: loss.SeqMeanTokenSum})
 	if err != nil || w.Aggregation.Sign() != 0 || w.AggregationMultiplier != 0 {
 		t.Errorf("N2 = 1 within the set: %+v, %v; want a zero aggregation weight and multiplier", w, err)
 	}
 	for _, tc := range []struct {
 		c    Config
 		b    AggregationBaseline
-		r    Reduction
+		r    loss.Reduction
 		want string
 	}{
-		{c, LeaveOneOut, SumReduction, "LeaveOneOut needs AggregationsPerSet (N2) >= 2"},
-		{Paper(), 2, SumReduction, "AggregationBaseline = 2"},
-		{Paper(), WithinSet, 3, "Reduction = 3"},
-		{Config{}, WithinSet, SumReduction, "SearchTraces (N1) = 0"},
+		{c, LeaveOneOut, loss.Sum, "LeaveOneOut needs AggregationsPerSet (N2) >= 2"},
+		{Paper(), 2, loss.Sum, "AggregationBaseline = 2"},
+		{Paper(), WithinSet, 99, "reduction = 99"},
+		{Paper(), WithinSet, loss.TokenMean, "token-mean weights each output by its length"},
+		{Paper(), WithinSet, loss.SeqMeanTokenMean, "Config.LossCoefficients"},
+		{Config{}, WithinSet, loss.Sum, "SearchTraces (N1) = 0"},
 	} {
-		if _, err := tc.c.RoleWeights(tc.b, tc.r); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := tc.c.RoleWeights(LossOptions{Baseline: tc.b, Reduction: tc.r}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("RoleWeights(%v, %v) = %v, want an error with %q", tc.b, tc.r, err, tc.want)
 		}
 	}
-	if WithinSet.String() != "WithinSet" || MeanPooled.String() != "MeanPooled" || Reduction(9).String() != "Reduction(9)" {
+	if WithinSet.String() != "WithinSet" || JointGradient.String() != "JointGradient" || Update(9).String() != "Update(9)" {
 		t.Error("String methods")
 	}
 }
@@ -370,7 +384,7 @@ func TestHugeSizes(t *testing.T) {
 			t.Fatalf("%+v: Validate %v, MFloat %v, %v", c, err, mf, err2)
 		}
 		_, _ = c.M()
-		_, _ = c.RoleWeights(WithinSet, MeanPooled)
+		_, _ = c.RoleWeights(LossOptions{Reduction: loss.SeqMeanTokenSum})
 		if err == nil {
 			valid++
 			if c.PlanSize() <= 1<<16 {

@@ -41,7 +41,7 @@ func Example() {
 	if err := c.CreditBatch(&out, in); err != nil {
 		panic(err)
 	}
-	w, err := c.RoleWeights(spiral.WithinSet, spiral.SumReduction)
+	w, err := c.RoleWeights(spiral.LossOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -154,7 +154,7 @@ func ExampleConfig_M() {
 		if err != nil {
 			panic(err)
 		}
-		w, err := c.RoleWeights(spiral.WithinSet, spiral.SumReduction)
+		w, err := c.RoleWeights(spiral.LossOptions{})
 		if err != nil {
 			panic(err)
 		}

@@ -150,8 +150,9 @@ type Candidate struct {
 	// Constants are combin's constants of the family and design: M and
 	// the miss probability of a trace.
 	Constants combin.Constants
-	// RoleWeights are Config.RoleWeights(spiral.WithinSet,
-	// spiral.SumReduction): the multipliers that make the update unbiased.
+	// RoleWeights are Config.RoleWeights(spiral.LossOptions{}) (the
+	// within-set baseline, a sum): the multipliers that make the update
+	// unbiased.
 	RoleWeights spiral.RoleWeights
 	// Budget is the token accounting of one problem and Tokens the count
 	// that Request.Count selects from it.
@@ -529,7 +530,7 @@ func (c *Candidate) fill(v *SearchVariance, agg *aggregationTerms, step Step) er
 	if err != nil {
 		return err
 	}
-	w, err := cfg.RoleWeights(spiral.WithinSet, spiral.SumReduction)
+	w, err := cfg.RoleWeights(spiral.LossOptions{})
 	if err != nil {
 		return err
 	}

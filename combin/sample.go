@@ -264,10 +264,23 @@ func (s *Sampler) draw(dst []int, src rand.Source) {
 			pick[i], pick[j] = pick[j], pick[i]
 			swaps[i] = j
 		}
-		out := dst
-		for _, g := range pick[:k] {
-			copy(out, s.table[g*n:g*n+n])
-			out = out[n:]
+		if n == 4 {
+			// The paper's set size, copied by four moves: a draw at
+			// Subsets(8, 4), K = 4, takes 552 instructions and 27.5 ns
+			// instead of 727 and 34 ns with copy's calls of memmove
+			// (BenchmarkDrawTo/Subsets(8,4)/K=4/per-problem on fresh
+			// random values; instructions counted by cachegrind as
+			// bench/cachegrind.sh does).
+			for i, g := range pick[:k] {
+				set, to := s.table[g*4:g*4+4], dst[i*4:i*4+4]
+				to[0], to[1], to[2], to[3] = set[0], set[1], set[2], set[3]
+			}
+		} else {
+			out := dst
+			for _, g := range pick[:k] {
+				copy(out, s.table[g*n:g*n+n])
+				out = out[n:]
+			}
 		}
 		for i := k - 1; i >= 0; i-- {
 			j := s.swaps[i]

@@ -54,9 +54,9 @@ func newSpiralArm(cfg spiral.Config, policy *Policy, g Grammar, problems, rounds
 	}
 	a := &spiralArm{cfg: cfg, planner: planner, policy: policy, grammar: g, problems: problems, rounds: rounds, searchMult: 1, aggMult: 1}
 	if unbiased {
-		// The credit sums over every trace and output (SumReduction) with
+		// The credit sums over every trace and output (a sum: spiral.LossOptions{}) with
 		// the aggregation baseline inside the set (WithinSet), as step does.
-		roles, err := cfg.RoleWeights(spiral.WithinSet, spiral.SumReduction)
+		roles, err := cfg.RoleWeights(spiral.LossOptions{})
 		if err != nil {
 			return nil, err
 		}

@@ -373,7 +373,7 @@ func gradJ(pol *advicePolicy, n int, gs []float64, ga [][actions]float64) advice
 type adviceTrainer struct {
 	cfg                  spiral.Config
 	planner              *spiral.Planner
-	searchMul, aggMul    float64 // RoleWeights(WithinSet, SumReduction) multipliers
+	searchMul, aggMul    float64 // RoleWeights(LossOptions{}) multipliers
 	plan, batch          spiral.Batch
 	credit               spiral.BatchCredit
 	syms, actions, ctxOf []int
@@ -396,7 +396,7 @@ func newAdviceTrainer(cfg spiral.Config) (*adviceTrainer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := cfg.RoleWeights(spiral.WithinSet, spiral.SumReduction)
+	w, err := cfg.RoleWeights(spiral.LossOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -863,7 +863,7 @@ func (res *adviceResult) report() string {
 		at := c.At(advise.Step{Problems: int64(a.problems)})
 		kv(a.name+".predicted", "M = %.4f, %d tokens, search SNR %.4f, SNR %.4f, SNR/token %.4g, ||G||^2 %.4f; at %d problems per step rho %.3g, improvement %.4g/L per step (advise.Candidate)",
 			c.Constants.MFloat, c.Tokens, ratFloat(c.SearchSNR), ratFloat(c.SNR), c.SNRPerToken, ratFloat(c.Signal), a.problems, ratFloat(at.Rho), ratFloat(at.Improvement))
-		kv(a.name+".scaling", "search x %.4f, aggregation x %.4f (Config.RoleWeights(WithinSet, SumReduction) multipliers: the update (g/M, u/(K a)) the advisor's SNR is of)",
+		kv(a.name+".scaling", "search x %.4f, aggregation x %.4f (Config.RoleWeights(LossOptions{}) multipliers: the update (g/M, u/(K a)) the advisor's SNR is of)",
 			c.RoleWeights.SearchMultiplier, c.RoleWeights.AggregationMultiplier)
 		kv(a.name+".step", "%d problems, %d tokens", a.problems, a.stepTokens())
 	}

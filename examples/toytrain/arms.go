@@ -10,6 +10,7 @@ import (
 	"spiral"
 	"spiral/advantage"
 	"spiral/combin"
+	"spiral/loss"
 )
 
 // A trainer updates a policy from one batch of problems per step.
@@ -152,7 +153,7 @@ var arms = []arm{
 		searchWeight: func() (*big.Rat, error) {
 			G := spiral.Paper().Generations()
 			group := spiral.Config{SearchTraces: 1, SetSize: 1, Sets: 1, AggregationsPerSet: G}
-			w, err := group.RoleWeights(spiral.WithinSet, spiral.MeanPerRole)
+			w, err := group.RoleWeights(spiral.LossOptions{Reduction: loss.SeqMeanTokenSum, SplitRoles: true})
 			if err != nil {
 				return nil, err
 			}
@@ -190,11 +191,11 @@ func balancedPaper() spiral.Config {
 
 // pooledSearchWeight returns M/(N1 + K*N2): the multiplier of Proposition
 // 3.1 for c's own design, each output's term divided by the outputs
-// generated per problem (Config.RoleWeights with MeanPooled). It is
+// generated per problem (Config.RoleWeights with loss.SeqMeanTokenSum). It is
 // 1365/(1541*24) = 455/12328 for the paper's uniform design and 1/24 for
 // the balanced one (M = 8/4 - 1 = 1).
 func pooledSearchWeight(c spiral.Config) (*big.Rat, error) {
-	w, err := c.RoleWeights(spiral.WithinSet, spiral.MeanPooled)
+	w, err := c.RoleWeights(spiral.LossOptions{Reduction: loss.SeqMeanTokenSum})
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"spiral"
+	"spiral/loss"
 )
 
 // A configState is what a configuration handle stands for: a valid Config
@@ -137,8 +138,8 @@ func spiral_constants(cfg C.spiral_handle, floats *C.double, buf *C.char, capaci
 }
 
 // spiral_role_weights writes cfg's role weights under an aggregation
-// baseline (0 WithinSet, 1 LeaveOneOut) and a reduction (0 SumReduction,
-// 1 MeanPerRole, 2 MeanPooled), as spiral.Config.RoleWeights computes
+// baseline (0 WithinSet, 1 LeaveOneOut) and a reduction (0 a sum, 1 the
+// per-role sequence means, 2 the pooled sequence mean), as spiral.Config.RoleWeights computes
 // them: floats[0..3] are the search and aggregation weights and their
 // multipliers; buf receives the two weights as exact fractions, one per
 // line (the search line empty beyond the exact cost bound).
@@ -150,7 +151,18 @@ func spiral_role_weights(cfg C.spiral_handle, baseline, reduction C.int64_t, flo
 	if err != nil {
 		return fail(err)
 	}
-	w, err := s.cfg.RoleWeights(spiral.AggregationBaseline(baseline), spiral.Reduction(reduction))
+	// The reductions of the C ABI: a sum, per-role sequence means, the
+	// pooled sequence mean.
+	opt := spiral.LossOptions{Baseline: spiral.AggregationBaseline(baseline), Reduction: loss.Reduction(-1)}
+	switch reduction {
+	case 0:
+		opt.Reduction = loss.Sum
+	case 1:
+		opt.Reduction, opt.SplitRoles = loss.SeqMeanTokenSum, true
+	case 2:
+		opt.Reduction = loss.SeqMeanTokenSum
+	}
+	w, err := s.cfg.RoleWeights(opt)
 	if err != nil {
 		return fail(&configErr{err})
 	}
