@@ -347,7 +347,7 @@ func TestRoleWeightsZeroAndErrors(t *testing.T) {
 	}{
 		{c, LeaveOneOut, loss.Sum, "LeaveOneOut needs AggregationsPerSet (N2) >= 2"},
 		{Paper(), 2, loss.Sum, "AggregationBaseline = 2"},
-		{Paper(), WithinSet, 99, "reduction = 99"},
+		{Paper(), WithinSet, 99, "Reduction = 99"},
 		{Paper(), WithinSet, loss.TokenMean, "token-mean weights each output by its length"},
 		{Paper(), WithinSet, loss.SeqMeanTokenMean, "Config.LossCoefficients"},
 		{Config{}, WithinSet, loss.Sum, "SearchTraces (N1) = 0"},
