@@ -104,10 +104,10 @@ func (c Config) RoleWeights(opt LossOptions) (RoleWeights, error) {
 			sd, ad = n1, k*n2
 		}
 	default:
-		if _, err := opt.Reduction.MarshalText(); err != nil {
-			return RoleWeights{}, fmt.Errorf("spiral: %w", err)
+		if !opt.Reduction.LengthWeighted() {
+			return RoleWeights{}, fmt.Errorf("spiral: LossOptions.Reduction = %d is not a defined loss.Reduction", int(opt.Reduction))
 		}
-		return RoleWeights{}, fmt.Errorf("spiral: Reduction = %v weights each output by its length (or the batch's tokens): its role weights are not constants; Config.LossCoefficients gives the exact update per batch", opt.Reduction)
+		return RoleWeights{}, fmt.Errorf("spiral: LossOptions.Reduction = %v weights each output by its length (or the batch's tokens): its role weights are not constants; Config.LossCoefficients gives the exact update per batch", opt.Reduction)
 	}
 	w := RoleWeights{Aggregation: big.NewRat(k*a, ad)}
 	if consts.M != nil {

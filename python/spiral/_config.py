@@ -144,7 +144,6 @@ class RoleWeights:
 
 
 _BASELINES = {"within_set": 0, "leave_one_out": 1}
-_REDUCTIONS = {"sum": 0, "mean_per_role": 1, "mean_pooled": 2}
 
 
 def _fraction(s: str) -> Optional[Fraction]:
@@ -331,16 +330,25 @@ class Config:
             self, credit, search_lengths, aggregation_lengths, reduction, update, baseline, split_roles
         )
 
-    def role_weights(self, baseline: str = "within_set", reduction: str = "sum") -> RoleWeights:
+    def role_weights(self, baseline: str = "within_set", reduction: str = "sum", split_roles: bool = False) -> RoleWeights:
         """Return the role weights of the update (Go's Config.RoleWeights).
+
+        The weights the expected update puts on the search and aggregation
+        gradients under a sequence-level loss reduction; for the reductions
+        that weight outputs by their lengths, ``loss_coefficients`` gives the
+        per-output coefficients instead.
 
         Parameters
         ----------
         baseline : {"within_set", "leave_one_out"}
             The aggregation baseline: the paper's set mean including the
             output's own reward, or the mean of the others.
-        reduction : {"sum", "mean_per_role", "mean_pooled"}
-            How the loss combines one problem's per-output terms.
+        reduction : str
+            ``"sum"``, or a sequence mean such as ``"seq-mean-token-sum"``
+            (one of ``REDUCTIONS``).
+        split_roles : bool
+            The trainer reduces search traces and aggregation outputs as two
+            loss terms (``"seq-mean-token-sum"`` with it: a mean per role).
 
         Returns
         -------
@@ -348,15 +356,13 @@ class Config:
             At the paper's configuration (within_set, sum): search 1365/1541,
             aggregation 12.
         """
-        try:
-            b, r = _BASELINES[baseline], _REDUCTIONS[reduction]
-        except KeyError as e:
-            raise ConfigError(
-                f"spiral: baseline {baseline!r} or reduction {reduction!r} unknown "
-                f"(baselines {sorted(_BASELINES)}, reductions {sorted(_REDUCTIONS)})"
-            ) from e
+        if baseline not in _BASELINES:
+            raise ConfigError(f"spiral: baseline {baseline!r} unknown (baselines {sorted(_BASELINES)})")
         f = (ctypes.c_double * 4)()
-        t = _native.text(_lib.spiral_role_weights, self._handle.value, b, r, f).split("\n")
+        name = reduction.encode()
+        t = _native.text(
+            _lib.spiral_role_weights, self._handle.value, name, len(name), _BASELINES[baseline], int(bool(split_roles)), f
+        ).split("\n")
         return RoleWeights(_fraction(t[0]), _fraction(t[1]), f[0], f[1], f[2], f[3])
 
 

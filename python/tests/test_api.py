@@ -51,19 +51,23 @@ class ConfigTest(unittest.TestCase):
     def test_role_weights(self) -> None:
         cfg = spiral.Config.paper()
         want = {
-            ("within_set", "sum"): (PAPER_M, Fraction(12)),
-            ("within_set", "mean_per_role"): (PAPER_M / 8, Fraction(3, 4)),
-            ("within_set", "mean_pooled"): (PAPER_M / 24, Fraction(12, 24)),
-            ("leave_one_out", "sum"): (PAPER_M, Fraction(16)),
+            ("within_set", "sum", False): (PAPER_M, Fraction(12)),
+            ("within_set", "seq-mean-token-sum", True): (PAPER_M / 8, Fraction(3, 4)),
+            ("within_set", "seq-mean-token-sum", False): (PAPER_M / 24, Fraction(12, 24)),
+            ("leave_one_out", "sum", False): (PAPER_M, Fraction(16)),
         }
-        for (b, r), (s, a) in want.items():
-            with self.subTest(baseline=b, reduction=r):
-                w = cfg.role_weights(b, r)
+        for (b, r, split), (s, a) in want.items():
+            with self.subTest(baseline=b, reduction=r, split_roles=split):
+                w = cfg.role_weights(b, r, split)
                 self.assertEqual((w.search, w.aggregation), (s, a))
                 self.assertEqual((w.search_float, w.aggregation_float), (float(s), float(a)))
                 self.assertEqual(w.search_multiplier, 1 / float(s))
         with self.assertRaises(spiral.ConfigError):
             cfg.role_weights("mean", "sum")
+        with self.assertRaises(spiral.ConfigError):
+            cfg.role_weights("within_set", "mean")
+        with self.assertRaises(spiral.ConfigError):  # weights outputs by their lengths: loss_coefficients
+            cfg.role_weights("within_set", "token-mean")
         with self.assertRaises(spiral.ConfigError):
             spiral.Config(aggregations_per_set=1).role_weights("leave_one_out")
 
