@@ -68,37 +68,53 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 )
 
 func main() {
 	opt := DefaultOptions()
-	flag.StringVar(&opt.Out, "out", opt.Out, "directory for the summary and the plots")
+	flag.StringVar(&opt.Out, "out", opt.Out, "directory for the summary, the plots and the weights")
 	flag.IntVar(&opt.Steps, "steps", opt.Steps, "training steps per arm")
 	flag.IntVar(&opt.Problems, "problems", opt.Problems, "problems per training step (P)")
 	flag.IntVar(&opt.Rounds, "rounds", opt.Rounds, "generation rounds per step for dynamic sampling (1: none)")
 	flag.IntVar(&opt.Warmup, "warmup", opt.Warmup, "supervised warm-up steps of the base model")
 	flag.IntVar(&opt.EvalEvery, "eval-every", opt.EvalEvery, "evaluate every this many steps")
-	flag.IntVar(&opt.Test, "test", opt.Test, "held-out test problems")
+	flag.IntVar(&opt.Test, "test", opt.Test, "test problems")
 	flag.IntVar(&opt.Samples, "samples", opt.Samples, "search samples per test problem (pass@k up to this k)")
-	flag.IntVar(&opt.SearchGate, "search-gate", opt.SearchGate, "length gate L_target of search traces in tokens (0: off)")
-	flag.IntVar(&opt.AggregationGate, "aggregation-gate", opt.AggregationGate, "length gate L_target of aggregation outputs in tokens (0: off)")
-	flag.StringVar(&opt.Arms, "arms", opt.Arms, "comma-separated arms to train: spiral, grpo")
-	flag.BoolVar(&opt.Unbiased, "unbiased", opt.Unbiased, "scale the SPIRAL losses by the unbiased role multipliers")
-	flag.StringVar(&opt.GRPOPreset, "grpo-preset", opt.GRPOPreset, "advantage.Preset of the GRPO arm")
-	flag.IntVar(&opt.RSASteps, "rsa-steps", opt.RSASteps, "RSA aggregation steps T in the final evaluation (0: none)")
+	flag.StringVar(&opt.Arms, "arms", opt.Arms, "comma-separated arms to train: spiral, spiral-paper, grpo-2x, grpo-24")
+	flag.StringVar(&opt.GRPOPreset, "grpo-preset", opt.GRPOPreset, "advantage.Preset of the GRPO arms")
 	flag.Float64Var(&opt.LearningRate, "lr", opt.LearningRate, "Adam learning rate of the RL steps")
 	flag.Uint64Var(&opt.Seed, "seed", opt.Seed, "random seed")
-	replot := flag.String("replot", "", "write the summary and plots of a saved summary.json to -out instead of training")
+	seeds := flag.String("seeds", "", "comma-separated seeds: run the study, each seed into -out/seed-<seed>, the study's summary and plots into -out")
+	combine := flag.String("combine", "", "comma-separated directories of seed runs: write their study's summary and plots to -out without training")
 	flag.Parse()
-	if *replot != "" {
-		if err := Replot(*replot, opt.Out); err != nil {
-			fmt.Fprintln(os.Stderr, "lmtrain:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if _, err := Run(opt, os.Stderr); err != nil {
+	if err := run(opt, *seeds, *combine); err != nil {
 		fmt.Fprintln(os.Stderr, "lmtrain:", err)
 		os.Exit(1)
 	}
+}
+
+func run(opt Options, seeds, combine string) error {
+	switch {
+	case combine != "":
+		st, err := LoadStudy(strings.Split(combine, ","))
+		if err != nil {
+			return err
+		}
+		return writeStudy(opt.Out, st)
+	case seeds != "":
+		var list []uint64
+		for _, f := range strings.Split(seeds, ",") {
+			s, err := strconv.ParseUint(f, 10, 64)
+			if err != nil {
+				return fmt.Errorf("-seeds: %w", err)
+			}
+			list = append(list, s)
+		}
+		_, err := RunStudy(opt, list, os.Stderr)
+		return err
+	}
+	_, err := RunStudy(opt, []uint64{opt.Seed}, os.Stderr)
+	return err
 }
