@@ -237,7 +237,7 @@ func (a *spiralArm) step(r *rand.Rand, pool []Problem) (StepStats, error) {
 // the model is compiled once per shape.
 func padPart(p *Part, rows int) {
 	if len(p.Rows) == 0 {
-		pr := Problem{D: [ProblemDigits]int8{0, 1, 2, 3, 4, 5}, Target: 1}
+		pr := Problem{Target: 1}
 		p.Rows = append(p.Rows, Row{Prompt: searchPrompt(pr), Output: append(proposal(pr, 0), TokStop)})
 		p.Coef = append(p.Coef, 0)
 	}

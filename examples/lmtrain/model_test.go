@@ -53,7 +53,7 @@ func TestGenerateMatchesSequenceLogProbs(t *testing.T) {
 // grammar does not allow there.
 func TestLayoutWeightsAndBias(t *testing.T) {
 	g := Grammar{MaxPairs: 2}
-	p := Problem{D: [ProblemDigits]int8{3, 9, 1, 4, 0, 2}, Target: 13} // only 9 + 4
+	p := Problem{D: [ProblemDigits]int8{3, 9, 1, 4}, Target: 13} // only 9 + 4
 	if p.Answer() != pairID(1, 3) {
 		t.Fatalf("answer %d", p.Answer())
 	}
@@ -70,11 +70,11 @@ func TestLayoutWeightsAndBias(t *testing.T) {
 	}
 	seqLen := g.searchRowLen()
 	tokens, bias, targets, weights := layout(rows, seqLen, g, []float32{0.5, -2})
-	// The prompt has 9 tokens, so position 8+j predicts output token j:
+	// The prompt has 7 tokens, so position 6+j predicts output token j:
 	// the checks are forced, and so is the stop after a second proposal.
 	want := [][]float32{
-		{0, 0, 0, 0, 0, 0, 0, 0, 0.5, 0, 0.5, 0, 0, 0},
-		{0, 0, 0, 0, 0, 0, 0, 0, -2, 0, -2, 0, 0, 0},
+		{0, 0, 0, 0, 0, 0, 0.5, 0, 0.5, 0, 0, 0},
+		{0, 0, 0, 0, 0, 0, -2, 0, -2, 0, 0, 0},
 	}
 	for r := range rows {
 		for pos := range seqLen {
@@ -97,12 +97,12 @@ func TestLayoutWeightsAndBias(t *testing.T) {
 		}
 	}
 	isPair := func(v int) bool { return v >= TokPair0 && v < TokPair0+ProblemPairs }
-	allowedAt(8, isPair)                                                        // the first proposal
-	allowedAt(9, func(v int) bool { return v == TokMiss })                      // 3 + 9 != 13: forced
-	allowedAt(10, func(v int) bool { return isPair(v) || v == TokStop })        // propose again or stop
-	allowedAt(11, func(v int) bool { return v == TokHit })                      // 9 + 4 = 13: forced
-	allowedAt(12, func(v int) bool { return v == TokStop })                     // no room for a third
-	allowedAt(seqLen+10, func(v int) bool { return isPair(v) || v == TokStop }) // row 1 after its hit
+	allowedAt(6, isPair)                                                       // the first proposal
+	allowedAt(7, func(v int) bool { return v == TokMiss })                     // 3 + 9 != 13: forced
+	allowedAt(8, func(v int) bool { return isPair(v) || v == TokStop })        // propose again or stop
+	allowedAt(9, func(v int) bool { return v == TokHit })                      // 9 + 4 = 13: forced
+	allowedAt(10, func(v int) bool { return v == TokStop })                    // no room for a third
+	allowedAt(seqLen+8, func(v int) bool { return isPair(v) || v == TokStop }) // row 1 after its hit
 }
 
 // pairID and pairOf number the 15 pairs 0..14 and invert each other.

@@ -21,7 +21,7 @@ const (
 // ProblemDigits is the number of digits of a problem; a problem has
 // ProblemPairs pairs of positions.
 const (
-	ProblemDigits = 6
+	ProblemDigits = 4
 	ProblemPairs  = ProblemDigits * (ProblemDigits - 1) / 2
 )
 
