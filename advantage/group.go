@@ -89,16 +89,107 @@ type GroupOptions struct {
 	// advantage is 0, and it is counted in the report. Without it a NaN
 	// reward is an error. ±Inf is an error either way.
 	NaNUnscorable bool `json:"nan_unscorable"`
+	// Best gives the group's best row alone an advantage, verl's
+	// grpo_passk: r_max - r_second (divided as Scale says), r_second the
+	// largest reward of the other rows (equal to r_max on a tie, so a tied
+	// best gets 0); every other row gets 0. It needs Scale none or group
+	// and excludes LeaveOneOut. The best row is the first row holding
+	// r_max.
+	Best bool `json:"best"`
+	// Clip, when enabled, clamps every advantage to [Low, High] after the
+	// baseline and the Scale and before Whiten: OpenRLHF's
+	// --reward.clip_range, default (-10, 10), which clamps the reward
+	// after its baseline (a lone right answer among 128 under group_norm,
+	// 11.27, becomes 10).
+	Clip Range `json:"clip"`
+	// Whiten whitens the advantages over the batch after everything else:
+	// REINFORCE++-baseline (verl, OpenRLHF) with each row weighted by its
+	// length in tokens, or TRL RLOO's normalize_advantages over rows.
+	Whiten Whitening `json:"whiten"`
 }
 
-// Validate reports whether opt is valid: Scale defined, Epsilon finite and
-// >= 0.
+// Range is a closed interval [Low, High]; the zero value is disabled.
+type Range struct {
+	Low  float64 `json:"low"`
+	High float64 `json:"high"`
+}
+
+// Enabled reports whether r is not the zero value.
+func (r Range) Enabled() bool { return r != Range{} }
+
+// Whitening is how [GroupRelative] whitens its advantages over the whole
+// call, after the group baseline: a_i -> (a_i - mu)/sigma with mu and the
+// variance v taken over the rows with a defined advantage (a scored row
+// of a group of two or more scored rows), each weighted by w_i, its length
+// in tokens ([GroupRelativeTokens]; 1 with [GroupRelative]); a row of
+// weight 0 or without a defined advantage gets 0, and so does every row
+// when the total weight W is below 2. Its text forms are the names below.
+type Whitening int
+
+const (
+	// WhitenNone whitens nothing.
+	WhitenNone Whitening = iota
+	// WhitenVerl is verl's masked_whiten, used by its
+	// reinforce_plus_plus_baseline: mu = sum w a/W, v = sum w (a - mu)^2 /
+	// (W - 1) (Bessel over tokens), sigma = sqrt(v + 1e-8).
+	WhitenVerl
+	// WhitenOpenRLHF is OpenRLHF's normalisation after
+	// reinforce_baseline: mu = sum w a/W, v = sum w (a - mu)^2/W,
+	// sigma = sqrt(max(v, 1e-8)).
+	WhitenOpenRLHF
+	// WhitenTRL is TRL RLOOTrainer's normalize_advantages: mu the mean,
+	// sigma = sqrt(sum (a - mu)^2/(W - 1)) + 1e-4, over the rows: every
+	// row weighs 1 whatever its length.
+	WhitenTRL
+)
+
+var whitenText = [...]string{WhitenNone: "none", WhitenVerl: "verl", WhitenOpenRLHF: "openrlhf", WhitenTRL: "trl"}
+
+// String returns "none", "verl", "openrlhf" or "trl", or "Whitening(v)".
+func (w Whitening) String() string {
+	if w >= 0 && int(w) < len(whitenText) {
+		return whitenText[w]
+	}
+	return fmt.Sprintf("Whitening(%d)", int(w))
+}
+
+// MarshalText encodes w as its name; an undefined value is an error.
+func (w Whitening) MarshalText() ([]byte, error) {
+	if w >= 0 && int(w) < len(whitenText) {
+		return []byte(whitenText[w]), nil
+	}
+	return nil, fmt.Errorf("advantage: whiten = %d is not a defined Whitening", int(w))
+}
+
+// UnmarshalText decodes "none", "verl", "openrlhf" or "trl".
+func (w *Whitening) UnmarshalText(text []byte) error {
+	for v, t := range whitenText {
+		if string(text) == t {
+			*w = Whitening(v)
+			return nil
+		}
+	}
+	return fmt.Errorf("advantage: whiten = %q, want \"none\", \"verl\", \"openrlhf\" or \"trl\"", text)
+}
+
+// Validate reports whether opt is valid: Scale and Whiten defined, Epsilon
+// finite and >= 0, Best without LeaveOneOut or ScaleBatch, Clip finite with
+// Low <= High.
 func (opt GroupOptions) Validate() error {
 	if opt.Scale < ScaleNone || opt.Scale > ScaleBatch {
 		return fmt.Errorf("advantage: Scale = %d is not ScaleNone, ScaleGroup or ScaleBatch", int(opt.Scale))
 	}
 	if math.IsNaN(opt.Epsilon) || math.IsInf(opt.Epsilon, 0) || opt.Epsilon < 0 {
 		return fmt.Errorf("advantage: Epsilon = %v, want finite and >= 0", opt.Epsilon)
+	}
+	if opt.Best && (opt.LeaveOneOut || opt.Scale == ScaleBatch) {
+		return fmt.Errorf("advantage: Best with LeaveOneOut = %v and Scale = %v: Best needs Scale none or group and no LeaveOneOut", opt.LeaveOneOut, opt.Scale)
+	}
+	if c := opt.Clip; c.Enabled() && !(c.Low <= c.High && !math.IsInf(c.Low, 0) && !math.IsInf(c.High, 0)) {
+		return fmt.Errorf("advantage: Clip = [%v, %v], want finite with Low <= High", c.Low, c.High)
+	}
+	if opt.Whiten < WhitenNone || opt.Whiten > WhitenTRL {
+		return fmt.Errorf("advantage: Whiten = %d is not a defined Whitening", int(opt.Whiten))
 	}
 	return nil
 }
@@ -141,7 +232,9 @@ const maxGroupRows = combin.MaxSize
 //	A_i = (G/(G-1)) (r_i - m)           ScaleNone, LeaveOneOut (RLOO)
 //	A_i = (r_i - m) / (s + Epsilon)     ScaleGroup (GRPO), ScaleBatch
 //
-// (LeaveOneOut with a Scale divides the RLOO value). With ScaleGroup, s is
+// (LeaveOneOut with a Scale divides the RLOO value; Best gives the group's
+// best row alone r_max - r_second, divided as Scale says). Then Clip
+// clamps, and Whiten whitens over the call (see [Whitening]). With ScaleGroup, s is
 // the group's standard deviation about m; with ScaleBatch, it is that of
 // every scored reward of the call about their common mean, the same s for
 // every row.
@@ -191,9 +284,39 @@ const maxGroupRows = combin.MaxSize
 // Output its row. It panics if len(dst) != len(rewards), a programmer's
 // error. Its cost is linear in the number of rows whatever the ids (they are
 // numbered with a seeded hash table), and it allocates a fixed number of
-// buffers (at most 20 bytes per row and 72 per group), plus the report's
-// lists.
+// buffers (at most 28 bytes per row, 8 of them only with Whiten, and 112
+// per group), plus the report's lists.
 func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []ID, opt GroupOptions) (GroupReport[ID], error) {
+	return groupRelative(dst, rewards, ids, nil, opt)
+}
+
+// MaxLength is the largest row length [GroupRelativeTokens] accepts, in
+// tokens: 2^29, so that the total weight of MaxSize rows stays exact.
+const MaxLength = 1 << 29
+
+// GroupRelativeTokens is [GroupRelative] with lengths[i], the length of
+// row i in tokens (its response mask's sum), which opt.Whiten reads as
+// the row's weight: verl's and OpenRLHF's whitening take the mean and
+// variance over tokens, so a row of L tokens counts L times, and a row of
+// none is left out and gets 0. The lengths change nothing else. It
+// returns an *[InputError] with Field "lengths" and Output the row if
+// len(lengths) != len(rewards) (Output -1) or a length is negative or
+// above [MaxLength].
+func GroupRelativeTokens[F constraints.Float, ID comparable](dst, rewards []F, ids []ID, lengths []int, opt GroupOptions) (GroupReport[ID], error) {
+	if len(lengths) != len(rewards) {
+		return GroupReport[ID]{}, &InputError{Field: "lengths", Problem: -1, Set: -1, Output: -1, Value: float64(len(lengths)),
+			Err: fmt.Errorf("len(lengths) = %d, want len(rewards) = %d", len(lengths), len(rewards))}
+	}
+	for i, l := range lengths {
+		if l < 0 || l > MaxLength {
+			return GroupReport[ID]{}, &InputError{Field: "lengths", Problem: -1, Set: -1, Output: i, Value: float64(l),
+				Err: fmt.Errorf("length %d outside [0, MaxLength = %d]", l, MaxLength)}
+		}
+	}
+	return groupRelative(dst, rewards, ids, lengths, opt)
+}
+
+func groupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []ID, lengths []int, opt GroupOptions) (GroupReport[ID], error) {
 	if len(ids) != len(rewards) {
 		return GroupReport[ID]{}, fmt.Errorf("advantage: len(ids) = %d, want len(rewards) = %d", len(ids), len(rewards))
 	}
@@ -237,6 +360,16 @@ func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 	for i, x := range rewards {
 		if scored(x) {
 			st := &gs[group[i]]
+			if opt.Best {
+				switch r := float64(x); {
+				case st.raw.n == 0:
+					st.best, st.second, st.bestRow = r, math.Inf(-1), int32(i)
+				case r > st.best:
+					st.best, st.second, st.bestRow = r, st.best, int32(i)
+				case r > st.second:
+					st.second = r
+				}
+			}
 			st.raw.add(float64(x))
 			if scaled {
 				st.top = max(st.top, math.Abs(float64(x)))
@@ -315,29 +448,113 @@ func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 	rep := groupReport(ids, group, gs)
 	rep.Unscorable = unscorable
 
-	// Pass 4: write the advantages.
+	// Pass 4: the advantages, into dst or, to be whitened, into vals (NaN
+	// for a row without a defined advantage).
+	var vals []float64
+	if opt.Whiten != WhitenNone {
+		vals = make([]float64, len(rewards))
+	}
 	for i, x := range rewards {
 		st := &gs[group[i]]
 		n := st.raw.n
 		if !scored(x) || n < 2 || !st.raw.mixed {
 			dst[i] = 0
+			if vals != nil {
+				vals[i] = math.NaN()
+				if scored(x) && n >= 2 {
+					vals[i] = 0 // an all-equal group: defined, 0
+				}
+			}
 			continue
 		}
 		var a float64
-		switch opt.Scale {
-		case ScaleNone:
+		switch {
+		case opt.Best:
+			if int(st.bestRow) == i {
+				a = st.best - st.second // exact when within a factor 2
+				if opt.Scale == ScaleGroup {
+					a = st.divide(a*st.lifted(), st.lifted())
+				}
+			}
+		case opt.Scale == ScaleNone:
 			a = st.centred(float64(x))
-		case ScaleGroup:
+		case opt.Scale == ScaleGroup:
 			a = st.divide(st.dev(float64(x)), st.lifted())
-		case ScaleBatch:
+		case opt.Scale == ScaleBatch:
 			a = batch.divide(st.dev(float64(x)), st.lifted())
 		}
 		if opt.LeaveOneOut {
 			a *= float64(n) / float64(n-1)
 		}
+		if opt.Clip.Enabled() {
+			a = min(max(a, opt.Clip.Low), opt.Clip.High)
+		}
+		if vals != nil {
+			vals[i] = a
+			continue
+		}
 		dst[i] = F(a)
 	}
+	if vals != nil {
+		if opt.Whiten == WhitenTRL {
+			lengths = nil // TRL whitens rows, whatever their lengths
+		}
+		whiten(dst, vals, lengths, opt.Whiten)
+	}
 	return rep, nil
+}
+
+// whiten writes (v_i - mu)/sigma to dst[i] for every defined v_i (not NaN)
+// of positive weight (lengths[i], or 1 when lengths is nil) and 0 to the
+// others, mu and sigma as w says (see [Whitening]), the sums compensated.
+func whiten[F constraints.Float](dst []F, vals []float64, lengths []int, w Whitening) {
+	weight := func(i int) float64 {
+		if lengths == nil {
+			return 1
+		}
+		return float64(lengths[i])
+	}
+	var total float64 // W: an integer below 2^53, exact
+	var sum compSum
+	for i, v := range vals {
+		if v == v && weight(i) > 0 {
+			total += weight(i)
+			sum.addProduct(weight(i), v)
+		}
+	}
+	if total < 2 {
+		clear(dst)
+		return
+	}
+	h, l := meanPair(sum.s, sum.c, int(total))
+	var ss compSum
+	for i, v := range vals {
+		if v == v && weight(i) > 0 {
+			d := (v - h) - l
+			ss.addProduct(float64(weight(i)*d), d)
+		}
+	}
+	dof := total
+	if w == WhitenVerl || w == WhitenTRL {
+		dof--
+	}
+	variance := (ss.s + ss.c) / dof
+	var sigma float64
+	switch w {
+	case WhitenVerl:
+		sigma = math.Sqrt(variance + 1e-8)
+	case WhitenOpenRLHF:
+		sigma = math.Sqrt(max(variance, 1e-8))
+	case WhitenTRL:
+		sigma = math.Sqrt(variance) + 1e-4
+	}
+	for i, v := range vals {
+		if v == v && weight(i) > 0 {
+			dst[i] = F(((v - h) - l) / sigma)
+		} else {
+			dst[i] = 0
+		}
+	}
 }
 
 // up is the factor by which the rewards of a group below tiny are lifted,
@@ -358,9 +575,13 @@ type groupStats struct {
 	up     float64 // up when lifted, else 0
 	scale  float64 // max |r - m|, then the power of two at or above it
 	inv    float64 // 1/scale, exact; 0 when every deviation is 0
-	ss, sc float64 // sum of ((r - m)/scale)^2 as the pair ss + sc
+	ss     compSum // sum of ((r - m)/scale)^2
 	den    float64 // (std + Epsilon)/scale, 0 when std is undefined
 	direct float64 // Epsilon/scale where den overflows
+	// best and second are the largest and second largest rewards
+	// (with Best), bestRow the first row holding best.
+	best, second float64
+	bestRow      int32
 }
 
 // lift marks a group whose rewards are all below tiny (and not all 0) as
@@ -411,17 +632,26 @@ func (st *groupStats) power() {
 	st.inv = math.Ldexp(1, -exp)
 }
 
-// square adds (d/scale)^2 to the pair ss + sc: the product split exactly
-// into p + q by one math.FMA (exactly rounded on every architecture), p
-// added with twoSum and the errors kept in sc. float64(e*e) rounds the
-// product, so no architecture fuses it into the addition.
+// square adds (d/scale)^2 to the compensated sum of squares.
 func (st *groupStats) square(d float64) {
 	e := d * st.inv
-	p := float64(e * e)
-	q := math.FMA(e, e, -p)
+	st.ss.addProduct(e, e)
+}
+
+// compSum is a compensated sum s + c: every addition's error (twoSum) and
+// every product's (one math.FMA, exactly rounded on every architecture)
+// kept in c.
+type compSum struct{ s, c float64 }
+
+// addProduct adds a*b: the product split exactly into p + q, p added with
+// twoSum. float64(a*b) rounds the product, so no architecture fuses it
+// into the addition.
+func (cs *compSum) addProduct(a, b float64) {
+	p := float64(a * b)
+	q := math.FMA(a, b, -p)
 	var r float64
-	st.ss, r = twoSum(st.ss, p)
-	st.sc += r + q
+	cs.s, r = twoSum(cs.s, p)
+	cs.c += r + q
 }
 
 // spread sets den = (std + Epsilon)/scale with std = scale sqrt(ss/dof)
@@ -436,7 +666,7 @@ func (st *groupStats) spread(opt GroupOptions) {
 		dof--
 	}
 	if dof > 0 && st.inv > 0 {
-		root := math.Sqrt((st.ss + st.sc) / dof)
+		root := math.Sqrt((st.ss.s + st.ss.c) / dof)
 		st.den = root + float64(opt.Epsilon*st.lifted()*st.inv)
 		if math.IsInf(st.den, 1) {
 			st.direct = opt.Epsilon

@@ -127,6 +127,7 @@ func scaledOptions() []GroupOptions {
 	var opts []GroupOptions
 	for _, p := range []Preset{VerlGRPO, TRLGRPO, TRLGRPOBatch, OpenRLHFGRPO} {
 		o, _ := p.Options()
+		o.Clip = Range{} // OpenRLHF's clip would cut the exact value
 		opts = append(opts, o)
 	}
 	return append(opts, GroupOptions{Scale: ScaleGroup}, GroupOptions{Scale: ScaleGroup, LeaveOneOut: true, Bessel: true})

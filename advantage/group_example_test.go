@@ -31,7 +31,7 @@ func ExamplePreset() {
 	}
 	fmt.Printf("%.4f\n", dst)
 	// Output:
-	// trl-grpo-batch: {Scale:batch Epsilon:0.0001 Bessel:true LeaveOneOut:false NaNUnscorable:true}
+	// trl-grpo-batch: {Scale:batch Epsilon:0.0001 Bessel:true LeaveOneOut:false NaNUnscorable:true Best:false Clip:{Low:0 High:0} Whiten:none}
 	// [0.9681 -0.9681 0.4840 0.4840 0.4840 -1.4521]
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"slices"
 	"strings"
@@ -22,14 +23,11 @@ const (
 	MaxSets = 8
 	// MaxAggregations bounds N2.
 	MaxAggregations = 16
-	// MaxWork bounds the estimated cost of one (N1, n, K, design) evaluation,
-	// in the units of estimator's SetDistribution.Moments: C(T, K) K^2 N1^2
-	// + 2^N1 T^2 N1^2/4 for T sets (C(T, K) bounds the selections of either
-	// design). The paper's configuration (916,895 selections) costs about
-	// 0.94e9; configurations above the bound are counted in
-	// Result.Skipped, not evaluated.
-	MaxWork = 1 << 30
 )
+
+// maxFamilySets bounds the sets T = C(N1, n) of a family Advise evaluates
+// (the aggregation term pairs every two of them).
+const maxFamilySets = 1024
 
 // Tokens says which tokens of budget.Budget count against Request.Budget.
 type Tokens int
@@ -71,6 +69,47 @@ func (t *Tokens) UnmarshalText(b []byte) error {
 	return fmt.Errorf("advise: unknown tokens %q (want generated, prefill or cached-prefill)", b)
 }
 
+// PaperProblems is the paper's batch: problems per training step, the
+// default Request.Step.
+const PaperProblems = 256
+
+// Step is the trainer's budget for one step, in tokens or in problems: at
+// most one of the two is nonzero. Under Tokens every configuration gets
+// the same tokens per step and so B = Tokens/(its tokens per problem)
+// problems, a rational number; under Problems every configuration gets B =
+// Problems. The zero Step is the paper's batch at the request's budget:
+// PaperProblems times Request.Budget tokens per step (PaperProblems
+// problems per step where Budget is 0, in Evaluate).
+type Step struct {
+	Tokens   int64 `json:"tokens,omitempty"`
+	Problems int64 `json:"problems,omitempty"`
+}
+
+// problems returns B for a configuration of t tokens per problem, and the
+// tokens of its step.
+func (s Step) problems(t int64) (B, tokens *big.Rat) {
+	switch {
+	case s.Tokens > 0:
+		return big.NewRat(s.Tokens, t), big.NewRat(s.Tokens, 1)
+	}
+	P := cmp.Or(s.Problems, PaperProblems)
+	return big.NewRat(P, 1), new(big.Rat).SetInt(new(big.Int).Mul(big.NewInt(P), big.NewInt(t)))
+}
+
+// StepBudget returns the step budget req ranks at: req.Step, or for the
+// zero Step the paper's batch at the budget, PaperProblems times Budget
+// tokens per step (PaperProblems problems per step if Budget is 0 or that
+// many tokens overflow).
+func (req Request) StepBudget() Step {
+	switch {
+	case req.Step != (Step{}):
+		return req.Step
+	case req.Budget > 0 && req.Budget <= math.MaxInt64/PaperProblems:
+		return Step{Tokens: PaperProblems * req.Budget}
+	}
+	return Step{Problems: PaperProblems}
+}
+
 // Request is what Advise ranks configurations for.
 type Request struct {
 	// Budget is the tokens per problem a configuration may use, >= 1.
@@ -82,6 +121,9 @@ type Request struct {
 	Lengths budget.Limits `json:"lengths"`
 	// Reward is the reward model.
 	Reward RewardModel `json:"reward"`
+	// Step is the trainer's step budget, at which the candidates are
+	// ranked by expected improvement per token (Candidate.Improvement).
+	Step Step `json:"step"`
 	// MaxTraces bounds N1 (0: the package's MaxTraces); MaxSets bounds K
 	// (0: MaxSets); MaxAggregations bounds N2 (0: MaxAggregations; 1
 	// leaves no candidate, since N2 >= 2).
@@ -129,16 +171,52 @@ type Candidate struct {
 	// 1/Tokens. SearchSNR is the search part's alone.
 	SNR, SearchSNR *big.Rat
 	SNRPerToken    float64
+	// Signal is ||G||^2 = ||grad_search J||^2 + ||grad_agg J||^2, the
+	// squared norm of the update's mean, and Noise its total variance V =
+	// Var(g/M) + Var(u/(K a)) per problem: SNR = Signal/Noise.
+	Signal, Noise *big.Rat
+	// Problems is B, the problems of one step at Request.Step, and
+	// StepTokens = B Tokens the step's tokens.
+	Problems, StepTokens *big.Rat
+	// Rho = B SNR: below 1 the step is limited by its tokens (noise
+	// dominates), above 1 by the curvature (large batch). Nil if Noise is
+	// 0 (rho infinite).
+	Rho *big.Rat
+	// Improvement is the expected improvement of J in one step of the mean
+	// update over B problems, with the best step size on an L-smooth
+	// objective, in units of 1/L (docs/findings.md#choosing-a-configuration):
+	//
+	//	Improvement = Signal/2 * rho/(1 + rho),
+	//
+	// and ImprovementPerToken = Improvement/StepTokens, the ranking's key.
+	// It lies between its two limits: TokenLimited = Signal SNR/(2 Tokens),
+	// which it tends to as rho -> 0 (ImprovementPerToken = TokenLimited/(1
+	// + rho); nil if Noise is 0), and LargeBatch = Signal/(2 StepTokens), as
+	// rho -> infinity (ImprovementPerToken = LargeBatch rho/(1 + rho)).
+	Improvement, ImprovementPerToken *big.Rat
+	TokenLimited, LargeBatch         *big.Rat
 }
 
 // Result is Advise's answer.
 type Result struct {
-	// Candidates are the feasible configurations, best SNRPerToken first.
+	// Candidates are the feasible configurations, best ImprovementPerToken
+	// first (ties: fewer Tokens first).
 	Candidates []Candidate
-	// Skipped counts the (N1, n, K, design) combinations within the
-	// budget that were not evaluated because their exact cost exceeds
-	// MaxWork or the design's enumeration limits.
-	Skipped int
+	// Refused are the (N1, n, K, design) combinations within the budget
+	// that were not evaluated, each with the enumeration limit it exceeds.
+	Refused []Refusal
+}
+
+// Refusal is an (N1, n, K, design) of the space Advise explores that it
+// does not evaluate, and why: its exact evaluation would exceed an
+// enumeration limit. Under the package's bounds only balanced designs are
+// refused, those with more round sequences than estimator.BalancedSets
+// enumerates (docs/findings.md#choosing-a-configuration lists them).
+type Refusal struct {
+	SearchTraces, SetSize, Sets int
+	Design                      combin.Design
+	// Reason is the limit exceeded, in the words of the code that refused.
+	Reason string
 }
 
 // Advise ranks every configuration within the request's budget and the
@@ -146,13 +224,16 @@ type Result struct {
 // MaxTraces, 2 <= K <= min(C(N1, n), MaxSets), 2 <= N2 <= MaxAggregations,
 // uniform and balanced designs; N2 = 1 is left out because its within-set
 // aggregation advantage is identically 0, so it trains no aggregator) by
-// the signal-to-noise per token of the unbiased-scaled update (g/M,
-// u/(K a)) on the reward model's toy problem. Each (N1, n, K, design) is
-// evaluated once, exactly (DecomposeSearch, and DecomposeAggregation's
-// terms), and every N2 follows from them. The cost is that of at most a few
-// hundred evaluations of at most MaxWork each: about 4 seconds for the
-// whole space at a budget of 24 calls, under one for the paper's N1 = 8,
-// n = 4, K <= 4. It returns an error naming the field of req that is out of
+// the expected improvement per token of one step of the unbiased-scaled
+// update (g/M, u/(K a)) at req.StepBudget() (Candidate.Improvement) on the
+// reward model's toy problem. Each (N1, n, K, design) is evaluated once,
+// exactly (DecomposeSearch, and DecomposeAggregation's terms; the uniform
+// design through closed forms, the balanced design through its law's
+// round sequences), and every N2 follows from them; what an exact
+// enumeration cannot reach is listed in Result.Refused. The cost is that
+// of a few hundred evaluations: about 5 seconds for the whole space at a
+// budget of 24 calls, under one for the paper's N1 = 8, n = 4, K <= 4. It
+// returns an error naming the field of req that is out of
 // range (Reward.Needs outside [1, N1 - 1] for the largest N1 explored, a
 // listed set size below it, or a nonzero Needs under another rule among
 // them), or if the reward model gives no signal (Found = Missed, or Correct
@@ -187,7 +268,7 @@ func Advise(req Request) (Result, error) {
 					}
 					if err := req.complete(cands, c); err != nil {
 						if errors.Is(err, errTooCostly) {
-							res.Skipped++
+							res.Refused = append(res.Refused, Refusal{N1, n, K, design, strings.TrimPrefix(err.Error(), errTooCostly.Error()+": ")})
 							continue
 						}
 						return Result{}, err
@@ -198,28 +279,30 @@ func Advise(req Request) (Result, error) {
 		}
 	}
 	slices.SortStableFunc(res.Candidates, func(a, b Candidate) int {
-		return cmp.Or(cmp.Compare(b.SNRPerToken, a.SNRPerToken), cmp.Compare(a.Tokens, b.Tokens))
+		return cmp.Or(b.ImprovementPerToken.Cmp(a.ImprovementPerToken), cmp.Compare(a.Tokens, b.Tokens))
 	})
 	return res, nil
 }
 
+// errTooCostly marks an evaluation beyond an exact enumeration's limit.
 var errTooCostly = errors.New("advise: beyond the exact cost bound")
 
 // Evaluate returns the Candidate that Advise reports for the configuration
 // c under req's token count, lengths, reward model and order, computed by
 // the same code as Advise's candidates: M and the miss probability, the role
-// weights, the tokens, every variance term, the SNR and SNR/token. It costs
-// one evaluation of c's (N1, n, K, design), where Advise makes one for each
-// of the few hundred in its space. Evaluate ignores the fields that only bound Advise's search:
-// Budget (c's tokens may exceed it), MaxTraces, MaxSets, MaxAggregations
-// and SetSizes. It returns an error naming the field and value of c that
+// weights, the tokens, every variance term, the SNR and SNR/token, and the
+// step figures at req.StepBudget(). It costs one evaluation of c's (N1, n,
+// K, design), where Advise makes one for each of the few hundred in its
+// space. Evaluate ignores the fields that only bound Advise's search:
+// Budget (c's tokens may exceed it; it sets only the zero Step's tokens per
+// step), MaxTraces, MaxSets, MaxAggregations and SetSizes. It returns an error naming the field and value of c that
 // Advise does not evaluate: an invalid c (Config.Validate), tuples
 // (Ordered), a length gate, overlong punishment or reward range, an Order
 // other than req.Order, N1 not in [3, MaxTraces], n not in [2, N1 - 1], K
 // not in [2, MaxSets], N2 not in [2, MaxAggregations], n below
-// Reward.Needs under NeedsPieces, or an evaluation beyond MaxWork (what
-// Advise counts in Result.Skipped); and Advise's errors for req's count,
-// order, lengths and reward model.
+// Reward.Needs under NeedsPieces, or an evaluation beyond an exact
+// enumeration's limit (what Advise lists in Result.Refused); and Advise's
+// errors for req's count, order, step, lengths and reward model.
 func Evaluate(c spiral.Config, req Request) (Candidate, error) {
 	if err := req.checkModel(); err != nil {
 		return Candidate{}, err
@@ -238,7 +321,7 @@ func Evaluate(c spiral.Config, req Request) (Candidate, error) {
 	cands := []Candidate{cand}
 	if err := req.complete(cands, pol); err != nil {
 		if errors.Is(err, errTooCostly) {
-			return Candidate{}, fmt.Errorf("advise: config %s: %s, which Advise counts in Result.Skipped", sizes(c), strings.TrimPrefix(err.Error(), "advise: "))
+			return Candidate{}, fmt.Errorf("advise: config %s: %s, which Advise lists in Result.Refused", sizes(c), strings.TrimPrefix(err.Error(), "advise: "))
 		}
 		return Candidate{}, err
 	}
@@ -299,6 +382,12 @@ func (req Request) checkModel() error {
 	}
 	if req.Order != combin.IndexOrder && req.Order != combin.Shuffled {
 		return fmt.Errorf("advise: order = %v, want index or shuffled", req.Order)
+	}
+	switch st := req.Step; {
+	case st.Tokens < 0 || st.Problems < 0:
+		return fmt.Errorf("advise: step tokens = %d, problems = %d: want >= 0", st.Tokens, st.Problems)
+	case st.Tokens > 0 && st.Problems > 0:
+		return fmt.Errorf("advise: step tokens = %d and problems = %d: give one of the two", st.Tokens, st.Problems)
 	}
 	if req.Lengths.Search < 1 || req.Lengths.Aggregation < 1 || req.Lengths.Prompt < 0 {
 		return fmt.Errorf("advise: lengths %+v: search and aggregation must be >= 1, prompt >= 0", req.Lengths)
@@ -425,7 +514,7 @@ func (req Request) complete(cands []Candidate, c *estimator.Categorical) error {
 		return err
 	}
 	for i := range cands {
-		if err := cands[i].fill(v, agg); err != nil {
+		if err := cands[i].fill(v, agg, req.StepBudget()); err != nil {
 			return err
 		}
 	}
@@ -434,7 +523,7 @@ func (req Request) complete(cands []Candidate, c *estimator.Categorical) error {
 
 // fill fills the constants, role weights and SNR of a candidate from its
 // group's evaluation.
-func (c *Candidate) fill(v *SearchVariance, agg *aggregationTerms) error {
+func (c *Candidate) fill(v *SearchVariance, agg *aggregationTerms, step Step) error {
 	cfg := c.Config
 	k, err := cfg.Constants()
 	if err != nil {
@@ -453,34 +542,66 @@ func (c *Candidate) fill(v *SearchVariance, agg *aggregationTerms) error {
 		return fmt.Errorf("advise: %+v: aggregation weight %v, RoleWeights %v", cfg, c.Aggregation.Weight, w.Aggregation)
 	}
 	c.SearchSNR = v.SNR(N2)
-	signal := new(big.Rat).Add(v.Signal, c.Aggregation.Signal)
-	if total := new(big.Rat).Add(v.Total(N2), c.Aggregation.Total()); total.Sign() != 0 {
-		c.SNR = signal.Quo(signal, total)
-	}
-	if c.SNR != nil {
+	c.Signal = new(big.Rat).Add(v.Signal, c.Aggregation.Signal)
+	c.Noise = new(big.Rat).Add(v.Total(N2), c.Aggregation.Total())
+	if c.Noise.Sign() != 0 {
+		c.SNR = new(big.Rat).Quo(c.Signal, c.Noise)
 		f, _ := c.SNR.Float64()
 		c.SNRPerToken = f / float64(c.Tokens)
 	}
+	c.improvement(step)
 	return nil
+}
+
+// At returns c with its step figures (Problems, StepTokens, Rho,
+// Improvement, ImprovementPerToken and the two limits) at the step budget
+// s instead of the one it was evaluated at; the zero Step is PaperProblems
+// problems per step. Nothing else is evaluated again.
+func (c Candidate) At(s Step) Candidate {
+	c.improvement(s)
+	return c
+}
+
+// improvement fills the candidate's step figures at step from its Signal,
+// Noise and Tokens: B, rho = B Signal/Noise, the expected improvement
+// Signal/2 rho/(1 + rho) = Signal B Signal/(2 (B Signal + Noise)), per
+// token, and its two limits.
+func (c *Candidate) improvement(step Step) {
+	half := new(big.Rat).Quo(c.Signal, big.NewRat(2, 1))
+	c.Problems, c.StepTokens = step.problems(c.Tokens)
+	c.LargeBatch = new(big.Rat).Quo(half, c.StepTokens)
+	if c.Noise.Sign() == 0 {
+		c.Rho, c.TokenLimited = nil, nil
+		c.Improvement = half
+	} else {
+		c.Rho = new(big.Rat).Mul(c.Problems, c.SNR)
+		c.TokenLimited = new(big.Rat).Mul(half, c.SNR)
+		c.TokenLimited.Quo(c.TokenLimited, big.NewRat(c.Tokens, 1))
+		onePlus := new(big.Rat).Add(c.Rho, big.NewRat(1, 1))
+		c.Improvement = new(big.Rat).Mul(half, c.Rho)
+		c.Improvement.Quo(c.Improvement, onePlus)
+	}
+	c.ImprovementPerToken = new(big.Rat).Quo(c.Improvement, c.StepTokens)
 }
 
 // evaluate decomposes the search and aggregation variances of one family,
 // K and design, after checking its cost.
 func evaluate(f combin.Family, K int, design combin.Design, order combin.Order, c *estimator.Categorical, tab *estimator.Table) (*SearchVariance, *aggregationTerms, error) {
-	N1 := f.Traces()
 	T, _ := f.Count64()
-	// C(T, K) bounds the selections of either design.
-	work := new(big.Int).Binomial(int64(T), int64(K))
-	n2 := uint64(N1 * N1)
-	work.Mul(work, new(big.Int).SetUint64(uint64(K*K)*n2))
-	work.Add(work, new(big.Int).SetUint64((uint64(1)<<N1)*T*T*n2/4))
-	if work.Cmp(big.NewInt(MaxWork)) > 0 || T > 1024 {
-		return nil, nil, errTooCostly
+	if T > maxFamilySets {
+		return nil, nil, fmt.Errorf("%w: C(%d, %d) = %d sets, more than %d", errTooCostly, f.Traces(), f.SetSize(), T, maxFamilySets)
 	}
+	// Each design is bounded by its own enumeration: the uniform design's
+	// terms are in closed form (UniformSets refuses only more selections
+	// than it can index), the balanced design's law is found from its
+	// round sequences (BalancedSets' limit) and summed over its
+	// selections (selectionRuns' limit).
 	var d *estimator.SetDistribution
+	var uni *uniformDesign
 	var err error
 	if design == combin.Uniform {
 		d, err = estimator.UniformSets(f, K)
+		uni = &uniformDesign{f, K}
 	} else {
 		d, err = estimator.BalancedSets(f, K)
 	}
@@ -489,7 +610,7 @@ func evaluate(f combin.Family, K int, design combin.Design, order combin.Order, 
 	}
 	// The objective is symmetric, so a shuffled presentation scores every
 	// set as index order does: the search update is the same.
-	v, err := DecomposeSearch(d, c, tab, combin.IndexOrder)
+	v, err := decomposeSearch(d, c, tab, combin.IndexOrder, uni)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -27,7 +27,7 @@ func findPaper(t *testing.T, res Result) (int, Candidate) {
 			return i, c
 		}
 	}
-	t.Fatalf("the paper's configuration is not among %d candidates (%d skipped)", len(res.Candidates), res.Skipped)
+	t.Fatalf("the paper's configuration is not among %d candidates (%d refused)", len(res.Candidates), len(res.Refused))
 	return 0, Candidate{}
 }
 
@@ -73,7 +73,7 @@ func TestAdvisePaper(t *testing.T) {
 }
 
 // checkRanking checks that res ranks distinct configurations within the
-// budget by SNR per token, each with an aggregation signal.
+// budget by improvement per token, each with an aggregation signal.
 func checkRanking(t *testing.T, req Request, res Result) {
 	t.Helper()
 	if len(res.Candidates) == 0 {
@@ -84,8 +84,8 @@ func checkRanking(t *testing.T, req Request, res Result) {
 		if c.Tokens > req.Budget {
 			t.Errorf("%+v: %d tokens over the budget", c.Config, c.Tokens)
 		}
-		if i > 0 && c.SNRPerToken > res.Candidates[i-1].SNRPerToken {
-			t.Errorf("rank %d: %v per token after %v", i, c.SNRPerToken, res.Candidates[i-1].SNRPerToken)
+		if i > 0 && c.ImprovementPerToken.Cmp(res.Candidates[i-1].ImprovementPerToken) > 0 {
+			t.Errorf("rank %d: %v per token after %v", i, c.ImprovementPerToken, res.Candidates[i-1].ImprovementPerToken)
 		}
 		if c.RoleWeights.AggregationFloat <= 0 {
 			t.Errorf("%+v: aggregation weight %v: no aggregation signal", c.Config, c.RoleWeights.AggregationFloat)
@@ -153,9 +153,9 @@ func TestAdvisePaperBudgetFull(t *testing.T) {
 			sameCandidate(t, got, res.Candidates[i])
 		}
 		top := res.Candidates[0].Config
-		t.Logf("%v %d: %d candidates, %d skipped; first %d/%d/%d/%d %v at %.4g per token (%d tokens); paper %d/%d at %.4g; balanced 8/4/4/4 %d",
-			rule.rule, rule.needs, len(res.Candidates), res.Skipped, top.SearchTraces, top.SetSize, top.Sets, top.AggregationsPerSet, top.Design,
-			res.Candidates[0].SNRPerToken, res.Candidates[0].Tokens, rank+1, len(res.Candidates), paper.SNRPerToken, balanced+1)
+		t.Logf("%v %d: %d candidates, %d refused; first %d/%d/%d/%d %v at %.4g per token (%d tokens, rho %.3g); paper %d/%d at %.4g (rho %.3g); balanced 8/4/4/4 %d",
+			rule.rule, rule.needs, len(res.Candidates), len(res.Refused), top.SearchTraces, top.SetSize, top.Sets, top.AggregationsPerSet, top.Design,
+			ratFloat(res.Candidates[0].ImprovementPerToken), res.Candidates[0].Tokens, ratFloat(res.Candidates[0].Rho), rank+1, len(res.Candidates), ratFloat(paper.ImprovementPerToken), ratFloat(paper.Rho), balanced+1)
 	}
 }
 
@@ -176,6 +176,8 @@ func TestAdviseRejects(t *testing.T) {
 		"no signal":   func(r *Request) { r.Reward.Found = r.Reward.Missed },
 		"rule":        func(r *Request) { r.Reward.Rule = 3 },
 		"order":       func(r *Request) { r.Order = 5 },
+		"step < 0":    func(r *Request) { r.Step.Tokens = -1 },
+		"step both":   func(r *Request) { r.Step = Step{Tokens: 1, Problems: 1} },
 		"needs 0":     func(r *Request) { r.Reward.Rule = NeedsPieces },
 		"needs 8":     func(r *Request) { r.Reward.Rule, r.Reward.Needs = NeedsPieces, 8 },
 		"needs 5 of max_traces 5": func(r *Request) {
@@ -203,7 +205,15 @@ func TestAdviseTinyBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Candidates) != 0 || res.Skipped != 0 {
-		t.Errorf("%d candidates, %d skipped under 4 calls' tokens", len(res.Candidates), res.Skipped)
+	if len(res.Candidates) != 0 || len(res.Refused) != 0 {
+		t.Errorf("%d candidates, %d refused under 4 calls' tokens", len(res.Candidates), len(res.Refused))
 	}
+}
+
+func ratFloat(x *big.Rat) float64 {
+	if x == nil {
+		return math.Inf(1)
+	}
+	f, _ := x.Float64()
+	return f
 }

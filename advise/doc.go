@@ -1,7 +1,8 @@
 // Package advise computes how the variance of SPIRAL's search update depends
 // on the configuration (N1 search traces, sets of n, K sets, N2 aggregation
-// outputs per set, the design), and ranks configurations by signal-to-noise
-// per token under a token budget (docs/findings.md#choosing-a-configuration).
+// outputs per set, the design), and ranks configurations by the expected
+// improvement per token of one training step at the trainer's step budget
+// (docs/findings.md#choosing-a-configuration).
 //
 // DecomposeSearch splits the variance of the M-normalised search update g/M
 // on one of package estimator's toy objectives into its sources: which sets
@@ -23,19 +24,25 @@
 //
 // Advise ranks the configurations that fit a token budget (counted by
 // package budget: generated tokens, optionally with prefill, with or without
-// prefix caching) by SNR/tokens of the whole unbiased-scaled update on a
-// reward model (RewardModel: a search trace is correct with probability
-// Correct, an aggregation output with probability Found when its Rule holds
-// for the number c of correct candidates among its n, else Missed; the
-// rules are FindOne, c >= 1, NeedsPieces, c >= Needs, and Majority,
-// 2c > n), with the candidates presented in index or shuffled order
+// prefix caching) by the expected improvement per token of one step of B
+// problems with the best step size on an L-smooth objective,
+// (||G||^2/2L) rho/(1 + rho) over the step's tokens, rho = B SNR, where G
+// and the SNR are those of the whole unbiased-scaled update on a reward
+// model (Request.Step sets B, from tokens or problems per step;
+// RewardModel: a search trace is correct with probability Correct, an
+// aggregation output with probability Found when its Rule holds for the
+// number c of correct candidates among its n, else Missed; the rules are
+// FindOne, c >= 1, NeedsPieces, c >= Needs, and Majority, 2c > n), with the candidates presented in index or shuffled order
 // (Request.Order), reporting each one's M and miss probability
 // (combin.Family.Constants), token cost and role weights
-// (spiral.Config.RoleWeights). The search space is bounded (MaxTraces,
-// MaxSets, MaxAggregations, MaxWork) and every evaluation is exact.
+// (spiral.Config.RoleWeights), rho and the rate's two limits. The search
+// space is bounded (MaxTraces, MaxSets, MaxAggregations), every evaluation
+// is exact, and what an exact enumeration cannot reach is listed in
+// Result.Refused with the reason.
 //
 //	res, err := advise.Advise(advise.Request{Budget: 98_304,
-//		Lengths: budget.PaperLimits(0), Reward: model})
+//		Lengths: budget.PaperLimits(0), Reward: model,
+//		Step: advise.Step{Tokens: 256 * 98_304}})
 //	best := res.Candidates[0]
 //
 // Evaluate gives one configuration's Candidate, the row Advise ranks it
@@ -43,7 +50,8 @@
 //
 //	paper, err := advise.Evaluate(spiral.Paper(), req)
 //
-// Result.Frontier keeps the candidates that no other beats in SNR/tokens
-// with fewer or equal tokens: the best configuration for every cap on
-// tokens per problem (examples/frontier draws it).
+// Result.Frontier keeps the candidates that no other beats in improvement
+// per token with fewer or equal tokens: the best configuration for every
+// cap on tokens per problem (examples/frontier draws it). Candidate.At
+// gives a row's figures at another step budget.
 package advise

@@ -55,8 +55,11 @@ func TestEvaluateEqualsAdvise(t *testing.T) {
 		if len(res.Candidates) < 10 {
 			t.Fatalf("%v %v %v: only %d candidates", x.rule, x.order, x.count, len(res.Candidates))
 		}
+		// Evaluate reads the budget only for the zero Step's tokens per
+		// step, given here.
 		one := req
 		one.Budget, one.MaxTraces, one.MaxSets, one.MaxAggregations, one.SetSizes = 0, 3, 2, 2, []int{2}
+		one.Step = req.StepBudget()
 		for _, c := range res.Candidates {
 			got, err := Evaluate(c.Config, one)
 			if err != nil {

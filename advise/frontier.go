@@ -5,27 +5,31 @@ import (
 	"slices"
 )
 
-// Frontier returns the candidates of r on the frontier of signal per token
-// against tokens: c is on it when no other candidate d has d.Tokens <=
-// c.Tokens and d.SNRPerToken > c.SNRPerToken. Candidates of equal Tokens and
-// equal SNRPerToken are all kept. They come by Tokens ascending (ties in
-// r's order), and SNRPerToken never falls along them, so for a cap of B
-// tokens per problem the last one with Tokens <= B is the best candidate
-// within B. The frontier of no candidates is empty.
+// Frontier returns the candidates of r on the frontier of expected
+// improvement per token against tokens per problem: c is on it when no
+// other candidate d has d.Tokens <= c.Tokens and d.ImprovementPerToken >
+// c.ImprovementPerToken. Candidates of equal Tokens and equal
+// ImprovementPerToken are all kept. They come by Tokens ascending (ties in
+// r's order), and ImprovementPerToken never falls along them, so for a cap
+// of B tokens per problem the last one with Tokens <= B is the best
+// candidate within B at the request's step budget. The frontier of no
+// candidates is empty.
 func (r Result) Frontier() []Candidate {
 	byTokens := slices.Clone(r.Candidates)
 	slices.SortStableFunc(byTokens, func(a, b Candidate) int { return cmp.Compare(a.Tokens, b.Tokens) })
 	var out []Candidate
-	best := 0.0 // the best SNRPerToken at fewer tokens
+	var best Candidate // the best at fewer tokens
 	for i := 0; i < len(byTokens); {
 		j := i
-		top := byTokens[i].SNRPerToken
+		top := byTokens[i]
 		for ; j < len(byTokens) && byTokens[j].Tokens == byTokens[i].Tokens; j++ {
-			top = max(top, byTokens[j].SNRPerToken)
+			if byTokens[j].ImprovementPerToken.Cmp(top.ImprovementPerToken) > 0 {
+				top = byTokens[j]
+			}
 		}
-		if i == 0 || top >= best {
+		if i == 0 || top.ImprovementPerToken.Cmp(best.ImprovementPerToken) >= 0 {
 			for _, c := range byTokens[i:j] {
-				if c.SNRPerToken == top {
+				if c.ImprovementPerToken.Cmp(top.ImprovementPerToken) == 0 {
 					out = append(out, c)
 				}
 			}

@@ -1,6 +1,7 @@
 package advise
 
 import (
+	"math/big"
 	"slices"
 	"testing"
 
@@ -9,11 +10,12 @@ import (
 	"spiral"
 )
 
-// candidate returns a candidate told apart by its N2.
-func candidate(id int, tokens int64, snr float64) Candidate {
+// candidate returns a candidate told apart by its N2, of the given
+// improvement per token.
+func candidate(id int, tokens int64, rate float64) Candidate {
 	cfg := spiral.Paper()
 	cfg.AggregationsPerSet = id
-	return Candidate{Config: cfg, Tokens: tokens, SNRPerToken: snr}
+	return Candidate{Config: cfg, Tokens: tokens, ImprovementPerToken: new(big.Rat).SetFloat64(rate)}
 }
 
 func ids(cs []Candidate) []int {
@@ -63,7 +65,7 @@ func TestFrontierDefinition(t *testing.T) {
 		for _, c := range res.Candidates {
 			dominated := false
 			for _, d := range res.Candidates {
-				dominated = dominated || (d.Tokens <= c.Tokens && d.SNRPerToken > c.SNRPerToken)
+				dominated = dominated || (d.Tokens <= c.Tokens && d.ImprovementPerToken.Cmp(c.ImprovementPerToken) > 0)
 			}
 			if !dominated {
 				want = append(want, c.Config.AggregationsPerSet)
@@ -79,7 +81,7 @@ func TestFrontierDefinition(t *testing.T) {
 			t.Fatalf("frontier %v, want %v", got, want)
 		}
 		for i := 1; i < len(f); i++ {
-			if f[i].Tokens < f[i-1].Tokens || f[i].SNRPerToken < f[i-1].SNRPerToken {
+			if f[i].Tokens < f[i-1].Tokens || f[i].ImprovementPerToken.Cmp(f[i-1].ImprovementPerToken) < 0 {
 				t.Fatalf("frontier out of order at %d: %+v after %+v", i, f[i], f[i-1])
 			}
 		}

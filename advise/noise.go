@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 
+	"spiral/combin"
 	"spiral/estimator"
 )
 
@@ -28,14 +29,38 @@ import (
 // It returns an error if t is not symmetric or its sizes do not match c
 // and d, or M = 0.
 func NoiseClosedForm(d *estimator.SetDistribution, c *estimator.Categorical, t *estimator.Table) (*big.Rat, error) {
+	if d.SetSize() != t.Arity() {
+		return nil, fmt.Errorf("advise: policy of %d symbols, table over %d symbols of arity %d, sets of %d", c.Size(), t.V(), t.Arity(), d.SetSize())
+	}
+	nm, err := newNoiseMoments(c, t)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := countsTerm(d, nm.diag, nm.Bo, nm.Fs)
+	if err != nil {
+		return nil, err
+	}
+	cover, _, err := coverLaw(d) // E[C_S], which d.Coverage sums in rationals selection by selection
+	if err != nil {
+		return nil, err
+	}
+	return noiseOf(sum, cover, d.SetSize())
+}
+
+// noiseMoments are the toy problem's moments in NoiseClosedForm: diag =
+// B_d - B_o, Bo = B_o and Fs = F sigma^2.
+type noiseMoments struct{ diag, Bo, Fs *big.Rat }
+
+// newNoiseMoments returns the moments of policy c and the symmetric
+// objective t, by enumeration of [V]^n.
+func newNoiseMoments(c *estimator.Categorical, t *estimator.Table) (noiseMoments, error) {
 	V, n := t.V(), t.Arity()
-	if c.Size() != V || d.SetSize() != n {
-		return nil, fmt.Errorf("advise: policy of %d symbols, table over %d symbols of arity %d, sets of %d", c.Size(), V, n, d.SetSize())
+	if c.Size() != V {
+		return noiseMoments{}, fmt.Errorf("advise: policy of %d symbols, table over %d symbols", c.Size(), V)
 	}
 	if !symmetric(t) {
-		return nil, errors.New("advise: the closed noise term needs a symmetric objective")
+		return noiseMoments{}, errors.New("advise: the closed noise term needs a symmetric objective")
 	}
-	// The moments of the toy problem, by enumeration of [V]^n.
 	one := big.NewRat(1, 1)
 	dot := func(u, v int) *big.Rat { // s_u . s_v for symbols u, v
 		su, sv := c.Score(u), c.Score(v)
@@ -67,22 +92,91 @@ func NoiseClosedForm(d *estimator.SetDistribution, c *estimator.Categorical, t *
 			Bo.Add(Bo, new(big.Rat).Mul(w, dot(y[0], y[1])))
 		}
 	}
-	Fs := new(big.Rat).Mul(F, sigma2)
-	diag := new(big.Rat).Sub(Bd, Bo)
-	sum, err := countsTerm(d, diag, Bo, Fs)
-	if err != nil {
-		return nil, err
-	}
-	cover, _, err := coverLaw(d) // E[C_S], which d.Coverage sums in rationals selection by selection
-	if err != nil {
-		return nil, err
-	}
+	return noiseMoments{diag: Bd.Sub(Bd, Bo), Bo: Bo, Fs: F.Mul(F, sigma2)}, nil
+}
+
+// noiseOf returns sum/M^2, M = cover/n - 1: Noise1 from the design's sum
+// M^2 Noise1 and its mean coverage.
+func noiseOf(sum, cover *big.Rat, n int) (*big.Rat, error) {
 	M := new(big.Rat).Quo(cover, new(big.Rat).SetInt64(int64(n)))
-	M.Sub(M, one)
+	M.Sub(M, big.NewRat(1, 1))
 	if M.Sign() == 0 {
 		return nil, errors.New("advise: the design's M is 0")
 	}
-	return sum.Quo(sum, M.Mul(M, M)), nil
+	return new(big.Rat).Quo(sum, M.Mul(M, M)), nil
+}
+
+// noiseUniform returns Noise1 for K sets drawn uniformly from the subsets
+// f, in closed form. By symmetry E_S sum_{H in S} (...) = K E[... | H in S],
+// and given H in S the other K - 1 sets are drawn uniformly from the
+// remaining T - 1. For two members i, j of H those split into Tb = C(N1-2,
+// n-2) - 1 sets holding both, Ti = C(N1-2, n-1) holding i alone, as many
+// holding j alone, and T0 = C(N1-2, n) holding neither; drawing a, b, c of
+// the first three kinds (multivariate hypergeometric), c_i = 1 + a + b and
+// c_j = 1 + a + c, so
+//
+//	M^2 Noise1 = K (B_d n E[u_i^2] + B_o n (n-1) E[u_i u_j]) + F sigma^2 (E[C_S] - n)/K,
+//
+// with E[C_S] from CoverMoments. The cost is O(K^3) terms.
+func noiseUniform(f combin.Family, K int, nm noiseMoments) (*big.Rat, error) {
+	if f.Ordered() {
+		return nil, errors.New("advise: the uniform noise closed form is for subsets")
+	}
+	N1, n := f.Traces(), f.SetSize()
+	T, _ := f.Count64()
+	if K < 1 || uint64(K) > T {
+		return nil, fmt.Errorf("advise: K = %d sets not in [1, %d]", K, T)
+	}
+	binom := func(a, b int) *big.Int {
+		if a < 0 || b < 0 || b > a {
+			return new(big.Int)
+		}
+		return new(big.Int).Binomial(int64(a), int64(b))
+	}
+	Tb := new(big.Int).Sub(binom(N1-2, n-2), big.NewInt(1))
+	Ti := binom(N1-2, n-1)
+	T0 := binom(N1-2, n)
+	choose := func(x *big.Int, k int) *big.Int {
+		if !x.IsInt64() || k < 0 || int64(k) > x.Int64() {
+			return new(big.Int)
+		}
+		return new(big.Int).Binomial(x.Int64(), int64(k))
+	}
+	all := new(big.Int).Binomial(int64(T)-1, int64(K-1))
+	u := func(c int) *big.Rat { return new(big.Rat).Sub(big.NewRat(1, int64(c)), big.NewRat(1, int64(K))) }
+	uv := new(big.Rat) // the weighted sum of u_i u_j
+	u2 := new(big.Rat)
+	for a := 0; a <= K-1; a++ {
+		for b := 0; a+b <= K-1; b++ {
+			for c := 0; a+b+c <= K-1; c++ {
+				w := new(big.Int).Mul(choose(Tb, a), choose(Ti, b))
+				w.Mul(w, choose(Ti, c))
+				w.Mul(w, choose(T0, K-1-a-b-c))
+				if w.Sign() == 0 {
+					continue
+				}
+				wr := new(big.Rat).SetInt(w)
+				ui, uj := u(1+a+b), u(1+a+c)
+				u2.Add(u2, new(big.Rat).Mul(wr, new(big.Rat).Mul(ui, ui)))
+				uv.Add(uv, wr.Mul(wr, ui.Mul(ui, uj)))
+			}
+		}
+	}
+	inv := new(big.Rat).SetFrac(big.NewInt(1), all)
+	u2.Mul(u2, inv)
+	uv.Mul(uv, inv)
+	Bd := new(big.Rat).Add(nm.diag, nm.Bo)
+	per := new(big.Rat).Mul(Bd, u2.Mul(u2, big.NewRat(int64(n), 1)))
+	per.Add(per, uv.Mul(uv, new(big.Rat).Mul(nm.Bo, big.NewRat(int64(n)*int64(n-1), 1))))
+	sum := per.Mul(per, big.NewRat(int64(K), 1))
+	cover, _, err := CoverMoments(f, K)
+	if err != nil {
+		return nil, err
+	}
+	out := new(big.Rat).Sub(cover, new(big.Rat).SetInt64(int64(n)))
+	out.Mul(out, nm.Fs)
+	sum.Add(sum, out.Quo(out, big.NewRat(int64(K), 1)))
+	return noiseOf(sum, cover, n)
 }
 
 // countsTerm returns the sum over d's selections in NoiseClosedForm, which
@@ -187,7 +281,7 @@ func countsTermExact(d *estimator.SetDistribution, diag, Bo, Fs *big.Rat) (*big.
 	selections := 0
 	for sel, prob := range d.Selections() {
 		if selections++; selections > maxSelections {
-			return nil, fmt.Errorf("advise: the design has more than %d selections", maxSelections)
+			return nil, fmt.Errorf("%w: the design has more than %d selections", errTooCostly, maxSelections)
 		}
 		clear(counts)
 		for _, h := range sel {

@@ -30,6 +30,25 @@ type bruteMoments struct {
 	uSq, uTrace, vSq *big.Rat
 }
 
+// designOf returns the exact law of cfg's sets (subsets, its design).
+func designOf(t *testing.T, cfg spiral.Config) *estimator.SetDistribution {
+	t.Helper()
+	f, err := combin.Subsets(cfg.SearchTraces, cfg.SetSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d *estimator.SetDistribution
+	if cfg.Design == combin.Uniform {
+		d, err = estimator.UniformSets(f, cfg.Sets)
+	} else {
+		d, err = estimator.BalancedSets(f, cfg.Sets)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func identity(n int) []int {
 	out := make([]int, n)
 	for i := range out {
@@ -46,8 +65,10 @@ func identity(n int) []int {
 // aggregation advantage r - f_k, both multiplying their score e_z - pi.
 // With shuffled true each set is presented to the aggregator in one of its
 // n! orders, uniformly and independently, and the conditional moments
-// condition on the presentations too.
-func bruteRule(d *estimator.SetDistribution, p, found, missed *big.Rat, need, N2 int, shuffled bool) bruteMoments {
+// condition on the presentations too. When visit is not nil it is called
+// with every outcome's search update g, aggregation update u (by
+// component) and probability.
+func bruteRule(d *estimator.SetDistribution, p, found, missed *big.Rat, need, N2 int, shuffled bool, visit func(g [2]*big.Rat, u map[int]*big.Rat, prob *big.Rat)) bruteMoments {
 	N, n := d.Traces(), d.SetSize()
 	one := big.NewRat(1, 1)
 	q := new(big.Rat).Sub(one, p)
@@ -188,6 +209,9 @@ func bruteRule(d *estimator.SetDistribution, p, found, missed *big.Rat, need, N2
 						}
 					}
 				}
+				if visit != nil {
+					visit(g, u, pX)
+				}
 				for v := range 2 {
 					add(r.g[v], g[v], pX)
 					add(gY[v], g[v], pX)
@@ -279,20 +303,8 @@ func TestRewardRulesBruteForce(t *testing.T) {
 		if cand == nil {
 			t.Fatalf("%+v: not among %d candidates", x, len(res.Candidates))
 		}
-		f, err := combin.Subsets(x.N1, x.n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var d *estimator.SetDistribution
-		if x.design == combin.Uniform {
-			d, err = estimator.UniformSets(f, x.K)
-		} else {
-			d, err = estimator.BalancedSets(f, x.K)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := bruteRule(d, p, found, missed, x.want, x.N2, x.order == combin.Shuffled)
+		d := designOf(t, cfg)
+		b := bruteRule(d, p, found, missed, x.want, x.N2, x.order == combin.Shuffled, nil)
 		sq := func(v ...*big.Rat) *big.Rat { return sqNorm(v) }
 		m2 := new(big.Rat).Mul(cand.Variance.M, cand.Variance.M)
 		w2 := new(big.Rat).Mul(cand.Aggregation.Weight, cand.Aggregation.Weight)

@@ -82,6 +82,20 @@ func (v *SearchVariance) SNR(N2 int) *big.Rat {
 // It returns the errors of Moments, an error if M = 0 (g/M is undefined),
 // and an error if d has more than 2,097,152 selections.
 func DecomposeSearch(d *estimator.SetDistribution, c *estimator.Categorical, t *estimator.Table, p combin.Order) (*SearchVariance, error) {
+	return decomposeSearch(d, c, t, p, nil)
+}
+
+// uniformDesign says that a design is estimator.UniformSets(f, K) of
+// subsets: its coverage law (CoverMoments) and noise term (noiseUniform)
+// then have closed forms, and no selection is enumerated.
+type uniformDesign struct {
+	f combin.Family
+	K int
+}
+
+// decomposeSearch is DecomposeSearch, through the uniform design's closed
+// forms when u is not nil.
+func decomposeSearch(d *estimator.SetDistribution, c *estimator.Categorical, t *estimator.Table, p combin.Order, u *uniformDesign) (*SearchVariance, error) {
 	m0, err := d.Moments(c, t, p, 0)
 	if err != nil {
 		return nil, err
@@ -89,7 +103,12 @@ func DecomposeSearch(d *estimator.SetDistribution, c *estimator.Categorical, t *
 	if m0.M.Sign() == 0 {
 		return nil, errors.New("advise: the design's M is 0: every search advantage is 0")
 	}
-	mean, variance, err := coverLaw(d)
+	var mean, variance *big.Rat
+	if u != nil {
+		mean, variance, err = CoverMoments(u.f, u.K)
+	} else {
+		mean, variance, err = coverLaw(d)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +136,15 @@ func DecomposeSearch(d *estimator.SetDistribution, c *estimator.Categorical, t *
 	total0 := new(big.Rat).Quo(m0.Variance, m2)
 	v.Traces = new(big.Rat).Sub(total0, sets)
 	if symmetric(t) {
-		if v.Noise1, err = NoiseClosedForm(d, c, t); err != nil {
+		if u != nil {
+			var nm noiseMoments
+			if nm, err = newNoiseMoments(c, t); err == nil {
+				v.Noise1, err = noiseUniform(u.f, u.K, nm)
+			}
+		} else {
+			v.Noise1, err = NoiseClosedForm(d, c, t)
+		}
+		if err != nil {
 			return nil, err
 		}
 		return v, nil
@@ -223,7 +250,7 @@ func selectionRuns(d *estimator.SetDistribution, add func(sel []int), run func(p
 	count := 0
 	for range d.Selections() {
 		if count++; count > maxSelections {
-			return fmt.Errorf("advise: the design has more than %d selections", maxSelections)
+			return fmt.Errorf("%w: the design has more than %d selections", errTooCostly, maxSelections)
 		}
 	}
 	var last *big.Rat // a copy: the yielded probability may be reused

@@ -255,3 +255,52 @@ func TestNoiseClosedFormCounts(t *testing.T) {
 		t.Error("no error for an asymmetric objective")
 	}
 }
+
+// The uniform design's closed forms (CoverMoments and noiseUniform, which
+// Advise uses so that no selection is enumerated) give the same
+// decomposition, to the last rational, as the enumerating path, on random
+// symmetric objectives and sizes with K from 1 to T.
+func TestDecomposeUniformClosedForm(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(spiraltest.Seed, 30))
+	c := policy(t, big.NewRat(1, 3), big.NewRat(1, 2), big.NewRat(1, 6))
+	checked := 0
+	for _, sz := range [][2]int{{3, 2}, {4, 2}, {5, 2}, {5, 3}, {6, 2}, {6, 4}} {
+		N1, n := sz[0], sz[1]
+		f, err := combin.Subsets(N1, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		T, _ := f.Count64()
+		tab, err := estimator.SymmetricRandomTable(rnd, 3, n, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for K := 1; uint64(K) <= T && K <= 6; K++ {
+			d, err := estimator.UniformSets(f, K)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.M().Sign() == 0 {
+				continue // K = 1: g/M is undefined
+			}
+			want, err := DecomposeSearch(d, c, tab, combin.IndexOrder)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := decomposeSearch(d, c, tab, combin.IndexOrder, &uniformDesign{f, K})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range [][2]*big.Rat{{got.Noise1, want.Noise1}, {got.Sets, want.Sets}, {got.Traces, want.Traces},
+				{got.CoverMean, want.CoverMean}, {got.CoverVariance, want.CoverVariance}, {got.M, want.M}} {
+				if x[0].Cmp(x[1]) != 0 {
+					t.Errorf("N1 = %d, n = %d, K = %d: closed form %v, enumerated %v", N1, n, K, x[0], x[1])
+				}
+			}
+			checked++
+		}
+	}
+	if checked < 25 {
+		t.Fatalf("checked %d configurations", checked)
+	}
+}

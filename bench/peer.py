@@ -11,7 +11,7 @@ with numpy the fastest way we know:
    magnitude, every length >= 0; a problem that fails is rejected (zero
    credit) and the others are credited;
 2. the plan: K distinct sets of the 70 subsets of size 4, drawn as 4
-   uniform indices per problem with the rows holding a repeat redrawn
+   uniform indices per problem with the problems holding a repeat redrawn
    (exactly uniform over ordered sequences of distinct sets);
 3. NoSignal: a problem whose raw rewards give every advantage 0 (all its
    rewards equal) gets zero search and aggregation advantages;
@@ -90,45 +90,56 @@ def make(problems: int, pool: int, seed: int = 1) -> list[Inputs]:
 
 
 def plan(rng: np.random.Generator, problems: int) -> np.ndarray:
-    """Draw K distinct set indices per problem: 4 uniform draws of 70, rows with a repeat redrawn."""
-    pick = rng.integers(0, T, size=(problems, K))
+    """Draw K distinct set indices per problem: 4 uniform draws of 70, problems with a repeat redrawn.
+
+    Returns a (K, problems) array: row i holds set i of every problem.
+    """
+    pick = rng.integers(0, T, size=(K, problems))
     while True:
-        s = np.sort(pick, axis=1)
-        bad = (s[:, 1:] == s[:, :-1]).any(axis=1)
-        if not bad.any():
+        p0, p1, p2, p3 = pick
+        bad = (p0 == p1) | (p0 == p2) | (p0 == p3) | (p1 == p2) | (p1 == p3) | (p2 == p3)
+        nbad = np.count_nonzero(bad)
+        if nbad == 0:
             return pick
-        pick[bad] = rng.integers(0, T, size=(int(bad.sum()), K))
+        pick[:, bad] = rng.integers(0, T, size=(K, nbad))
 
 
 def gate(adv: np.ndarray, lengths: np.ndarray) -> Report:
     """Zero, in place, the positive advantages of outputs at least TARGET long; report."""
     pos = adv > 0
-    long = lengths >= TARGET
-    hit = pos & long
-    removed = float(adv[hit].sum())
-    at = int((pos & (lengths == TARGET)).sum())
-    adv[hit] = 0.0
-    return Report(adv.size, int(pos.sum()), at, int(hit.sum()), removed)
+    hit = pos & (lengths >= TARGET)
+    gated = np.count_nonzero(hit)
+    removed = 0.0
+    if gated:
+        removed = float(adv[hit].sum())
+        adv[hit] = 0.0
+    return Report(adv.size, np.count_nonzero(pos), np.count_nonzero(pos & (lengths == TARGET)), gated, removed)
 
 
 def step(rng: np.random.Generator, x: Inputs) -> Credit:
     """Plan and credit one batch (see the module docstring)."""
     r = x.rewards
     B = r.shape[0]
-    rejected = ~(np.isfinite(r) & (np.abs(r) <= MAX_ABS_REWARD)).all(axis=(1, 2))
-    rejected |= (x.search_lengths < 0).any(axis=1) | (x.aggregation_lengths < 0).any(axis=(1, 2))
-    pick = plan(rng, B)
+    # |r| <= MAX_ABS_REWARD is false for NaN and infinities too.
+    ok = (np.abs(r.reshape(B, K * N2)) <= MAX_ABS_REWARD).all(axis=1)
+    ok &= (x.search_lengths >= 0).all(axis=1)
+    ok &= (x.aggregation_lengths.reshape(B, K * N2) >= 0).all(axis=1)
+    rejected = ~ok
+    pick = plan(rng, B).T  # (B, K)
     mem = MEMBER[pick]  # (B, K, N1)
-    r = np.where(rejected[:, None, None], 0.0, r)
-    no_signal = (r == r[:, :1, :1]).all(axis=(1, 2)) & ~rejected
-    f = r.mean(axis=2)  # (B, K)
-    aset = f - f.mean(axis=1, keepdims=True)
-    cnt = mem.sum(axis=1)  # (B, N1)
-    search = (aset[:, None, :] @ mem)[:, 0, :] / np.maximum(cnt, 1.0)
+    if rejected.any():
+        r = np.where(ok[:, None, None], r, 0.0)
+    rf = r.reshape(B, K * N2)
+    no_signal = (rf == rf[:, :1]).all(axis=1) & ok
+    f = np.einsum("bkj->bk", r) * (1.0 / N2)  # set scores (B, K)
+    aset = f - (np.einsum("bk->b", f) * (1.0 / K))[:, None]
+    cnt = np.einsum("bkn->bn", mem)  # appearances (B, N1)
+    search = np.einsum("bk,bkn->bn", aset, mem) / np.maximum(cnt, 1.0)
     agg = r - f[:, :, None]
     skip = rejected | no_signal
-    search[skip] = 0.0
-    agg[skip] = 0.0
+    if skip.any():
+        search[skip] = 0.0
+        agg[skip] = 0.0
     sg = gate(search, x.search_lengths)
     ag = gate(agg, x.aggregation_lengths)
     return Credit(COMBOS[pick], f, aset, cnt, search, agg, rejected, no_signal, sg, ag)
@@ -189,6 +200,12 @@ def check() -> None:
     # The plan is uniform: each of the 70 sets in each position 1/70 of the time.
     rng = np.random.default_rng(7)
     counts = np.bincount(plan(rng, 70 * 2000).ravel(), minlength=T)
+    pairs = plan(rng, 70 * 69 * 40)
+    pair_counts = np.bincount(pairs[0] * T + pairs[1], minlength=T * T)
+    pair_counts = pair_counts[np.arange(T * T) // T != np.arange(T * T) % T]
+    pe = 70 * 69 * 40 / (T * (T - 1))
+    pchi2 = float(((pair_counts - pe) ** 2 / pe).sum())
+    assert abs(pchi2 - (T * (T - 1) - 1)) < 5 * (2 * (T * (T - 1) - 1)) ** 0.5, pchi2
     expect = 70 * 2000 * K / T
     chi2 = float(((counts - expect) ** 2 / expect).sum())
     assert abs(chi2 - (T - 1)) < 5 * (2 * (T - 1)) ** 0.5, chi2

@@ -5,45 +5,91 @@ import (
 	"math/rand/v2"
 )
 
-// drawRun sets d[i], for i < m, to independent draws from [0, top-i), each
-// exactly uniform, and returns m >= 1: the longest run of at most len(d)
-// radices top, top-1, ... whose product p is below 2^64. It needs
-// 1 <= len(d) <= top.
+// A run is m consecutive radices top, top-1, ..., top-m+1 whose product p
+// is below 2^64: the digits d_i in [0, top-i), i < m, that one 64-bit value
+// gives exactly uniformly.
 //
-// The run takes one value x of src (more only after a rejection, of
-// probability below p/2^64): it is Lemire's multiply-and-reject draw of a
-// uniform integer below p, read as the digits of p's mixed radix
-// (Brackett-Rozinsky and Lemire, "Batched ranged random integer
-// generation", 2024). Multiplying x by top gives the first digit as the
-// high word and a remainder as the low word; multiplying that remainder by
-// top-1 gives the second digit, and so on, so that after the last digit
-// the digits are floor(x p / 2^64) in mixed radix and the remainder L is
-// x p mod 2^64. Each of the p results comes from exactly floor(2^64/p)
-// values of x with L >= 2^64 mod p; the draw rejects the others (L < 2^64
-// mod p < p), whose threshold is computed only when L < p.
-func drawRun(d []int, top int, src rand.Source) int {
-	if r, ok := src.(intNSource); ok {
-		d[0] = r.IntN(top)
-		return 1
+// The value x is Lemire's multiply-and-reject draw of a uniform integer
+// below p, read as the digits of p's mixed radix (Brackett-Rozinsky and
+// Lemire, "Batched ranged random integer generation", 2024). Multiplying x
+// by top gives the first digit as the high word and a remainder as the low
+// word; multiplying that remainder by top-1 gives the second digit, and so
+// on, so that after the last digit the digits are floor(x p / 2^64) in
+// mixed radix and the remainder L is x p mod 2^64. Each of the p results
+// comes from exactly floor(2^64/p) values of x with L >= 2^64 mod p; the
+// draw rejects the others (L < 2^64 mod p < p, probability below p/2^64)
+// and takes another value. The threshold is computed only when L < p.
+type run struct {
+	top, m int
+	p      uint64
+}
+
+// runsOf returns the runs of the count radices top, top-1, ...,
+// top-count+1 (1 <= count <= top), each as long as its product allows.
+func runsOf(top, count int) []run {
+	var runs []run
+	for i := 0; i < count; {
+		r := longestRun(top-i, count-i)
+		runs = append(runs, r)
+		i += r.m
 	}
+	return runs
+}
+
+// longestRun returns the longest run of at most most radices from top down.
+func longestRun(top, most int) run {
 	p, m := uint64(top), 1
-	for m < len(d) {
+	for m < most {
 		hi, lo := bits.Mul64(p, uint64(top-m))
 		if hi != 0 {
 			break
 		}
 		p, m = lo, m+1
 	}
+	return run{top, m, p}
+}
+
+// draw sets d[i], i < m, to the run's digits from src (d has m entries).
+func (r run) draw(d []int, src rand.Source) {
+	d = d[:r.m]
 	for {
 		x := src.Uint64()
-		for i := range m {
-			hi, lo := bits.Mul64(x, uint64(top-i))
+		for i := range d {
+			hi, lo := bits.Mul64(x, uint64(r.top-i))
 			d[i], x = int(hi), lo
 		}
-		if x >= p || x >= -p%p {
-			return m
+		if x >= r.p || x >= -r.p%r.p {
+			return
 		}
 	}
+}
+
+// drawDigits sets d[i] to independent draws from [0, top-i), each exactly
+// uniform, for the radices that runs (from runsOf(top, len(d))) cover.
+func drawDigits(d []int, runs []run, src rand.Source) {
+	if r, ok := src.(intNSource); ok {
+		top := runs[0].top
+		for i := range d {
+			d[i] = r.IntN(top - i)
+		}
+		return
+	}
+	for _, r := range runs {
+		r.draw(d, src)
+		d = d[r.m:]
+	}
+}
+
+// drawRun draws the longest run of at most len(d) radices from top down
+// into d and returns its length (see run).
+func drawRun(d []int, top int, src rand.Source) int {
+	if r, ok := src.(intNSource); ok {
+		d[0] = r.IntN(top)
+		return 1
+	}
+	r := longestRun(top, len(d))
+	r.draw(d, src)
+	return r.m
 }
 
 // intNSource is the source of the samplers' SampleTo and SampleManyTo: a

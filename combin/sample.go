@@ -107,6 +107,8 @@ type Sampler struct {
 	digits []int // the n random digits of one set, then (n > smallSet) its swap partners
 	fy     []int // the identity permutation of [0, N) between draws (n > smallSet)
 	slots  []int // open-addressing hash set of accepted sets, as index+1 (K > linearDedup)
+
+	runs []run // the runs of the digits of one draw: K of T (dense) or n of N1 (rejection)
 }
 
 // samplerMethod selects how a Sampler works; tests use it to force a method.
@@ -150,6 +152,7 @@ func newSampler(f Family, K int, m samplerMethod) *Sampler {
 			s.pick[i] = i
 		}
 		s.swaps = make([]int, K)
+		s.runs = runsOf(T, K)
 		return s
 	}
 	if m.fisherYates {
@@ -161,6 +164,7 @@ func newSampler(f Family, K int, m samplerMethod) *Sampler {
 		s.sorted = make([]int, 0, n)
 	}
 	s.digits = make([]int, n)
+	s.runs = runsOf(f.size, n)
 	if m.hashed {
 		s.slots = newSetTable(K)
 	}
@@ -253,25 +257,17 @@ func (s *Sampler) draw(dst []int, src rand.Source) {
 	if s.table != nil {
 		// A partial Fisher-Yates shuffle of the set indices: swap i with
 		// i + d_i, d_i uniform in [0, T-i), copy the first K, restore.
-		T := len(s.pick)
-		for i := 0; i < k; {
-			i += drawRun(s.swaps[i:], T-i, src)
-		}
-		for i, d := range s.swaps {
+		pick, swaps := s.pick, s.swaps
+		drawDigits(swaps, s.runs, src)
+		for i, d := range swaps {
 			j := i + d
-			s.pick[i], s.pick[j] = s.pick[j], s.pick[i]
-			s.swaps[i] = j
+			pick[i], pick[j] = pick[j], pick[i]
+			swaps[i] = j
 		}
-		for i, g := range s.pick[:k] {
-			// A loop rather than copy: sets are short, and the calls of
-			// memmove made a draw at Subsets(8, 4), K = 4, 757
-			// instructions instead of 706
-			// (BenchmarkDrawTo/Subsets(8,4)/K=4/per-problem, counted by
-			// cachegrind as bench/cachegrind.sh does).
-			to, set := dst[i*n:(i+1)*n], s.table[g*n:(g+1)*n]
-			for j := range to {
-				to[j] = set[j]
-			}
+		out := dst
+		for _, g := range pick[:k] {
+			copy(out, s.table[g*n:g*n+n])
+			out = out[n:]
 		}
 		for i := k - 1; i >= 0; i-- {
 			j := s.swaps[i]
@@ -292,11 +288,9 @@ func (s *Sampler) draw(dst []int, src rand.Source) {
 // index is the d_j-th of the N-j traces not yet in it, d_j uniform in
 // [0, N-j).
 func (s *Sampler) drawSet(g []int, src rand.Source) {
-	N, n := s.f.size, s.f.n
+	n := s.f.n
 	d := s.digits
-	for j := 0; j < n; {
-		j += drawRun(d[j:], N-j, src)
-	}
+	drawDigits(d, s.runs, src)
 	if s.fy != nil {
 		for j := range n {
 			t := j + d[j]

@@ -322,9 +322,7 @@ func (j *jointEnum) setOutcomes(listed int) []setOutcome {
 	shown := make([]int, n)
 	var out []setOutcome
 	permProb := big.NewRat(1, int64(len(j.perms)))
-	z, r := make([]int, N2), make([]int, N2)
 	adv := zeros(N2)
-	one := big.NewRat(1, 1)
 	leaves, _ := tableSize(2*V2, N2)
 	for _, perm := range j.perms {
 		for k, q := range perm {
@@ -339,33 +337,20 @@ func (j *jointEnum) setOutcomes(listed int) []setOutcome {
 			}
 		}
 		pol := a.policy[ctx]
-		for leaf := range leaves {
-			x := leaf
-			prob := new(big.Rat).Set(permProb)
+		for o := range outputOutcomes(pol.p, a.reward[ctx], N2, leaves) {
 			sum := 0
-			for k := range N2 {
-				d := x % (2 * V2)
-				x /= 2 * V2
-				z[k], r[k] = d/2, d%2
-				prob.Mul(prob, pol.p[z[k]])
-				if r[k] == 1 {
-					prob.Mul(prob, a.reward[ctx][z[k]])
-				} else {
-					prob.Mul(prob, new(big.Rat).Sub(one, a.reward[ctx][z[k]]))
-				}
-				sum += r[k]
+			for _, r := range o.R {
+				sum += r
 			}
-			if prob.Sign() == 0 {
-				continue
-			}
-			aggAdvantages(adv, r, j.b)
+			aggAdvantages(adv, o.R, j.b)
 			credit := zeros(len(a.policy) * V2)
 			for k := range N2 {
-				s := pol.Score(z[k])
+				s := pol.Score(o.Z[k])
 				for u, su := range s {
 					credit[ctx*V2+u].Add(credit[ctx*V2+u], new(big.Rat).Mul(adv[k], su))
 				}
 			}
+			prob := new(big.Rat).Mul(permProb, o.Prob)
 			out = append(out, setOutcome{prob: prob, fhat: big.NewRat(int64(sum), int64(N2)), credit: credit})
 		}
 	}

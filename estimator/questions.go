@@ -133,32 +133,13 @@ func AggregationCredit(agg *Categorical, reward []*big.Rat, N2 int, b spiral.Agg
 	for j := range adv {
 		adv[j] = new(big.Rat)
 	}
-	z, r := make([]int, N2), make([]int, N2)
-	one := big.NewRat(1, 1)
-	prob, coef, term := new(big.Rat), new(big.Rat), new(big.Rat)
-	for leaf := range leaves {
-		// Decode leaf in base 2V: digit j = 2*z_j + r_j.
-		x := leaf
-		prob.SetInt64(1)
+	coef, term := new(big.Rat), new(big.Rat)
+	for o := range outputOutcomes(agg.p, reward, N2, leaves) {
+		aggAdvantages(adv, o.R, b)
 		for j := range N2 {
-			d := x % (2 * V)
-			x /= 2 * V
-			z[j], r[j] = d/2, d%2
-			prob.Mul(prob, agg.p[z[j]])
-			if r[j] == 1 {
-				prob.Mul(prob, reward[z[j]])
-			} else {
-				prob.Mul(prob, term.Sub(one, reward[z[j]]))
-			}
-		}
-		if prob.Sign() == 0 {
-			continue
-		}
-		aggAdvantages(adv, r, b)
-		for j := range N2 {
-			coef.Mul(prob, adv[j])
+			coef.Mul(o.Prob, adv[j])
 			for u := range out {
-				out[u].Add(out[u], term.Mul(coef, scores[z[j]][u]))
+				out[u].Add(out[u], term.Mul(coef, scores[o.Z[j]][u]))
 			}
 		}
 	}

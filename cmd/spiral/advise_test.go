@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,21 +32,25 @@ func TestAdviseJSONAndTable(t *testing.T) {
 		t.Fatal("no candidates")
 	}
 	first := out.Candidates[0]
-	// The library's own ranking (ExampleAdvise at a larger budget) puts
-	// N1 = 6, n = 2, K = 3, N2 = 2 balanced first: 49,152 tokens.
+	// At the default step, 256 problems of the budget's 57,344 tokens, the
+	// library's own ranking puts N1 = 6, n = 3, K = 4, N2 = 2 balanced
+	// first: 57,344 tokens (first in ExampleAdvise's smaller step too).
 	if out.Rule != advise.FindOne || out.Needs != 0 || out.Order != combin.IndexOrder || first.Needed != 1 {
 		t.Errorf("rule %v, needs %d, first row needs %d; want find-one, 0, 1", out.Rule, out.Needs, first.Needed)
 	}
-	if first.SearchTraces != 6 || first.SetSize != 2 || first.Sets != 3 || first.AggregationsPerSet != 2 || first.Design != "balanced" || first.Tokens != 49152 {
+	if first.SearchTraces != 6 || first.SetSize != 3 || first.Sets != 4 || first.AggregationsPerSet != 2 || first.Design != "balanced" || first.Tokens != 57344 {
 		t.Errorf("first row %+v", first)
 	}
+	if out.StepTokens != 256*57344 || out.StepProblems != 0 || len(out.Refused) != 1 || out.Refused[0].Reason == "" {
+		t.Errorf("step %d tokens, %d problems; refused %+v", out.StepTokens, out.StepProblems, out.Refused)
+	}
 	for i, r := range out.Candidates {
-		if r.Tokens > 57344 || (i > 0 && r.SNRPerToken > out.Candidates[i-1].SNRPerToken) {
+		if r.Tokens > 57344 || (i > 0 && r.ImprovementPerTok > out.Candidates[i-1].ImprovementPerTok) {
 			t.Errorf("row %d: %+v out of budget or order", i, r)
 		}
 	}
 	table, _, code := runCmd(t, adviseSmall, "advise", "-table", "-top", "3")
-	if code != exitOK || strings.Count(table, "\n") != 6 || !strings.HasPrefix(table, "rule find-one, order index\n") || !strings.Contains(table, "balanced") {
+	if code != exitOK || strings.Count(table, "\n") != 6 || !strings.HasPrefix(table, "rule find-one, order index, step 14680064 tokens\n") || !strings.Contains(table, "balanced") {
 		t.Errorf("table (exit %d):\n%s", code, table)
 	}
 }
@@ -72,8 +77,46 @@ func TestAdviseErrors(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q", in, code, stderr)
 		}
 	}
-	if _, _, code := runCmd(t, adviseSmall, "advise", "-top", "-1"); code != exitUsage {
-		t.Errorf("-top -1: exit %d", code)
+	for _, args := range [][]string{{"-top", "-1"}, {"-step-tokens", "-1"}, {"-step-problems", "-2"}, {"-step-tokens", "5", "-step-problems", "5"}} {
+		if _, _, code := runCmd(t, adviseSmall, append([]string{"advise"}, args...)...); code != exitUsage {
+			t.Errorf("%v: exit %d", args, code)
+		}
+	}
+}
+
+// The step flags set the step budget the rows are ranked at, and every
+// figure of a row is advise.Advise's at that step: B, rho, the
+// improvement per token and its limits.
+func TestAdviseStepFlags(t *testing.T) {
+	req, _, err := adviseRequest([]byte(adviseSmall))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []struct {
+		args []string
+		step advise.Step
+	}{
+		{[]string{"-step-problems", "8"}, advise.Step{Problems: 8}},
+		{[]string{"-step-tokens", "1000000"}, advise.Step{Tokens: 1_000_000}},
+	} {
+		out := decodeAdvise(t, adviseSmall, x.args...)
+		req.Step = x.step
+		res, err := advise.Advise(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.StepTokens != x.step.Tokens || out.StepProblems != x.step.Problems || len(out.Candidates) != len(res.Candidates) {
+			t.Fatalf("%v: step %d tokens, %d problems, %d rows; advise.Advise %d", x.args, out.StepTokens, out.StepProblems, len(out.Candidates), len(res.Candidates))
+		}
+		f := func(r *big.Rat) float64 { v, _ := r.Float64(); return v }
+		for i, r := range out.Candidates {
+			c := res.Candidates[i]
+			if r.SetSize != c.Config.SetSize || r.Sets != c.Config.Sets || r.Problems != f(c.Problems) || r.Rho == nil || *r.Rho != f(c.Rho) ||
+				r.ImprovementPerTok != f(c.ImprovementPerToken) || r.Improvement != f(c.Improvement) || r.Signal != f(c.Signal) ||
+				r.Variance != f(c.Noise) || r.TokenLimited == nil || *r.TokenLimited != f(c.TokenLimited) || r.LargeBatch != f(c.LargeBatch) {
+				t.Fatalf("%v row %d: %+v, advise.Advise %+v", x.args, i, r, c)
+			}
+		}
 	}
 }
 
@@ -113,12 +156,13 @@ func TestAdvisePaperTable(t *testing.T) {
 // budget optional and the search's bounds unused; in JSON and as a table.
 func TestAdviseConfig(t *testing.T) {
 	rank := `{"budget": 131072, "count": "prefill", "prompt": 100, "search_length": 4096, "aggregation_length": 4096, "correct": "1/4", "found": "3/4", "missed": "0.1", "rule": "majority", "order": "shuffled", "max_traces": 6, "max_sets": 3, "max_aggregations": 3}`
-	ranked := decodeAdvise(t, rank)
+	step := []string{"-step-tokens", "1048576"} // the same step for the ranking and the row
+	ranked := decodeAdvise(t, rank, step...)
 	one := `{"count": "prefill", "prompt": 100, "search_length": 4096, "aggregation_length": 4096, "correct": "1/4", "found": "3/4", "missed": "0.1", "rule": "majority", "order": "shuffled", "max_traces": 3, ` +
 		`"config": {"search_traces": 6, "set_size": 3, "sets": 3, "aggregations_per_set": 2, "design": "balanced"}}`
-	got := decodeAdvise(t, one)
-	if got.Rule != advise.Majority || got.Order != combin.Shuffled || got.Skipped != 0 || len(got.Candidates) != 1 {
-		t.Fatalf("config: rule %v, order %v, %d skipped, %d rows", got.Rule, got.Order, got.Skipped, len(got.Candidates))
+	got := decodeAdvise(t, one, step...)
+	if got.Rule != advise.Majority || got.Order != combin.Shuffled || len(got.Refused) != 0 || len(got.Candidates) != 1 {
+		t.Fatalf("config: rule %v, order %v, %d refused, %d rows", got.Rule, got.Order, len(got.Refused), len(got.Candidates))
 	}
 	row := got.Candidates[0]
 	i := slices.IndexFunc(ranked.Candidates, func(r adviseRow) bool {
@@ -130,19 +174,19 @@ func TestAdviseConfig(t *testing.T) {
 	if d := cmp.Diff(ranked.Candidates[i], row); d != "" {
 		t.Errorf("config row differs from the ranking's (-ranked +config):\n%s", d)
 	}
-	table, stderr, code := runCmd(t, one, "advise", "-table")
+	table, stderr, code := runCmd(t, one, append([]string{"advise", "-table"}, step...)...)
 	lines := strings.Split(table, "\n")
-	if code != exitOK || len(lines) != 4 || lines[0] != "rule majority, order shuffled" || lines[3] != "" {
+	if code != exitOK || len(lines) != 4 || lines[0] != "rule majority, order shuffled, step 1048576 tokens" || lines[3] != "" {
 		t.Fatalf("table (exit %d): %s\n%s", code, stderr, table)
 	}
-	if f := strings.Fields(lines[2]); len(f) != 19 || strings.Join(f[:7], " ") != "- 6 3 3 2 balanced 2" || f[9] != strconv.FormatInt(row.Tokens, 10) {
+	if f := strings.Fields(lines[2]); len(f) != 25 || strings.Join(f[:7], " ") != "- 6 3 3 2 balanced 2" || f[9] != strconv.FormatInt(row.Tokens, 10) {
 		t.Errorf("table row %q", lines[2])
 	}
 }
 
-func decodeAdvise(t *testing.T, in string) adviseOutput {
+func decodeAdvise(t *testing.T, in string, args ...string) adviseOutput {
 	t.Helper()
-	stdout, stderr, code := runCmd(t, in, "advise")
+	stdout, stderr, code := runCmd(t, in, append([]string{"advise"}, args...)...)
 	if code != exitOK {
 		t.Fatalf("%s: exit %d: %s", in, code, stderr)
 	}
@@ -193,8 +237,8 @@ func TestAdviseRules(t *testing.T) {
 		order  combin.Order
 		table  string
 	}{
-		{`"rule": "needs", "needs": 3`, advise.NeedsPieces, 3, combin.IndexOrder, "rule needs 3, order index\n"},
-		{`"rule": "majority", "order": "shuffled"`, advise.Majority, 0, combin.Shuffled, "rule majority, order shuffled\n"},
+		{`"rule": "needs", "needs": 3`, advise.NeedsPieces, 3, combin.IndexOrder, "rule needs 3, order index, step 14680064 tokens\n"},
+		{`"rule": "majority", "order": "shuffled"`, advise.Majority, 0, combin.Shuffled, "rule majority, order shuffled, step 14680064 tokens\n"},
 	} {
 		in := `{"budget": 57344, "search_length": 4096, "aggregation_length": 4096, "correct": "1/4", "found": "3/4", "missed": "0.1", "max_traces": 5, "max_sets": 4, "max_aggregations": 4, ` + x.fields + `}`
 		stdout, stderr, code := runCmd(t, in, "advise")

@@ -11,7 +11,7 @@
 //	spiral group [-preset NAME | -scale none|group|batch -epsilon E -bessel -leave-one-out] < lines
 //	spiral passk -k 1,8,64 < lines
 //	spiral vectors -out DIR
-//	spiral advise [-table] [-top R] < request.json
+//	spiral advise [-table] [-top R] [-step-tokens S | -step-problems B] < request.json
 //
 // "spiral <command> -h" prints the command's flags and the JSON schema of
 // its input and output lines; the help texts are the reference for both.
@@ -36,8 +36,8 @@
 //   - vectors writes the conformance vectors of cmd/spiral/testdata/vectors.
 //   - advise reads one request (a token budget and a reward model: find
 //     one, needs m pieces or majority) and ranks the configurations that
-//     fit it by signal-to-noise per token of the unbiased-scaled update,
-//     with advise.Advise, or, given "config", answers that configuration's
+//     fit it by the expected improvement per token of one training step at
+//     a step budget (-step-tokens, -step-problems), with advise.Advise, or, given "config", answers that configuration's
 //     row alone, with advise.Evaluate; as JSON or with -table as a table.
 //
 // # Protocol of credit, group and passk

@@ -14,50 +14,72 @@ import (
 	"spiral/advantage"
 )
 
-const groupHelp = `usage: spiral group [-preset NAME | -scale none|group|batch -epsilon E -bessel -leave-one-out] < lines
+const groupHelp = `usage: spiral group [-preset NAME | -scale none|group|batch -epsilon E -bessel -leave-one-out -best -clip LO,HI -whiten W] < lines
 
 group computes the group-relative advantages of GRPO-style trainers (GRPO,
-Dr. GRPO, RLOO) with advantage.GroupRelative, for one batch of rows per input
-line: rewards[i] belongs to the prompt group ids[i], rows of one group may be
-anywhere and in any order (verl's layout: one uid per row). For a group of G
-scored rewards with mean m and s the standard deviation the options select:
+Dr. GRPO, RLOO, grpo_passk, REINFORCE++-baseline) with advantage.GroupRelative,
+for one batch of rows per input line: rewards[i] belongs to the prompt group
+ids[i], rows of one group may be anywhere and in any order (verl's layout: one
+uid per row). For a group of G scored rewards with mean m and s the standard
+deviation the options select:
 
     A_i = r_i - m                      -scale none (Dr. GRPO)
     A_i = (G/(G-1)) (r_i - m)          -scale none -leave-one-out (RLOO)
     A_i = (r_i - m) / (s + E)          -scale group (GRPO) or -scale batch
+    A_best = r_max - r_second, else 0  -best (verl's grpo_passk; divided by s + E
+                                       with -scale group)
 
+then -clip clamps every advantage to [LO, HI] and -whiten whitens them over the
+line, each row weighted by its length in tokens (verl, openrlhf) or by 1 (trl).
 A group with one scored row, and a group whose rewards are all equal, get 0
 and are reported.
 
 Flags:
   -preset NAME      a trainer's convention (default dr-grpo):
-                      dr-grpo           r - mean
-                      rloo              r - mean of the others
-                      verl-grpo         verl adv_estimator=grpo (std with n-1, E = 1e-6)
-                      verl-dr-grpo      verl grpo, norm_adv_by_std_in_grpo=False
-                      verl-rloo         verl adv_estimator=rloo
-                      trl-grpo          TRL scale_rewards="group" (std with n-1, E = 1e-4)
-                      trl-grpo-batch    TRL scale_rewards="batch"
-                      trl-dr-grpo       TRL scale_rewards="none"
-                      trl-rloo          TRL RLOOTrainer
-                      openrlhf-grpo     OpenRLHF group_norm (std with n-1, E = 1e-9)
-                      openrlhf-dr-grpo  OpenRLHF dr_grpo
-                      openrlhf-rloo     OpenRLHF rloo
+                      dr-grpo                      r - mean
+                      rloo                         r - mean of the others
+                      verl-grpo                    verl adv_estimator=grpo (std with n-1, E = 1e-6)
+                      verl-dr-grpo                 verl grpo, norm_adv_by_std_in_grpo=False
+                      verl-rloo                    verl adv_estimator=rloo
+                      verl-grpo-passk              verl adv_estimator=grpo_passk (E = 1e-6)
+                      verl-reinforce-pp-baseline   verl reinforce_plus_plus_baseline: r - mean,
+                                                   whitened over the line's tokens
+                      trl-grpo                     TRL scale_rewards="group" (std with n-1, E = 1e-4)
+                      trl-grpo-batch               TRL scale_rewards="batch"
+                      trl-dr-grpo                  TRL scale_rewards="none"
+                      trl-rloo                     TRL RLOOTrainer
+                      trl-rloo-normalized          TRL RLOOTrainer, normalize_advantages=True
+                      openrlhf-grpo                OpenRLHF group_norm (std with n-1, E = 1e-9),
+                                                   clipped to [-10, 10] (--reward.clip_range)
+                      openrlhf-dr-grpo             OpenRLHF dr_grpo, clipped to [-10, 10]
+                      openrlhf-rloo                OpenRLHF rloo, clipped to [-10, 10]
+                      openrlhf-reinforce-baseline  OpenRLHF reinforce_baseline: r - mean, clipped
+                                                   to [-10, 10], whitened over the line's tokens
+                    What each trainer does to rewards before the baseline (KL
+                    terms, clipping) is in the advantage package's Preset doc.
   -scale S          instead of a preset: none, group (the group's standard
                     deviation) or batch (that of every scored reward of the line)
   -epsilon E        added to the standard deviation, E >= 0 (default 0)
   -bessel           the standard deviation with denominator n-1 (torch.std)
   -leave-one-out    the RLOO baseline
+  -best             the best row of each group alone: r_max - r_second
+  -clip LO,HI       clamp every advantage to [LO, HI] (default: no clamp)
+  -whiten W         none (default), verl (masked_whiten), openrlhf or trl
+                    (normalize_advantages)
   A preset and the explicit flags are not given together.
 
 Input line (one JSON object):
   {"ids": [id, ...],              required: the group of each row, a string or an
                                   integer (1 and "1" are different groups)
    "rewards": [r, ...],           required: one reward per row, |r| <= 1e30
-   "unscorable": [b, ...]}        optional, one per row: true marks a row that could
+   "unscorable": [b, ...],        optional, one per row: true marks a row that could
                                   not be scored (its reward, any number, is not
                                   read): it is left out of its group's mean and
                                   standard deviation, and its advantage is 0
+   "lengths": [L, ...]}           optional, one per row: its length in tokens, the
+                                  weight of the verl and openrlhf whitening (a row
+                                  of 0 tokens is left out and gets 0); without
+                                  it every row weighs 1
 
 Output line:
   {"advantages": [a, ...],        one per row
@@ -73,8 +95,8 @@ Output line:
 
 // groupSchema lists the fields of a group input line.
 var groupSchema = schema{
-	names:     []string{"ids", "rewards", "unscorable"},
-	required:  []bool{true, true, false},
+	names:     []string{"ids", "rewards", "unscorable", "lengths"},
+	required:  []bool{true, true, false, false},
 	nonFinite: `write any number in its place and mark the row unscorable ("unscorable": [false, true, ...], one per row)`,
 }
 
@@ -83,6 +105,7 @@ type groupLine struct {
 	IDs        []json.RawMessage `json:"ids"`
 	Rewards    []float64         `json:"rewards"`
 	Unscorable []bool            `json:"unscorable"`
+	Lengths    []int             `json:"lengths"`
 }
 
 // groupOutput is one group output line.
@@ -145,12 +168,18 @@ func (h *groupHandler) handle(line []byte) ([]byte, error) {
 	if !present[2] {
 		in.Unscorable = nil
 	}
+	if !present[3] {
+		in.Lengths = nil
+	}
 	n := len(in.Rewards)
 	if len(in.IDs) != n {
 		return nil, fmt.Errorf("len(ids) = %d, want len(rewards) = %d: one id per row", len(in.IDs), n)
 	}
 	if in.Unscorable != nil && len(in.Unscorable) != n {
 		return nil, fmt.Errorf("len(unscorable) = %d, want len(rewards) = %d: one mark per row", len(in.Unscorable), n)
+	}
+	if in.Lengths != nil && len(in.Lengths) != n {
+		return nil, fmt.Errorf("len(lengths) = %d, want len(rewards) = %d: one length per row", len(in.Lengths), n)
 	}
 	h.ids = h.ids[:0]
 	for i, raw := range in.IDs {
@@ -174,8 +203,16 @@ func (h *groupHandler) handle(line []byte) ([]byte, error) {
 		h.adv = make([]float64, n)
 	}
 	h.adv = h.adv[:n]
-	rep, err := advantage.GroupRelative(h.adv, h.rewards, h.ids, opt)
+	var rep advantage.GroupReport[string]
+	if in.Lengths != nil {
+		rep, err = advantage.GroupRelativeTokens(h.adv, h.rewards, h.ids, in.Lengths, opt)
+	} else {
+		rep, err = advantage.GroupRelative(h.adv, h.rewards, h.ids, opt)
+	}
 	if err != nil {
+		if e, ok := errors.AsType[*advantage.InputError](err); ok && e.Field == "lengths" && e.Output >= 0 && e.Output < n {
+			return nil, fmt.Errorf("lengths[%d] = %d: a length in tokens in [0, %d]", e.Output, in.Lengths[e.Output], advantage.MaxLength)
+		}
 		if e, ok := errors.AsType[*advantage.InputError](err); ok && e.Field == "rewards" && e.Output >= 0 && e.Output < n {
 			why := e.Err
 			switch {
@@ -198,11 +235,19 @@ func (h *groupHandler) handle(line []byte) ([]byte, error) {
 	}), nil
 }
 
+// groupFlags are group's explicit flags.
+type groupFlags struct {
+	scale, clip, whiten string
+	epsilon             float64
+	bessel, leaveOneOut bool
+	best                bool
+}
+
 // groupOptions returns the options the flags of group select.
-func groupOptions(preset string, explicit bool, scale string, epsilon float64, bessel, leaveOneOut bool) (advantage.GroupOptions, error) {
+func groupOptions(preset string, explicit bool, f groupFlags) (advantage.GroupOptions, error) {
 	if preset != "" {
 		if explicit {
-			return advantage.GroupOptions{}, errors.New("-preset with -scale, -epsilon, -bessel or -leave-one-out: give a preset or the explicit flags, not both")
+			return advantage.GroupOptions{}, errors.New("-preset with -scale, -epsilon, -bessel, -leave-one-out, -best, -clip or -whiten: give a preset or the explicit flags, not both")
 		}
 		var p advantage.Preset
 		if err := p.UnmarshalText([]byte(preset)); err != nil {
@@ -210,12 +255,28 @@ func groupOptions(preset string, explicit bool, scale string, epsilon float64, b
 		}
 		return p.Options()
 	}
-	opt := advantage.GroupOptions{Epsilon: epsilon, Bessel: bessel, LeaveOneOut: leaveOneOut}
-	if err := opt.Scale.UnmarshalText([]byte(scale)); err != nil {
+	opt := advantage.GroupOptions{Epsilon: f.epsilon, Bessel: f.bessel, LeaveOneOut: f.leaveOneOut, Best: f.best}
+	if err := opt.Scale.UnmarshalText([]byte(f.scale)); err != nil {
 		return advantage.GroupOptions{}, fmt.Errorf("-scale: %v", err)
 	}
+	if err := opt.Whiten.UnmarshalText([]byte(f.whiten)); err != nil {
+		return advantage.GroupOptions{}, fmt.Errorf("-whiten: %v", err)
+	}
+	if f.clip != "" {
+		lo, hi, ok := strings.Cut(f.clip, ",")
+		var err1, err2 error
+		opt.Clip.Low, err1 = strconv.ParseFloat(strings.TrimSpace(lo), 64)
+		opt.Clip.High, err2 = strconv.ParseFloat(strings.TrimSpace(hi), 64)
+		if !ok || err1 != nil || err2 != nil || !(opt.Clip.Low <= opt.Clip.High) || math.IsInf(opt.Clip.Low, 0) || math.IsInf(opt.Clip.High, 0) {
+			return advantage.GroupOptions{}, fmt.Errorf("-clip = %q, want LO,HI: two finite numbers with LO <= HI", f.clip)
+		}
+	}
 	if err := opt.Validate(); err != nil {
-		return advantage.GroupOptions{}, fmt.Errorf("-epsilon: %v", err)
+		flag := "-epsilon"
+		if opt.Best {
+			flag = "-best"
+		}
+		return advantage.GroupOptions{}, fmt.Errorf("%s: %v", flag, strings.TrimPrefix(err.Error(), "advantage: "))
 	}
 	return opt, nil
 }
@@ -223,16 +284,20 @@ func groupOptions(preset string, explicit bool, scale string, epsilon float64, b
 func runGroup(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("group", stderr)
 	preset := fs.String("preset", "", "")
-	scale := fs.String("scale", "none", "")
-	epsilon := fs.Float64("epsilon", 0, "")
-	bessel := fs.Bool("bessel", false, "")
-	leaveOneOut := fs.Bool("leave-one-out", false, "")
+	var f groupFlags
+	fs.StringVar(&f.scale, "scale", "none", "")
+	fs.Float64Var(&f.epsilon, "epsilon", 0, "")
+	fs.BoolVar(&f.bessel, "bessel", false, "")
+	fs.BoolVar(&f.leaveOneOut, "leave-one-out", false, "")
+	fs.BoolVar(&f.best, "best", false, "")
+	fs.StringVar(&f.clip, "clip", "", "")
+	fs.StringVar(&f.whiten, "whiten", "none", "")
 	if code, done := parseFlags(fs, groupHelp, args, stdout, stderr); done {
 		return code
 	}
 	explicit := false
 	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name != "preset" })
-	opt, err := groupOptions(*preset, explicit, *scale, *epsilon, *bessel, *leaveOneOut)
+	opt, err := groupOptions(*preset, explicit, f)
 	if err != nil {
 		return usageError(stderr, "group", err.Error())
 	}

@@ -32,7 +32,7 @@ Commands:
   group      group baselines (GRPO, Dr. GRPO, RLOO) of one batch of rows per input line
   passk      pass@k of one problem per input line
   vectors    write the conformance vectors to a directory
-  advise     rank configurations within a token budget by signal per token
+  advise     rank configurations within a token budget by improvement per token
 
 Run "spiral <command> -h" for a command's flags and JSON schema.
 `

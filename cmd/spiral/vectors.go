@@ -188,6 +188,14 @@ func vectors() ([]vectorFile, error) {
 			About: "the same lines, TRL's scale_rewards=\"batch\": the group's mean, the line's std with n-1, + 1e-4"},
 		{Name: "group-openrlhf-grpo", Command: []string{"group", "-preset", "openrlhf-grpo"}, Input: in("group.in.jsonl"),
 			About: "the same lines, OpenRLHF's group_norm: (r - mean)/(std with n-1 + 1e-9)"},
+		{Name: "group-verl-grpo-passk", Command: []string{"group", "-preset", "verl-grpo-passk"}, Input: in("group.in.jsonl"),
+			About: "the same lines, verl's grpo_passk: (r_max - r_second)/(std with n-1 + 1e-6) to the best row only"},
+		{Name: "group-verl-reinforce-pp-baseline", Command: []string{"group", "-preset", "verl-reinforce-pp-baseline"}, Input: in("group.in.jsonl"),
+			About: "the same lines, verl's reinforce_plus_plus_baseline: r - mean, whitened over the line's tokens (masked_whiten)"},
+		{Name: "group-trl-rloo-normalized", Command: []string{"group", "-preset", "trl-rloo-normalized"}, Input: in("group.in.jsonl"),
+			About: "the same lines, TRL RLOOTrainer with normalize_advantages: the leave-one-out advantages whitened over the rows, std + 1e-4"},
+		{Name: "group-openrlhf-reinforce-baseline", Command: []string{"group", "-preset", "openrlhf-reinforce-baseline"}, Input: in("group.in.jsonl"),
+			About: "the same lines, OpenRLHF's reinforce_baseline: r - mean, clipped to [-10, 10], whitened over the line's tokens"},
 		{Name: "group-errors", Command: []string{"group"}, Input: in("group-errors.in.jsonl"),
 			About: "bad group lines between good lines"},
 		{Name: "constants", Command: []string{"constants"}, Input: in("constants.in.jsonl"), PerLineFlags: true,
@@ -569,6 +577,7 @@ type groupIn struct {
 	IDs        []any     `json:"ids"`
 	Rewards    []float64 `json:"rewards"`
 	Unscorable []bool    `json:"unscorable,omitempty"`
+	Lengths    []int     `json:"lengths,omitempty"`
 }
 
 func groupInput() []byte {
@@ -583,6 +592,9 @@ func groupInput() []byte {
 		groupIn{IDs: []any{1, 1, 1, 2, 2}, Rewards: []float64{1, 0, 0, 0, 0}, Unscorable: []bool{false, false, true, true, true}},
 		// One row.
 		groupIn{IDs: []any{"x"}, Rewards: []float64{1}},
+		// Lengths in tokens (the whitening's weights), one of 0 tokens; a
+		// tie for the best row.
+		groupIn{IDs: []any{"p", "p", "p", "q", "q", "q"}, Rewards: []float64{1, 0, 1, 0.2, 0.9, 0.4}, Lengths: []int{120, 0, 300, 80, 45, 200}},
 	}
 	rnd := rand.New(rand.NewPCG(vectorSeed, 6))
 	for q := range 24 {

@@ -1,10 +1,15 @@
 // Command frontier ranks the configurations that fit a token budget with
-// advise.Advise and draws the frontier of signal per token against tokens
-// (advise.Result.Frontier; docs/findings.md#choosing-a-configuration): every
-// candidate as a grey dot, the frontier as a line through its labelled
-// points (N1/n/K/N2 and u for the uniform design, b for the balanced), and
-// the paper's configuration (N1 = 8, n = 4, K = 4, N2 = 4, uniform) as a red
-// triangle when it fits. It prints the frontier and the paper's rank.
+// advise.Advise and draws the frontier of expected improvement per token
+// against tokens per problem at a step budget (advise.Result.Frontier;
+// docs/findings.md#choosing-a-configuration): every candidate as a grey
+// dot, the frontier as a line through its labelled points (N1/n/K/N2 and u
+// for the uniform design, b for the balanced), and the paper's
+// configuration (N1 = 8, n = 4, K = 4, N2 = 4, uniform), when it fits, as
+// a triangle in the paper's colour (internal/plotstyle), with the legend
+// beside the plot. It prints the frontier, with each point's rho = B SNR, and
+// the paper's rank. The step budget is -step-tokens tokens or
+// -step-problems problems per step (default: the paper's 256 problems of
+// the budget's tokens, 25,165,824 tokens per step at 98,304).
 //
 // The reward model is advise.RewardModel: a search trace is correct with
 // probability -correct, an aggregation output with probability -found when
@@ -18,7 +23,7 @@
 //
 // Usage:
 //
-//	go run ./examples/frontier [-out frontier.png] [-budget 98304] [-rule find-one] [-needs 0] [-order index]
+//	go run ./examples/frontier [-out frontier.png] [-budget 98304] [-step-tokens 0] [-step-problems 0] [-rule find-one] [-needs 0] [-order index]
 //		[-correct 1/4] [-found 3/4] [-missed 1/10] [-max-traces 0] [-max-sets 0] [-max-aggregations 0]
 package main
 
@@ -27,6 +32,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"math/big"
 	"os"
 	"text/tabwriter"
@@ -40,6 +46,7 @@ import (
 	"spiral/advise"
 	"spiral/budget"
 	"spiral/combin"
+	"spiral/internal/plotstyle"
 )
 
 func main() {
@@ -61,6 +68,8 @@ func main() {
 			return nil
 		})
 	}
+	flag.Int64Var(&req.Step.Tokens, "step-tokens", 0, "tokens per training step (0: see -step-problems)")
+	flag.Int64Var(&req.Step.Problems, "step-problems", 0, "problems per training step (0 with -step-tokens 0: the paper's 256 problems of -budget tokens)")
 	flag.IntVar(&req.MaxTraces, "max-traces", 0, "bound on N1 (0: advise.MaxTraces)")
 	flag.IntVar(&req.MaxSets, "max-sets", 0, "bound on K (0: advise.MaxSets)")
 	flag.IntVar(&req.MaxAggregations, "max-aggregations", 0, "bound on N2 (0: advise.MaxAggregations)")
@@ -83,11 +92,12 @@ func run(w io.Writer, req advise.Request, out string) error {
 	}
 	front := res.Frontier()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "frontier of %d candidates (rule %v):\n", len(res.Candidates), req.Reward.Rule)
-	fmt.Fprintln(tw, "N1\tn\tK\tN2\tdesign\ttokens\tSNR/token\t")
+	fmt.Fprintf(tw, "frontier of %d candidates (rule %v, %s):\n", len(res.Candidates), req.Reward.Rule, stepText(req.StepBudget()))
+	fmt.Fprintln(tw, "N1\tn\tK\tN2\tdesign\ttokens\tgain/token\trho\tSNR/token\t")
 	for _, c := range front {
 		cfg := c.Config
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%v\t%d\t%.4g\t\n", cfg.SearchTraces, cfg.SetSize, cfg.Sets, cfg.AggregationsPerSet, cfg.Design, c.Tokens, c.SNRPerToken)
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%v\t%d\t%.4g\t%.3g\t%.4g\t\n", cfg.SearchTraces, cfg.SetSize, cfg.Sets, cfg.AggregationsPerSet, cfg.Design, c.Tokens,
+			ratFloat(c.ImprovementPerToken), ratFloat(c.Rho), c.SNRPerToken)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -96,13 +106,14 @@ func run(w io.Writer, req advise.Request, out string) error {
 	if paper < 0 {
 		fmt.Fprintln(w, "the paper's configuration does not fit the request")
 	} else {
-		fmt.Fprintf(w, "the paper's configuration: rank %d of %d, %.4g per token\n", paper+1, len(res.Candidates), res.Candidates[paper].SNRPerToken)
+		c := res.Candidates[paper]
+		fmt.Fprintf(w, "the paper's configuration: rank %d of %d, %.4g per token (rho %.3g)\n", paper+1, len(res.Candidates), ratFloat(c.ImprovementPerToken), ratFloat(c.Rho))
 	}
 	p, _, err := frontierPlot(res, front, paper, req)
 	if err != nil {
 		return err
 	}
-	if err := p.Save(7*vg.Inch, 4.5*vg.Inch, out); err != nil {
+	if err := plotstyle.Save(p, out); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "wrote", out)
@@ -122,13 +133,31 @@ func paperRank(res advise.Result, o combin.Order) int {
 	return -1
 }
 
-// scale is the unit of the y axis: SNR per token in millionths.
-const scale = 1e6
+// stepText names a step budget.
+func stepText(s advise.Step) string {
+	if s.Problems > 0 {
+		return fmt.Sprintf("%d problems per step", s.Problems)
+	}
+	return fmt.Sprintf("%d tokens per step", s.Tokens)
+}
+
+// ratFloat is x as a float64, +Inf for nil (an infinite rho).
+func ratFloat(x *big.Rat) float64 {
+	if x == nil {
+		return math.Inf(1)
+	}
+	f, _ := x.Float64()
+	return f
+}
+
+// scale is the unit of the y axis: improvement per token in units of
+// 1e-9/L.
+const scale = 1e9
 
 func points(cs []advise.Candidate) plotter.XYs {
 	xys := make(plotter.XYs, len(cs))
 	for i, c := range cs {
-		xys[i].X, xys[i].Y = float64(c.Tokens), c.SNRPerToken*scale
+		xys[i].X, xys[i].Y = float64(c.Tokens), ratFloat(c.ImprovementPerToken)*scale
 	}
 	return xys
 }
@@ -147,19 +176,17 @@ func label(c advise.Candidate) string {
 // candidate of that rank as the paper's configuration; it returns the plot
 // and the texts of its legend.
 func frontierPlot(res advise.Result, front []advise.Candidate, paper int, req advise.Request) (*plot.Plot, []string, error) {
-	p := plot.New()
+	rule := req.Reward.Rule.String()
+	if req.Reward.Rule == advise.NeedsPieces {
+		rule = fmt.Sprintf("needs %d", req.Reward.Needs)
+	}
+	p := plotstyle.New(fmt.Sprintf("Improvement per token (%s, %s)", rule, stepText(req.StepBudget())),
+		"tokens per problem", "expected improvement of a step per token (x 1e-9/L)")
 	var legend []string
 	add := func(text string, thumbs ...plot.Thumbnailer) {
 		p.Legend.Add(text, thumbs...)
 		legend = append(legend, text)
 	}
-	p.Title.Text = fmt.Sprintf("Signal per token against tokens (%v, budget %d)", req.Reward.Rule, req.Budget)
-	if req.Reward.Rule == advise.NeedsPieces {
-		p.Title.Text = fmt.Sprintf("Signal per token against tokens (needs %d, budget %d)", req.Reward.Needs, req.Budget)
-	}
-	p.X.Label.Text = "tokens per problem"
-	p.Y.Label.Text = "SNR per token (x 1e-6)"
-	p.Add(plotter.NewGrid())
 	all, err := plotter.NewScatter(points(res.Candidates))
 	if err != nil {
 		return nil, nil, err
@@ -168,12 +195,14 @@ func frontierPlot(res advise.Result, front []advise.Candidate, paper int, req ad
 	all.GlyphStyle.Radius = vg.Points(1.5)
 	p.Add(all)
 	add(fmt.Sprintf("%d candidates", len(res.Candidates)), all)
-	blue := color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
+	// The frontier and the candidates are configurations, not methods: dark
+	// and light grey; the paper's configuration takes the paper's colour.
+	dark := color.Gray{Y: 0x30}
 	line, dots, err := plotter.NewLinePoints(points(front))
 	if err != nil {
 		return nil, nil, err
 	}
-	line.Color, dots.Color = blue, blue
+	line.Color, dots.Color, line.Width = dark, dark, plotstyle.Width
 	dots.Radius = vg.Points(2.5)
 	p.Add(line, dots)
 	add("frontier (N1/n/K/N2 design)", line, dots)
@@ -196,7 +225,7 @@ func frontierPlot(res advise.Result, front []advise.Candidate, paper int, req ad
 		if err != nil {
 			return nil, nil, err
 		}
-		mark.GlyphStyle.Color = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
+		mark.GlyphStyle.Color = plotstyle.Color("spiral-paper")
 		mark.GlyphStyle.Shape = draw.PyramidGlyph{}
 		mark.GlyphStyle.Radius = vg.Points(5)
 		p.Add(mark)
@@ -204,7 +233,5 @@ func frontierPlot(res advise.Result, front []advise.Candidate, paper int, req ad
 	}
 	// Room for the marks at the budget's edge.
 	p.Y.Min, p.X.Max = 0, 1.02*max(p.X.Max, float64(req.Budget))
-	p.Legend.Top = true
-	p.Legend.Left = true
 	return p, legend, nil
 }

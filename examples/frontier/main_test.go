@@ -50,7 +50,7 @@ func TestFrontierSmall(t *testing.T) {
 func TestFrontierMarksPaper(t *testing.T) {
 	other := spiral.Paper()
 	other.AggregationsPerSet = 2
-	res := advise.Result{Candidates: []advise.Candidate{{Config: other, Tokens: 65536, SNRPerToken: 2e-6}, {Config: spiral.Paper(), Tokens: 98304, SNRPerToken: 1e-6}}}
+	res := advise.Result{Candidates: []advise.Candidate{{Config: other, Tokens: 65536, ImprovementPerToken: big.NewRat(2, 1e9)}, {Config: spiral.Paper(), Tokens: 98304, ImprovementPerToken: big.NewRat(1, 1e9)}}}
 	if r := paperRank(res, combin.IndexOrder); r != 1 {
 		t.Fatalf("paper rank %d, want 1", r)
 	}

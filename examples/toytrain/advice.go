@@ -55,10 +55,18 @@ type adviceOptions struct {
 	// lengths are the tokens of one search trace and one aggregation
 	// output (every output of the toy is counted at its ceiling).
 	lengths budget.Limits
+	// former is the former top, the configuration ranked first by SNR per
+	// token alone at the paper's budget before the ranking held every
+	// configuration of its space (7/2/7/2 balanced).
+	former spiral.Config
+	// early are the early-progress check's settings.
+	early earlyOptions
 }
 
 func adviceDefaults() adviceOptions {
-	return adviceOptions{reference: spiral.Paper(), lengths: budget.PaperLimits(0)}
+	former := spiral.Paper()
+	former.SearchTraces, former.SetSize, former.Sets, former.AggregationsPerSet, former.Design = 7, 2, 7, 2, combin.Balanced
+	return adviceOptions{reference: spiral.Paper(), lengths: budget.PaperLimits(0), former: former, early: earlyDefaults()}
 }
 
 // adviceRunDefaults are the training options of the -advice mode where the
@@ -78,25 +86,31 @@ func adviceRunDefaults(o *options, set map[string]bool) {
 	}
 }
 
-// parseConfig parses "N1,n,K,N2" into the paper's configuration with those
-// sizes (uniform design, subsets, index order).
-func parseConfig(s string) (spiral.Config, error) {
+// parseConfig parses the flag name's value "N1,n,K,N2[,design]" into the
+// paper's configuration with those sizes (subsets, index order; the
+// uniform design unless the fifth field is "balanced").
+func parseConfig(name, s string) (spiral.Config, error) {
 	parts := strings.Split(s, ",")
-	if len(parts) != 4 {
-		return spiral.Config{}, fmt.Errorf("advice-reference = %q, want N1,n,K,N2", s)
+	if len(parts) != 4 && len(parts) != 5 {
+		return spiral.Config{}, fmt.Errorf("%s = %q, want N1,n,K,N2 or N1,n,K,N2,design", name, s)
 	}
 	var v [4]int
-	for i, p := range parts {
+	for i, p := range parts[:4] {
 		x, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil || x < 1 || x > combin.MaxSize {
-			return spiral.Config{}, fmt.Errorf("advice-reference = %q: field %d = %q, want an integer in [1, %d]", s, i+1, p, combin.MaxSize)
+			return spiral.Config{}, fmt.Errorf("%s = %q: field %d = %q, want an integer in [1, %d]", name, s, i+1, p, combin.MaxSize)
 		}
 		v[i] = x
 	}
 	c := spiral.Paper()
 	c.SearchTraces, c.SetSize, c.Sets, c.AggregationsPerSet = v[0], v[1], v[2], v[3]
+	if len(parts) == 5 {
+		if err := c.Design.UnmarshalText([]byte(strings.TrimSpace(parts[4]))); err != nil {
+			return spiral.Config{}, fmt.Errorf("%s = %q: field 5: %w", name, s, err)
+		}
+	}
 	if err := c.Validate(); err != nil {
-		return spiral.Config{}, fmt.Errorf("advice-reference = %q: %w", s, err)
+		return spiral.Config{}, fmt.Errorf("%s = %q: %w", name, s, err)
 	}
 	return c, nil
 }
@@ -279,6 +293,9 @@ type adviceResult struct {
 	stepBudget      int64 // tokens per step, batch * budget
 	checkpointSteps []int
 	arms            [2]adviceArm // advised, reference
+	// eopt and early are the early-progress check's settings and results.
+	eopt  earlyOptions
+	early []earlyBudget
 }
 
 // gradJ computes J and its exact gradient at pol for sets of n: J =
@@ -516,6 +533,17 @@ func runAdvice(opt options, aopt adviceOptions) (*adviceResult, error) {
 		return nil, fmt.Errorf("replicates = %d, want 2..1024 (standard errors need two streams per arm)", opt.replicates)
 	case opt.out == "":
 		return nil, errors.New("out: empty")
+	case aopt.early.steps < 1 || aopt.early.steps > 1000:
+		return nil, fmt.Errorf("advice-early-steps = %d, want 1..1000", aopt.early.steps)
+	case aopt.early.streams < 2 || aopt.early.streams > 4096:
+		return nil, fmt.Errorf("advice-early-streams = %d, want 2..4096 (standard errors need two streams)", aopt.early.streams)
+	case len(aopt.early.budgets) == 0 || len(aopt.early.lrs) == 0 || len(aopt.early.curvatures) == 0:
+		return nil, errors.New("advice-budgets, advice-lrs and advice-curvatures: want at least one each")
+	}
+	for _, lambda := range aopt.early.curvatures {
+		if lambda*slices.Min(aopt.early.lrs) >= 2 {
+			return nil, fmt.Errorf("advice-lrs: no learning rate below 2/lambda = %g for advice-curvatures' %g", 2/lambda, lambda)
+		}
 	}
 	ref := aopt.reference
 	b, err := budget.SPIRAL(ref, aopt.lengths)
@@ -526,32 +554,39 @@ func runAdvice(opt options, aopt adviceOptions) (*adviceResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &adviceResult{opt: opt, aopt: aopt, model: model, budget: b.Generated()}
+	res := &adviceResult{opt: opt, aopt: aopt, eopt: aopt.early, model: model, budget: b.Generated()}
+	res.stepBudget = int64(opt.batch) * res.budget
 	req := advise.Request{
 		Budget: res.budget, Count: advise.Generated, Lengths: aopt.lengths, Reward: model,
+		Step:      advise.Step{Tokens: res.stepBudget},
 		MaxTraces: aopt.maxTraces, MaxSets: aopt.maxSets, MaxAggregations: aopt.maxAggregations,
 	}
-	// The reference's predicted row is advise.Evaluate's, computed beside
-	// the ranking, which gives the top configuration and the reference's
-	// rank.
+	// The reference's and the former top's predicted rows are
+	// advise.Evaluate's, computed beside the ranking, which gives the top
+	// configuration and the reference's rank.
 	type evaluated struct {
 		cand advise.Candidate
 		err  error
 	}
-	refRow := make(chan evaluated, 1)
+	refRow, formerRow := make(chan evaluated, 1), make(chan evaluated, 1)
 	go func() {
 		c, err := advise.Evaluate(ref, req)
 		refRow <- evaluated{c, err}
+		c, err = advise.Evaluate(aopt.former, req)
+		formerRow <- evaluated{c, err}
 	}()
 	adv, err := advise.Advise(req)
-	refEval := <-refRow
+	refEval, formerEval := <-refRow, <-formerRow
 	if refEval.err != nil {
 		return nil, fmt.Errorf("advice-reference: %w", refEval.err)
+	}
+	if formerEval.err != nil {
+		return nil, fmt.Errorf("advice-former: %w", formerEval.err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	res.candidates, res.skipped = len(adv.Candidates), adv.Skipped
+	res.candidates, res.skipped = len(adv.Candidates), len(adv.Refused)
 	refRank := slices.IndexFunc(adv.Candidates, func(c advise.Candidate) bool {
 		g := c.Config
 		return g.SearchTraces == ref.SearchTraces && g.SetSize == ref.SetSize && g.Sets == ref.Sets &&
@@ -560,11 +595,10 @@ func runAdvice(opt options, aopt adviceOptions) (*adviceResult, error) {
 	switch {
 	case refRank < 0:
 		return nil, fmt.Errorf("advice-reference %d,%d,%d,%d is not among the advisor's %d candidates (%d skipped): raise the advisor's bounds",
-			ref.SearchTraces, ref.SetSize, ref.Sets, ref.AggregationsPerSet, len(adv.Candidates), adv.Skipped)
+			ref.SearchTraces, ref.SetSize, ref.Sets, ref.AggregationsPerSet, len(adv.Candidates), len(adv.Refused))
 	case refRank == 0:
 		return nil, errors.New("the advisor ranks the reference first: nothing to compare")
 	}
-	res.stepBudget = int64(opt.batch) * res.budget
 	res.arms[0] = adviceArm{name: "advised", cand: adv.Candidates[0], rank: 1}
 	res.arms[1] = adviceArm{name: "reference", cand: refEval.cand, rank: refRank + 1}
 	for i := range res.arms {
@@ -609,6 +643,9 @@ func runAdvice(opt options, aopt adviceOptions) (*adviceResult, error) {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := res.runEarly(adv.Candidates, refEval.cand, formerEval.cand); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -818,18 +855,21 @@ func (res *adviceResult) report() string {
 		res.model.Correct.RatString(), res.model.Found.RatString(), res.model.Missed.RatString(), advise.MaxTraces-1)
 	kv("lengths", "%d tokens per search trace, %d per aggregation output, generated tokens counted", ao.lengths.Search, ao.lengths.Aggregation)
 	kv("budget_per_problem", "%d tokens (the reference's, budget.SPIRAL)", res.budget)
-	kv("advisor", "advise.Advise over N1 <= %d, K <= %d, N2 <= %d: %d candidates, %d skipped beyond the exact cost bound",
-		cmp.Or(ao.maxTraces, advise.MaxTraces), cmp.Or(ao.maxSets, advise.MaxSets), cmp.Or(ao.maxAggregations, advise.MaxAggregations), res.candidates, res.skipped)
+	kv("advisor", "advise.Advise over N1 <= %d, K <= %d, N2 <= %d at %d tokens per step: %d candidates, %d (N1, n, K, design) refused beyond an exact enumeration's limit",
+		cmp.Or(ao.maxTraces, advise.MaxTraces), cmp.Or(ao.maxSets, advise.MaxSets), cmp.Or(ao.maxAggregations, advise.MaxAggregations), res.stepBudget, res.candidates, res.skipped)
 	for _, a := range res.arms {
 		c := a.cand
 		kv(a.name+".config", "%s (rank %d of %d)", configString(c.Config), a.rank, res.candidates)
-		kv(a.name+".predicted", "M = %.4f, %d tokens, search SNR %.4f, SNR %.4f, SNR/token %.4g (advise.Candidate)",
-			c.Constants.MFloat, c.Tokens, ratFloat(c.SearchSNR), ratFloat(c.SNR), c.SNRPerToken)
+		at := c.At(advise.Step{Problems: int64(a.problems)})
+		kv(a.name+".predicted", "M = %.4f, %d tokens, search SNR %.4f, SNR %.4f, SNR/token %.4g, ||G||^2 %.4f; at %d problems per step rho %.3g, improvement %.4g/L per step (advise.Candidate)",
+			c.Constants.MFloat, c.Tokens, ratFloat(c.SearchSNR), ratFloat(c.SNR), c.SNRPerToken, ratFloat(c.Signal), a.problems, ratFloat(at.Rho), ratFloat(at.Improvement))
 		kv(a.name+".scaling", "search x %.4f, aggregation x %.4f (Config.RoleWeights(WithinSet, SumReduction) multipliers: the update (g/M, u/(K a)) the advisor's SNR is of)",
 			c.RoleWeights.SearchMultiplier, c.RoleWeights.AggregationMultiplier)
 		kv(a.name+".step", "%d problems, %d tokens", a.problems, a.stepTokens())
 	}
-	kv("predicted_ratio", "%.4f (advised's SNR/token over the reference's)", adv.cand.SNRPerToken/ref.cand.SNRPerToken)
+	kv("predicted_ratio", "%.4f (advised's improvement per step over the reference's at the problems each trains per step; SNR per token alone predicts %.4f)",
+		ratFloat(adv.cand.At(advise.Step{Problems: int64(adv.problems)}).Improvement)/ratFloat(ref.cand.At(advise.Step{Problems: int64(ref.problems)}).Improvement),
+		adv.cand.SNRPerToken/ref.cand.SNRPerToken)
 	kv("step_tokens", "%d for the step (batch %d x %d); each arm's problems per step are the step's tokens over its tokens per problem, rounded to the nearest; advised uses %+d tokens against the reference",
 		res.stepBudget, o.batch, res.budget, adv.stepTokens()-ref.stepTokens())
 	kv("training", "%d steps, learning rate %v, %d streams per arm; update: logits += lr * mean over the step's problems of the scaled update", o.steps, o.lr, o.replicates)
@@ -870,6 +910,7 @@ func (res *adviceResult) report() string {
 	for i, w := range res.why() {
 		kv(fmt.Sprintf("why.%d", i+1), "%s", w)
 	}
+	res.earlyReport(kv)
 	return b.String()
 }
 
@@ -890,8 +931,9 @@ func (res *adviceResult) why() []string {
 	for _, a := range res.arms {
 		initZ = append(initZ, fmt.Sprintf("%s z = %.1f", a.name, (a.init.noise.mean-a.init.predicted)/a.init.noise.se))
 	}
-	why = append(why, fmt.Sprintf("at the start the advisor's variances are what the training code measures (%s): the toy is its model there, and the predicted SNR/token ratio is %.2f",
-		strings.Join(initZ, ", "), adv.cand.SNRPerToken/ref.cand.SNRPerToken))
+	why = append(why, fmt.Sprintf("at the start the advisor's variances are what the training code measures (%s): the toy is its model there, and the predicted ratio of improvement per step is %.2f (SNR per token alone: %.2f); at learning rate %v the step is far below the best one, so early progress goes as lr ||grad J||^2, whose ratio is %.2f (the prediction's large-batch limit), and noise costs little",
+		strings.Join(initZ, ", "), ratFloat(adv.cand.At(advise.Step{Problems: int64(adv.problems)}).Improvement)/ratFloat(ref.cand.At(advise.Step{Problems: int64(ref.problems)}).Improvement),
+		adv.cand.SNRPerToken/ref.cand.SNRPerToken, res.opt.lr, ratFloat(adv.cand.Signal)/ratFloat(ref.cand.Signal)))
 	ma, mr, _ := res.compare(func(a *adviceArm, s adviceStream) float64 { return a.snrPerToken(s) })
 	fa, fr := res.snrAt(final)
 	why = append(why, fmt.Sprintf("the SNR moves with the policy: over training the measured SNR/token ratio is %.2f, and at the end the per-problem SNR is %.4f for advised against %.4f for the reference (ratio per token %.2f)",
@@ -937,10 +979,27 @@ func writeAdvice(res *adviceResult) (string, error) {
 	return path, os.WriteFile(path, []byte(res.report()), 0o644)
 }
 
+// adviceFlags are the -advice mode's flags given as text.
+type adviceFlags struct {
+	reference, former, budgets, lrs, curvatures string
+}
+
 // cliAdvice runs the -advice mode, prints its report and writes it to
 // opt.out; it returns the exit status.
-func cliAdvice(stdout, stderr io.Writer, opt options, aopt adviceOptions, reference string) int {
-	ref, err := parseConfig(reference)
+func cliAdvice(stdout, stderr io.Writer, opt options, aopt adviceOptions, fl adviceFlags) int {
+	ref, err := parseConfig("advice-reference", fl.reference)
+	if err == nil {
+		aopt.former, err = parseConfig("advice-former", fl.former)
+	}
+	if err == nil {
+		aopt.early.budgets, err = parseInts("advice-budgets", fl.budgets)
+	}
+	if err == nil {
+		aopt.early.lrs, err = parseFloats("advice-lrs", fl.lrs, false)
+	}
+	if err == nil {
+		aopt.early.curvatures, err = parseFloats("advice-curvatures", fl.curvatures, true)
+	}
 	if err == nil {
 		aopt.reference = ref
 		var res *adviceResult

@@ -122,51 +122,64 @@
 // # The -advice mode: a check of package advise
 //
 // -advice trains the configuration package advise ranks first and a
-// reference (-advice-reference N1,n,K,N2, default the paper's 8,4,4,4)
-// side by side, and reports whether the predicted ordering holds. The toy
-// is stated as the advisor's "find one" model, exactly at the start: V = 2
-// strategies, every problem the same single problem, and an aggregation
-// head with its own logits for every presented tuple of strategies (the
-// advisor's tabular binary aggregator). The reward model is derived from
-// the toy at its uniform start, not written in: Correct is the search
-// distribution's probability of the answer, Found and Missed the head's
-// success, sum over actions of q(a) times toy.reward, on every context with
-// and without a correct candidate (1/2, 1/2 and 0).
+// reference (-advice-reference N1,n,K,N2[,design], default the paper's
+// 8,4,4,4) side by side, and checks the ranking's prediction by training.
+// The toy is stated as the advisor's "find one" model, exactly at the
+// start: V = 2 strategies, every problem the same single problem, and an
+// aggregation head with its own logits for every presented tuple of
+// strategies (the advisor's tabular binary aggregator). The reward model is
+// derived from the toy at its uniform start, not written in: Correct is the
+// search distribution's probability of the answer, Found and Missed the
+// head's success, sum over actions of q(a) times toy.reward, on every
+// context with and without a correct candidate (1/2, 1/2 and 0).
 //
 // advise.Advise ranks the configurations at the reference's tokens per
 // problem (budget.SPIRAL, 4,096 tokens per search trace and per aggregation
 // output, generated tokens counted; -advice-max-traces, -advice-max-sets
-// and -advice-max-aggregations narrow its search; the reference's figures
-// are advise.Evaluate's, its rank the ranking's), and its top and the
-// reference are trained at equal tokens per step: the step's budget is
-// -batch problems of the reference (default 7), and each arm's problems per
-// step are that budget over its own tokens per problem, rounded to the
-// nearest, so the two differ by at most one problem's tokens. Each step
-// takes the update the advisor's SNR is of, (g/M, u/(K a)): the credit
-// from Planner.PlanTo and Config.CreditBatch, the search and aggregation
-// terms scaled by Config.RoleWeights(WithinSet, SumReduction)'s
-// multipliers, averaged over the step's problems, times -lr (default 1).
-// Each arm trains -replicates streams (default 16) for -steps steps
-// (default 60).
+// and -advice-max-aggregations narrow its search) and at the step budget
+// of -batch reference problems' tokens (default 7), by expected
+// improvement per token of one step; the reference's figures are
+// advise.Evaluate's, its rank the ranking's. The top and the reference are
+// trained at equal tokens per step: each arm's problems per step are the
+// step's tokens over its own tokens per problem, rounded to the nearest,
+// so the two differ by at most one problem's tokens. Each step takes the
+// update the advisor's figures are of, (g/M, u/(K a)): the credit from
+// Planner.PlanTo and Config.CreditBatch, the search and aggregation terms
+// scaled by Config.RoleWeights(WithinSet, SumReduction)'s multipliers,
+// averaged over the step's problems, times -lr (default 1). Each arm
+// trains -replicates streams (default 16) for -steps steps (default 60).
+//
+// The early check then tests the ranking's own claim: at each step budget
+// of -advice-budgets (reference problems' tokens per step, default
+// 1,7,28,112), the top of the ranking at that budget, the reference and the
+// former top (-advice-former, default 7,2,7,2,balanced: the first by SNR
+// per token alone) are trained from the start at every learning rate of
+// -advice-lrs, on J and on J - (lambda/2) ||theta||^2 for each lambda of
+// -advice-curvatures (default 0 and 4: the toy as it is, and held by a known
+// curvature so that it is smooth as the prediction assumes), and the ratio
+// of one step's gain at each arm's best learning rate is compared with the
+// predicted ratio of the arms' improvements (-advice-early-steps and
+// -advice-early-streams set the steps and streams).
 //
 // The report (advice.txt in -out, and standard output) gives the
 // advisor's numbers for both arms; each arm's update variance measured on
 // 4,096 problems at the start against the advisor's exact one; the
 // success J (the chance that one aggregation output of the arm's own
-// configuration is right: the objective the SNR is of), the search's
-// single-trace success, the aggregator's success on sets with a correct
-// candidate and the measured SNR per token, with standard errors over the
-// streams, every tenth of the run and at the end; and the verdict on J at
-// the end: holds (advised above the reference by 2 standard errors), does
-// not hold (below by 2), or inconclusive, with why lines computed from the
-// numbers. docs/toytrain/advice.md has the setup and the default run's
-// reading. The advisor's search takes a few seconds; training takes
-// under a second.
+// configuration is right), the search's single-trace success, the
+// aggregator's success on sets with a correct candidate and the measured
+// SNR per token, with standard errors over the streams, every tenth of the
+// run and at the end; the verdict on J at the end: holds (advised above
+// the reference by 2 standard errors), does not hold (below by 2), or
+// inconclusive, with why lines computed from the numbers; and the early
+// check's predicted and measured ratios with their verdicts.
+// docs/toytrain/advice.md has the setup and the default run's reading. The
+// default run takes a few minutes on one core, most of it the early check.
 //
 // Usage:
 //
 //	go run ./examples/toytrain [-seed 1] [-steps 2000] [-out out/toytrain] [-arms grpo,spiral,spiral-balanced] [-replicates 16]
-//	go run ./examples/toytrain -advice [-advice-reference 8,4,4,4] [-steps 60] [-batch 7] [-lr 1] [-replicates 16]
+//	go run ./examples/toytrain -advice [-advice-reference 8,4,4,4] [-advice-former 7,2,7,2,balanced] [-steps 60] [-batch 7] [-lr 1] [-replicates 16]
+//		[-advice-budgets 1,7,28,112] [-advice-curvatures 0,4] [-advice-lrs ...] [-advice-early-steps 3] [-advice-early-streams 128]
 //
 // -strategies, -single and -luck change the toy's V, single fraction and ε;
 // -batch, -lr, -eval-every and -samples the training and evaluation. Every
@@ -255,7 +268,14 @@ func cli(stdout, stderr io.Writer, args []string) int {
 	fs.StringVar(&opt.out, "out", opt.out, "output directory")
 	aopt := adviceDefaults()
 	adviceMode := fs.Bool("advice", false, "check package advise: train the advisor's top configuration and -advice-reference side by side (default -steps 60, -batch 7 reference problems per step, -replicates 16)")
-	refFlag := fs.String("advice-reference", "8,4,4,4", "with -advice: the reference configuration N1,n,K,N2 (uniform design), whose tokens per problem are the budget")
+	var afl adviceFlags
+	fs.StringVar(&afl.reference, "advice-reference", "8,4,4,4", "with -advice: the reference configuration N1,n,K,N2[,design] (uniform unless design is balanced), whose tokens per problem are the budget")
+	fs.StringVar(&afl.former, "advice-former", formatConfig(aopt.former), "with -advice: the former top, ranked first by SNR per token alone, N1,n,K,N2[,design]")
+	fs.StringVar(&afl.budgets, "advice-budgets", joinNumbers(aopt.early.budgets), "with -advice: the early check's step budgets, in reference problems of tokens per step")
+	fs.StringVar(&afl.lrs, "advice-lrs", joinNumbers(aopt.early.lrs), "with -advice: the early check's learning rates")
+	fs.StringVar(&afl.curvatures, "advice-curvatures", joinNumbers(aopt.early.curvatures), "with -advice: the early check's curvatures lambda, training on J - (lambda/2) ||theta||^2 (0: J itself)")
+	fs.IntVar(&aopt.early.steps, "advice-early-steps", aopt.early.steps, "with -advice: the steps early progress is measured over")
+	fs.IntVar(&aopt.early.streams, "advice-early-streams", aopt.early.streams, "with -advice: the early check's streams per step budget, arm and learning rate")
 	fs.IntVar(&aopt.maxTraces, "advice-max-traces", 0, "with -advice: the advisor's bound on N1 (0: advise.MaxTraces)")
 	fs.IntVar(&aopt.maxSets, "advice-max-sets", 0, "with -advice: the advisor's bound on K (0: advise.MaxSets)")
 	fs.IntVar(&aopt.maxAggregations, "advice-max-aggregations", 0, "with -advice: the advisor's bound on N2 (0: advise.MaxAggregations)")
@@ -269,7 +289,7 @@ func cli(stdout, stderr io.Writer, args []string) int {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		adviceRunDefaults(&opt, set)
-		return cliAdvice(stdout, stderr, opt, aopt, *refFlag)
+		return cliAdvice(stdout, stderr, opt, aopt, afl)
 	}
 	opt.arms = strings.Split(*armList, ",")
 	start := time.Now()
@@ -329,7 +349,7 @@ type point struct {
 
 // streamResult is one arm trained from one random stream.
 type streamResult struct {
-	history  []point // the evaluations during training (main stream only)
+	history  []point // the evaluations during training
 	final    metrics
 	coverage []float64 // pass@k coverage, k = 1..kmax
 	stats    trainStats
@@ -449,7 +469,7 @@ func run(opt options) (*result, error) {
 }
 
 // train trains arm a from the uniform policy on stream replicate (0 the
-// main one, the only one evaluated during training) and fills sr.
+// main one) and fills sr.
 func (res *result) train(a arm, replicate int, sr *streamResult, train []problem) error {
 	opt := res.opt
 	tr, err := a.new(opt.toy, opt.lr)
@@ -464,7 +484,7 @@ func (res *result) train(a arm, replicate int, sr *streamResult, train []problem
 	rnd := stream(opt.seed, "train/"+name)
 	batch := make([]problem, opt.batch)
 	for s := 0; ; s++ {
-		if replicate == 0 && s%opt.evalEvery == 0 || s == opt.steps {
+		if s%opt.evalEvery == 0 || s == opt.steps {
 			sr.history = append(sr.history, point{s, opt.toy.evaluate(pol, res.evals, res.setN)})
 		}
 		if s == opt.steps {

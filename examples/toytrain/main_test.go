@@ -640,7 +640,8 @@ func TestCoverageVerdict(t *testing.T) {
 // 12 steps.
 func adviceSmallArgs(dir string) []string {
 	return []string{"-advice", "-advice-max-traces", "4", "-advice-max-sets", "3", "-advice-max-aggregations", "4",
-		"-advice-reference", "4,3,2,2", "-steps", "12", "-out", dir}
+		"-advice-reference", "4,3,2,2", "-advice-former", "4,2,2,2,uniform", "-steps", "12", "-out", dir,
+		"-advice-budgets", "1,7", "-advice-lrs", "0.25,4", "-advice-early-streams", "16", "-advice-early-steps", "2"}
 }
 
 // TestAdviceSmall runs the -advice mode small and checks its report: every
@@ -662,9 +663,18 @@ func TestAdviceSmall(t *testing.T) {
 		"predicted_ratio", "step_tokens", "training", "curve.step_0", "curve.step_12",
 		"outcome.success", "outcome.search_success", "outcome.aggregator_found_success",
 		"outcome.success_gap_closed", "outcome.noise_cost", "outcome.measured_snr_per_mtoken", "noise_share",
-		"verdict", "verdict.curve", "verdict.noise_cost", "why.1", "why.5"} {
+		"verdict", "verdict.curve", "verdict.noise_cost", "why.1", "why.5", "early", "early.lambda_0.verdict", "early.lambda_4.verdict"} {
 		if _, ok := f[k]; !ok {
 			t.Errorf("report has no %q", k)
+		}
+	}
+	for _, lambda := range []float64{0, 4} {
+		for _, k := range []int{1, 7} {
+			for _, key := range earlyKeys(lambda, k) {
+				if _, ok := f[key]; !ok {
+					t.Errorf("report has no %q", key)
+				}
+			}
 		}
 	}
 	if got := f["reward_model"]; !strings.HasPrefix(got, "correct = 1/2, found = 1/2, missed = 0 ") {
@@ -684,8 +694,12 @@ func TestAdviceSmall(t *testing.T) {
 	opt.steps = 12
 	aopt := adviceDefaults()
 	aopt.maxTraces, aopt.maxSets, aopt.maxAggregations = 4, 3, 4
+	aopt.early.budgets, aopt.early.lrs, aopt.early.streams, aopt.early.steps = []int{1, 7}, []float64{0.25, 4}, 16, 2
 	var err error
-	if aopt.reference, err = parseConfig("4,3,2,2"); err != nil {
+	if aopt.reference, err = parseConfig("advice-reference", "4,3,2,2"); err != nil {
+		t.Fatal(err)
+	}
+	if aopt.former, err = parseConfig("advice-former", "4,2,2,2,uniform"); err != nil {
 		t.Fatal(err)
 	}
 	res, err := runAdvice(opt, aopt)
@@ -740,8 +754,37 @@ func TestAdviceSmall(t *testing.T) {
 			t.Errorf("%s: ||grad J||^2 = %v at the start, the advisor's signal %v", a.name, got, sig)
 		}
 	}
-	if res.arms[0].cand.SNRPerToken <= res.arms[1].cand.SNRPerToken {
-		t.Errorf("advised SNR/token %v not above the reference's %v", res.arms[0].cand.SNRPerToken, res.arms[1].cand.SNRPerToken)
+	if res.arms[0].cand.ImprovementPerToken.Cmp(res.arms[1].cand.ImprovementPerToken) <= 0 {
+		t.Errorf("advised improvement per token %v not above the reference's %v", res.arms[0].cand.ImprovementPerToken, res.arms[1].cand.ImprovementPerToken)
+	}
+	// The early check: at each budget the top is the ranking's first at that
+	// budget, each arm trains the step's tokens over its own, every gain is
+	// a gain of the arm's objective, and at lambda = 0 one step's expected
+	// gain is lr ||G||^2 to first order, so it is not below zero by more
+	// than its noise.
+	if len(res.early) != 4 {
+		t.Fatalf("%d early checks, want 2 curvatures x 2 budgets", len(res.early))
+	}
+	for _, b := range res.early {
+		if b.arms[0].rank != 1 {
+			t.Errorf("lambda %v budget %d: top of rank %d", b.curvature, b.refProblems, b.arms[0].rank)
+		}
+		for _, a := range b.arms {
+			if d := int64(a.problems)*a.cand.Tokens - b.tokens; 2*max(d, -d) > a.cand.Tokens && a.problems > 1 {
+				t.Errorf("lambda %v budget %d %s: %d problems of %d tokens for %d", b.curvature, b.refProblems, a.name, a.problems, a.cand.Tokens, b.tokens)
+			}
+			if a.cand.Problems.Cmp(big.NewRat(int64(a.problems), 1)) != 0 {
+				t.Errorf("%s: predicted at B = %v, trains %d", a.name, a.cand.Problems, a.problems)
+			}
+			for l, lr := range aopt.early.lrs {
+				if trained := a.one[l].se > 0; trained != b.stable(lr) {
+					t.Errorf("lambda %v lr %v: trained %v", b.curvature, lr, trained)
+				}
+				if b.curvature == 0 && a.one[l].mean < -4*a.one[l].se {
+					t.Errorf("lambda %v budget %d %s lr %v: one-step gain %v", b.curvature, b.refProblems, a.name, aopt.early.lrs[l], a.one[l])
+				}
+			}
+		}
 	}
 	_, _, d := res.compare(res.outcomes()[0].get)
 	if want := verdictOf(d); !strings.HasPrefix(f["verdict"], "the predicted ordering (advised above reference) "+want+" ") {
@@ -764,6 +807,12 @@ func TestAdviceOptions(t *testing.T) {
 		{[]string{"-advice", "-advice-reference", "4,2,2,2", "-advice-max-traces", "9"}, "max_traces = 9"},
 		{[]string{"-advice", "-advice-reference", "5,2,2,2", "-advice-max-traces", "4", "-advice-max-sets", "3", "-advice-max-aggregations", "4"}, "not among the advisor's"},
 		{[]string{"-advice", "-advice-reference", "4,3,2,1", "-advice-max-traces", "4"}, "advice-reference: advise: config aggregations_per_set = 1"},
+		{[]string{"-advice", "-advice-former", "4,2,2,2,tuples"}, "advice-former"},
+		{[]string{"-advice", "-advice-budgets", "0"}, "advice-budgets"},
+		{[]string{"-advice", "-advice-lrs", "1,-1"}, "advice-lrs"},
+		{[]string{"-advice", "-advice-curvatures", "-4"}, "advice-curvatures"},
+		{[]string{"-advice", "-advice-curvatures", "0,4", "-advice-lrs", "1,2"}, "no learning rate below 2/lambda = 0.5"},
+		{[]string{"-advice", "-advice-early-streams", "1"}, "advice-early-streams = 1"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if status := cli(&stdout, &stderr, append(tc.args, "-out", t.TempDir())); status != 1 {

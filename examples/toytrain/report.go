@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"image/color"
 	"math"
 	"math/big"
 	"os"
@@ -11,10 +10,10 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 
 	"spiral"
 	"spiral/eval"
+	"spiral/internal/plotstyle"
 )
 
 // Output file names.
@@ -235,94 +234,81 @@ func f3(x float64) string {
 	return fmt.Sprintf("%.3f", x)
 }
 
-// armColors are the arms' colours, in -arms order.
-var armColors = []color.Color{
-	color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, // red
-	color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, // blue
-	color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, // green
-	color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, // purple
-}
-
-// addLine adds a line through xys to p with the colour of arm (of arms) and
-// the given dash pattern, and a legend entry. Earlier arms draw wider lines,
-// so that an arm drawn over another with the same values leaves the other's
-// colour visible at its edges.
-func addLine(p *plot.Plot, xys plotter.XYs, arm, arms int, dashes []vg.Length, label string) error {
-	l, err := plotter.NewLine(xys)
-	if err != nil {
-		return err
+// addCurve adds arm a's curve of y to p in its method's colour and the
+// kind's pattern, labelled with the arm's name and what: the mean over its
+// streams with a band of one standard deviation either side when it has
+// more than one stream ("x16" after the name), else its main stream's.
+func addCurve(p *plot.Plot, a armResult, y func(streamResult, int) (x, y float64), points int, k plotstyle.Kind, what string) error {
+	mean, lo, hi := make(plotter.XYs, points), make(plotter.XYs, points), make(plotter.XYs, points)
+	for i := range points {
+		xs := make([]float64, len(a.replicates))
+		for r, sr := range a.replicates {
+			mean[i].X, xs[r] = y(sr, i)
+		}
+		e := meanSE(xs)
+		sd := e.se * math.Sqrt(float64(len(xs)))
+		mean[i].Y = e.mean
+		lo[i], hi[i] = plotter.XY{X: mean[i].X, Y: e.mean - sd}, plotter.XY{X: mean[i].X, Y: e.mean + sd}
 	}
-	l.Color = armColors[arm%len(armColors)]
-	l.Width = vg.Points(1.5 + float64(arms-1-arm))
-	l.Dashes = dashes
-	p.Add(l)
-	p.Legend.Add(label, l)
-	return nil
-}
-
-func (res *result) save(p *plot.Plot, name string) error {
-	return p.Save(7*vg.Inch, 4.5*vg.Inch, filepath.Join(res.opt.out, name))
-}
-
-func newPlot(title, x, y string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = x
-	p.Y.Label.Text = y
-	p.Add(plotter.NewGrid())
-	return p
-}
-
-func (res *result) series(a armResult, y func(metrics) float64) plotter.XYs {
-	xys := make(plotter.XYs, len(a.history))
-	for i, pt := range a.history {
-		xys[i].X, xys[i].Y = float64(pt.step), y(pt.metrics)
-	}
-	return xys
-}
-
-func (res *result) plotEntropy() error {
-	p := newPlot("Search-distribution entropy", "training step", "entropy (bits)")
-	p.Y.Min, p.Y.Max = 0, math.Log2(float64(res.opt.toy.V))*1.2
-	for i, a := range res.arms {
-		if err := addLine(p, res.series(a, func(m metrics) float64 { return m.Entropy }), i, len(res.arms), nil, a.arm.name); err != nil {
+	label := a.arm.name
+	if len(a.replicates) > 1 {
+		label = fmt.Sprintf("%s x%d", label, len(a.replicates))
+		if err := plotstyle.Band(p, lo, hi, a.arm.name); err != nil {
 			return err
 		}
 	}
-	p.Legend.Top = true
+	if what != "" {
+		label += ": " + what
+	}
+	return plotstyle.Line(p, mean, a.arm.name, k, label)
+}
+
+// historyCurve reads the metric of a stream's i-th evaluation.
+func historyCurve(m func(metrics) float64) func(streamResult, int) (float64, float64) {
+	return func(sr streamResult, i int) (float64, float64) {
+		pt := sr.history[i]
+		return float64(pt.step), m(pt.metrics)
+	}
+}
+
+func (res *result) save(p *plot.Plot, name string) error {
+	return plotstyle.Save(p, filepath.Join(res.opt.out, name))
+}
+
+func (res *result) plotEntropy() error {
+	p := plotstyle.New("Search entropy (xN: mean of N streams, band ±1 sd)", "training step", "entropy (bits)")
+	p.Y.Min, p.Y.Max = 0, math.Log2(float64(res.opt.toy.V))*1.2
+	for _, a := range res.arms {
+		if err := addCurve(p, a, historyCurve(func(m metrics) float64 { return m.Entropy }), len(a.history), plotstyle.Search, ""); err != nil {
+			return err
+		}
+	}
 	return res.save(p, entropyFile)
 }
 
-var (
-	dashed = []vg.Length{vg.Points(6), vg.Points(3)}
-	dotted = []vg.Length{vg.Points(1.5), vg.Points(2.5)}
-)
-
 func (res *result) plotSuccess() error {
-	p := newPlot("Success on held-out problems (exact expectations)", "training step", "success rate")
+	p := plotstyle.New("Held-out success (exact; xN: mean of N streams ± 1 sd)", "training step", "success rate")
 	p.Y.Min, p.Y.Max = 0, 1
-	for i, a := range res.arms {
+	for _, a := range res.arms {
 		for _, s := range []struct {
-			dashes []vg.Length
-			label  string
-			y      func(metrics) float64
+			kind  plotstyle.Kind
+			label string
+			y     func(metrics) float64
 		}{
-			{nil, "aggregated (own head)", func(m metrics) float64 { return m.Aggregated }},
-			{dotted, "aggregated (best action)", func(m metrics) float64 { return m.BestAction }},
-			{dashed, "single trace", func(m metrics) float64 { return m.Single }},
+			{plotstyle.Aggregator, "own head", func(m metrics) float64 { return m.Aggregated }},
+			{plotstyle.Reference, "best action", func(m metrics) float64 { return m.BestAction }},
+			{plotstyle.Search, "single trace", func(m metrics) float64 { return m.Single }},
 		} {
-			if err := addLine(p, res.series(a, s.y), i, len(res.arms), s.dashes, a.arm.name+": "+s.label); err != nil {
+			if err := addCurve(p, a, historyCurve(s.y), len(a.history), s.kind, s.label); err != nil {
 				return err
 			}
 		}
 	}
-	p.Legend.Top = true
-	p.Legend.Left = true
 	return res.save(p, successFile)
 }
 
 func (res *result) plotCoverage() error {
-	p := newPlot(fmt.Sprintf("pass@k coverage of the trained search policies (%d held-out problems)", len(res.evals)), "k (samples, log scale)", "coverage")
+	p := plotstyle.New(fmt.Sprintf("pass@k of the trained search (%d held-out problems)", len(res.evals)), "k (samples, log scale)", "coverage")
 	p.X.Scale = plot.LogScale{}
 	var ticks plot.ConstantTicks
 	for k := 1; k <= res.opt.kmax; k *= 2 {
@@ -330,16 +316,11 @@ func (res *result) plotCoverage() error {
 	}
 	p.X.Tick.Marker = ticks
 	p.Y.Min, p.Y.Max = 0, 1
-	for i, a := range res.arms {
-		xys := make(plotter.XYs, len(a.coverage))
-		for k, c := range a.coverage {
-			xys[k].X, xys[k].Y = float64(k+1), c
-		}
-		if err := addLine(p, xys, i, len(res.arms), nil, a.arm.name); err != nil {
+	for _, a := range res.arms {
+		cov := func(sr streamResult, k int) (float64, float64) { return float64(k + 1), sr.coverage[k] }
+		if err := addCurve(p, a, cov, len(a.coverage), plotstyle.Search, ""); err != nil {
 			return err
 		}
 	}
-	p.Legend.Top = true
-	p.Legend.Left = true
 	return res.save(p, coverageFile)
 }

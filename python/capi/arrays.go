@@ -1,0 +1,211 @@
+package main
+
+/*
+#include "spiral_abi.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+)
+
+// dtypeName names an element type in errors.
+func dtypeName(d C.int64_t) string {
+	switch d {
+	case C.SPIRAL_ABSENT:
+		return "absent"
+	case C.SPIRAL_F32:
+		return "float32"
+	case C.SPIRAL_F64:
+		return "float64"
+	case C.SPIRAL_I32:
+		return "int32"
+	case C.SPIRAL_I64:
+		return "int64"
+	case C.SPIRAL_BOOL:
+		return "bool"
+	}
+	return "unknown"
+}
+
+// shape checks that a is a well-formed array of one of the element types
+// allowed (or absent when optional).
+func shape(a *C.spiral_array, name string, optional bool, allowed ...C.int64_t) error {
+	if a.dtype == C.SPIRAL_ABSENT {
+		if !optional {
+			return usageError("%s is required", name)
+		}
+		return nil
+	}
+	ok := false
+	for _, d := range allowed {
+		ok = ok || a.dtype == d
+	}
+	if !ok {
+		names := ""
+		for i, d := range allowed {
+			if i > 0 {
+				names += " or "
+			}
+			names += dtypeName(d)
+		}
+		return usageError("%s has element type %s (%d), want %s", name, dtypeName(a.dtype), int64(a.dtype), names)
+	}
+	if a.len < 0 || a.len > 0 && a.data == nil {
+		return usageError("%s has length %d at address %p", name, int64(a.len), a.data)
+	}
+	return nil
+}
+
+// readInts copies the integers of a (I32 or I64) into dst, grown to fit,
+// and returns it; nil if a is absent and optional.
+func readInts(dst []int, a *C.spiral_array, name string, optional bool) ([]int, error) {
+	if err := shape(a, name, optional, C.SPIRAL_I32, C.SPIRAL_I64); err != nil {
+		return nil, err
+	}
+	if a.dtype == C.SPIRAL_ABSENT {
+		return nil, nil
+	}
+	n := int(a.len)
+	dst = grow(dst, n)
+	if a.dtype == C.SPIRAL_I64 {
+		if intIs64 {
+			copy(dst, unsafe.Slice((*int)(a.data), n)) // one memmove
+			return dst, nil
+		}
+		src := unsafe.Slice((*int64)(a.data), n)
+		for i, x := range src {
+			dst[i] = int(x)
+		}
+	} else {
+		src := unsafe.Slice((*int32)(a.data), n)
+		for i, x := range src {
+			dst[i] = int(x)
+		}
+	}
+	return dst, nil
+}
+
+// readFloats copies the floats of a (F32 or F64) into dst, grown to fit,
+// and returns it; nil if a is absent and optional.
+func readFloats(dst []float64, a *C.spiral_array, name string, optional bool) ([]float64, error) {
+	if err := shape(a, name, optional, C.SPIRAL_F32, C.SPIRAL_F64); err != nil {
+		return nil, err
+	}
+	if a.dtype == C.SPIRAL_ABSENT {
+		return nil, nil
+	}
+	n := int(a.len)
+	dst = grow(dst, n)
+	if a.dtype == C.SPIRAL_F64 {
+		copy(dst, unsafe.Slice((*float64)(a.data), n))
+	} else {
+		src := unsafe.Slice((*float32)(a.data), n)
+		for i, x := range src {
+			dst[i] = float64(x)
+		}
+	}
+	return dst, nil
+}
+
+// readBools copies the flags of a (BOOL: a byte each, nonzero is true)
+// into dst, grown to fit, and returns it; nil if a is absent and optional.
+func readBools(dst []bool, a *C.spiral_array, name string, optional bool) ([]bool, error) {
+	if err := shape(a, name, optional, C.SPIRAL_BOOL); err != nil {
+		return nil, err
+	}
+	if a.dtype == C.SPIRAL_ABSENT {
+		return nil, nil
+	}
+	n := int(a.len)
+	dst = grow(dst, n)
+	for i, x := range unsafe.Slice((*byte)(a.data), n) {
+		dst[i] = x != 0
+	}
+	return dst, nil
+}
+
+// An output is an array to write and the length it must have.
+type output struct {
+	a    *C.spiral_array
+	name string
+	want int
+	kind byte // 'f' floating, 'i' integer, 'b' bool
+}
+
+// checkOutputs checks every output before anything is written: absent, or
+// of the right length and a type of its kind.
+func checkOutputs(outs ...output) error {
+	for _, o := range outs {
+		var err error
+		switch o.kind {
+		case 'f':
+			err = shape(o.a, o.name, true, C.SPIRAL_F32, C.SPIRAL_F64)
+		case 'i':
+			err = shape(o.a, o.name, true, C.SPIRAL_I32, C.SPIRAL_I64)
+		default:
+			err = shape(o.a, o.name, true, C.SPIRAL_BOOL)
+		}
+		if err != nil {
+			return err
+		}
+		if o.a.dtype != C.SPIRAL_ABSENT && int(o.a.len) != o.want {
+			return usageError("%s has length %d, want %d", o.name, int64(o.a.len), o.want)
+		}
+	}
+	return nil
+}
+
+// writeFloats writes src to a checked output a (F32 values rounded once).
+func writeFloats(a *C.spiral_array, src []float64) {
+	switch a.dtype {
+	case C.SPIRAL_F64:
+		copy(unsafe.Slice((*float64)(a.data), len(src)), src)
+	case C.SPIRAL_F32:
+		dst := unsafe.Slice((*float32)(a.data), len(src))
+		for i, x := range src {
+			dst[i] = float32(x)
+		}
+	}
+}
+
+// writeInts writes src to a checked output a.
+func writeInts(a *C.spiral_array, src []int) {
+	switch a.dtype {
+	case C.SPIRAL_I64:
+		if intIs64 {
+			copy(unsafe.Slice((*int)(a.data), len(src)), src)
+			return
+		}
+		dst := unsafe.Slice((*int64)(a.data), len(src))
+		for i, x := range src {
+			dst[i] = int64(x)
+		}
+	case C.SPIRAL_I32:
+		dst := unsafe.Slice((*int32)(a.data), len(src))
+		for i, x := range src {
+			dst[i] = int32(x)
+		}
+	}
+}
+
+// writeBools writes src to a checked output a: a Go bool is one byte, 0
+// or 1.
+func writeBools(a *C.spiral_array, src []bool) {
+	if a.dtype != C.SPIRAL_BOOL {
+		return
+	}
+	copy(unsafe.Slice((*bool)(a.data), len(src)), src)
+}
+
+// intIs64 reports whether int is int64, whose arrays are copied with one
+// memmove.
+const intIs64 = unsafe.Sizeof(int(0)) == 8
+
+// grow returns s with length n, reusing its array when it is large enough.
+func grow[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n)
+}

@@ -1,0 +1,185 @@
+package main
+
+/*
+#include "spiral_abi.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"spiral/advantage"
+	"spiral/combin"
+	"spiral/eval"
+)
+
+// An errorValue is what an error handle stands for: the error's kind and
+// message, and its items (the bad problems of a batch, or the error itself).
+type errorValue struct {
+	kind    int64
+	message string
+	items   []errorItem
+}
+
+// An errorItem is one structured error, flattened for C.
+type errorItem struct {
+	c                  C.spiral_error_item
+	field, message, fn string
+}
+
+// A usageErr is a misuse of the ABI by its caller.
+type usageErr struct{ msg string }
+
+func (e *usageErr) Error() string { return e.msg }
+
+func usageError(format string, args ...any) error {
+	return &usageErr{"spiral: " + fmt.Sprintf(format, args...)}
+}
+
+// A configErr is an invalid configuration or option.
+type configErr struct{ err error }
+
+func (e *configErr) Error() string { return e.err.Error() }
+func (e *configErr) Unwrap() error { return e.err }
+
+// fail returns a handle to err, flattened: a *advantage.BatchError gives
+// one item per bad problem, any other error one item.
+func fail(err error) C.spiral_handle {
+	return newHandle(flatten(err))
+}
+
+func flatten(err error) *errorValue {
+	v := &errorValue{message: err.Error()}
+	if be, ok := errors.AsType[*advantage.BatchError](err); ok {
+		v.kind = C.SPIRAL_ERR_BATCH
+		for _, p := range be.Problems {
+			v.items = append(v.items, item(p))
+		}
+		return v
+	}
+	it := item(err)
+	v.kind = int64(it.c.kind)
+	v.items = []errorItem{it}
+	return v
+}
+
+// item flattens one error.
+func item(err error) errorItem {
+	it := errorItem{message: err.Error()}
+	c := &it.c
+	c.problem, c.set, c.output = -1, -1, -1
+	if u, ok := errors.AsType[*usageErr](err); ok {
+		c.kind = C.SPIRAL_ERR_USAGE
+		it.message = u.msg
+		return it
+	}
+	if _, ok := errors.AsType[*configErr](err); ok {
+		c.kind = C.SPIRAL_ERR_CONFIG
+		return it
+	}
+	if ie, ok := errors.AsType[*advantage.InputError](err); ok {
+		c.kind = C.SPIRAL_ERR_INPUT
+		it.field = ie.Field
+		c.problem, c.set, c.output = C.int64_t(ie.Problem), C.int64_t(ie.Set), C.int64_t(ie.Output)
+		c.value = C.double(ie.Value)
+		setReason(c, err)
+		return it
+	}
+	if ae, ok := errors.AsType[*eval.ArgError](err); ok {
+		c.kind = C.SPIRAL_ERR_ARG
+		it.field, it.fn = ae.Arg, ae.Func
+		c.output = C.int64_t(ae.Index)
+		setReason(c, err)
+		return it
+	}
+	if _, ok := errors.AsType[*combin.SetError](err); ok {
+		c.kind = C.SPIRAL_ERR_INPUT
+		it.field = "sets"
+		setReason(c, err)
+		return it
+	}
+	c.kind = C.SPIRAL_ERR_OTHER
+	return it
+}
+
+// setReason sets c's reason from the error err wraps.
+func setReason(c *C.spiral_error_item, err error) {
+	switch {
+	case errors.Is(err, advantage.ErrNotFinite):
+		c.reason = C.SPIRAL_REASON_NOT_FINITE
+	case errors.Is(err, advantage.ErrTooLarge):
+		c.reason = C.SPIRAL_REASON_TOO_LARGE
+	case errors.Is(err, eval.ErrTooCostly):
+		c.reason = C.SPIRAL_REASON_TOO_COSTLY
+	}
+	if se, ok := errors.AsType[*combin.SetError](err); ok {
+		c.reason = C.SPIRAL_REASON_SET
+		c.set_reason = C.int64_t(se.Reason)
+		c.set_position, c.set_index, c.set_other = C.int64_t(se.Position), C.int64_t(se.Index), C.int64_t(se.Other)
+		if c.set < 0 {
+			c.set = C.int64_t(se.Set)
+		}
+	}
+}
+
+// spiral_error_summary writes the kind of error e (SPIRAL_ERR_*) and its
+// number of items. It returns an error handle if e is not an error handle.
+//
+//export spiral_error_summary
+func spiral_error_summary(e C.spiral_handle, kind, items *C.int64_t) C.spiral_handle {
+	v, err := lookup[*errorValue](e, "error")
+	if err != nil {
+		return fail(err)
+	}
+	*kind, *items = C.int64_t(v.kind), C.int64_t(len(v.items))
+	return 0
+}
+
+// spiral_error_get writes item i of error e to dst.
+//
+//export spiral_error_get
+func spiral_error_get(e C.spiral_handle, i C.int64_t, dst *C.spiral_error_item) C.spiral_handle {
+	v, err := lookup[*errorValue](e, "error")
+	if err != nil {
+		return fail(err)
+	}
+	if i < 0 || int64(i) >= int64(len(v.items)) {
+		return fail(usageError("error item %d out of range [0, %d)", int64(i), len(v.items)))
+	}
+	*dst = v.items[i].c
+	return 0
+}
+
+// spiral_error_text copies a text of error e (SPIRAL_TEXT_*) into buf, as
+// UTF-8 without a terminating NUL, and returns its length in bytes: when it
+// is larger than capacity, only the first capacity bytes were written. Item
+// -1 is the error as a whole (its message); items from 0 are those of
+// spiral_error_get. It returns -1 if e or i is not valid.
+//
+//export spiral_error_text
+func spiral_error_text(e C.spiral_handle, i, which C.int64_t, buf *C.char, capacity C.int64_t) C.int64_t {
+	v, err := lookup[*errorValue](e, "error")
+	if err != nil || i < -1 || int64(i) >= int64(len(v.items)) {
+		return -1
+	}
+	var s string
+	switch {
+	case i == -1 && which == C.SPIRAL_TEXT_MESSAGE:
+		s = v.message
+	case i == -1:
+	case which == C.SPIRAL_TEXT_MESSAGE:
+		s = v.items[i].message
+	case which == C.SPIRAL_TEXT_FIELD:
+		s = v.items[i].field
+	case which == C.SPIRAL_TEXT_FUNC:
+		s = v.items[i].fn
+	default:
+		return -1
+	}
+	if capacity > 0 && buf != nil {
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(buf)), int(capacity)), s)
+	}
+	return C.int64_t(len(s))
+}

@@ -1,0 +1,175 @@
+"""The group baselines of GRPO, Dr. GRPO and RLOO, with the trainers' presets."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+from dataclasses import asdict, dataclass
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from . import _native
+
+_lib = _native.lib
+
+
+@dataclass(frozen=True)
+class GroupOptions:
+    """A member of the GRPO family (Go's advantage.GroupOptions).
+
+    The default is plain mean-centring, A_i = r_i - mean (Dr. GRPO).
+
+    Parameters
+    ----------
+    scale : {"none", "group", "batch"}
+        The divisor: none, the group's standard deviation, or the batch's.
+    epsilon : float
+        Added to the standard deviation before dividing (>= 0).
+    bessel : bool
+        The standard deviation uses n - 1 (torch.std's default).
+    leave_one_out : bool
+        The baseline is the mean of the group's other rewards (RLOO).
+    nan_unscorable : bool
+        A NaN reward marks its row unscorable (TRL), instead of an error.
+    """
+
+    scale: str = "none"
+    epsilon: float = 0.0
+    bessel: bool = False
+    leave_one_out: bool = False
+    nan_unscorable: bool = False
+
+    @classmethod
+    def preset(cls, name: str) -> "GroupOptions":
+        """Return the options of a trainer's convention, such as ``"verl-grpo"`` (see ``PRESETS``)."""
+        b = name.encode()
+        return cls(**json.loads(_native.text(_lib.spiral_group_preset, b, len(b))))
+
+
+def _presets() -> tuple[str, ...]:
+    needed = ctypes.c_int64()
+    buf = ctypes.create_string_buffer(4096)
+    _lib.spiral_group_presets(buf, len(buf), ctypes.byref(needed))
+    return tuple(buf.raw[: needed.value].decode().split("\n"))
+
+
+PRESETS: tuple[str, ...] = _presets()
+"""The names of the group presets (Go's advantage.Preset), such as ``"verl-grpo"``."""
+
+
+@dataclass(frozen=True)
+class GroupReport:
+    """The groups seen by ``group_advantages`` (Go's advantage.GroupReport).
+
+    Groups are listed by id, in the order of their first row; every row of a
+    listed group gets advantage 0 (a dynamic-sampling trainer drops them).
+
+    Attributes
+    ----------
+    groups : int
+        The number of distinct ids.
+    singletons : list
+        Groups with exactly one scored row.
+    zero_variance : list
+        Groups of two or more scored rows whose rewards are all equal.
+    unscored : list
+        Groups none of whose rows could be scored.
+    unscorable : int
+        Rows whose reward was NaN under ``nan_unscorable``.
+    """
+
+    groups: int
+    singletons: list
+    zero_variance: list
+    unscored: list
+    unscorable: int
+
+
+def group_advantages(
+    rewards: Any,
+    ids: Any,
+    options: Optional[GroupOptions] = None,
+    *,
+    preset: Optional[str] = None,
+    unscorable: Any = None,
+) -> tuple[np.ndarray, GroupReport]:
+    """Group-relative advantages in verl's layout (Go's advantage.GroupRelative).
+
+    For a group of G scored rewards with mean m and standard deviation s
+    (selected by ``options.scale``): A_i = r_i - m (none), (G/(G-1))(r_i - m)
+    (leave_one_out), or (r_i - m)/(s + epsilon) (group, batch).
+
+    Parameters
+    ----------
+    rewards : array_like of float, shape (R,)
+        One scalar reward per row (float32 or float64).
+    ids : array_like, shape (R,)
+        The group of each row: integers, strings or any hashable values; the
+        rows of a group may be anywhere.
+    options : GroupOptions, optional
+        The formula; the default is Dr. GRPO's.
+    preset : str, optional
+        A trainer's convention instead of ``options``, one of ``PRESETS``.
+    unscorable : array_like of bool, shape (R,), optional
+        Rows that could not be scored: left out of their group's mean and
+        standard deviation, advantage 0 (their reward is not read).
+
+    Returns
+    -------
+    advantages : ndarray, shape (R,)
+        In the dtype of the rewards.
+    report : GroupReport
+        The ids of the groups of one row, of equal rewards and of none scored.
+
+    Raises
+    ------
+    InputError
+        A reward NaN (without nan_unscorable), infinite or beyond 1e30
+        (``output`` is the row).
+    ConfigError
+        Invalid options or an unknown preset.
+    """
+    if preset is not None:
+        if options is not None:
+            raise TypeError("spiral: give options or preset, not both")
+        options = GroupOptions.preset(preset)
+    if options is None:
+        options = GroupOptions()
+    r = _native.floats(rewards, "rewards").reshape(-1)
+    un = None if unscorable is None else _native.bools(unscorable, "unscorable").reshape(-1)
+    ids_in = _native._to_numpy(ids)
+    decode: Optional[list] = None
+    if isinstance(ids_in, np.ndarray) and ids_in.dtype.kind == "i":
+        codes = _native.ints(ids_in.reshape(-1), "ids")
+    else:
+        # Any hashable ids (strings, Python ints, ...): numbered in order of
+        # first appearance, and given back as they came.
+        flat: Sequence = ids_in.reshape(-1).tolist() if isinstance(ids_in, np.ndarray) else list(ids_in)
+        seen: dict = {}
+        codes = np.fromiter((seen.setdefault(x, len(seen)) for x in flat), dtype=np.int64, count=len(flat))
+        decode = list(seen)
+    out = np.empty(r.shape, r.dtype)
+    n = max(len(codes), 1)
+    lists = np.empty((3, n), np.int64)
+    rep = _native._GroupReport()
+    text = json.dumps(asdict(options)).encode()
+    d = _native.descriptor
+    arrs = [d(r), d(codes), d(un), d(out), d(lists[0]), d(lists[1]), d(lists[2])]
+    descs = (_native._Array * 7)(*[_native._Array(*x) for x in arrs])
+    ptr = [ctypes.addressof(descs) + i * ctypes.sizeof(_native._Array) for i in range(7)]
+    _native.check(
+        _lib.spiral_group(text, len(text), ptr[0], ptr[1], ptr[2], ptr[3], ctypes.addressof(rep), ptr[4], ptr[5], ptr[6])
+    )
+
+    def ids_of(row: np.ndarray, count: int) -> list:
+        got = row[:count].tolist()
+        return [decode[i] for i in got] if decode is not None else got
+
+    return out, GroupReport(
+        rep.groups,
+        ids_of(lists[0], rep.singletons),
+        ids_of(lists[1], rep.zero_variance),
+        ids_of(lists[2], rep.unscored),
+        rep.unscorable,
+    )

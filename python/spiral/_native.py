@@ -1,0 +1,256 @@
+"""The shared library (libspiral, spiral's C ABI) and the marshalling of arrays.
+
+The library is built from the Go module in ``python/capi`` by ``build.py``
+(``go build -buildmode=c-shared``) next to this file, as ``_libspiral.so``;
+the environment variable ``SPIRAL_LIB`` names another copy. Arrays cross as
+``spiral_array`` descriptors (address, length, element type) into numpy's
+memory: the library reads and writes them during a call and keeps nothing.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from typing import Any
+
+import numpy as np
+
+from . import _errors
+
+ABSENT, F32, F64, I32, I64, BOOL = 0, 1, 2, 3, 4, 5
+
+_DTYPE_CODES = {
+    np.dtype(np.float32): F32,
+    np.dtype(np.float64): F64,
+    np.dtype(np.int32): I32,
+    np.dtype(np.int64): I64,
+    np.dtype(np.bool_): BOOL,
+}
+
+_LIB_NAME = "_libspiral.so"
+
+
+def library_path() -> str:
+    """Return the path of the shared library this package loads."""
+    return os.environ.get("SPIRAL_LIB") or os.path.join(os.path.dirname(os.path.abspath(__file__)), _LIB_NAME)
+
+
+class _Array(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("len", ctypes.c_int64), ("dtype", ctypes.c_int64)]
+
+
+class _GateReport(ctypes.Structure):
+    _fields_ = [
+        ("outputs", ctypes.c_int64),
+        ("positive", ctypes.c_int64),
+        ("at_target", ctypes.c_int64),
+        ("gated", ctypes.c_int64),
+        ("mass_removed", ctypes.c_double),
+    ]
+
+
+class _CreditReport(ctypes.Structure):
+    _fields_ = [
+        ("search", _GateReport),
+        ("aggregation", _GateReport),
+        ("overlong_outputs", ctypes.c_int64),
+        ("overlong_penalized", ctypes.c_int64),
+        ("overlong_overlong", ctypes.c_int64),
+        ("overlong_total", ctypes.c_double),
+    ]
+
+
+class _GroupReport(ctypes.Structure):
+    _fields_ = [
+        ("groups", ctypes.c_int64),
+        ("singletons", ctypes.c_int64),
+        ("zero_variance", ctypes.c_int64),
+        ("unscored", ctypes.c_int64),
+        ("unscorable", ctypes.c_int64),
+    ]
+
+
+class _ErrorItem(ctypes.Structure):
+    _fields_ = [
+        ("kind", ctypes.c_int64),
+        ("problem", ctypes.c_int64),
+        ("set", ctypes.c_int64),
+        ("output", ctypes.c_int64),
+        ("value", ctypes.c_double),
+        ("reason", ctypes.c_int64),
+        ("set_reason", ctypes.c_int64),
+        ("set_position", ctypes.c_int64),
+        ("set_index", ctypes.c_int64),
+        ("set_other", ctypes.c_int64),
+    ]
+
+
+CREDIT_IN_FIELDS = 6  # spiral_credit_in: six spiral_array
+CREDIT_OUT_FIELDS = 9  # spiral_credit_out: nine spiral_array
+
+
+def _load() -> ctypes.CDLL:
+    path = library_path()
+    if not os.path.exists(path):
+        raise ImportError(
+            f"spiral: the shared library {path} is missing; build it with "
+            f"`python3 python/build.py` (needs the Go toolchain)"
+        )
+    lib = ctypes.CDLL(path)
+    h, i64, u64, p = ctypes.c_size_t, ctypes.c_int64, ctypes.c_uint64, ctypes.c_void_p
+    sigs = {
+        "spiral_config_new": (h, [p, i64, ctypes.POINTER(h)]),
+        "spiral_release": (None, [h]),
+        "spiral_constants": (h, [h, p, p, i64, ctypes.POINTER(i64)]),
+        "spiral_role_weights": (h, [h, i64, i64, p, p, i64, ctypes.POINTER(i64)]),
+        "spiral_plan": (h, [h, u64, u64, i64, p]),
+        "spiral_credit_batch": (h, [h, p, p, p]),
+        "spiral_group_presets": (None, [p, i64, ctypes.POINTER(i64)]),
+        "spiral_group_preset": (h, [p, i64, p, i64, ctypes.POINTER(i64)]),
+        "spiral_group": (h, [p, i64, p, p, p, p, p, p, p, p]),
+        "spiral_pass_at_k": (h, [p, p, p, p]),
+        "spiral_coverage": (h, [p, p, p]),
+        "spiral_error_summary": (h, [h, ctypes.POINTER(i64), ctypes.POINTER(i64)]),
+        "spiral_error_get": (h, [h, i64, ctypes.POINTER(_ErrorItem)]),
+        "spiral_error_text": (i64, [h, i64, i64, p, i64]),
+    }
+    for name, (res, args) in sigs.items():
+        f = getattr(lib, name)
+        f.restype, f.argtypes = res, args
+    return lib
+
+
+lib = _load()
+
+_local = threading.local()
+
+
+def scratch(n: int) -> Any:
+    """Return this thread's array of at least n int64, for descriptors."""
+    buf = getattr(_local, "buf", None)
+    if buf is None or len(buf) < n:
+        buf = (ctypes.c_int64 * max(n, 64))()
+        _local.buf = buf
+    return buf
+
+
+_char_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+
+
+def address(a: np.ndarray) -> int:
+    """Return the address of a's first element (a contiguous array), 0 for an empty one."""
+    if a.size == 0:
+        return 0
+    try:
+        return _addressof(_char_from_buffer(a))  # a third of the time of a.ctypes.data
+    except (TypeError, ValueError):  # a read-only array
+        return a.ctypes.data
+
+
+def descriptor(a: np.ndarray | None) -> tuple[int, int, int]:
+    """Return the (address, length, element type) of a contiguous array, or an absent one."""
+    if a is None:
+        return (0, 0, ABSENT)
+    return (address(a), a.size, _DTYPE_CODES[a.dtype])
+
+
+def _to_numpy(x: Any) -> Any:
+    # torch tensors (and other array types with numpy()) without importing torch.
+    if not isinstance(x, np.ndarray) and hasattr(x, "numpy") and hasattr(x, "detach"):
+        return x.detach().cpu().numpy()
+    return x
+
+
+def ints(x: Any, name: str) -> np.ndarray:
+    """Return x as a contiguous int32 or int64 array: x itself when it is one, else a copy."""
+    x = _to_numpy(x)
+    if isinstance(x, np.ndarray) and (x.dtype == np.int64 or x.dtype == np.int32):
+        return x if x.flags.c_contiguous else np.ascontiguousarray(x)
+    a = np.asarray(x)
+    if a.size and a.dtype.kind not in "iub":
+        raise TypeError(f"spiral: {name} must hold integers, got an array of {a.dtype}")
+    if a.size and a.dtype == np.uint64 and a.max() > np.iinfo(np.int64).max:
+        raise OverflowError(f"spiral: {name} holds {a.max()}, beyond int64")
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def floats(x: Any, name: str) -> np.ndarray:
+    """Return x as a contiguous float32 or float64 array: x itself when it is one, else a copy."""
+    x = _to_numpy(x)
+    if isinstance(x, np.ndarray) and (x.dtype == np.float64 or x.dtype == np.float32):
+        return x if x.flags.c_contiguous else np.ascontiguousarray(x)
+    a = np.asarray(x)
+    if a.dtype.kind not in "fiub" and a.size > 0:
+        raise TypeError(f"spiral: {name} must hold numbers, got an array of {a.dtype}")
+    return np.ascontiguousarray(a, dtype=np.float64)
+
+
+def bools(x: Any, name: str) -> np.ndarray:
+    """Return x as a contiguous bool array: x itself when it is one, else a copy."""
+    x = _to_numpy(x)
+    if isinstance(x, np.ndarray) and x.dtype == np.bool_ and x.flags.c_contiguous:
+        return x
+    a = np.asarray(x)
+    if a.dtype.kind not in "biu" and a.size > 0:
+        raise TypeError(f"spiral: {name} must hold booleans, got an array of {a.dtype}")
+    return np.ascontiguousarray(a, dtype=np.bool_)
+
+
+def text(fn: Any, *args: Any) -> str:
+    """Call a function that writes a text (buf, capacity, needed) and return the text."""
+    needed = ctypes.c_int64()
+    buf = ctypes.create_string_buffer(512)
+    check(fn(*args, buf, len(buf), ctypes.byref(needed)))
+    if needed.value > len(buf):
+        buf = ctypes.create_string_buffer(needed.value)
+        check(fn(*args, buf, len(buf), ctypes.byref(needed)))
+    return buf.raw[: needed.value].decode()
+
+
+def error_text(h: int, i: int, which: int) -> str:
+    buf = ctypes.create_string_buffer(1024)
+    n = lib.spiral_error_text(h, i, which, buf, len(buf))
+    if n > len(buf):
+        buf = ctypes.create_string_buffer(n)
+        n = lib.spiral_error_text(h, i, which, buf, len(buf))
+    return buf.raw[: max(n, 0)].decode()
+
+
+def take_error(h: int) -> _errors.SpiralError:
+    """Read error handle h into an exception, and release the handle."""
+    try:
+        kind, count = ctypes.c_int64(), ctypes.c_int64()
+        if lib.spiral_error_summary(h, ctypes.byref(kind), ctypes.byref(count)) != 0:
+            return _errors.SpiralError(f"spiral: error handle {h} is not valid")
+        items = []
+        it = _ErrorItem()
+        for i in range(count.value):
+            lib.spiral_error_get(h, i, ctypes.byref(it))
+            items.append(
+                _errors.Item(
+                    kind=it.kind,
+                    field=error_text(h, i, 1),
+                    func=error_text(h, i, 2),
+                    message=error_text(h, i, 0),
+                    problem=it.problem,
+                    set=it.set,
+                    output=it.output,
+                    value=it.value,
+                    reason=it.reason,
+                    set_reason=it.set_reason,
+                    set_position=it.set_position,
+                    set_index=it.set_index,
+                    set_other=it.set_other,
+                )
+            )
+        return _errors.from_items(kind.value, error_text(h, -1, 0), items)
+    finally:
+        lib.spiral_release(h)
+
+
+def check(h: int) -> None:
+    """Raise the error of handle h, if h is not 0."""
+    if h:
+        raise take_error(h)
