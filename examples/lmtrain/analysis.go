@@ -124,7 +124,11 @@ func Analyze(s setup, opt Options, policies []namedPolicy) (Analysis, error) {
 	// traces.
 	ct := &an.Cross
 	ct.SetsPerProblem = m
-	ct.Prefill = float64(len(aggregatePrompt(s.test[0], make([][]int32, n))))
+	filler := make([][]int32, n)
+	for c := range filler {
+		filler[c] = append(proposal(s.test[0], 0), TokStop)
+	}
+	ct.Prefill = float64(len(aggregatePrompt(s.test[0], filler)))
 	gen := make([]float64, len(policies))
 	outputs := 0
 	for si := range policies {

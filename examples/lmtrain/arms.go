@@ -6,6 +6,7 @@ import (
 
 	"spiral"
 	"spiral/advantage"
+	"spiral/loss"
 )
 
 // An ArmSpec is one training method. Every arm starts from the same base
@@ -80,20 +81,20 @@ func rightReward(p Problem, out []int32) float64 {
 // spiralArm trains the policy with SPIRAL: per problem N1 search traces, K
 // sets of n of them planned by the library, N2 aggregation outputs per set,
 // credit from Config.CreditBatch with the length gates, dynamic sampling
-// on Skip, and the search and aggregation losses scaled by the role
-// multipliers.
+// on Skip, and the loss coefficients from Config.LossCoefficients: the
+// unbiased joint gradient, or the paper's update.
 type spiralArm struct {
-	cfg        spiral.Config
-	planner    *spiral.Planner
-	policy     *Policy
-	search     Grammar // the search traces'
-	agg        Grammar // the aggregation outputs'
-	problems   int     // P, problems per step
-	rounds     int     // generation rounds per step for dynamic sampling
-	searchMult float64
-	aggMult    float64
-	batch      spiral.Batch // reused: PlanTo draws its Sets, generate fills the rest
-	credit     spiral.BatchCredit
+	cfg      spiral.Config
+	planner  *spiral.Planner
+	policy   *Policy
+	search   Grammar // the search traces'
+	agg      Grammar // the aggregation outputs'
+	problems int     // P, problems per step
+	rounds   int     // generation rounds per step for dynamic sampling
+	loss     spiral.LossOptions
+	batch    spiral.Batch // reused: PlanTo draws its Sets, generate fills the rest
+	credit   spiral.BatchCredit
+	coef     spiral.LossCoefficients
 }
 
 func newSpiralArm(cfg spiral.Config, policy *Policy, search, agg Grammar, problems, rounds int, unbiased bool) (*spiralArm, error) {
@@ -101,17 +102,14 @@ func newSpiralArm(cfg spiral.Config, policy *Policy, search, agg Grammar, proble
 	if err != nil {
 		return nil, err
 	}
-	a := &spiralArm{cfg: cfg, planner: planner, policy: policy, search: search, agg: agg, problems: problems, rounds: rounds, searchMult: 1, aggMult: 1}
+	// The loss sums each output's log-probability times its coefficient
+	// (loss.Sum), with the aggregation baseline inside the set, as
+	// CreditBatch computes it.
+	opt := spiral.LossOptions{Update: spiral.PaperUpdate, Baseline: spiral.WithinSet, Reduction: loss.Sum}
 	if unbiased {
-		// The credit sums over every trace and output (SumReduction) with
-		// the aggregation baseline inside the set (WithinSet), as step does.
-		roles, err := cfg.RoleWeights(spiral.WithinSet, spiral.SumReduction)
-		if err != nil {
-			return nil, err
-		}
-		a.searchMult, a.aggMult = roles.SearchMultiplier, roles.AggregationMultiplier
+		opt.Update = spiral.JointGradient
 	}
-	return a, nil
+	return &spiralArm{cfg: cfg, planner: planner, policy: policy, search: search, agg: agg, problems: problems, rounds: rounds, loss: opt}, nil
 }
 
 // rollout is one round of generation for P problems.
@@ -175,9 +173,11 @@ func (a *spiralArm) generate(r *rand.Rand, problems []Problem) (*rollout, error)
 // resamples the problems that give no update (up to a.rounds rounds) and
 // takes one Adam step on the kept ones, each problem's loss
 //
-//	-(searchMult sum_y A_search(y) log pi(y) + aggMult sum_o A_agg(o) log pi(o))
+//	-(sum_y c_search(y) log pi(y) + sum_o c_agg(o) log pi(o))
 //
-// averaged over the P problems of the step.
+// averaged over the P problems of the step, c the loss coefficients: the
+// advantages times 1/M and 1/(K (N2-1)) for the joint gradient, times 1
+// for the paper's update.
 func (a *spiralArm) step(r *rand.Rand, pool []Problem) (StepStats, error) {
 	c := a.cfg
 	n1, k, n2 := c.SearchTraces, c.Sets, c.AggregationsPerSet
@@ -206,6 +206,9 @@ func (a *spiralArm) step(r *rand.Rand, pool []Problem) (StepStats, error) {
 		if err := c.CreditBatch(&a.credit, a.batch); err != nil {
 			return st, fmt.Errorf("credit: %w", err)
 		}
+		if err := c.LossCoefficients(&a.coef, &a.credit, a.batch, a.loss); err != nil {
+			return st, fmt.Errorf("loss coefficients: %w", err)
+		}
 		st.Gated += a.credit.Gates.Search.Gated + a.credit.Gates.Aggregation.Gated
 		for q := range ro.problems {
 			if a.credit.Skip(q) || st.Kept == a.problems {
@@ -215,11 +218,11 @@ func (a *spiralArm) step(r *rand.Rand, pool []Problem) (StepStats, error) {
 			for y := range n1 {
 				i := q*n1 + y
 				search.Rows = append(search.Rows, Row{Prompt: searchPrompt(ro.problems[q]), Output: ro.traces[i]})
-				search.Coef = append(search.Coef, float32(a.searchMult*a.credit.Search[i]/float64(a.problems)))
+				search.Coef = append(search.Coef, float32(a.coef.Search[i]/float64(a.problems)))
 			}
 			for o := q * k * n2; o < (q+1)*k*n2; o++ {
 				agg.Rows = append(agg.Rows, Row{Prompt: ro.aggPrompt[o], Output: ro.aggOut[o]})
-				agg.Coef = append(agg.Coef, float32(a.aggMult*a.credit.Aggregation[o]/float64(a.problems)))
+				agg.Coef = append(agg.Coef, float32(a.coef.Aggregation[o]/float64(a.problems)))
 			}
 		}
 	}

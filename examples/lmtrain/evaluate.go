@@ -7,10 +7,6 @@ import (
 	"spiral/eval"
 )
 
-// evalSets is the number of disjoint sets of n = 4 of a problem's samples
-// an evaluation shows the aggregator.
-const evalSets = 4
-
 // A namedPolicy is a trained (or the base) policy and the arm it came from.
 type namedPolicy struct {
 	Spec   ArmSpec
@@ -68,8 +64,8 @@ func disjointSets(traces [][]int32, problems, k, m, n int) [][][][]int32 {
 
 // evalOwn evaluates a policy as its arm deploys it: samples traces of
 // every test problem under g, pass@1 and answer entropy over them, and its
-// own aggregator on evalSets disjoint sets of n of them, against a
-// majority vote over the same sets and the oracle.
+// own aggregator on the disjoint sets of n of them (samples/n per
+// problem), against a majority vote over the same sets and the oracle.
 func evalOwn(p *Policy, r *rand.Rand, s setup, g Grammar, samples int) (Point, error) {
 	traces, err := sampleTraces(p, r, s.test, g, samples)
 	if err != nil {
@@ -93,15 +89,17 @@ func evalOwn(p *Policy, r *rand.Rand, s setup, g Grammar, samples int) (Point, e
 	pt.Pass1 /= float64(len(traces))
 	pt.Entropy /= float64(len(s.test))
 	n := s.cfg.SetSize
-	sets := disjointSets(traces, len(s.test), samples, evalSets, n)
+	m := samples / n
+	sets := disjointSets(traces, len(s.test), samples, m, n)
 	outs, err := aggregate(p, r, s.test, sets, s.one, n)
+	total := float64(len(outs))
 	if err != nil {
 		return pt, err
 	}
 	for i, out := range outs {
-		q := i / evalSets
+		q := i / m
 		right := s.test[q].Answer()
-		setAns := answers(sets[q][i%evalSets])
+		setAns := answers(sets[q][i%m])
 		if answerOf(out) == right {
 			pt.Aggregator++
 		}
@@ -116,9 +114,8 @@ func evalOwn(p *Policy, r *rand.Rand, s setup, g Grammar, samples int) (Point, e
 			pt.Oracle++
 		}
 	}
-	m := float64(len(outs))
-	pt.Aggregator /= m
-	pt.Majority /= m
-	pt.Oracle /= m
+	pt.Aggregator /= total
+	pt.Majority /= total
+	pt.Oracle /= total
 	return pt, nil
 }

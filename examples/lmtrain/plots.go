@@ -147,7 +147,7 @@ func (st *Study) plots(dir string) error {
 				}
 				return sr.Generated
 			}
-			n := 12 // maj@k for k = 1..12
+			n := min(12, len(r0.Analysis.Search[i].Majority)) // maj@k for k = 1..12
 			mid, l, h := st.curve(n, func(s *Summary, k int) float64 { return float64(k+1) * perTrace(s) },
 				func(s *Summary, k int) float64 { return s.Analysis.Search[i].Majority[k] })
 			track(l, h)

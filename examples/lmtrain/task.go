@@ -2,9 +2,10 @@ package main
 
 import "math/rand/v2"
 
-// The vocabulary: the ten digit values, a name for each of the fifteen
-// pairs of positions, the nineteen numbers 0..18 (a problem's target), the
-// tool's two replies, then the markers.
+// The vocabulary: the ten digit values, a name for each pair of positions,
+// the nineteen numbers 0..18 (a problem's target), the tool's two replies,
+// the markers, and a token for each checked candidate (a pair and its
+// check) as an aggregation prompt shows it.
 const (
 	TokPair0     = 10 // TokPair0+id names the pair of positions numbered id (see pairOf)
 	TokSum0      = 25 // TokSum0+s is the target s, 0 <= s <= 18
@@ -15,7 +16,8 @@ const (
 	TokAggregate = 48 // first token of an aggregation prompt
 	TokStop      = 49 // the stop token: ends every output
 	TokPad       = 50 // padding after a row's last token
-	VocabSize    = 51
+	TokCand0     = 51 // TokCand0+2*id+hit shows a candidate: pair id, checked (hit 1: a hit)
+	VocabSize    = TokCand0 + 2*ProblemPairs
 )
 
 // ProblemDigits is the number of digits of a problem; a problem has
@@ -198,6 +200,17 @@ func lastProposal(out []int32) []int32 {
 	return out[n-2 : n]
 }
 
+// candidateToken is the token that shows a complete output in an
+// aggregation prompt: its last proposal's pair and check in one token.
+func candidateToken(out []int32) int32 {
+	last := lastProposal(out)
+	hit := int32(0)
+	if last[1] == TokHit {
+		hit = 1
+	}
+	return TokCand0 + 2*(last[0]-TokPair0) + hit
+}
+
 // searchPrompt is the prompt of a search trace: TokSearch, the digits, the
 // target, TokSep.
 func searchPrompt(p Problem) []int32 {
@@ -210,16 +223,15 @@ func searchPrompt(p Problem) []int32 {
 }
 
 // aggregatePrompt is the prompt of an aggregation call: TokAggregate, the
-// digits, the target, then each candidate's last proposal (its pair and
-// the check) after a TokSep, in the order given, and a final
-// TokSep.
+// digits, the target, TokSep, then one token per candidate (its last
+// proposal's pair and check, candidateToken) in the order given, and a
+// final TokSep. Reading a candidate's check is reading one token; finding
+// the pair is not.
 func aggregatePrompt(p Problem, candidates [][]int32) []int32 {
 	s := searchPrompt(p)
 	s[0] = TokAggregate
-	s = s[:len(s)-1]
 	for _, c := range candidates {
-		s = append(s, TokSep)
-		s = append(s, lastProposal(c)...)
+		s = append(s, candidateToken(c))
 	}
 	return append(s, TokSep)
 }
@@ -228,7 +240,7 @@ func aggregatePrompt(p Problem, candidates [][]int32) []int32 {
 // aggregation row a prompt with n candidates and an output.
 func (g Grammar) searchRowLen() int { return ProblemDigits + 3 + g.MaxOutput() }
 func (g Grammar) aggregateRowLen(n int) int {
-	return ProblemDigits + 2 + 3*n + 1 + g.MaxOutput()
+	return ProblemDigits + 3 + n + 1 + g.MaxOutput()
 }
 
 // proposal is the output tokens proposing pair id of p.
