@@ -31,17 +31,18 @@ type Options struct {
 	Model                       ModelConfig
 	WarmupRows, WarmupAggs      int
 	WarmupCorrect, WarmupAgain  float64
+	WarmupCheck                 float64
 }
 
 // DefaultOptions is the documented default run.
 func DefaultOptions() Options {
 	return Options{
-		Out: "../../out/lmtrain", Steps: 80, Problems: 8, Rounds: 3,
-		Warmup: 100, EvalEvery: 20, Test: 128, Samples: 32,
+		Out: "../../out/lmtrain", Steps: 60, Problems: 8, Rounds: 3,
+		Warmup: 200, EvalEvery: 25, Test: 128, Samples: 32,
 		SearchGate: 0, AggregationGate: 0, Arms: "spiral,spiral-paper,grpo-2x,grpo-24", GRPOPreset: "dr-grpo",
 		LearningRate: 3e-3, Seed: 1,
 		Model:      ModelConfig{Dim: 16, Layers: 2, Heads: 2, Hidden: 32, LearningRate: 3e-3},
-		WarmupRows: 32, WarmupAggs: 16, WarmupCorrect: 0.3, WarmupAgain: 0.5,
+		WarmupRows: 32, WarmupAggs: 16, WarmupCorrect: 0.3, WarmupAgain: 0.5, WarmupCheck: 0.3,
 	}
 }
 
@@ -176,7 +177,7 @@ func Run(opt Options, log io.Writer) (*Summary, error) {
 	t0 := time.Now()
 	err = Warmup(base, rand.New(rand.NewPCG(opt.Seed, 1)), WarmupConfig{
 		Steps: opt.Warmup, SearchRows: opt.WarmupRows, AggregateRows: opt.WarmupAggs,
-		Correct: opt.WarmupCorrect, Again: opt.WarmupAgain, SetSize: s.cfg.SetSize,
+		Correct: opt.WarmupCorrect, Again: opt.WarmupAgain, Check: opt.WarmupCheck, SetSize: s.cfg.SetSize,
 		Search: Grammar{MaxPairs: 2}, Aggregation: s.one,
 	}, s.exclude, log)
 	if err != nil {

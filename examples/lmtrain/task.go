@@ -268,9 +268,19 @@ func (g Grammar) demoTrace(r *rand.Rand, p Problem, correct, again float64) []in
 	return append(out, TokStop)
 }
 
-// demoAggregation is the base model's aggregation output: the last
-// proposal of a uniformly chosen candidate, repeated.
-func demoAggregation(r *rand.Rand, candidates [][]int32) []int32 {
+// demoAggregation is the base model's aggregation output: with
+// probability check, the last proposal of a candidate whose check is a hit
+// (when one is), otherwise that of a uniformly chosen candidate, repeated.
+// A base model with check > 0 reads the checks a little, as a pretrained
+// model might; training has that to build on.
+func demoAggregation(r *rand.Rand, candidates [][]int32, check float64) []int32 {
 	c := lastProposal(candidates[r.IntN(len(candidates))])
+	if r.Float64() < check {
+		for _, cand := range candidates {
+			if lastProposal(cand)[1] == TokHit {
+				c = lastProposal(cand)
+			}
+		}
+	}
 	return append(append([]int32{}, c...), TokStop)
 }

@@ -9,11 +9,11 @@ import (
 // WarmupConfig is the supervised warm-up that makes the base model every
 // arm starts from: the format, a partly right search habit (demoTrace with
 // Correct, a second proposal with probability Again) and an aggregator that
-// repeats one of its candidates (demoAggregation). It stands in for a
-// pretrained model.
+// repeats one of its candidates, a hit with probability Check
+// (demoAggregation). It stands in for a pretrained model.
 type WarmupConfig struct {
 	Steps, SearchRows, AggregateRows int
-	Correct, Again                   float64
+	Correct, Again, Check            float64
 	SetSize                          int
 	// Search is the grammar of the demonstrated traces (room for every
 	// arm's proposals), Aggregation that of aggregation outputs.
@@ -37,7 +37,7 @@ func Warmup(p *Policy, r *rand.Rand, cfg WarmupConfig, exclude map[int64]bool, l
 			for i := range cands {
 				cands[i] = g.demoTrace(r, pr, cfg.Correct, cfg.Again)
 			}
-			agg.Rows = append(agg.Rows, Row{Prompt: aggregatePrompt(pr, cands), Output: demoAggregation(r, cands)})
+			agg.Rows = append(agg.Rows, Row{Prompt: aggregatePrompt(pr, cands), Output: demoAggregation(r, cands, cfg.Check)})
 		}
 		search.Coef = constant(len(search.Rows), 1/float32(len(search.Rows)))
 		agg.Coef = constant(len(agg.Rows), 1/float32(len(agg.Rows)))
