@@ -93,7 +93,7 @@ type LossCoefficients struct {
 // *loss.InputError whose Field is "SearchLengths" or "AggregationLengths"
 // and Row the position in it.
 func (c Config) LossCoefficients(dst *LossCoefficients, b *BatchCredit, in Batch, opt LossOptions) error {
-	w, err := c.RoleWeights(opt.Baseline, SumReduction)
+	w, err := c.RoleWeights(LossOptions{Baseline: opt.Baseline})
 	if err != nil {
 		return err
 	}

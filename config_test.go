@@ -2,9 +2,9 @@ package spiral
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"math/big"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -13,6 +13,7 @@ import (
 	"spiral/advantage"
 	"spiral/combin"
 	"spiral/lengthgate"
+	"spiral/loss"
 )
 
 func TestPaperConfig(t *testing.T) {
@@ -38,22 +39,22 @@ func TestConfigValidate(t *testing.T) {
 		c    Config
 		want []string // substrings, every one must appear
 	}{
-		{"zero value", Config{}, []string{"SearchTraces (N1) = 0 < 1", "SetSize (n) = 0 < 1", "Sets (K) = 0 < 1", "AggregationsPerSet (N2) = 0 < 1"}},
-		{"n > N1", with(func(c *Config) { c.SetSize = 9 }), []string{"SetSize (n) = 9 > SearchTraces (N1) = 8"}},
-		{"K > C(8,4)", with(func(c *Config) { c.Sets = 71 }), []string{"Sets (K) = 71 > C(8, 4) = 70"}},
-		{"K > (8)_4", with(func(c *Config) { c.Ordered = true; c.Sets = 1681 }), []string{"Sets (K) = 1681 > (8)_4 = 1680"}},
-		{"balanced K > family", with(func(c *Config) { c.Design = combin.Balanced; c.Sets = 71 }), []string{"Sets (K) = 71 > C(8, 4) = 70"}},
-		{"negative N2", with(func(c *Config) { c.AggregationsPerSet = -2 }), []string{"AggregationsPerSet (N2) = -2 < 1"}},
-		{"bad order", with(func(c *Config) { c.Order = 5 }), []string{"Order = 5"}},
-		{"bad design", with(func(c *Config) { c.Design = 7 }), []string{"Design = 7"}},
-		{"shuffled tuples", with(func(c *Config) { c.Ordered = true; c.Order = combin.Shuffled }), []string{"Order = shuffled with Ordered = true"}},
-		{"balanced tuples", with(func(c *Config) { c.Ordered = true; c.Design = combin.Balanced }), []string{"Design = balanced with Ordered = true"}},
-		{"bad gate", with(func(c *Config) { c.Gates.Aggregation.Target = -1 }), []string{"Gates", "aggregation gate", "Target = -1"}},
-		{"bad overlong", with(func(c *Config) { c.Overlong = &lengthgate.SoftOverlong{MaxLength: 10, Buffer: 4} }), []string{"Config.Overlong", "Factor"}},
-		{"bad range", with(func(c *Config) { c.RewardRange = advantage.RewardRange{Low: 1, High: 0} }), []string{"Config.RewardRange"}},
-		{"N1 too large", with(func(c *Config) { c.SearchTraces = 1 << 30 }), []string{"SearchTraces (N1) = 1073741824 > combin.MaxSize"}},
-		{"K*N2 too large", Config{SearchTraces: 1 << 10, SetSize: 2, Sets: 1 << 12, AggregationsPerSet: 1 << 13}, []string{"K*N2 = 4096*8192 > combin.MaxSize"}},
-		{"K*n too large", Config{SearchTraces: 1 << 20, SetSize: 1 << 10, Sets: 1 << 15, AggregationsPerSet: 1}, []string{"K*n = 32768*1024 > combin.MaxSize"}},
+		{"zero value", Config{}, []string{"spiral: Config.SearchTraces: N1 = 0 < 1", "spiral: Config.SetSize: n = 0 < 1", "spiral: Config.Sets: K = 0 < 1", "spiral: Config.AggregationsPerSet: N2 = 0 < 1"}},
+		{"n > N1", with(func(c *Config) { c.SetSize = 9 }), []string{"Config.SetSize: n = 9 > N1 = 8"}},
+		{"K > C(8,4)", with(func(c *Config) { c.Sets = 71 }), []string{"Config.Sets: K = 71 > C(8, 4) = 70"}},
+		{"K > (8)_4", with(func(c *Config) { c.Ordered = true; c.Sets = 1681 }), []string{"Config.Sets: K = 1681 > (8)_4 = 1680"}},
+		{"balanced K > family", with(func(c *Config) { c.Design = combin.Balanced; c.Sets = 71 }), []string{"Config.Sets: K = 71 > C(8, 4) = 70"}},
+		{"negative N2", with(func(c *Config) { c.AggregationsPerSet = -2 }), []string{"Config.AggregationsPerSet: N2 = -2 < 1"}},
+		{"bad order", with(func(c *Config) { c.Order = 5 }), []string{"Config.Order: 5 is neither"}},
+		{"bad design", with(func(c *Config) { c.Design = 7 }), []string{"Config.Design: 7 is neither"}},
+		{"shuffled tuples", with(func(c *Config) { c.Ordered = true; c.Order = combin.Shuffled }), []string{"Config.Order: shuffled tuples"}},
+		{"balanced tuples", with(func(c *Config) { c.Ordered = true; c.Design = combin.Balanced }), []string{"Config.Design: balanced tuples"}},
+		{"bad gate", with(func(c *Config) { c.Gates.Aggregation.Target = -1 }), []string{"spiral: Config.Gates.Aggregation.Target: -1 < 0"}},
+		{"bad overlong", with(func(c *Config) { c.Overlong = &lengthgate.SoftOverlong{MaxLength: 10, Buffer: 4} }), []string{"spiral: Config.Overlong.Factor: 0, want"}},
+		{"bad range", with(func(c *Config) { c.RewardRange = advantage.RewardRange{Low: 1, High: 0} }), []string{"spiral: Config.RewardRange.Low: reward range (1, 0)"}},
+		{"N1 too large", with(func(c *Config) { c.SearchTraces = 1 << 30 }), []string{"Config.SearchTraces: N1 = 1073741824 > combin.MaxSize"}},
+		{"K*N2 too large", Config{SearchTraces: 1 << 10, SetSize: 2, Sets: 1 << 12, AggregationsPerSet: 1 << 13}, []string{"Config.Sets: K*N2 = 4096*8192 > combin.MaxSize"}},
+		{"K*n too large", Config{SearchTraces: 1 << 20, SetSize: 1 << 10, Sets: 1 << 15, AggregationsPerSet: 1}, []string{"Config.Sets: K*n = 32768*1024 > combin.MaxSize"}},
 	}
 	for _, tt := range tests {
 		err := tt.c.Validate()
@@ -65,6 +66,12 @@ func TestConfigValidate(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%s: Validate() = %q, want it to contain %q", tt.name, err, w)
 			}
+		}
+		// Every error is an *InputError naming a Config field, in the
+		// root's words alone.
+		if e, ok := errors.AsType[*InputError](err); !ok || !strings.HasPrefix(e.Field, "Config.") ||
+			strings.Contains(err.Error(), "lengthgate:") || strings.Contains(err.Error(), "advantage:") || strings.Contains(err.Error(), "combin:") {
+			t.Errorf("%s: Validate() = %q (%T), want *InputErrors naming Config fields with one package prefix", tt.name, err, err)
 		}
 	}
 	good := []Config{
@@ -215,7 +222,7 @@ func TestConfigMLarge(t *testing.T) {
 	if exact, err := c.M(); err == nil && exact.Cmp(big.NewRat(1, 1)) >= 0 {
 		t.Errorf("M() = %v, want below 1 (q_K < 1) or an error", exact)
 	}
-	w, err := c.RoleWeights(WithinSet, SumReduction)
+	w, err := c.RoleWeights(LossOptions{})
 	if err != nil || w.SearchFloat != m || w.SearchMultiplier != 1 {
 		t.Errorf("RoleWeights = %+v, %v; want SearchFloat = SearchMultiplier = 1", w, err)
 	}
@@ -236,17 +243,21 @@ func TestRoleWeightsPaper(t *testing.T) {
 	c := Paper()
 	for _, tc := range []struct {
 		b           AggregationBaseline
-		r           Reduction
+		r           loss.Reduction
+		split       bool
 		search, agg string
 	}{
-		{WithinSet, SumReduction, "1365/1541", "12"},
-		{LeaveOneOut, SumReduction, "1365/1541", "16"},
-		{WithinSet, MeanPerRole, "1365/12328", "3/4"},
-		{LeaveOneOut, MeanPerRole, "1365/12328", "1"},
-		{WithinSet, MeanPooled, "455/12328", "1/2"},
-		{LeaveOneOut, MeanPooled, "455/12328", "2/3"},
+		{WithinSet, loss.Sum, false, "1365/1541", "12"},
+		{LeaveOneOut, loss.Sum, false, "1365/1541", "16"},
+		{WithinSet, loss.SeqMeanTokenSum, true, "1365/12328", "3/4"},
+		{LeaveOneOut, loss.SeqMeanTokenSum, true, "1365/12328", "1"},
+		{WithinSet, loss.SeqMeanTokenSum, false, "455/12328", "1/2"},
+		{LeaveOneOut, loss.SeqMeanTokenSum, false, "455/12328", "2/3"},
+		{WithinSet, loss.TRLRLOO, false, "455/12328", "1/2"},
+		{WithinSet, loss.TRLDrGRPO, true, "1365/12328", "3/4"},
+		{WithinSet, loss.SeqMeanTokenSumNorm, true, "1365/1541", "12"},
 	} {
-		w, err := c.RoleWeights(tc.b, tc.r)
+		w, err := c.RoleWeights(LossOptions{Baseline: tc.b, Reduction: tc.r, SplitRoles: tc.split})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,16 +308,23 @@ func TestRoleWeightsFollowDesign(t *testing.T) {
 			Design:             combin.Design(rapid.IntRange(0, 1).Draw(t, "design")),
 		}
 		b := AggregationBaseline(rapid.IntRange(0, 1).Draw(t, "baseline"))
-		r := Reduction(rapid.IntRange(0, 2).Draw(t, "reduction"))
+		r := rapid.SampledFrom([]loss.Reduction{loss.Sum, loss.SeqMeanTokenSum}).Draw(t, "reduction")
+		split := rapid.Bool().Draw(t, "split")
 		m, err := c.M()
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := c.RoleWeights(b, r)
+		w, err := c.RoleWeights(LossOptions{Baseline: b, Reduction: r, SplitRoles: split})
 		if err != nil {
 			t.Fatal(err)
 		}
-		div := map[Reduction]int64{SumReduction: 1, MeanPerRole: int64(n1), MeanPooled: int64(c.Generations())}[r]
+		div := int64(1)
+		if r == loss.SeqMeanTokenSum {
+			div = int64(c.Generations())
+			if split {
+				div = int64(n1)
+			}
+		}
 		if want := new(big.Rat).Quo(m, big.NewRat(div, 1)); w.Search.Cmp(want) != 0 {
 			t.Fatalf("%+v %v %v: Search = %v, want M/%d = %v", c, b, r, w.Search, div, want)
 		}
@@ -317,32 +335,34 @@ func TestRoleWeightsFollowDesign(t *testing.T) {
 func TestRoleWeightsZeroAndErrors(t *testing.T) {
 	c := Paper()
 	c.Sets = 1
-	w, err := c.RoleWeights(WithinSet, SumReduction)
+	w, err := c.RoleWeights(LossOptions{})
 	if err != nil || w.Search.Sign() != 0 || w.SearchMultiplier != 0 {
 		t.Errorf("K = 1: %+v, %v; want a zero search weight and multiplier", w, err)
 	}
 	c = Paper()
 	c.AggregationsPerSet = 1
-	w, err = c.RoleWeights(WithinSet, MeanPooled)
+	w, err = c.RoleWeights(LossOptions{Reduction: loss.SeqMeanTokenSum})
 	if err != nil || w.Aggregation.Sign() != 0 || w.AggregationMultiplier != 0 {
 		t.Errorf("N2 = 1 within the set: %+v, %v; want a zero aggregation weight and multiplier", w, err)
 	}
 	for _, tc := range []struct {
 		c    Config
 		b    AggregationBaseline
-		r    Reduction
+		r    loss.Reduction
 		want string
 	}{
-		{c, LeaveOneOut, SumReduction, "LeaveOneOut needs AggregationsPerSet (N2) >= 2"},
-		{Paper(), 2, SumReduction, "AggregationBaseline = 2"},
-		{Paper(), WithinSet, 3, "Reduction = 3"},
-		{Config{}, WithinSet, SumReduction, "SearchTraces (N1) = 0"},
+		{c, LeaveOneOut, loss.Sum, "LeaveOneOut needs AggregationsPerSet (N2) >= 2"},
+		{Paper(), 2, loss.Sum, "AggregationBaseline = 2"},
+		{Paper(), WithinSet, 99, "Reduction = 99"},
+		{Paper(), WithinSet, loss.TokenMean, "token-mean weights each output by its length"},
+		{Paper(), WithinSet, loss.SeqMeanTokenMean, "Config.LossCoefficients"},
+		{Config{}, WithinSet, loss.Sum, "Config.SearchTraces: N1 = 0"},
 	} {
-		if _, err := tc.c.RoleWeights(tc.b, tc.r); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := tc.c.RoleWeights(LossOptions{Baseline: tc.b, Reduction: tc.r}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("RoleWeights(%v, %v) = %v, want an error with %q", tc.b, tc.r, err, tc.want)
 		}
 	}
-	if WithinSet.String() != "WithinSet" || MeanPooled.String() != "MeanPooled" || Reduction(9).String() != "Reduction(9)" {
+	if WithinSet.String() != "WithinSet" || JointGradient.String() != "JointGradient" || Update(9).String() != "Update(9)" {
 		t.Error("String methods")
 	}
 }
@@ -370,11 +390,11 @@ func TestHugeSizes(t *testing.T) {
 			t.Fatalf("%+v: Validate %v, MFloat %v, %v", c, err, mf, err2)
 		}
 		_, _ = c.M()
-		_, _ = c.RoleWeights(WithinSet, MeanPooled)
+		_, _ = c.RoleWeights(LossOptions{Reduction: loss.SeqMeanTokenSum})
 		if err == nil {
 			valid++
 			if c.PlanSize() <= 1<<16 {
-				if _, err := c.Plan(rand.New(rand.NewPCG(1, 2))); err != nil {
+				if _, err := c.Plan(1, 2, 3); err != nil {
 					t.Fatalf("%+v: valid, but Plan: %v", c, err)
 				}
 			}

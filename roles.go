@@ -3,6 +3,8 @@ package spiral
 import (
 	"fmt"
 	"math/big"
+
+	"spiral/loss"
 )
 
 // AggregationBaseline is the reference subtracted from an aggregation
@@ -31,36 +33,6 @@ func (b AggregationBaseline) String() string {
 	return fmt.Sprintf("AggregationBaseline(%d)", int(b))
 }
 
-// Reduction says how a trainer's loss combines the per-output terms
-// A * grad log pi of one problem (sequence-level reductions; a token-level
-// mean weights each output by its length).
-type Reduction int
-
-const (
-	// SumReduction sums the terms of the N1 search traces and the K*N2
-	// aggregation outputs.
-	SumReduction Reduction = iota
-	// MeanPerRole averages each role separately: the search sum is divided
-	// by N1 and the aggregation sum by K*N2.
-	MeanPerRole
-	// MeanPooled divides the sum over all N1 + K*N2 outputs by N1 + K*N2.
-	MeanPooled
-)
-
-// String returns "SumReduction", "MeanPerRole", "MeanPooled" or
-// "Reduction(v)".
-func (r Reduction) String() string {
-	switch r {
-	case SumReduction:
-		return "SumReduction"
-	case MeanPerRole:
-		return "MeanPerRole"
-	case MeanPooled:
-		return "MeanPooled"
-	}
-	return fmt.Sprintf("Reduction(%d)", int(r))
-}
-
 // RoleWeights are the weights the expected SPIRAL update puts on the two
 // parts of the joint gradient grad J = grad_search J + grad_agg J
 // (docs/findings.md#aggregation-factor-and-role-weights):
@@ -83,26 +55,34 @@ type RoleWeights struct {
 	SearchMultiplier, AggregationMultiplier float64
 }
 
-// RoleWeights returns the role weights of c's update under the aggregation
-// baseline b and the loss reduction r, for c's family and design (M is
-// [Config.M]: the balanced design's when Design is combin.Balanced):
+// RoleWeights returns the role weights of c's update with the advantages
+// as they are (the paper's update) under the aggregation baseline
+// opt.Baseline and the trainer's loss opt.Reduction, reduced over one
+// problem's outputs (opt.Update is not read), for c's family and design (M
+// is [Config.M]: the balanced design's when Design is combin.Balanced):
 //
-//	SumReduction: Search = M,        Aggregation = K a
-//	MeanPerRole:  Search = M/N1,     Aggregation = a/N2
-//	MeanPooled:   Search = M/(N1 + K N2), Aggregation = K a/(N1 + K N2)
+//	sum, seq-mean-token-sum-norm:   Search = M,              Aggregation = K a
+//	seq-mean-token-sum, trl-rloo,
+//	trl-dr-grpo, pooled:            Search = M/(N1 + K N2),  Aggregation = K a/(N1 + K N2)
+//	the same with SplitRoles:       Search = M/N1,           Aggregation = a/N2
 //
-// with a = N2 - 1 for WithinSet and a = N2 for LeaveOneOut. At the paper's
-// configuration (WithinSet, SumReduction) they are 1365/1541 ~ 0.886 and
-// 12. It returns an error if c is not valid, b or r is undefined, or b is
-// LeaveOneOut with N2 = 1.
-func (c Config) RoleWeights(b AggregationBaseline, r Reduction) (RoleWeights, error) {
+// with a = N2 - 1 for WithinSet and a = N2 for LeaveOneOut, every output
+// having at least one token; the trainers' constants (S, and for a batch
+// of P problems the further 1/P of the means) are left out. The token means
+// and the per-sequence token means weight outputs by their lengths, so
+// their weights are not constants: [Config.LossCoefficients] makes their
+// update exact per batch instead. At the paper's configuration (WithinSet,
+// sum) the weights are 1365/1541 ~ 0.886 and 12. It returns an error if c
+// is not valid, the baseline or reduction is undefined or weights outputs
+// by their lengths, or the baseline is LeaveOneOut with N2 = 1.
+func (c Config) RoleWeights(opt LossOptions) (RoleWeights, error) {
 	consts, err := c.Constants()
 	if err != nil {
 		return RoleWeights{}, err
 	}
 	n1, k, n2 := int64(c.SearchTraces), int64(c.Sets), int64(c.AggregationsPerSet)
 	var a int64
-	switch b {
+	switch opt.Baseline {
 	case WithinSet:
 		a = n2 - 1
 	case LeaveOneOut:
@@ -111,19 +91,23 @@ func (c Config) RoleWeights(b AggregationBaseline, r Reduction) (RoleWeights, er
 		}
 		a = n2
 	default:
-		return RoleWeights{}, fmt.Errorf("spiral: AggregationBaseline = %d is neither WithinSet nor LeaveOneOut", int(b))
+		return RoleWeights{}, fmt.Errorf("spiral: AggregationBaseline = %d is neither WithinSet nor LeaveOneOut", int(opt.Baseline))
 	}
 	// The weights are M/sd and k a/ad: the divisors of the reduction.
 	var sd, ad int64
-	switch r {
-	case SumReduction:
+	switch opt.Reduction {
+	case loss.Sum, loss.SeqMeanTokenSumNorm:
 		sd, ad = 1, 1
-	case MeanPerRole:
-		sd, ad = n1, k*n2
-	case MeanPooled:
+	case loss.SeqMeanTokenSum, loss.TRLRLOO, loss.TRLDrGRPO:
 		sd, ad = n1+k*n2, n1+k*n2
+		if opt.SplitRoles {
+			sd, ad = n1, k*n2
+		}
 	default:
-		return RoleWeights{}, fmt.Errorf("spiral: Reduction = %d is not SumReduction, MeanPerRole or MeanPooled", int(r))
+		if !opt.Reduction.LengthWeighted() {
+			return RoleWeights{}, fmt.Errorf("spiral: LossOptions.Reduction = %d is not a defined loss.Reduction", int(opt.Reduction))
+		}
+		return RoleWeights{}, fmt.Errorf("spiral: LossOptions.Reduction = %v weights each output by its length (or the batch's tokens): its role weights are not constants; Config.LossCoefficients gives the exact update per batch", opt.Reduction)
 	}
 	w := RoleWeights{Aggregation: big.NewRat(k*a, ad)}
 	if consts.M != nil {

@@ -20,18 +20,32 @@ import (
 //
 // Sample returns an error if rnd is nil, K < 0, K > T, or K*n > MaxSize.
 func (f Family) Sample(rnd *rand.Rand, K int) ([][]int, error) {
+	return sampleOnce(rnd, K, f.n, func() (sampler, error) { return NewSampler(f, K) })
+}
+
+// sampler is what Family.Sample and Family.SampleBalanced need of their
+// samplers.
+type sampler interface {
+	Len() int
+	SampleTo(dst []int, rnd *rand.Rand) error
+}
+
+// sampleOnce draws K sets of n from a new sampler into one backing array
+// and returns them split (see splitSets), or the first error of rnd's
+// check, the sampler's construction and its draw.
+func sampleOnce(rnd *rand.Rand, K, n int, newSampler func() (sampler, error)) ([][]int, error) {
 	if rnd == nil {
 		return nil, errNilRand
 	}
-	s, err := NewSampler(f, K)
+	s, err := newSampler()
 	if err != nil {
 		return nil, err
 	}
-	flat := make([]int, K*f.n)
+	flat := make([]int, s.Len())
 	if err := s.SampleTo(flat, rnd); err != nil {
 		return nil, err
 	}
-	return splitSets(flat, K, f.n), nil
+	return splitSets(flat, K, n), nil
 }
 
 // splitSets returns the K sets of n ints that flat holds, as capped
@@ -256,7 +270,8 @@ func (s *Sampler) draw(dst []int, src rand.Source) {
 	}
 	if s.table != nil {
 		// A partial Fisher-Yates shuffle of the set indices: swap i with
-		// i + d_i, d_i uniform in [0, T-i), copy the first K, restore.
+		// i + d_i, d_i uniform in [0, T-i), copy the first K, and restore
+		// the identity.
 		pick, swaps := s.pick, s.swaps
 		drawDigits(swaps, s.runs, src)
 		for i, d := range swaps {
@@ -264,14 +279,27 @@ func (s *Sampler) draw(dst []int, src rand.Source) {
 			pick[i], pick[j] = pick[j], pick[i]
 			swaps[i] = j
 		}
-		out := dst
-		for _, g := range pick[:k] {
-			copy(out, s.table[g*n:g*n+n])
-			out = out[n:]
+		if n == 4 {
+			// The paper's set size, copied by four moves: a draw at
+			// Subsets(8, 4), K = 4, takes 522 instructions and 27.5 ns
+			// instead of 712 and 36 ns with copy's calls of memmove
+			// (BenchmarkDrawTo/Subsets(8,4)/K=4/per-problem on fresh
+			// random values; instructions counted by cachegrind as
+			// bench/cachegrind.sh does).
+			for i, g := range pick[:k] {
+				set, to := s.table[g*4:g*4+4], dst[i*4:i*4+4]
+				to[0], to[1], to[2], to[3] = set[0], set[1], set[2], set[3]
+			}
+		} else {
+			out := dst
+			for _, g := range pick[:k] {
+				copy(out, s.table[g*n:g*n+n])
+				out = out[n:]
+			}
 		}
-		for i := k - 1; i >= 0; i-- {
-			j := s.swaps[i]
-			s.pick[i], s.pick[j] = s.pick[j], s.pick[i]
+		// Every position the swaps touched holds its own index again.
+		for i, j := range swaps {
+			pick[i], pick[j] = i, j
 		}
 		return
 	}

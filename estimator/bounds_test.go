@@ -176,7 +176,7 @@ func TestHugeSizesErrorOrAnswer(t *testing.T) {
 func TestMonteCarloWorkersBounded(t *testing.T) {
 	mc := MonteCarlo{Family: family(t, false, 2, 1), K: 1,
 		Policy: must(NewCategorical(rats("1/2", "1/2"))), Objective: must(CoverTable(2, 1, 1))}
-	R := 16 * MonteCarloChunk
+	R := 8 * MonteCarloChunk
 	var res, huge MonteCarloResult
 	var err, errHuge error
 	base := spiraltest.Allocated(func() { res, err = mc.Run(R, 7) })
@@ -208,8 +208,8 @@ func TestExactEnumerationsBounded(t *testing.T) {
 			return err
 		}, "AggregationCredit", fmt.Sprintf("N2 = %d outputs over agg's V = 2 outputs", N2), "MaxExactSteps = 8388608")
 	}
-	if _, err := AggregationCredit(agg, rats("1/3", "1"), 8, spiral.WithinSet); err != nil {
-		t.Errorf("AggregationCredit(V2 = 2, N2 = 8): %v", err)
+	if _, err := AggregationCredit(agg, rats("1/3", "1"), 7, spiral.WithinSet); err != nil {
+		t.Errorf("AggregationCredit(V2 = 2, N2 = 7): %v", err)
 	}
 	c := must(NewCategorical(rats("1/3", "2/3")))
 	for _, N := range []int{17, 20} {

@@ -167,7 +167,7 @@ type setOutcome struct {
 // besides the errors of its arguments. Proposition 3.1 and the aggregation
 // factor predict Search = M * Gradient(c, a.Table(), p) and Aggregation =
 // K a * a.Gradient(c, p), the role weights of spiral.Config.RoleWeights with
-// spiral.SumReduction (docs/findings.md#aggregation-factor-and-role-weights).
+// a sum (spiral.LossOptions{}; docs/findings.md#aggregation-factor-and-role-weights).
 func JointExpectation(c *Categorical, a *Aggregator, f combin.Family, K, N2 int, b spiral.AggregationBaseline, p combin.Order) (JointUpdate, error) {
 	if c == nil || a == nil {
 		return JointUpdate{}, fmt.Errorf("estimator: policy or aggregator is nil")

@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"spiral"
+	"spiral/loss"
 	"strings"
 	"testing"
 
@@ -118,7 +119,7 @@ func TestAggregationErrors(t *testing.T) {
 func aggregationFactor(t fataler, N2 int, b spiral.AggregationBaseline) *big.Rat {
 	t.Helper()
 	cfg := spiral.Config{SearchTraces: 2, SetSize: 1, Sets: 1, AggregationsPerSet: N2}
-	w, err := cfg.RoleWeights(b, spiral.SumReduction)
+	w, err := cfg.RoleWeights(spiral.LossOptions{Baseline: b})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,21 +135,25 @@ func TestRoleWeightsPaper(t *testing.T) {
 	tuples, balanced := paper, paper
 	tuples.Ordered = true
 	balanced.Design = combin.Balanced
+	perRole := spiral.LossOptions{Reduction: loss.SeqMeanTokenSum, SplitRoles: true}
+	pooled := spiral.LossOptions{Reduction: loss.SeqMeanTokenSum}
 	for _, tc := range []struct {
 		cfg               spiral.Config
 		b                 spiral.AggregationBaseline
-		r                 spiral.Reduction
+		r                 spiral.LossOptions
 		search, aggregate string
 	}{
-		{paper, spiral.WithinSet, spiral.SumReduction, "1365/1541", "12"},
-		{paper, spiral.LeaveOneOut, spiral.SumReduction, "1365/1541", "16"},
-		{paper, spiral.WithinSet, spiral.MeanPerRole, "1365/12328", "3/4"},
-		{paper, spiral.LeaveOneOut, spiral.MeanPerRole, "1365/12328", "1"},
-		{paper, spiral.WithinSet, spiral.MeanPooled, "455/12328", "1/2"},
-		{tuples, spiral.WithinSet, spiral.SumReduction, "821660/938561", "12"},
-		{balanced, spiral.WithinSet, spiral.SumReduction, "1", "12"},
+		{paper, spiral.WithinSet, spiral.LossOptions{}, "1365/1541", "12"},
+		{paper, spiral.LeaveOneOut, spiral.LossOptions{}, "1365/1541", "16"},
+		{paper, spiral.WithinSet, perRole, "1365/12328", "3/4"},
+		{paper, spiral.LeaveOneOut, perRole, "1365/12328", "1"},
+		{paper, spiral.WithinSet, pooled, "455/12328", "1/2"},
+		{tuples, spiral.WithinSet, spiral.LossOptions{}, "821660/938561", "12"},
+		{balanced, spiral.WithinSet, spiral.LossOptions{}, "1", "12"},
 	} {
-		w, err := tc.cfg.RoleWeights(tc.b, tc.r)
+		opt := tc.r
+		opt.Baseline = tc.b
+		w, err := tc.cfg.RoleWeights(opt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +161,7 @@ func TestRoleWeightsPaper(t *testing.T) {
 			t.Errorf("%+v %v %v: weights (%s, %s), want (%s, %s)", tc.cfg, tc.b, tc.r, w.Search.RatString(), w.Aggregation.RatString(), tc.search, tc.aggregate)
 		}
 	}
-	w, _ := paper.RoleWeights(spiral.WithinSet, spiral.SumReduction)
+	w, _ := paper.RoleWeights(spiral.LossOptions{})
 	if ratio := new(big.Rat).Quo(w.Aggregation, w.Search); ratio.RatString() != "6164/455" {
 		t.Errorf("aggregation/search = %s, want 6164/455 ~ 13.55", ratio.RatString())
 	}
@@ -234,7 +239,7 @@ func TestJointExpectation(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg := spiral.Config{SearchTraces: tc.N, SetSize: tc.n, Sets: tc.K, AggregationsPerSet: tc.N2, Ordered: tc.ordered}
-		w, err := cfg.RoleWeights(tc.b, spiral.SumReduction)
+		w, err := cfg.RoleWeights(spiral.LossOptions{Baseline: tc.b})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -371,7 +376,10 @@ func TestAdvantageCrossCheck(t *testing.T) {
 				}
 				fhat[k] = big.NewRat(int64(sum), N2)
 			}
-			in := advantage.Batch[float64]{Traces: []int{f.Traces()}, Sets: []int{K}, Ordered: f.Ordered()}
+			in := advantage.Batch[float64]{Traces: []int{f.Traces()}, Sets: []int{K}}
+			if f.Ordered() {
+				in.Check = advantage.Tuples
+			}
 			for k, g := range chosen {
 				in.SetSizes = append(in.SetSizes, len(g))
 				in.Members = append(in.Members, g...)

@@ -3,6 +3,8 @@ package eval
 import (
 	"errors"
 	"strconv"
+
+	"spiral/internal/numeric"
 )
 
 // ErrTooCostly is the error, wrapped in an [*ArgError], for arguments that
@@ -49,8 +51,9 @@ func costError(what, arg, reason string) *ArgError {
 
 // maxSteps bounds the inner-loop steps of one call (a rounded division or a
 // multiply-add each, a few nanoseconds): calls that would take more are
-// refused with ErrTooCostly, so that none runs for more than seconds.
-const maxSteps = 1 << 30
+// refused with ErrTooCostly, so that none runs for more than seconds. It is
+// the module's cap on work, numeric.MaxWork.
+const maxSteps = numeric.MaxWork
 
 // within reports whether a*b <= limit for a, b >= 0, without overflow.
 func within(a, b, limit int) bool {

@@ -92,7 +92,9 @@ type spiralArm struct {
 	problems int     // P, problems per step
 	rounds   int     // generation rounds per step for dynamic sampling
 	loss     spiral.LossOptions
-	batch    spiral.Batch // reused: PlanTo draws its Sets, generate fills the rest
+	plans    spiral.Plans // reused: PlanTo draws them every round
+	keys     []uint64     // 0, 1, ...: the round's problems
+	batch    spiral.Batch // reused: generate fills it
 	credit   spiral.BatchCredit
 	coef     spiral.LossCoefficients
 }
@@ -127,9 +129,13 @@ type rollout struct {
 func (a *spiralArm) generate(r *rand.Rand, problems []Problem) (*rollout, error) {
 	c := a.cfg
 	n1, k, n, n2 := c.SearchTraces, c.Sets, c.SetSize, c.AggregationsPerSet
-	if err := a.planner.PlanTo(&a.batch, len(problems), r); err != nil {
+	for len(a.keys) < len(problems) {
+		a.keys = append(a.keys, uint64(len(a.keys)))
+	}
+	if err := a.planner.PlanTo(&a.plans, r.Uint64(), 0, a.keys[:len(problems)]); err != nil {
 		return nil, err
 	}
+	a.batch.Plans = &a.plans
 	ro := &rollout{problems: problems}
 	prompts := make([][]int32, 0, len(problems)*n1)
 	for _, p := range problems {
@@ -146,7 +152,7 @@ func (a *spiralArm) generate(r *rand.Rand, problems []Problem) (*rollout, error)
 	for q, p := range problems {
 		for i := range k {
 			for j := range n {
-				cands[j] = ro.traces[q*n1+a.batch.Sets[(q*k+i)*n+j]]
+				cands[j] = ro.traces[q*n1+a.plans.Member(q, i, j)]
 			}
 			prompt := aggregatePrompt(p, cands)
 			for range n2 {

@@ -168,7 +168,7 @@ func claims() ([]claim, error) {
 	if err != nil {
 		return nil, err
 	}
-	roles, err := cfg.RoleWeights(spiral.WithinSet, spiral.SumReduction)
+	roles, err := cfg.RoleWeights(spiral.LossOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"spiral"
 	"spiral/advantage"
 	"spiral/combin"
+	"spiral/loss"
 )
 
 // A trainer updates a policy from one batch of problems per step.
@@ -152,7 +153,7 @@ var arms = []arm{
 		searchWeight: func() (*big.Rat, error) {
 			G := spiral.Paper().Generations()
 			group := spiral.Config{SearchTraces: 1, SetSize: 1, Sets: 1, AggregationsPerSet: G}
-			w, err := group.RoleWeights(spiral.WithinSet, spiral.MeanPerRole)
+			w, err := group.RoleWeights(spiral.LossOptions{Reduction: loss.SeqMeanTokenSum, SplitRoles: true})
 			if err != nil {
 				return nil, err
 			}
@@ -190,11 +191,11 @@ func balancedPaper() spiral.Config {
 
 // pooledSearchWeight returns M/(N1 + K*N2): the multiplier of Proposition
 // 3.1 for c's own design, each output's term divided by the outputs
-// generated per problem (Config.RoleWeights with MeanPooled). It is
+// generated per problem (Config.RoleWeights with loss.SeqMeanTokenSum). It is
 // 1365/(1541*24) = 455/12328 for the paper's uniform design and 1/24 for
 // the balanced one (M = 8/4 - 1 = 1).
 func pooledSearchWeight(c spiral.Config) (*big.Rat, error) {
-	w, err := c.RoleWeights(spiral.WithinSet, spiral.MeanPooled)
+	w, err := c.RoleWeights(spiral.LossOptions{Reduction: loss.SeqMeanTokenSum})
 	if err != nil {
 		return nil, err
 	}
@@ -327,7 +328,8 @@ type spiralArm struct {
 	correct  []bool
 	setSyms  []int
 	setRight []bool
-	plan     spiral.Batch // one problem's plan
+	plans    spiral.Plans // the step's plans
+	keys     []uint64     // 0, 1, ...: the step's problems
 	// The step's batch, problem after problem: syms[q*N1+y] is the
 	// strategy of search trace y of problem q, actions[o] the action of
 	// aggregation output o (the layout of batch.Rewards).
@@ -375,20 +377,23 @@ func (s *spiralArm) step(pol *policy, batch []problem, rnd *rand.Rand) error {
 	P := len(batch)
 	s.syms = slices.Grow(s.syms[:0], P*N1)[:P*N1]
 	s.actions = slices.Grow(s.actions[:0], P*K*N2)[:P*K*N2]
-	s.batch.Sets = slices.Grow(s.batch.Sets[:0], P*K*n)[:P*K*n]
 	s.batch.Rewards = slices.Grow(s.batch.Rewards[:0], P*K*N2)[:P*K*N2]
+	for len(s.keys) < P {
+		s.keys = append(s.keys, uint64(len(s.keys)))
+	}
+	if err := s.planner.PlanTo(&s.plans, rnd.Uint64(), 0, s.keys[:P]); err != nil {
+		return err
+	}
+	s.batch.Plans = &s.plans
 	for q, x := range batch {
 		syms := s.syms[q*N1 : (q+1)*N1]
 		for y := range syms {
 			syms[y] = draw(rnd, s.p)
 			s.correct[y] = rnd.Float64() < s.toy.solveProb(x, syms[y])
 		}
-		if err := s.planner.PlanTo(&s.plan, 1, rnd); err != nil {
-			return err
-		}
-		copy(s.batch.Sets[q*K*n:], s.plan.Sets)
 		for i := range K {
-			for j, y := range s.plan.Sets[i*n : (i+1)*n] {
+			for j := range n {
+				y := s.plans.Member(q, i, j)
 				s.setSyms[j], s.setRight[j] = syms[y], s.correct[y]
 			}
 			for j := range N2 {

@@ -145,7 +145,7 @@
 // so the two differ by at most one problem's tokens. Each step takes the
 // update the advisor's figures are of, (g/M, u/(K a)): the credit from
 // Planner.PlanTo and Config.CreditBatch, the search and aggregation terms
-// scaled by Config.RoleWeights(WithinSet, SumReduction)'s multipliers,
+// scaled by Config.RoleWeights(LossOptions{})'s multipliers,
 // averaged over the step's problems, times -lr (default 1). Each arm
 // trains -replicates streams (default 16) for -steps steps (default 60).
 //

@@ -19,6 +19,7 @@ import (
 
 	"spiral"
 	"spiral/internal/spiraltest"
+	"spiral/loss"
 )
 
 func TestMain(m *testing.M) { spiraltest.Main(m) }
@@ -458,7 +459,7 @@ func TestExpectedSteps(t *testing.T) {
 	batch := []problem{{kind: single, answer: 1}, {kind: complementary, subset: 0b1011}}
 	const lr = 1
 	cfg := spiral.Paper()
-	roles, err := cfg.RoleWeights(spiral.WithinSet, spiral.MeanPooled)
+	roles, err := cfg.RoleWeights(spiral.LossOptions{Reduction: loss.SeqMeanTokenSum})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,18 +13,25 @@ package numeric
 
 import "math"
 
-// The module's caps, one owner each; the packages refer to these rather
-// than keep their own.
+// The module's three caps. Every size a caller's numbers can reach is
+// bounded before any work or allocation by one of them, or by a bound that
+// a package derives from one of them for its own algorithm and documents
+// (such as combin's (K+1) b^2 <= 2^36 for AppearanceDist, from b <=
+// MaxExactBits). A package that exports a cap exports one of these under
+// its own name (combin.MaxSize, combin.MaxExactBits).
 const (
 	// MaxSize bounds every length a caller's numbers can make the module
-	// hold: N1, K*n, the members of a list of sets, the length of a curve
-	// (2^24 ints, 128 MiB). combin exports it as combin.MaxSize.
+	// hold: N1, K*n, the members of a list of sets, the rows of a batch,
+	// the length of a curve (2^24 elements, 128 MiB of float64).
 	MaxSize = 1 << 24
 	// MaxExactBits bounds the size, in bits, of the numerators and
 	// denominators that an exact (math/big) answer works with, so that each
-	// exact answer comes within a fraction of a second. combin exports it
-	// as combin.MaxExactBits.
+	// exact answer comes within a fraction of a second.
 	MaxExactBits = 1 << 17
+	// MaxWork bounds the elementary steps (a loop's iterations, a draw's
+	// retries) that one call may take on a caller's numbers before it
+	// refuses them, a few seconds at most.
+	MaxWork = 1 << 30
 )
 
 // TwoSum returns s = fl(a + b) and the rounding error e of that addition,

@@ -27,10 +27,12 @@ type configState struct {
 // caller's arrays and the results, reused from call to call.
 type worker struct {
 	planner *spiral.Planner
-	plans   spiral.Batch // what the planner draws into; never credited, so
-	// that sets copied from the caller are never taken for drawn ones
-	batch  spiral.Batch // the caller's batch, copied
-	credit spiral.BatchCredit
+	drawn   spiral.Plans // what the planner draws into
+	keys    []uint64     // 0, 1, ...: the problems' keys
+	members []int        // the caller's sets, copied
+	plans   spiral.Plans // the caller's sets, checked
+	batch   spiral.Batch // the caller's batch, copied
+	credit  spiral.BatchCredit
 }
 
 func (s *configState) get() *worker {
@@ -136,21 +138,31 @@ func spiral_constants(cfg C.spiral_handle, floats *C.double, buf *C.char, capaci
 	return 0
 }
 
-// spiral_role_weights writes cfg's role weights under an aggregation
-// baseline (0 WithinSet, 1 LeaveOneOut) and a reduction (0 SumReduction,
-// 1 MeanPerRole, 2 MeanPooled), as spiral.Config.RoleWeights computes
-// them: floats[0..3] are the search and aggregation weights and their
-// multipliers; buf receives the two weights as exact fractions, one per
-// line (the search line empty beyond the exact cost bound).
+// spiral_role_weights writes cfg's role weights, as
+// spiral.Config.RoleWeights computes them, under a loss reduction (its
+// name, loss.Reduction's text: "sum", "seq-mean-token-sum", ...), an
+// aggregation baseline (0 WithinSet, 1 LeaveOneOut) and split_roles
+// (nonzero when the trainer reduces search traces and aggregation outputs
+// as two loss terms): floats[0..3] are the search and aggregation weights
+// and their multipliers; buf receives the two weights as exact fractions,
+// one per line (the search line empty beyond the exact cost bound).
 //
 //export spiral_role_weights
-func spiral_role_weights(cfg C.spiral_handle, baseline, reduction C.int64_t, floats *C.double, buf *C.char, capacity C.int64_t, needed *C.int64_t) (ret C.spiral_handle) {
+func spiral_role_weights(cfg C.spiral_handle, reduction *C.char, n C.int64_t, baseline, splitRoles C.int64_t, floats *C.double, buf *C.char, capacity C.int64_t, needed *C.int64_t) (ret C.spiral_handle) {
 	defer guard(&ret)
 	s, err := lookup[*configState](cfg, "configuration")
 	if err != nil {
 		return fail(err)
 	}
-	w, err := s.cfg.RoleWeights(spiral.AggregationBaseline(baseline), spiral.Reduction(reduction))
+	name, err := goBytes(reduction, n)
+	if err != nil {
+		return fail(err)
+	}
+	opt := spiral.LossOptions{Baseline: spiral.AggregationBaseline(baseline), SplitRoles: splitRoles != 0}
+	if err := opt.Reduction.UnmarshalText(name); err != nil {
+		return fail(&configErr{err})
+	}
+	w, err := s.cfg.RoleWeights(opt)
 	if err != nil {
 		return fail(&configErr{err})
 	}

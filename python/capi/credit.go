@@ -7,19 +7,45 @@ import "C"
 
 import (
 	"errors"
-	"math/rand/v2"
+	"sync"
 
+	"spiral"
 	"spiral/advantage"
+	"spiral/combin"
 	"spiral/lengthgate"
 )
 
+// A plansState is what a plans handle stands for: spiral.Plans a Planner
+// drew, kept by the library (the caller gets a copy), which CreditBatch
+// credits without checking the sets.
+type plansState struct {
+	shape plansShape
+	plans spiral.Plans
+}
+
+// plansShape is what the validity of plans depends on.
+type plansShape struct {
+	traces, size, sets int
+	ordered            bool
+	design             combin.Design
+}
+
+func shapeOf(c *spiral.Config) plansShape {
+	return plansShape{c.SearchTraces, c.SetSize, c.Sets, c.Ordered, c.Design}
+}
+
+var plansPool sync.Pool // *plansState, given back by spiral_release
+
 // spiral_plan draws the plans of a batch into out (I32 or I64, P*K*n
 // entries: candidate j of set i of problem q at (q*K+i)*n+j), as Go's
-// Planner.PlanTo does with rand.New(rand.NewPCG(seed, step)), and as
-// `spiral plan -seed seed -step step` writes them.
+// Planner.PlanTo does for the keys 0..P-1 at (seed, step), and as
+// `spiral plan -seed seed -step step` writes them. When plans is not NULL
+// it also receives a handle to the plans as drawn, which
+// spiral_credit_batch credits without checking them; release it with
+// spiral_release.
 //
 //export spiral_plan
-func spiral_plan(cfg C.spiral_handle, seed, step C.uint64_t, problems C.int64_t, out *C.spiral_array) (ret C.spiral_handle) {
+func spiral_plan(cfg C.spiral_handle, seed, step C.uint64_t, problems C.int64_t, out *C.spiral_array, plans *C.spiral_handle) (ret C.spiral_handle) {
 	defer guard(&ret)
 	s, err := lookup[*configState](cfg, "configuration")
 	if err != nil {
@@ -39,10 +65,26 @@ func spiral_plan(cfg C.spiral_handle, seed, step C.uint64_t, problems C.int64_t,
 			return fail(err)
 		}
 	}
-	if err := w.planner.PlanTo(&w.plans, int(problems), rand.New(rand.NewPCG(uint64(seed), uint64(step)))); err != nil {
+	dst := &w.drawn
+	var ps *plansState
+	if plans != nil {
+		ps, _ = plansPool.Get().(*plansState)
+		if ps == nil {
+			ps = new(plansState)
+		}
+		ps.shape, dst = shapeOf(&s.cfg), &ps.plans
+	}
+	for len(w.keys) < int(problems) {
+		w.keys = append(w.keys, uint64(len(w.keys)))
+	}
+	if err := w.planner.PlanTo(dst, uint64(seed), uint64(step), w.keys[:problems]); err != nil {
 		return fail(err)
 	}
-	writeInts(out, w.plans.Sets)
+	w.members = dst.AppendMembers(w.members[:0])
+	writeInts(out, w.members)
+	if plans != nil {
+		*plans = newHandle(ps)
+	}
 	return 0
 }
 
@@ -50,13 +92,15 @@ const maxInt = int(^uint(0) >> 1)
 
 // spiral_credit_batch computes the credit of a batch with cfg's
 // Config.CreditBatch: the inputs are copied from in, the results written to
-// out and report. On a SPIRAL_ERR_BATCH error (bad problems of a sound
+// out and report. The sets are those of the plans handle, drawn by
+// spiral_plan, when it is not 0 (in->sets is then not read), else in->sets,
+// which are checked. On a SPIRAL_ERR_BATCH error (bad problems of a sound
 // layout) the outputs hold the credit of every other problem and the bad
 // ones are marked rejected, as Go's CreditBatch leaves them; on any other
 // error nothing is written.
 //
 //export spiral_credit_batch
-func spiral_credit_batch(cfg C.spiral_handle, in *C.spiral_credit_in, out *C.spiral_credit_out, report *C.spiral_credit_report) (ret C.spiral_handle) {
+func spiral_credit_batch(cfg C.spiral_handle, plans C.spiral_handle, in *C.spiral_credit_in, out *C.spiral_credit_out, report *C.spiral_credit_report) (ret C.spiral_handle) {
 	defer guard(&ret)
 	s, err := lookup[*configState](cfg, "configuration")
 	if err != nil {
@@ -65,8 +109,30 @@ func spiral_credit_batch(cfg C.spiral_handle, in *C.spiral_credit_in, out *C.spi
 	w := s.get()
 	defer s.put(w)
 	b := &w.batch
-	if b.Sets, err = readInts(b.Sets, &in.sets, "sets", false); err != nil {
-		return fail(err)
+	if plans != 0 {
+		// Plans the library drew, for this shape.
+		ps, err := lookup[*plansState](plans, "plans")
+		if err != nil {
+			return fail(err)
+		}
+		if ps.shape != shapeOf(&s.cfg) {
+			return fail(usageError("plans drawn for N1 = %d, n = %d, K = %d, ordered = %v, design %v, credited with N1 = %d, n = %d, K = %d, ordered = %v, design %v",
+				ps.shape.traces, ps.shape.size, ps.shape.sets, ps.shape.ordered, ps.shape.design,
+				s.cfg.SearchTraces, s.cfg.SetSize, s.cfg.Sets, s.cfg.Ordered, s.cfg.Design))
+		}
+		b.Plans = &ps.plans
+	} else {
+		if w.members, err = readInts(w.members, &in.sets, "sets", false); err != nil {
+			return fail(err)
+		}
+		// Bad sets are kept in the plans and rejected by CreditBatch with
+		// the other bad problems.
+		if err := s.cfg.CheckPlans(&w.plans, w.members); err != nil {
+			if _, ok := errors.AsType[*advantage.BatchError](err); !ok {
+				return fail(err)
+			}
+		}
+		b.Plans = &w.plans
 	}
 	if b.Rewards, err = readFloats(b.Rewards, &in.rewards, "rewards", false); err != nil {
 		return fail(err)

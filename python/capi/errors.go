@@ -8,11 +8,13 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"spiral/advantage"
 	"spiral/combin"
 	"spiral/eval"
+	"spiral/loss"
 )
 
 // An errorValue is what an error handle stands for: the error's kind and
@@ -81,10 +83,19 @@ func item(err error) errorItem {
 	}
 	if ie, ok := errors.AsType[*advantage.InputError](err); ok {
 		c.kind = C.SPIRAL_ERR_INPUT
-		it.field = ie.Field
+		it.field = fieldName(ie.Field)
 		c.problem, c.set, c.output = C.int64_t(ie.Problem), C.int64_t(ie.Set), C.int64_t(ie.Output)
 		c.value = C.double(ie.Value)
 		setReason(c, err)
+		return it
+	}
+	if le, ok := errors.AsType[*loss.InputError](err); ok {
+		c.kind = C.SPIRAL_ERR_INPUT
+		it.field = le.Field
+		c.output, c.value = C.int64_t(le.Row), C.double(le.Value)
+		if le.Row >= 0 && le.Value < 0 && (le.Field == "SearchLengths" || le.Field == "AggregationLengths") {
+			c.reason = C.SPIRAL_REASON_NEGATIVE_LENGTH
+		}
 		return it
 	}
 	if ae, ok := errors.AsType[*eval.ArgError](err); ok {
@@ -102,6 +113,17 @@ func item(err error) errorItem {
 	}
 	c.kind = C.SPIRAL_ERR_OTHER
 	return it
+}
+
+// fieldName returns the name this package's callers know for a field of
+// the root's errors: the Batch field without "Batch.", and "Sets" for the
+// plans (the flat sets the caller passed).
+func fieldName(f string) string {
+	switch f {
+	case "members", "Batch.Plans":
+		return "Sets"
+	}
+	return strings.TrimPrefix(f, "Batch.")
 }
 
 // setReason sets c's reason from the error err wraps.

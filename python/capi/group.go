@@ -55,9 +55,11 @@ func spiral_group_preset(name *C.char, n C.int64_t, buf *C.char, capacity C.int6
 }
 
 // spiral_group computes group-relative advantages with
-// advantage.GroupRelative: options is an advantage.GroupOptions in JSON
-// (scale, epsilon, bessel, leave_one_out, nan_unscorable), rewards F32 or
-// F64, ids I32 or I64 (the group of each row), unscorable BOOL or ABSENT
+// advantage.GroupRelativeTokens: options is an advantage.GroupOptions in
+// JSON (scale, epsilon, bessel, leave_one_out, nan_unscorable, best, clip,
+// whiten), rewards F32 or F64, ids I32 or I64 (the group of each row),
+// lengths I32 or I64 (each row's tokens, which whitening weighs) or ABSENT
+// (every row weighs 1, as advantage.GroupRelative), unscorable BOOL or ABSENT
 // (rows that could not be scored: given to GroupRelative as NaN rewards
 // under NaNUnscorable, the library's mark of such a row), dst the
 // advantages (F32 or F64, one per row). The report's lists (singletons, zero_variance,
@@ -66,7 +68,7 @@ func spiral_group_preset(name *C.char, n C.int64_t, buf *C.char, capacity C.int6
 // every group; report receives their lengths.
 //
 //export spiral_group
-func spiral_group(options *C.char, n C.int64_t, rewards, ids, unscorable, dst *C.spiral_array, report *C.spiral_group_report, singletons, zeroVariance, unscored *C.spiral_array) (ret C.spiral_handle) {
+func spiral_group(options *C.char, n C.int64_t, rewards, ids, lengths, unscorable, dst *C.spiral_array, report *C.spiral_group_report, singletons, zeroVariance, unscored *C.spiral_array) (ret C.spiral_handle) {
 	defer guard(&ret)
 	b, err := goBytes(options, n)
 	if err != nil {
@@ -105,7 +107,16 @@ func spiral_group(options *C.char, n C.int64_t, rewards, ids, unscorable, dst *C
 		return fail(err)
 	}
 	out := make([]float64, len(r))
-	rep, err := advantage.GroupRelative(out, r, idv, opt)
+	lv, err := readInts(nil, lengths, "lengths", true)
+	if err != nil {
+		return fail(err)
+	}
+	var rep advantage.GroupReport[int]
+	if lv == nil {
+		rep, err = advantage.GroupRelative(out, r, idv, opt)
+	} else {
+		rep, err = advantage.GroupRelativeTokens(out, r, idv, lv, opt)
+	}
 	if err != nil {
 		return fail(err)
 	}

@@ -62,7 +62,11 @@ func lookup[T any](h C.spiral_handle, what string) (T, error) {
 //
 //export spiral_release
 func spiral_release(h C.spiral_handle) {
-	handles.Delete(uint64(h))
+	if v, ok := handles.LoadAndDelete(uint64(h)); ok {
+		if ps, ok := v.(*plansState); ok {
+			plansPool.Put(ps)
+		}
+	}
 }
 
 // guard turns a panic of the call it is deferred in into an error handle

@@ -84,6 +84,23 @@ typedef struct {
 	double overlong_total;
 } spiral_credit_report;
 
+/* The input of spiral_loss_coefficients: a batch's credit, in the layout of
+ * spiral_credit_out, and the lengths in tokens the trainer's loss reads. */
+typedef struct {
+	spiral_array search;              /* P*N1 search advantages, F32 or F64 */
+	spiral_array aggregation;         /* the aggregation advantages */
+	spiral_array search_lengths;      /* P*N1, I32 or I64 */
+	spiral_array aggregation_lengths; /* parallel to aggregation */
+} spiral_loss_in;
+
+/* What loss.Coefficients reports: the effective learning-rate scale kappa
+ * and the counts of outputs, outputs with a token, tokens, and outputs
+ * dropped (no token, nonzero update). */
+typedef struct {
+	double scale;
+	int64_t outputs, rows, tokens, dropped;
+} spiral_loss_report;
+
 /* What advantage.GroupRelative reports: the counts of its lists. */
 typedef struct {
 	int64_t groups, singletons, zero_variance, unscored, unscorable;

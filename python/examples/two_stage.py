@@ -97,7 +97,8 @@ def generate(cfg: spiral.Config, policy: Policy, keys: np.ndarray, seed: int, st
     search_len = np.where(answers == truth[:, None], rng.integers(40, 120, answers.shape), rng.integers(80, 400, answers.shape))
 
     # 2. Plan: the sets of every problem, from (seed, step, key).
-    sets = cfg.plan(seed, step, keys)  # (P, K, n) trace indices
+    plans = cfg.plan(seed, step, keys)
+    sets = plans.sets  # (P, K, n) trace indices
 
     # 3. Aggregation prompts: the answers of each set's traces, in the
     # set's presentation order (a real trainer puts the traces' texts in
@@ -131,46 +132,63 @@ def generate(cfg: spiral.Config, policy: Policy, keys: np.ndarray, seed: int, st
         "unscorable": np.concatenate([np.zeros(p * n1, bool), unscorable[qi, j]]),
         "dlogp": np.concatenate([dsearch.reshape(-1), dagg[qi, j]]),
     }
-    return {"keys": keys, "sets": sets, "rows": rows}
+    return {"keys": keys, "sets": plans, "rows": rows}
 
 
-def credit(cfg: spiral.Config, batch: dict) -> tuple[spiral.Credit, np.ndarray]:
-    """Gather the credit inputs from the rows, credit the batch, and return (credit, advantage per row)."""
-    keys, sets, rows = batch["keys"], batch["sets"], batch["rows"]
-    n1, k, n2 = cfg.search_traces, cfg.sets, cfg.aggregations_per_set
-    p = len(keys)
-    q = np.searchsorted(keys, rows["key"], sorter=np.argsort(keys))
-    q = np.argsort(keys)[q]  # each row's position in the batch
-    search = rows["role"] == SEARCH
-    agg = ~search
+class Layout:
+    """Where every row's sequence sits in the library's batch layout, and back."""
 
-    search_lengths = np.zeros((p, n1), np.int64)
-    search_lengths[q[search], rows["trace_index"][search]] = rows["response_length"][search]
+    def __init__(self, cfg: spiral.Config, batch: dict) -> None:
+        keys, rows = batch["keys"], batch["rows"]
+        n1, k = cfg.search_traces, cfg.sets
+        p = len(keys)
+        by_key = np.argsort(keys)
+        self.problem = by_key[np.searchsorted(keys, rows["key"], sorter=by_key)]  # each row's problem
+        self.search = rows["role"] == SEARCH
+        self.agg = ~self.search
+        # Search trace y of problem q is entry q*N1 + y.
+        self.search_at = self.problem[self.search] * n1 + rows["trace_index"][self.search]
+        # Aggregation outputs set after set, a set's outputs in order; the
+        # count of each set (fewer than N2 where a generation was dropped).
+        s = self.problem[self.agg] * k + rows["set_id"][self.agg]
+        self.order = np.lexsort((rows["output_index"][self.agg], s))
+        self.agg_at = np.empty(len(self.order), np.int64)
+        self.agg_at[self.order] = np.arange(len(self.order))
+        self.reward_counts = np.bincount(s, minlength=p * k)
+        self.search_lengths = np.zeros(p * n1, np.int64)
+        self.search_lengths[self.search_at] = rows["response_length"][self.search]
 
-    # Aggregation outputs in the Batch layout: set after set, the outputs of
-    # a set in order; reward_counts for the sets that lost a generation.
-    s = q[agg] * k + rows["set_id"][agg]
-    order = np.lexsort((rows["output_index"][agg], s))
-    reward_counts = np.bincount(s, minlength=p * k)
-    rewards = rows["reward"][agg][order]
-    unscorable = rows["unscorable"][agg][order]
-    agg_lengths = rows["response_length"][agg][order]
+    def traces(self, column: np.ndarray) -> np.ndarray:
+        """The search rows' values of a column, in the batch layout (P*N1 entries)."""
+        out = np.zeros(len(self.search_lengths), column.dtype)
+        out[self.search_at] = column[self.search]
+        return out
 
+    def outputs(self, column: np.ndarray) -> np.ndarray:
+        """The aggregation rows' values of a column, in the batch layout."""
+        return column[self.agg][self.order]
+
+    def to_rows(self, search: np.ndarray, aggregation: np.ndarray) -> np.ndarray:
+        """Per-row values from per-trace (P, N1) and per-output values in the batch layout."""
+        out = np.zeros(len(self.problem))
+        out[self.search] = search.reshape(-1)[self.search_at]
+        out[self.agg] = aggregation.reshape(-1)[self.agg_at]
+        return out
+
+
+def credit(cfg: spiral.Config, batch: dict) -> tuple[spiral.Credit, np.ndarray, Layout]:
+    """Credit the batch from its rows; return (credit, advantage per row, layout)."""
+    rows = batch["rows"]
+    lay = Layout(cfg, batch)
     cr = cfg.credit_batch(
-        sets,
-        rewards,
-        reward_counts=reward_counts,
-        unscorable=unscorable,
-        search_lengths=search_lengths,
-        aggregation_lengths=agg_lengths,
+        batch["sets"],
+        lay.outputs(rows["reward"]),
+        reward_counts=lay.reward_counts,
+        unscorable=lay.outputs(rows["unscorable"]),
+        search_lengths=lay.search_lengths,
+        aggregation_lengths=lay.outputs(rows["response_length"]),
     )
-
-    adv = np.zeros(len(rows["key"]))
-    adv[search] = cr.search[q[search], rows["trace_index"][search]]
-    a = np.empty(len(order))
-    a[order] = cr.aggregation
-    adv[agg] = a
-    return cr, adv
+    return cr, lay.to_rows(cr.search, cr.aggregation), lay
 
 
 def step(cfg: spiral.Config, policy: Policy, seed: int, t: int, problems: int, rng: np.random.Generator, lr: float = 20.0) -> dict:
@@ -179,7 +197,7 @@ def step(cfg: spiral.Config, policy: Policy, seed: int, t: int, problems: int, r
     keys = np.arange(next_key, next_key + problems, dtype=np.uint64)
     next_key += problems
     batch = generate(cfg, policy, keys, seed, t, rng)
-    cr, adv = credit(cfg, batch)
+    cr, adv, lay = credit(cfg, batch)
 
     # Dynamic sampling: keep the problems with signal; draw fresh problems
     # for the others, a few rounds at most.
@@ -194,35 +212,40 @@ def step(cfg: spiral.Config, policy: Policy, seed: int, t: int, problems: int, r
         resampled += len(fresh)
         extra = generate(cfg, policy, fresh, seed, t, rng)
         batch = merge(batch, keep, extra)
-        cr, adv = credit(cfg, batch)
+        cr, adv, lay = credit(cfg, batch)
     rows = batch["rows"]
-    q = np.searchsorted(batch["keys"], rows["key"])
-    live = ~cr.skip[q]  # rows of problems that still have no signal carry nothing
-
-    # Loss coefficients for verl's token-mean over the batch: the chosen
-    # update is SPIRAL's unbiased joint gradient (the role weights undone).
-    w = cfg.role_weights("within_set", "sum")
-    mult = np.where(rows["role"] == SEARCH, w.search_multiplier, w.aggregation_multiplier)
-    update = adv * mult * live
+    # The rows of problems that still have no signal leave the batch: they
+    # read no token in the loss.
+    live = ~cr.skip[lay.problem]
     lengths = rows["response_length"] * live
-    tokens = lengths.sum()
-    coef = update * tokens / max(int((lengths > 0).sum()), 1)
 
-    # The trainer's loss: -sum_rows sum_tokens coef * logp_token / tokens;
-    # on policy its gradient is -sum_rows coef / tokens * grad log pi(row),
-    # the chosen update divided by the number of rows.
-    g = coef / tokens * rows["dlogp"]
-    policy.theta_search += lr * g[rows["role"] == SEARCH].sum()
-    policy.theta_agg += lr * g[rows["role"] == AGGREGATION].sum()
-    scored = (rows["role"] == AGGREGATION) & ~rows["unscorable"]
+    # Loss coefficients for verl's token-mean over the batch (one mini-
+    # batch), for SPIRAL's unbiased joint gradient.
+    lc = cfg.loss_coefficients(
+        cr,
+        search_lengths=lay.traces(lengths),
+        aggregation_lengths=lay.outputs(lengths),
+        reduction="token-mean",
+    )
+    coef = lay.to_rows(lc.search, lc.aggregation)
+
+    # The trainer's loss, verl's token-mean: -sum_rows sum_tokens coef *
+    # log pi(token) / T. On policy its gradient is -sum_rows coef / T *
+    # grad log pi(row) = -scale * (the joint gradient's update).
+    g = coef / max(lc.report.tokens, 1) * rows["dlogp"]
+    policy.theta_search += lr * g[lay.search].sum()
+    policy.theta_agg += lr * g[lay.agg].sum()
+    scored = lay.agg & ~rows["unscorable"]
     return {
         "reward": float(np.mean(rows["reward"][scored])),
         "resampled": resampled,
         "skipped": int(cr.skip.sum()),
         "credit": cr,
         "rows": rows,
+        "live": live,
         "advantages": adv,
         "coefficients": coef,
+        "loss": lc,
         "batch": batch,
     }
 
@@ -234,7 +257,7 @@ def merge(batch: dict, keep: np.ndarray, extra: dict) -> dict:
     keys = np.concatenate([keep, extra["keys"]])
     order = np.argsort(keys, kind="stable")
     old = np.isin(batch["keys"], keep)
-    sets = np.concatenate([batch["sets"][old], extra["sets"]])[order]
+    sets = np.concatenate([np.asarray(batch["sets"])[old], extra["sets"].sets])[order]
     merged = {name: np.concatenate([col[mask], extra["rows"][name]]) for name, col in rows.items()}
     return {"keys": keys[order], "sets": sets, "rows": merged}
 

@@ -25,7 +25,7 @@ holds the credit of every other problem.
 """
 
 from ._config import Config, Constants, Gate, Gates, RewardRange, RoleWeights, SoftOverlong
-from ._credit import Credit, GateReport, OverlongReport
+from ._credit import REDUCTIONS, Credit, GateReport, LossCoefficients, LossReport, OverlongReport, Plans
 from ._errors import ArgError, BatchError, ConfigError, InputError, SetProblem, SpiralError, UsageError
 from ._eval import coverage, pass_at_k
 from ._group import PRESETS, GroupOptions, GroupReport, group_advantages
@@ -44,8 +44,12 @@ __all__ = [
     "GroupOptions",
     "GroupReport",
     "InputError",
+    "LossCoefficients",
+    "LossReport",
     "OverlongReport",
     "PRESETS",
+    "Plans",
+    "REDUCTIONS",
     "RewardRange",
     "RoleWeights",
     "SetProblem",

@@ -144,7 +144,6 @@ class RoleWeights:
 
 
 _BASELINES = {"within_set": 0, "leave_one_out": 1}
-_REDUCTIONS = {"sum": 0, "mean_per_role": 1, "mean_pooled": 2}
 
 
 def _fraction(s: str) -> Optional[Fraction]:
@@ -206,6 +205,7 @@ class Config:
         _native.check(_lib.spiral_config_new(text, len(text), ctypes.byref(h)))
         object.__setattr__(self, "_handle", _Handle(h.value))
         object.__setattr__(self, "_plan_size", self.sets * self.set_size)
+        object.__setattr__(self, "_plan_shape", (self.search_traces, self.set_size, self.sets, self.ordered, self.design))
 
     @classmethod
     def paper(cls) -> "Config":
@@ -241,7 +241,7 @@ class Config:
         """Return M, the multiplier of Proposition 3.1, exactly (None beyond the exact cost bound)."""
         return self.constants().m
 
-    def plan(self, seed: int, step: int, problems: int, dtype: Any = np.int64) -> np.ndarray:
+    def plan(self, seed: int, step: int, problems: int, dtype: Any = np.int64) -> "_credit.Plans":
         """Draw the plans of a batch of problems (Go's Planner.PlanTo).
 
         The same seed and step give the same plans as Go's
@@ -259,88 +259,96 @@ class Config:
 
         Returns
         -------
-        ndarray, shape (P, K, n)
-            ``sets[q, i, j]`` is candidate j of set i of problem q, a search
-            trace index in [0, N1), in presentation order.
+        Plans
+            ``plans.sets[q, i, j]`` (or ``plans[q, i, j]``) is candidate j of
+            set i of problem q, a search trace index in [0, N1), in
+            presentation order; ``credit_batch`` credits them without a check.
         """
         return _credit.plan(self, seed, step, problems, dtype)
 
-    def credit_batch(
+    credit_batch = _credit.credit_batch
+
+    def loss_coefficients(
         self,
-        sets: Any,
-        rewards: Any,
+        credit: "_credit.Credit",
         *,
-        reward_counts: Any = None,
-        unscorable: Any = None,
-        search_lengths: Any = None,
-        aggregation_lengths: Any = None,
-    ) -> "_credit.Credit":
-        """Compute SPIRAL's credit for a batch of problems (Go's Config.CreditBatch).
+        search_lengths: Any,
+        aggregation_lengths: Any,
+        reduction: str = "token-mean",
+        update: str = "joint_gradient",
+        baseline: str = "within_set",
+        split_roles: bool = False,
+    ) -> "_credit.LossCoefficients":
+        """Per-output coefficients for the trainer's own loss reduction (Go's Config.LossCoefficients).
 
-        With sets G_i, set scores f_i (the mean reward of set i) and fbar
-        their mean: A_set(G_i) = f_i - fbar, A_search(y) = the mean of A_set
-        over the sets that hold y (0 in no set), A_agg(i, j) = r_ij - f_i.
-        The passes, in order: checks; dynamic sampling on the raw rewards
-        (``no_signal``, ``out_of_range``); ``overlong`` shaping; the credit;
-        the length gates.
-
-        Arrays may be numpy arrays (float32 or float64 rewards, int32 or int64
-        indices and lengths: used in place when contiguous, copied otherwise),
-        torch tensors (through ``numpy()``) or sequences; only their number of
-        elements matters, in the flat layout below.
+        A trainer that puts coefficient c_o where output o's advantage goes and
+        reduces its per-token losses -c_o * ratio with ``reduction`` gets, for
+        this batch exactly, ``report.scale`` times the chosen update: SPIRAL's
+        unbiased joint gradient (the search advantages divided by M, the
+        aggregation advantages by K(N2-1)) or the paper's update (the
+        advantages as they are). See docs/findings.md#loss-coefficients.
 
         Parameters
         ----------
-        sets : array_like of int, P*K*n elements
-            ``sets[q, i, j]`` (or flat ``(q*K+i)*n + j``): candidate j of set i
-            of problem q, as ``plan`` returns it.
-        rewards : array_like of float
-            One per aggregation output, set after set: shape (P, K, N2), or
-            flat with ``reward_counts``.
-        reward_counts : array_like of int, P*K elements, optional
-            The outputs of each set, in [1, N2], when a generation was
-            dropped (ragged sets); ``rewards`` is then flat.
-        unscorable : array_like of bool, like rewards, optional
-            Outputs that could not be scored: their reward is not read (it may
-            be NaN), they are left out of every score and baseline and get
-            advantage 0.
-        search_lengths : array_like of int, P*N1 elements, optional
-            Search trace lengths in tokens; required by the search gate.
-        aggregation_lengths : array_like of int, like rewards, optional
-            Aggregation output lengths; required by the aggregation gate and
-            ``overlong``.
+        credit : Credit
+            The batch's credit, from ``credit_batch``.
+        search_lengths : array_like of int, P*N1 elements
+            The tokens of every search trace the loss reads.
+        aggregation_lengths : array_like of int, like credit.aggregation
+            The tokens of every aggregation output.
+        reduction : str
+            The trainer's loss reduction, one of ``REDUCTIONS``: verl's
+            ``"token-mean"`` (the default), ``"seq-mean-token-sum"``,
+            ``"seq-mean-token-mean"``, ``"seq-mean-token-sum-norm"``; TRL's
+            ``"trl-grpo"``, ``"trl-bnpo"``, ``"trl-dr-grpo"``, ``"trl-dapo"``,
+            ``"trl-rloo"``; OpenRLHF's ``"openrlhf-token"``,
+            ``"openrlhf-sequence"``; or ``"sum"``. Call it on the rows the
+            trainer reduces together (verl: a mini-batch).
+        update : {"joint_gradient", "paper"}
+            The update the trainer's gradient follows.
+        baseline : {"within_set", "leave_one_out"}
+            The aggregation baseline the credit was computed with.
+        split_roles : bool
+            The trainer reduces search traces and aggregation outputs as two
+            loss terms, each over its own outputs, and adds them.
 
         Returns
         -------
-        Credit
+        LossCoefficients
+            ``search`` (P, N1) and ``aggregation`` (the credit's shape), in the
+            credit's dtype, and the reduction's ``report`` (``scale`` = kappa).
 
         Raises
         ------
         InputError
-            The layout does not fit the configuration (a length that is not
-            P*K*n, P*K*N2 or sum(reward_counts), a count outside [1, N2],
-            lengths missing for a gate); nothing is computed.
-        BatchError
-            Some problems are bad (a NaN, infinite or too large reward, a bad
-            set, a negative length): ``e.problems`` lists each as an
-            InputError naming field, problem, set and output, and
-            ``e.credit`` holds the credit of every other problem, the bad ones
-            marked in ``rejected`` with zero credit.
+            A length negative or beyond the loss's bound (``field`` names the
+            lengths, ``output`` the row).
+        ConfigError
+            An unknown reduction, update or baseline.
         """
-        return _credit.credit_batch(
-            self, sets, rewards, reward_counts, unscorable, search_lengths, aggregation_lengths
+        return _credit.loss_coefficients(
+            self, credit, search_lengths, aggregation_lengths, reduction, update, baseline, split_roles
         )
 
-    def role_weights(self, baseline: str = "within_set", reduction: str = "sum") -> RoleWeights:
+    def role_weights(self, baseline: str = "within_set", reduction: str = "sum", split_roles: bool = False) -> RoleWeights:
         """Return the role weights of the update (Go's Config.RoleWeights).
+
+        The weights the expected update puts on the search and aggregation
+        gradients under a sequence-level loss reduction; for the reductions
+        that weight outputs by their lengths, ``loss_coefficients`` gives the
+        per-output coefficients instead.
 
         Parameters
         ----------
         baseline : {"within_set", "leave_one_out"}
             The aggregation baseline: the paper's set mean including the
             output's own reward, or the mean of the others.
-        reduction : {"sum", "mean_per_role", "mean_pooled"}
-            How the loss combines one problem's per-output terms.
+        reduction : str
+            ``"sum"``, or a sequence mean such as ``"seq-mean-token-sum"``
+            (one of ``REDUCTIONS``).
+        split_roles : bool
+            The trainer reduces search traces and aggregation outputs as two
+            loss terms (``"seq-mean-token-sum"`` with it: a mean per role).
 
         Returns
         -------
@@ -348,15 +356,13 @@ class Config:
             At the paper's configuration (within_set, sum): search 1365/1541,
             aggregation 12.
         """
-        try:
-            b, r = _BASELINES[baseline], _REDUCTIONS[reduction]
-        except KeyError as e:
-            raise ConfigError(
-                f"spiral: baseline {baseline!r} or reduction {reduction!r} unknown "
-                f"(baselines {sorted(_BASELINES)}, reductions {sorted(_REDUCTIONS)})"
-            ) from e
+        if baseline not in _BASELINES:
+            raise ConfigError(f"spiral: baseline {baseline!r} unknown (baselines {sorted(_BASELINES)})")
         f = (ctypes.c_double * 4)()
-        t = _native.text(_lib.spiral_role_weights, self._handle.value, b, r, f).split("\n")
+        name = reduction.encode()
+        t = _native.text(
+            _lib.spiral_role_weights, self._handle.value, name, len(name), _BASELINES[baseline], int(bool(split_roles)), f
+        ).split("\n")
         return RoleWeights(_fraction(t[0]), _fraction(t[1]), f[0], f[1], f[2], f[3])
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import ctypes
+import struct
 import threading
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
 import numpy as np
 
@@ -67,7 +68,9 @@ class Credit:
 
     P problems of N1 search traces and K sets; floating arrays have the dtype
     of the rewards given (float32 or float64; computed in float64 and rounded
-    once), counts are int64, flags bool.
+    once), counts are int64, flags bool. Made by ``Config.credit_batch``;
+    passed back to it as ``out``, its arrays are written again in place, as
+    Go's BatchCredit is reused from step to step.
 
     Attributes
     ----------
@@ -106,38 +109,53 @@ class Credit:
         "no_signal",
         "out_of_range",
         "rejected",
-        "search_gate",
-        "aggregation_gate",
-        "overlong",
+        "_key",
+        "_desc",
+        "_report",
+        "_report_addr",
     )
 
-    def __init__(
-        self,
-        search: np.ndarray,
-        aggregation: np.ndarray,
-        set_scores: np.ndarray,
-        set_advantages: np.ndarray,
-        appearances: np.ndarray,
-        scored_outputs: np.ndarray,
-        no_signal: np.ndarray,
-        out_of_range: np.ndarray,
-        rejected: np.ndarray,
-        search_gate: GateReport = GateReport(),
-        aggregation_gate: GateReport = GateReport(),
-        overlong: OverlongReport = OverlongReport(),
-    ) -> None:
-        self.search = search
-        self.aggregation = aggregation
-        self.set_scores = set_scores
-        self.set_advantages = set_advantages
-        self.appearances = appearances
-        self.scored_outputs = scored_outputs
-        self.no_signal = no_signal
-        self.out_of_range = out_of_range
-        self.rejected = rejected
-        self.search_gate = search_gate
-        self.aggregation_gate = aggregation_gate
-        self.overlong = overlong
+    def __init__(self, problems: int, traces: int, sets: int, outputs: tuple, dtype: Any) -> None:
+        # The outputs, in three blocks (one per element type) whose parts
+        # the library writes: one allocation and one address per block.
+        p, n1, k = problems, traces, sets
+        ps, pk, o = p * n1, p * k, int(np.prod(outputs))
+        fb = np.empty(ps + o + 2 * pk, dtype)
+        ib = np.empty(ps + pk, np.int64)
+        bb = np.empty((3, p), np.bool_)
+        fa, ia, ba = _address(fb), _address(ib), _address(bb)
+        f, fc, w, b = fb.itemsize, _native._DTYPE_CODES[fb.dtype], _native.I64, _native.BOOL
+        self.search = fb[:ps].reshape(p, n1)
+        self.aggregation = fb[ps : ps + o].reshape(outputs)
+        self.set_scores = fb[ps + o : ps + o + pk].reshape(p, k)
+        self.set_advantages = fb[ps + o + pk :].reshape(p, k)
+        self.appearances = ib[:ps].reshape(p, n1)
+        self.scored_outputs = ib[ps:].reshape(p, k)
+        self.no_signal, self.out_of_range, self.rejected = bb[0], bb[1], bb[2]
+        self._key = (p, n1, k, outputs, fb.dtype)
+        # spiral_credit_out, in its order.
+        self._desc = (
+            fa, ps, fc, fa + ps * f, o, fc, fa + (ps + o) * f, pk, fc, fa + (ps + o + pk) * f, pk, fc,
+            ia, ps, w, ia + ps * 8, pk, w,
+            ba, p, b, ba + p, p, b, ba + 2 * p, p, b,
+        )  # fmt: skip
+        self._report = (ctypes.c_char * _REPORT.size)()
+        self._report_addr = ctypes.addressof(self._report)
+
+    @property
+    def search_gate(self) -> GateReport:
+        """What the search gate did (Go's BatchCredit.Gates.Search)."""
+        return GateReport._make(_REPORT.unpack_from(self._report)[0:5])
+
+    @property
+    def aggregation_gate(self) -> GateReport:
+        """What the aggregation gate did (Go's BatchCredit.Gates.Aggregation)."""
+        return GateReport._make(_REPORT.unpack_from(self._report)[5:10])
+
+    @property
+    def overlong(self) -> OverlongReport:
+        """What the overlong punishment did (Go's BatchCredit.Overlong)."""
+        return OverlongReport._make(_REPORT.unpack_from(self._report)[10:14])
 
     def __repr__(self) -> str:
         return (
@@ -156,87 +174,278 @@ class Credit:
         return self.no_signal | self.out_of_range | self.rejected
 
 
+class LossReport(NamedTuple):
+    """What a loss reduction does with the coefficients (Go's loss.Report).
+
+    Attributes
+    ----------
+    scale : float
+        kappa: the trainer's gradient is ``scale`` times the chosen update
+        (times the trainer's own constants, such as verl's dp_size); 1 for a
+        sum, 1/R for the means.
+    outputs : int
+        B, the outputs reduced.
+    rows : int
+        R, those with at least one token.
+    tokens : int
+        T, their tokens.
+    dropped : int
+        Outputs with no token whose update is not 0: no coefficient can
+        carry their part of the update.
+    """
+
+    scale: float = 0.0
+    outputs: int = 0
+    rows: int = 0
+    tokens: int = 0
+    dropped: int = 0
+
+
+class LossCoefficients(NamedTuple):
+    """Per-output loss coefficients (Go's spiral.LossCoefficients).
+
+    Put them where the trainer's advantages go (one per sequence, broadcast
+    over its tokens): its own loss reduction then gives ``report.scale``
+    times the chosen update.
+
+    Attributes
+    ----------
+    search : ndarray, shape (P, N1)
+        The coefficient of every search trace.
+    aggregation : ndarray, the shape of the credit's aggregation
+        The coefficient of every aggregation output.
+    report : LossReport
+    """
+
+    search: np.ndarray
+    aggregation: np.ndarray
+    report: LossReport
+
+
+def _reductions() -> tuple[str, ...]:
+    needed = ctypes.c_int64()
+    buf = ctypes.create_string_buffer(4096)
+    _lib.spiral_loss_reductions(buf, len(buf), ctypes.byref(needed))
+    return tuple(buf.raw[: needed.value].decode().split("\n"))
+
+
+REDUCTIONS: tuple[str, ...] = _reductions()
+"""The loss reductions, named as the trainers name them (Go's loss.Reduction): ``"token-mean"``, ..."""
+
+_UPDATES = {"joint_gradient": 0, "paper": 1}
+_BASELINES = {"within_set": 0, "leave_one_out": 1}
+
+
+def loss_coefficients(
+    cfg: "Config",
+    credit: Credit,
+    search_lengths: Any,
+    aggregation_lengths: Any,
+    reduction: str,
+    update: str,
+    baseline: str,
+    split_roles: bool,
+) -> LossCoefficients:
+    """Loss coefficients of a credited batch; see ``Config.loss_coefficients``."""
+    try:
+        u, b = _UPDATES[update], _BASELINES[baseline]
+    except KeyError as e:
+        from ._errors import ConfigError
+
+        raise ConfigError(
+            f"spiral: update {update!r} or baseline {baseline!r} unknown (updates {sorted(_UPDATES)}, baselines {sorted(_BASELINES)})"
+        ) from e
+    ints, desc = _native.ints, _native.descriptor
+    search = np.ascontiguousarray(credit.search)
+    agg = np.ascontiguousarray(credit.aggregation)
+    sl = ints(search_lengths, "search_lengths")
+    al = ints(aggregation_lengths, "aggregation_lengths")
+    out_s = np.empty(search.shape, search.dtype)
+    out_a = np.empty(agg.shape, agg.dtype)
+    buf = (ctypes.c_int64 * 18)(*desc(search), *desc(agg), *desc(sl), *desc(al), *desc(out_s), *desc(out_a))
+    rep = _native._LossReport()
+    base = ctypes.addressof(buf)
+    name = reduction.encode()
+    _native.check(
+        _lib.spiral_loss_coefficients(
+            cfg._handle.value, name, len(name), u, b, int(bool(split_roles)), base, base + 12 * 8, base + 15 * 8, ctypes.addressof(rep)
+        )
+    )
+    return LossCoefficients(out_s, out_a, LossReport(rep.scale, rep.outputs, rep.rows, rep.tokens, rep.dropped))
+
+
 _local = threading.local()
+_address = _native.address
+# spiral_credit_report: two spiral_gate_report (4 int64, a double) and the
+# overlong punishment's 3 int64 and a double.
+_REPORT = struct.Struct("=4qd4qd3qd")
+_ABSENT = (0, 0, _native.ABSENT)
 
 
-def plan(cfg: "Config", seed: int, step: int, problems: Any, dtype: Any = np.int64) -> np.ndarray:
+class Plans:
+    """The plans of a batch, as the library drew them (Go's Planner.PlanTo).
+
+    ``sets[q, i, j]`` is candidate j of set i of problem q: the index in
+    [0, N1) of the search trace shown as candidate j of aggregation prompt i.
+    The library keeps its own copy of the plans, so ``Config.credit_batch``
+    credits them without checking them again; ``sets`` is read-only. A Plans
+    converts to an ndarray (``numpy.asarray``) and indexes like one.
+
+    Attributes
+    ----------
+    sets : ndarray, shape (P, K, n), read-only
+    seed, step : int
+        What the plans were drawn from.
+    """
+
+    __slots__ = ("sets", "seed", "step", "_handle", "_shape", "__weakref__")
+
+    def __init__(self, sets: np.ndarray, seed: int, step: int, handle: int, shape: tuple) -> None:
+        sets.flags.writeable = False
+        self.sets, self.seed, self.step = sets, seed, step
+        self._handle, self._shape = handle, shape
+
+    def __del__(self) -> None:
+        if self._handle and _lib is not None:
+            _lib.spiral_release(self._handle)
+            self._handle = 0
+
+    def __array__(self, dtype: Any = None) -> np.ndarray:
+        return self.sets if dtype is None else self.sets.astype(dtype)
+
+    def __len__(self) -> int:
+        return len(self.sets)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.sets[index]
+
+    @property
+    def shape(self) -> tuple:
+        """(P, K, n)."""
+        return self.sets.shape
+
+    def __repr__(self) -> str:
+        return f"Plans(problems={len(self.sets)}, seed={self.seed}, step={self.step})"
+
+
+def plan(cfg: "Config", seed: int, step: int, problems: Any, dtype: Any = np.int64) -> Plans:
     """Draw the plans of a batch; see ``Config.plan``."""
     problems = len(problems) if hasattr(problems, "__len__") else int(problems)
     if problems < 0:
         raise ValueError(f"spiral: problems = {problems} < 0")
     out = np.empty((problems, cfg.sets, cfg.set_size), dtype=dtype)
-    d = _native.descriptor(out)
     buf = _native.scratch(3)
-    buf[0], buf[1], buf[2] = d
-    _native.check(_lib.spiral_plan(cfg._handle.value, seed, step, problems, ctypes.addressof(buf)))
-    return out
+    buf[0], buf[1], buf[2] = _native.descriptor(out)
+    h = ctypes.c_size_t()
+    _native.check(_lib.spiral_plan(cfg._handle.value, seed, step, problems, ctypes.addressof(buf), ctypes.addressof(h)))
+    return Plans(out, seed, step, h.value, cfg._plan_shape)
 
 
 def credit_batch(
-    cfg: "Config",
+    self: "Config",
     sets: Any,
     rewards: Any,
+    *,
     reward_counts: Any = None,
     unscorable: Any = None,
     search_lengths: Any = None,
     aggregation_lengths: Any = None,
+    out: Optional[Credit] = None,
 ) -> Credit:
-    """Compute the credit of a batch; see ``Config.credit_batch``."""
-    ints, desc = _native.ints, _native.descriptor
-    s = ints(sets, "sets")
+    """Compute SPIRAL's credit for a batch of problems (Go's Config.CreditBatch).
+
+    With sets G_i, set scores f_i (the mean reward of set i) and fbar
+    their mean: A_set(G_i) = f_i - fbar, A_search(y) = the mean of A_set
+    over the sets that hold y (0 in no set), A_agg(i, j) = r_ij - f_i.
+    The passes, in order: checks; dynamic sampling on the raw rewards
+    (``no_signal``, ``out_of_range``); ``overlong`` shaping; the credit;
+    the length gates.
+
+    Arrays may be numpy arrays (float32 or float64 rewards, int32 or int64
+    indices and lengths: used in place when contiguous, copied otherwise),
+    torch tensors (through ``numpy()``) or sequences; only their number of
+    elements matters, in the flat layout below.
+
+    Parameters
+    ----------
+    sets : Plans, or array_like of int, P*K*n elements
+        The plans ``Config.plan`` drew (credited without a check), or sets
+        from elsewhere, ``sets[q, i, j]`` (or flat ``(q*K+i)*n + j``) being
+        candidate j of set i of problem q (checked: a bad problem's sets are
+        reported in a ``BatchError``).
+    rewards : array_like of float
+        One per aggregation output, set after set: shape (P, K, N2), or
+        flat with ``reward_counts``.
+    reward_counts : array_like of int, P*K elements, optional
+        The outputs of each set, in [1, N2], when a generation was
+        dropped (ragged sets); ``rewards`` is then flat.
+    unscorable : array_like of bool, like rewards, optional
+        Outputs that could not be scored: their reward is not read (it may
+        be NaN), they are left out of every score and baseline and get
+        advantage 0.
+    search_lengths : array_like of int, P*N1 elements, optional
+        Search trace lengths in tokens; required by the search gate.
+    aggregation_lengths : array_like of int, like rewards, optional
+        Aggregation output lengths; required by the aggregation gate and
+        ``overlong``.
+    out : Credit, optional
+        The Credit of an earlier batch of the same shape and dtype, written
+        again in place and returned (no allocation: the fast path of a
+        trainer that credits a batch of one size every step). It must not be
+        used by two calls at the same time.
+
+    Returns
+    -------
+    Credit
+
+    Raises
+    ------
+    InputError
+        The layout does not fit the configuration (a length that is not
+        P*K*n, P*K*N2 or sum(reward_counts), a count outside [1, N2],
+        lengths missing for a gate); nothing is computed.
+    BatchError
+        Some problems are bad (a NaN, infinite or too large reward, a bad
+        set, a negative length): ``e.problems`` lists each as an
+        InputError naming field, problem, set and output, and
+        ``e.credit`` holds the credit of every other problem, the bad ones
+        marked in ``rejected`` with zero credit.
+    """
+    cfg, ints, desc = self, _native.ints, _native.descriptor
+    if type(sets) is Plans:
+        plans, s = sets._handle, sets.sets
+    else:
+        plans, s = 0, ints(sets, "sets")
     r = _native.floats(rewards, "rewards")
     rc = None if reward_counts is None else ints(reward_counts, "reward_counts")
     un = None if unscorable is None else _native.bools(unscorable, "unscorable")
     sl = None if search_lengths is None else ints(search_lengths, "search_lengths")
     al = None if aggregation_lengths is None else ints(aggregation_lengths, "aggregation_lengths")
 
-    n1, k, size = cfg.search_traces, cfg.sets, cfg._plan_size
-    p = s.size // size
-    ft = r.dtype
-    search = np.empty((p, n1), ft)
-    aggregation = np.empty(r.shape, ft)
-    set_scores = np.empty((p, k), ft)
-    set_advantages = np.empty((p, k), ft)
-    appearances = np.empty((p, n1), np.int64)
-    scored = np.empty((p, k), np.int64)
-    flags = np.empty((3, p), np.bool_)
-
-    loc = _local
-    try:
-        buf, rep, rep_addr = loc.buf, loc.report, loc.report_addr
-    except AttributeError:
-        buf = loc.buf = (ctypes.c_int64 * 45)()
-        rep = loc.report = _native._CreditReport()
-        rep_addr = loc.report_addr = ctypes.addressof(rep)
-    buf[0:45] = (
-        *desc(s), *desc(r), *desc(rc), *desc(un), *desc(sl), *desc(al),
-        *desc(search), *desc(aggregation), *desc(set_scores), *desc(set_advantages),
-        *desc(appearances), *desc(scored), *desc(flags[0]), *desc(flags[1]), *desc(flags[2]),
-    )  # fmt: skip
+    p = s.size // cfg._plan_size
+    if out is None:
+        c = Credit(p, cfg.search_traces, cfg.sets, r.shape, r.dtype)
+    else:
+        c = out
+        if c._key != (p, cfg.search_traces, cfg.sets, r.shape, r.dtype):
+            raise ValueError(
+                f"spiral: out holds the credit of {c._key[0]} problems of N1 = {c._key[1]}, K = {c._key[2]}, "
+                f"rewards {c._key[3]} {c._key[4]}; this batch has {p} problems of N1 = {cfg.search_traces}, "
+                f"K = {cfg.sets}, rewards {r.shape} {r.dtype}"
+            )
+    buf = _local.__dict__.get("buf")
+    if buf is None:
+        buf = _local.buf = (ctypes.c_int64 * 45)()
+    buf[0:45] = (*(_ABSENT if plans else desc(s)), *desc(r), *desc(rc), *desc(un), *desc(sl), *desc(al), *c._desc)
     base = ctypes.addressof(buf)
-    h = _lib.spiral_credit_batch(cfg._handle.value, base, base + 18 * 8, rep_addr)
+    h = _lib.spiral_credit_batch(cfg._handle.value, plans, base, base + 144, c._report_addr)
     err = _native.take_error(h) if h else None
     if err is not None and not isinstance(err, BatchError):
         raise err
-    sg, ag = rep.search, rep.aggregation
-    c = Credit(
-        search,
-        aggregation,
-        set_scores,
-        set_advantages,
-        appearances,
-        scored,
-        flags[0],
-        flags[1],
-        flags[2],
-        GateReport(sg.outputs, sg.positive, sg.at_target, sg.gated, sg.mass_removed),
-        GateReport(ag.outputs, ag.positive, ag.at_target, ag.gated, ag.mass_removed),
-        OverlongReport(rep.overlong_outputs, rep.overlong_penalized, rep.overlong_overlong, rep.overlong_total),
-    )
     if err is not None:
         err.credit = c
         raise err
     return c
 
 
-__all__ = ["Credit", "GateReport", "OverlongReport", "plan", "credit_batch"]
+__all__ = ["Credit", "GateReport", "OverlongReport", "LossCoefficients", "LossReport", "REDUCTIONS", "plan", "credit_batch", "loss_coefficients"]

@@ -32,6 +32,16 @@ class GroupOptions:
         The baseline is the mean of the group's other rewards (RLOO).
     nan_unscorable : bool
         A NaN reward marks its row unscorable (TRL), instead of an error.
+    best : bool
+        Only the group's best row gets an advantage, r_max - r_second
+        (verl's grpo_passk).
+    clip : (float, float)
+        Clamp every advantage to [low, high] after the baseline and the
+        scale (OpenRLHF's clip_range); (0, 0) clamps nothing.
+    whiten : {"none", "verl", "openrlhf", "trl"}
+        Whiten the advantages over the batch after everything else
+        (REINFORCE++-baseline; TRL RLOO's normalize_advantages), rows weighted
+        by their lengths in tokens when ``group_advantages`` is given them.
     """
 
     scale: str = "none"
@@ -39,12 +49,22 @@ class GroupOptions:
     bessel: bool = False
     leave_one_out: bool = False
     nan_unscorable: bool = False
+    best: bool = False
+    clip: tuple = (0.0, 0.0)
+    whiten: str = "none"
 
     @classmethod
     def preset(cls, name: str) -> "GroupOptions":
         """Return the options of a trainer's convention, such as ``"verl-grpo"`` (see ``PRESETS``)."""
         b = name.encode()
-        return cls(**json.loads(_native.text(_lib.spiral_group_preset, b, len(b))))
+        d = json.loads(_native.text(_lib.spiral_group_preset, b, len(b)))
+        d["clip"] = (d["clip"]["low"], d["clip"]["high"])
+        return cls(**d)
+
+    def _json(self) -> bytes:
+        d = asdict(self)
+        d["clip"] = {"low": float(self.clip[0]), "high": float(self.clip[1])}
+        return json.dumps(d).encode()
 
 
 def _presets() -> tuple[str, ...]:
@@ -93,6 +113,7 @@ def group_advantages(
     *,
     preset: Optional[str] = None,
     unscorable: Any = None,
+    lengths: Any = None,
 ) -> tuple[np.ndarray, GroupReport]:
     """Group-relative advantages in verl's layout (Go's advantage.GroupRelative).
 
@@ -114,6 +135,10 @@ def group_advantages(
     unscorable : array_like of bool, shape (R,), optional
         Rows that could not be scored: left out of their group's mean and
         standard deviation, advantage 0 (their reward is not read).
+    lengths : array_like of int, shape (R,), optional
+        Each row's length in tokens (its response mask's sum), the weight
+        whitening gives it (Go's GroupRelativeTokens); by default every row
+        weighs 1.
 
     Returns
     -------
@@ -138,6 +163,7 @@ def group_advantages(
         options = GroupOptions()
     r = _native.floats(rewards, "rewards").reshape(-1)
     un = None if unscorable is None else _native.bools(unscorable, "unscorable").reshape(-1)
+    ln = None if lengths is None else _native.ints(lengths, "lengths").reshape(-1)
     ids_in = _native._to_numpy(ids)
     decode: Optional[list] = None
     if isinstance(ids_in, np.ndarray) and ids_in.dtype.kind == "i":
@@ -153,13 +179,13 @@ def group_advantages(
     n = max(len(codes), 1)
     lists = np.empty((3, n), np.int64)
     rep = _native._GroupReport()
-    text = json.dumps(asdict(options)).encode()
+    text = options._json()
     d = _native.descriptor
-    arrs = [d(r), d(codes), d(un), d(out), d(lists[0]), d(lists[1]), d(lists[2])]
-    descs = (_native._Array * 7)(*[_native._Array(*x) for x in arrs])
-    ptr = [ctypes.addressof(descs) + i * ctypes.sizeof(_native._Array) for i in range(7)]
+    arrs = [d(r), d(codes), d(ln), d(un), d(out), d(lists[0]), d(lists[1]), d(lists[2])]
+    descs = (_native._Array * 8)(*[_native._Array(*x) for x in arrs])
+    ptr = [ctypes.addressof(descs) + i * ctypes.sizeof(_native._Array) for i in range(8)]
     _native.check(
-        _lib.spiral_group(text, len(text), ptr[0], ptr[1], ptr[2], ptr[3], ctypes.addressof(rep), ptr[4], ptr[5], ptr[6])
+        _lib.spiral_group(text, len(text), *ptr[:5], ctypes.addressof(rep), *ptr[5:])
     )
 
     def ids_of(row: np.ndarray, count: int) -> list:

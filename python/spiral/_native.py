@@ -61,6 +61,16 @@ class _CreditReport(ctypes.Structure):
     ]
 
 
+class _LossReport(ctypes.Structure):
+    _fields_ = [
+        ("scale", ctypes.c_double),
+        ("outputs", ctypes.c_int64),
+        ("rows", ctypes.c_int64),
+        ("tokens", ctypes.c_int64),
+        ("dropped", ctypes.c_int64),
+    ]
+
+
 class _GroupReport(ctypes.Structure):
     _fields_ = [
         ("groups", ctypes.c_int64),
@@ -103,12 +113,14 @@ def _load() -> ctypes.CDLL:
         "spiral_config_new": (h, [p, i64, ctypes.POINTER(h)]),
         "spiral_release": (None, [h]),
         "spiral_constants": (h, [h, p, p, i64, ctypes.POINTER(i64)]),
-        "spiral_role_weights": (h, [h, i64, i64, p, p, i64, ctypes.POINTER(i64)]),
-        "spiral_plan": (h, [h, u64, u64, i64, p]),
-        "spiral_credit_batch": (h, [h, p, p, p]),
+        "spiral_role_weights": (h, [h, p, i64, i64, i64, p, p, i64, ctypes.POINTER(i64)]),
+        "spiral_plan": (h, [h, u64, u64, i64, p, p]),
+        "spiral_credit_batch": (h, [h, h, p, p, p]),
         "spiral_group_presets": (None, [p, i64, ctypes.POINTER(i64)]),
         "spiral_group_preset": (h, [p, i64, p, i64, ctypes.POINTER(i64)]),
-        "spiral_group": (h, [p, i64, p, p, p, p, p, p, p, p]),
+        "spiral_group": (h, [p, i64, p, p, p, p, p, p, p, p, p]),
+        "spiral_loss_reductions": (None, [p, i64, ctypes.POINTER(i64)]),
+        "spiral_loss_coefficients": (h, [h, p, i64, i64, i64, i64, p, p, p, p]),
         "spiral_pass_at_k": (h, [p, p, p, p]),
         "spiral_coverage": (h, [p, p, p]),
         "spiral_error_summary": (h, [h, ctypes.POINTER(i64), ctypes.POINTER(i64)]),

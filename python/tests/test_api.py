@@ -18,7 +18,7 @@ PAPER_M = Fraction(1365, 1541)
 def batch(cfg: spiral.Config, problems: int, seed: int = 1, step: int = 0):
     """A planned batch with random 0/1 rewards and random lengths."""
     rng = np.random.default_rng(seed)
-    sets = cfg.plan(seed, step, problems)
+    sets = np.array(cfg.plan(seed, step, problems))  # a writable copy: credited with the check
     rewards = rng.integers(0, 2, (problems, cfg.sets, cfg.aggregations_per_set)).astype(np.float64)
     sl = rng.integers(0, 200, (problems, cfg.search_traces))
     al = rng.integers(0, 200, rewards.shape)
@@ -51,19 +51,23 @@ class ConfigTest(unittest.TestCase):
     def test_role_weights(self) -> None:
         cfg = spiral.Config.paper()
         want = {
-            ("within_set", "sum"): (PAPER_M, Fraction(12)),
-            ("within_set", "mean_per_role"): (PAPER_M / 8, Fraction(3, 4)),
-            ("within_set", "mean_pooled"): (PAPER_M / 24, Fraction(12, 24)),
-            ("leave_one_out", "sum"): (PAPER_M, Fraction(16)),
+            ("within_set", "sum", False): (PAPER_M, Fraction(12)),
+            ("within_set", "seq-mean-token-sum", True): (PAPER_M / 8, Fraction(3, 4)),
+            ("within_set", "seq-mean-token-sum", False): (PAPER_M / 24, Fraction(12, 24)),
+            ("leave_one_out", "sum", False): (PAPER_M, Fraction(16)),
         }
-        for (b, r), (s, a) in want.items():
-            with self.subTest(baseline=b, reduction=r):
-                w = cfg.role_weights(b, r)
+        for (b, r, split), (s, a) in want.items():
+            with self.subTest(baseline=b, reduction=r, split_roles=split):
+                w = cfg.role_weights(b, r, split)
                 self.assertEqual((w.search, w.aggregation), (s, a))
                 self.assertEqual((w.search_float, w.aggregation_float), (float(s), float(a)))
                 self.assertEqual(w.search_multiplier, 1 / float(s))
         with self.assertRaises(spiral.ConfigError):
             cfg.role_weights("mean", "sum")
+        with self.assertRaises(spiral.ConfigError):
+            cfg.role_weights("within_set", "mean")
+        with self.assertRaises(spiral.ConfigError):  # weights outputs by their lengths: loss_coefficients
+            cfg.role_weights("within_set", "token-mean")
         with self.assertRaises(spiral.ConfigError):
             spiral.Config(aggregations_per_set=1).role_weights("leave_one_out")
 
@@ -93,7 +97,7 @@ class CreditTest(unittest.TestCase):
         cfg = spiral.Config.paper()
         sets = [[0, 1, 2, 3], [4, 5, 6, 7], [0, 2, 4, 6], [1, 3, 5, 7]]
         rewards = [[1, 1, 1, 0], [0.5] * 4, [0, 0.5, 0.5, 0], [1, 0, 1, 0]]
-        cr = cfg.credit_batch([sets], np.array([rewards]))
+        cr = cfg.credit_batch([sets], np.array([rewards]))  # sets from outside: checked
         self.assertEqual(cr.set_scores.tolist(), [[0.75, 0.5, 0.25, 0.5]])
         self.assertEqual(cr.set_advantages.tolist(), [[0.25, 0, -0.25, 0]])
         self.assertEqual(cr.aggregation[0, 0].tolist(), [0.25, 0.25, 0.25, -0.75])
@@ -283,7 +287,7 @@ class ErrorTest(unittest.TestCase):
 
     def test_unbalanced(self) -> None:
         cfg = spiral.Config.paper().replace(design="balanced")
-        sets = cfg.plan(1, 0, 3)
+        sets = np.array(cfg.plan(1, 0, 3))
         sets[1] = [[0, 1, 2, 3], [4, 5, 6, 7], [0, 1, 2, 4], [0, 5, 6, 7]]  # trace 0 in three sets, 3 in one
         with self.assertRaises(spiral.BatchError) as cm:
             cfg.credit_batch(sets, np.ones((3, 4, 4)))
@@ -336,21 +340,65 @@ class ErrorTest(unittest.TestCase):
         buf = _native.scratch(3)
         buf[0], buf[1], buf[2] = _native.descriptor(out)
         with self.assertRaises(spiral.UsageError) as cm:
-            _native.check(_native.lib.spiral_plan(cfg._handle.value, 1, 0, 2, ctypes.addressof(buf)))
+            _native.check(_native.lib.spiral_plan(cfg._handle.value, 1, 0, 2, ctypes.addressof(buf), None))
         self.assertIn("element type float64", str(cm.exception))
         out = np.empty(5, np.int64)
         buf[0], buf[1], buf[2] = _native.descriptor(out)
         with self.assertRaises(spiral.UsageError):
-            _native.check(_native.lib.spiral_plan(cfg._handle.value, 1, 0, 2, ctypes.addressof(buf)))
+            _native.check(_native.lib.spiral_plan(cfg._handle.value, 1, 0, 2, ctypes.addressof(buf), None))
         with self.assertRaises(spiral.UsageError):
-            _native.check(_native.lib.spiral_plan(1 << 40, 1, 0, 2, ctypes.addressof(buf)))
+            _native.check(_native.lib.spiral_plan(1 << 40, 1, 0, 2, ctypes.addressof(buf), None))
         _native.lib.spiral_release(1 << 40)  # an unknown handle is ignored
+
+
+class LossTest(unittest.TestCase):
+    def test_coefficients(self) -> None:
+        cfg = spiral.Config.paper()
+        sets, rewards, sl, al = batch(cfg, 16)
+        cr = cfg.credit_batch(sets, rewards)
+        w = cfg.role_weights()
+        lc = cfg.loss_coefficients(cr, search_lengths=sl, aggregation_lengths=al, reduction="sum")
+        self.assertEqual(lc.report.scale, 1.0)
+        self.assertTrue(same(lc.search, cr.search * w.search_multiplier))
+        self.assertTrue(same(lc.aggregation, cr.aggregation * w.aggregation_multiplier))
+        lc = cfg.loss_coefficients(cr, search_lengths=sl, aggregation_lengths=al, reduction="sum", update="paper")
+        self.assertTrue(same(lc.search, cr.search) and same(lc.aggregation, cr.aggregation))
+        # verl's token-mean: coef = u T / R, kappa = 1/R.
+        lc = cfg.loss_coefficients(cr, search_lengths=sl, aggregation_lengths=al)
+        t, r = int(sl.sum() + al.sum()), int((sl > 0).sum() + (al > 0).sum())
+        self.assertEqual(lc.report, spiral.LossReport(1 / r, sl.size + al.size, r, t, 0))
+        np.testing.assert_allclose(lc.search, cr.search * w.search_multiplier * t / r, rtol=1e-15)
+        # Two loss terms, each a token mean over its own outputs.
+        lc = cfg.loss_coefficients(cr, search_lengths=sl, aggregation_lengths=al, split_roles=True)
+        np.testing.assert_allclose(lc.aggregation, cr.aggregation * w.aggregation_multiplier * al.sum() / r, rtol=1e-15)
+        # float32 credit: float32 coefficients.
+        c32 = cfg.credit_batch(sets, rewards.astype(np.float32))
+        self.assertEqual(cfg.loss_coefficients(c32, search_lengths=sl, aggregation_lengths=al).search.dtype, np.float32)
+        self.assertIn("trl-dr-grpo", spiral.REDUCTIONS)
+
+    def test_errors(self) -> None:
+        cfg = spiral.Config.paper()
+        sets, rewards, sl, al = batch(cfg, 4)
+        cr = cfg.credit_batch(sets, rewards)
+        bad = al.copy()
+        bad[1, 2, 3] = -1
+        with self.assertRaises(spiral.InputError) as cm:
+            cfg.loss_coefficients(cr, search_lengths=sl, aggregation_lengths=bad)
+        e = cm.exception
+        self.assertEqual((e.field, e.argument, e.output, e.value, e.reason), ("AggregationLengths", "aggregation_lengths", 1 * 16 + 2 * 4 + 3, -1.0, "negative_length"))
+        with self.assertRaises(spiral.ConfigError):
+            cfg.loss_coefficients(cr, search_lengths=sl, aggregation_lengths=al, reduction="mean")
+        with self.assertRaises(spiral.ConfigError):
+            cfg.loss_coefficients(cr, search_lengths=sl, aggregation_lengths=al, update="plain")
+        with self.assertRaises(spiral.SpiralError):
+            cfg.loss_coefficients(cr, search_lengths=sl[:2], aggregation_lengths=al)
 
 
 class GroupTest(unittest.TestCase):
     def test_presets(self) -> None:
         self.assertIn("verl-grpo", spiral.PRESETS)
         self.assertEqual(spiral.GroupOptions.preset("verl-grpo"), spiral.GroupOptions("group", 1e-6, True, False, False))
+        self.assertEqual(spiral.GroupOptions.preset("openrlhf-grpo").clip, (-10.0, 10.0))
         r = np.array([1.0, 0.0, 1.0, 1.0, 0.0, 0.0])
         ids = np.array([3, 3, 3, 5, 5, 5])
         adv, rep = spiral.group_advantages(r, ids, preset="rloo")
@@ -363,16 +411,44 @@ class GroupTest(unittest.TestCase):
 
 
 class PlanTest(unittest.TestCase):
+    def test_plans_are_credited_as_checked_sets(self) -> None:
+        # The library's own plans are credited without a check, with the
+        # credit of the same sets given as an array (checked).
+        for cfg in (spiral.Config.paper(), spiral.Config.paper().replace(design="balanced"), spiral.Config(6, 3, 5, 3, ordered=True)):
+            plans = cfg.plan(3, 1, 40)
+            self.assertFalse(plans.sets.flags.writeable)
+            rewards = np.random.default_rng(4).integers(0, 2, (40, cfg.sets, cfg.aggregations_per_set)).astype(np.float64)
+            assert_same_credit(self, cfg.credit_batch(plans, rewards), cfg.credit_batch(plans.sets.copy(), rewards))
+            assert_same_credit(self, cfg.credit_batch(plans, rewards), cfg.credit_batch(np.asarray(plans), rewards))
+        with self.assertRaises(spiral.UsageError):  # plans of another shape
+            spiral.Config.paper().credit_batch(spiral.Config(6, 3, 4, 4).plan(1, 0, 2), np.zeros((2, 4, 4)))
+
+    def test_out(self) -> None:
+        cfg = spiral.Config.paper().replace(gates=spiral.Gates.shared(100))
+        sets, rewards, sl, al = batch(cfg, 8)
+        first = cfg.credit_batch(sets, rewards, search_lengths=sl, aggregation_lengths=al)
+        keep = {name: getattr(first, name).copy() for name in ("search", "aggregation", "no_signal")}
+        _, r2, sl2, al2 = batch(cfg, 8, seed=9)
+        again = cfg.credit_batch(sets, r2, search_lengths=sl2, aggregation_lengths=al2, out=first)
+        self.assertIs(again, first)
+        assert_same_credit(self, again, cfg.credit_batch(sets, r2, search_lengths=sl2, aggregation_lengths=al2))
+        self.assertFalse(same(again.search, keep["search"]))
+        with self.assertRaises(ValueError):
+            cfg.credit_batch(sets[:4], rewards[:4], search_lengths=sl[:4], aggregation_lengths=al[:4], out=first)
+        with self.assertRaises(ValueError):
+            cfg.credit_batch(sets, rewards.astype(np.float32), search_lengths=sl, aggregation_lengths=al, out=first)
+
     def test_plans(self) -> None:
         cfg = spiral.Config.paper()
-        a = cfg.plan(7, 3, 100)
+        a = np.asarray(cfg.plan(7, 3, 100))
         self.assertEqual(a.shape, (100, 4, 4))
-        self.assertTrue(same(a, cfg.plan(7, 3, 100)))
-        self.assertFalse(same(a, cfg.plan(7, 4, 100)))
+        self.assertTrue(same(a, cfg.plan(7, 3, 100).sets))
+        self.assertFalse(same(a, cfg.plan(7, 4, 100).sets))
         for q in range(100):
             self.assertEqual(len({tuple(s) for s in a[q]}), 4)
             self.assertTrue(all(list(s) == sorted(set(s)) for s in a[q]))
         self.assertEqual(cfg.plan(1, 0, 0).shape, (0, 4, 4))
+        self.assertEqual(cfg.plan(1, 0, 5, np.int32).sets.dtype, np.int32)
         with self.assertRaises(ValueError):
             cfg.plan(1, 0, -1)
 
@@ -382,6 +458,7 @@ class ThreadTest(unittest.TestCase):
         # Several threads credit different batches at once with one Config:
         # every result is the one a lone call gives.
         cfg = spiral.Config.paper().replace(gates=spiral.Gates.shared(120))
+        plain = spiral.Config.paper()
         inputs = [batch(cfg, 16 + t, seed=t) for t in range(8)]
         for t in range(0, 8, 3):  # some batches with a bad problem
             inputs[t][1][t % 5, 1, 1] = np.nan
@@ -405,8 +482,11 @@ class ThreadTest(unittest.TestCase):
                     if r[0] != want[t][0] or (r[0] == "bad" and r[2] != want[t][2]):
                         errors.append((w, i, t))
                     got.setdefault(t, []).append(r[1])
-                    plans = cfg.plan(w, i, 8)
-                    if not same(plans, cfg.plan(w, i, 8)):
+                    plans = plain.plan(w, i, 8)
+                    r8 = np.random.default_rng(i).random((8, 4, 4))
+                    if not same(plans.sets, plain.plan(w, i, 8).sets) or not same(
+                        plain.credit_batch(plans, r8).search, plain.credit_batch(plans.sets, r8).search
+                    ):
                         errors.append(("plan", w, i))
             except Exception as e:  # noqa: BLE001 - reported below
                 errors.append(e)

@@ -31,7 +31,7 @@ class TwoStageTest(unittest.TestCase):
         batch = two_stage.generate(self.cfg, two_stage.Policy(), keys, 1, 0, rng)
         rows = batch["rows"]
         self.assertTrue(rows["unscorable"].any())
-        _, adv = two_stage.credit(self.cfg, batch)
+        _, adv, _ = two_stage.credit(self.cfg, batch)
         for q, key in enumerate(keys):
             mine = rows["key"] == key
             s = mine & (rows["role"] == two_stage.SEARCH)
@@ -56,25 +56,31 @@ class TwoStageTest(unittest.TestCase):
 
     def test_step(self) -> None:
         rng = np.random.default_rng(2)
-        r = two_stage.step(self.cfg, two_stage.Policy(), 1, 0, 48, rng)
-        rows, cr, coef = r["rows"], r["credit"], r["coefficients"]
+        # A good policy: many problems have every output right (no signal),
+        # and some are still without signal after the rounds of resampling.
+        r = two_stage.step(self.cfg, two_stage.Policy(2.5, 2.5), 1, 0, 48, rng)
+        rows, cr, coef, live = r["rows"], r["credit"], r["coefficients"], r["live"]
         self.assertEqual(len(r["batch"]["keys"]), 48)
         self.assertGreater(r["resampled"], 0)
         # Rows of problems that still have no signal, and unscorable rows,
         # carry no coefficient.
-        q = np.searchsorted(r["batch"]["keys"], rows["key"])
-        self.assertTrue(np.all(coef[cr.skip[q]] == 0))
+        self.assertFalse(live.all())
+        self.assertTrue(np.all(coef[~live] == 0))
         self.assertTrue(np.all(coef[rows["unscorable"]] == 0))
-        # The token-mean coefficients give, through the trainer's reduction
-        # (coef times each of a row's token log-probabilities, summed, over
-        # the batch's tokens: coef / T times the row's sequence gradient),
-        # the chosen update over the number of rows.
-        live = ~cr.skip[q]
+        # verl's token-mean, transcribed: loss = sum over rows and their
+        # tokens of -coef * logp(token), over the tokens T of the live rows.
+        # Its gradient weight on a row's sequence log-probability is
+        # coef / T, which must be scale times SPIRAL's joint gradient's
+        # update: the advantage divided by M (search) or K (N2 - 1)
+        # (aggregation).
         lengths = rows["response_length"] * live
+        tokens = int(lengths.sum())
+        rep = r["loss"].report
+        self.assertEqual((rep.tokens, rep.rows), (tokens, int((lengths > 0).sum())))
+        self.assertEqual(rep.scale, 1 / rep.rows)
         w = self.cfg.role_weights()
         mult = np.where(rows["role"] == two_stage.SEARCH, w.search_multiplier, w.aggregation_multiplier)
-        per_row = coef / lengths.sum()
-        np.testing.assert_allclose(per_row * (lengths > 0).sum(), r["advantages"] * mult * live, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(coef / tokens, rep.scale * r["advantages"] * mult * live, rtol=1e-12, atol=1e-15)
 
     def test_trains(self) -> None:
         with contextlib.redirect_stdout(io.StringIO()):

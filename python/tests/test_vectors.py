@@ -175,14 +175,14 @@ class GroupVectors(unittest.TestCase):
         checked = 0
         for case in cases("group"):
             fl = flags(case["command"])
-            preset = fl.get("preset") or "dr-grpo"
+            options = spiral.GroupOptions.preset(fl.get("preset") or "dr-grpo")
             for i, (text, want_text) in enumerate(zip(lines(case["input"]), lines(case["output"]))):
                 want = parse(want_text)
                 with self.subTest(case=case["name"], line=i + 1):
                     try:
                         line = parse(text)
                         ids, rewards = line["ids"], line["rewards"]
-                        ok = set(line) <= {"ids", "rewards", "unscorable"} and isinstance(ids, list) and isinstance(rewards, list) and all(
+                        ok = set(line) <= {"ids", "rewards", "unscorable", "lengths"} and isinstance(ids, list) and isinstance(rewards, list) and all(
                             isinstance(x, str) or (isinstance(x, int) and not isinstance(x, bool)) for x in ids
                         )
                     except (ValueError, KeyError, TypeError):
@@ -190,10 +190,10 @@ class GroupVectors(unittest.TestCase):
                     if "error" in want:
                         if ok:
                             with self.assertRaises((spiral.SpiralError, TypeError, ValueError)):
-                                spiral.group_advantages(rewards, ids, preset=preset, unscorable=line.get("unscorable"))
+                                spiral.group_advantages(rewards, ids, options, unscorable=line.get("unscorable"), lengths=line.get("lengths"))
                         continue
                     self.assertTrue(ok)
-                    adv, rep = spiral.group_advantages(rewards, ids, preset=preset, unscorable=line.get("unscorable"))
+                    adv, rep = spiral.group_advantages(rewards, ids, options, unscorable=line.get("unscorable"), lengths=line.get("lengths"))
                     self.assertEqual(bits(adv), bits(want["advantages"]))
                     self.assertEqual(rep.groups, want["groups"])
                     self.assertEqual(rep.singletons, want["singletons"])
@@ -268,8 +268,8 @@ class PlanVectors(unittest.TestCase):
             want = [parse(t)["sets"] for t in lines(case["output"])]
             with self.subTest(case=case["name"]):
                 got = cfg.plan(int(fl["seed"]), int(fl.get("step") or 0), int(fl["problems"]))
-                self.assertEqual(got.tolist(), want)
-                self.assertEqual(cfg.plan(int(fl["seed"]), int(fl.get("step") or 0), int(fl["problems"]), np.int32).tolist(), want)
+                self.assertEqual(got.sets.tolist(), want)
+                self.assertEqual(cfg.plan(int(fl["seed"]), int(fl.get("step") or 0), int(fl["problems"]), np.int32).sets.tolist(), want)
 
 
 if __name__ == "__main__":

@@ -62,12 +62,17 @@ def alone(lines: list[dict]) -> list[dict]:
     return out
 
 
-class ClientTest(unittest.TestCase):
+class WatchedTest(unittest.TestCase):
+    """A test that the watchdog ends, failing the run, if it hangs."""
+
     def setUp(self) -> None:
         faulthandler.dump_traceback_later(WATCHDOG, exit=True)
 
     def tearDown(self) -> None:
         faulthandler.cancel_dump_traceback_later()
+
+
+class ClientTest(WatchedTest):
 
     def test_many_lines_before_reading(self) -> None:
         rng = random.Random(1)
@@ -229,13 +234,7 @@ class ClientTest(unittest.TestCase):
 
 
 @unittest.skipIf(np is None, "numpy cannot be imported")
-class NumpyTest(unittest.TestCase):
-    def setUp(self) -> None:
-        faulthandler.dump_traceback_later(WATCHDOG, exit=True)
-
-    def tearDown(self) -> None:
-        faulthandler.cancel_dump_traceback_later()
-
+class NumpyTest(WatchedTest):
     def test_arrays_and_scalars_of_every_dtype(self) -> None:
         want = alone([WORKED])[0]
         rewards = np.array(WORKED["rewards"])

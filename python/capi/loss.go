@@ -1,0 +1,92 @@
+package main
+
+/*
+#include "spiral_abi.h"
+*/
+import "C"
+
+import (
+	"spiral"
+	"spiral/loss"
+)
+
+// spiral_loss_reductions writes the names of the loss reductions
+// (loss.Reduction: "sum", "token-mean", ...), one per line, to buf, and
+// their length to needed.
+//
+//export spiral_loss_reductions
+func spiral_loss_reductions(buf *C.char, capacity C.int64_t, needed *C.int64_t) {
+	var names []string
+	for r := loss.Reduction(0); ; r++ {
+		b, err := r.MarshalText()
+		if err != nil {
+			break
+		}
+		names = append(names, string(b))
+	}
+	writeTexts(buf, capacity, needed, names...)
+}
+
+// spiral_loss_coefficients writes the per-output loss coefficients of a
+// credited batch with cfg's Config.LossCoefficients: reduction names the
+// trainer's loss reduction (loss.Reduction's text), update is 0 for
+// JointGradient and 1 for PaperUpdate, baseline 0 for WithinSet and 1 for
+// LeaveOneOut, split_roles nonzero when the trainer reduces search traces
+// and aggregation outputs as two loss terms. The coefficients go to
+// search_out (P*N1) and aggregation_out (one per aggregation output), F32 or
+// F64, and the reduction's report to report; on error nothing is written.
+//
+//export spiral_loss_coefficients
+func spiral_loss_coefficients(cfg C.spiral_handle, reduction *C.char, n C.int64_t, update, baseline, splitRoles C.int64_t,
+	in *C.spiral_loss_in, searchOut, aggregationOut *C.spiral_array, report *C.spiral_loss_report) (ret C.spiral_handle) {
+	defer guard(&ret)
+	s, err := lookup[*configState](cfg, "configuration")
+	if err != nil {
+		return fail(err)
+	}
+	name, err := goBytes(reduction, n)
+	if err != nil {
+		return fail(err)
+	}
+	opt := spiral.LossOptions{Update: spiral.Update(update), Baseline: spiral.AggregationBaseline(baseline), SplitRoles: splitRoles != 0}
+	if err := opt.Reduction.UnmarshalText(name); err != nil {
+		return fail(&configErr{err})
+	}
+	var b spiral.BatchCredit
+	var bin spiral.Batch
+	if b.Search, err = readFloats(nil, &in.search, "search", false); err != nil {
+		return fail(err)
+	}
+	if b.Aggregation, err = readFloats(nil, &in.aggregation, "aggregation", false); err != nil {
+		return fail(err)
+	}
+	if bin.SearchLengths, err = readInts(nil, &in.search_lengths, "search_lengths", false); err != nil {
+		return fail(err)
+	}
+	if bin.AggregationLengths, err = readInts(nil, &in.aggregation_lengths, "aggregation_lengths", false); err != nil {
+		return fail(err)
+	}
+	n1 := s.cfg.SearchTraces
+	if len(b.Search)%n1 != 0 {
+		return fail(usageError("search has %d advantages, not a multiple of N1 = %d", len(b.Search), n1))
+	}
+	b.Problems = len(b.Search) / n1
+	var dst spiral.LossCoefficients
+	if err := s.cfg.LossCoefficients(&dst, &b, bin, opt); err != nil {
+		return fail(err)
+	}
+	if err := checkOutputs(
+		output{searchOut, "search_out", len(dst.Search), 'f'},
+		output{aggregationOut, "aggregation_out", len(dst.Aggregation), 'f'},
+	); err != nil {
+		return fail(err)
+	}
+	writeFloats(searchOut, dst.Search)
+	writeFloats(aggregationOut, dst.Aggregation)
+	if report != nil {
+		r := dst.Report
+		*report = C.spiral_loss_report{scale: C.double(r.Scale), outputs: C.int64_t(r.Outputs), rows: C.int64_t(r.Rows),
+			tokens: C.int64_t(r.Tokens), dropped: C.int64_t(r.Dropped)}
+	}
+	return 0
+}
