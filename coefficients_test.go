@@ -54,8 +54,8 @@ func TestLossCoefficientsJointGradient(t *testing.T) {
 		}
 		for trial := range 20 {
 			problems := 1 + rnd.IntN(3)
-			var in Batch
-			if err := planner.PlanTo(&in, problems, rnd); err != nil {
+			in := Batch{Plans: new(Plans)}
+			if err := planner.PlanTo(in.Plans, rnd.Uint64(), 0, keys(problems)); err != nil {
 				t.Fatal(err)
 			}
 			in.Rewards = make([]float64, problems*c.AggregationOutputs())
@@ -151,8 +151,8 @@ func checkJoint(t *testing.T, c Config, m *big.Rat, b BatchCredit, in Batch, dst
 func TestLossCoefficientsErrors(t *testing.T) {
 	c := Paper()
 	planner, _ := c.NewPlanner()
-	var in Batch
-	if err := planner.PlanTo(&in, 1, rand.New(rand.NewPCG(1, 1))); err != nil {
+	in := Batch{Plans: new(Plans)}
+	if err := planner.PlanTo(in.Plans, 1, 1, keys(1)); err != nil {
 		t.Fatal(err)
 	}
 	in.Rewards = make([]float64, 16)

@@ -376,7 +376,10 @@ func TestAdvantageCrossCheck(t *testing.T) {
 				}
 				fhat[k] = big.NewRat(int64(sum), N2)
 			}
-			in := advantage.Batch[float64]{Traces: []int{f.Traces()}, Sets: []int{K}, Ordered: f.Ordered()}
+			in := advantage.Batch[float64]{Traces: []int{f.Traces()}, Sets: []int{K}}
+			if f.Ordered() {
+				in.Check = advantage.Tuples
+			}
 			for k, g := range chosen {
 				in.SetSizes = append(in.SetSizes, len(g))
 				in.Members = append(in.Members, g...)

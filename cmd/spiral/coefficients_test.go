@@ -35,12 +35,18 @@ func TestCreditCoefficients(t *testing.T) {
 	if err := json.Unmarshal([]byte(line), &lines); err != nil {
 		t.Fatal(err)
 	}
+	var members []int
 	for i := range lines.Sets {
-		in.Sets = append(in.Sets, lines.Sets[i]...)
+		members = append(members, lines.Sets[i]...)
 		in.Rewards = append(in.Rewards, lines.Rewards[i]...)
 		in.AggregationLengths = append(in.AggregationLengths, lines.AggregationLengths[i]...)
 	}
 	in.SearchLengths = lines.SearchLengths
+	var plans spiral.Plans
+	if err := c.CheckPlans(&plans, members); err != nil {
+		t.Fatal(err)
+	}
+	in.Plans = &plans
 	var b spiral.BatchCredit
 	if err := c.CreditBatch(&b, in); err != nil {
 		t.Fatal(err)

@@ -84,30 +84,52 @@ multipliers 1.1289 and 1/12; -reduction seq-mean-token-sum -split-roles:
 Exit status: 0 on success, 2 for bad flags or values (the error on stderr).
 `
 
-// flagNames maps the names in the root's Config errors to the flags of
+// flagNames maps the Config fields of the root's errors to the flags of
 // constants and plan.
-var flagNames = strings.NewReplacer(
-	"spiral: ", "",
-	"Config.SearchTraces (N1)", "-traces (N1)",
-	"SearchTraces (N1)", "-traces (N1)",
-	"Config.SetSize (n)", "-size (n)",
-	"Config.Sets (K)", "-sets (K)",
-	"Config.Design = balanced with Ordered = true", "-balanced with -ordered",
-	"Config.Order = shuffled with Ordered = true", "-shuffle with -ordered",
-	"combin.MaxSize", "the size cap",
-	"\n", "; ",
-)
+var flagNames = map[string]string{
+	"Config.SearchTraces": "-traces",
+	"Config.SetSize":      "-size",
+	"Config.Sets":         "-sets",
+	"Config.Design":       "-balanced",
+	"Config.Order":        "-shuffle",
+}
 
-// sizeError rewrites a Config error about the flags' sizes in the flags'
-// names, leaving out what concerns N2, which the flags do not set.
+// sizeError says what a Config error about the flags' sizes means in the
+// flags' names: each *spiral.InputError renamed to its flag, the first
+// per field (a K too large for K*n is also too large for K*N2 = K, which
+// the flags do not set).
 func sizeError(err error) string {
 	var parts []string
-	for part := range strings.SplitSeq(err.Error(), "\n") {
-		if !strings.Contains(part, "K*N2") {
-			parts = append(parts, flagNames.Replace(part))
+	seen := map[string]bool{}
+	for _, e := range inputErrors(err) {
+		if seen[e.Field] {
+			continue
 		}
+		seen[e.Field] = true
+		name, ok := flagNames[e.Field]
+		if !ok {
+			name = e.Field
+		}
+		parts = append(parts, e.In("", name).Error())
+	}
+	if parts == nil {
+		return err.Error()
 	}
 	return strings.Join(parts, "; ")
+}
+
+// inputErrors returns the *spiral.InputErrors that err joins, in order.
+func inputErrors(err error) []*spiral.InputError {
+	if e, ok := err.(*spiral.InputError); ok {
+		return []*spiral.InputError{e}
+	}
+	var out []*spiral.InputError
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			out = append(out, inputErrors(e)...)
+		}
+	}
+	return out
 }
 
 // constantsOutput is the output of constants.

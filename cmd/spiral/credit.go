@@ -235,13 +235,15 @@ func inNoSet(appearances []int) int {
 // flags give (gates, family) and the sizes the line gives, through
 // Config.CreditBatch on a batch of one problem.
 type creditHandler struct {
-	base   spiral.Config
-	in     creditLine // decoded into again and again, reusing its slices
-	batch  spiral.Batch
-	credit spiral.BatchCredit
-	rows   [][]float64
-	out    jsonOut
-	coef   coefficients
+	base    spiral.Config
+	in      creditLine // decoded into again and again, reusing its slices
+	batch   spiral.Batch
+	members []int // the line's sets, flat
+	plans   spiral.Plans
+	credit  spiral.BatchCredit
+	rows    [][]float64
+	out     jsonOut
+	coef    coefficients
 }
 
 func (h *creditHandler) handle(line []byte) ([]byte, error) {
@@ -330,7 +332,7 @@ func (h *creditHandler) layout(in *creditLine, lineSize int) (spiral.Config, err
 	c := h.base
 	c.SearchTraces, c.Sets, c.SetSize, c.AggregationsPerSet = in.Traces, k, n, 1
 	b := &h.batch
-	b.Sets, b.Rewards, b.RewardCounts = b.Sets[:0], b.Rewards[:0], b.RewardCounts[:0]
+	h.members, b.Rewards, b.RewardCounts = h.members[:0], b.Rewards[:0], b.RewardCounts[:0]
 	b.Unscorable, b.AggregationLengths = b.Unscorable[:0], b.AggregationLengths[:0]
 	for i, s := range in.Sets {
 		if len(s) != n {
@@ -344,7 +346,7 @@ func (h *creditHandler) layout(in *creditLine, lineSize int) (spiral.Config, err
 			return spiral.Config{}, fmt.Errorf("len(aggregation_lengths[%d]) = %d, want len(rewards[%d]) = %d", i, len(in.AggregationLengths[i]), i, len(rs))
 		}
 		c.AggregationsPerSet = max(c.AggregationsPerSet, len(rs))
-		b.Sets = append(b.Sets, s...)
+		h.members = append(h.members, s...)
 		b.RewardCounts = append(b.RewardCounts, len(rs))
 		b.Rewards = append(b.Rewards, rs...)
 		if in.Unscorable != nil {
@@ -361,28 +363,44 @@ func (h *creditHandler) layout(in *creditLine, lineSize int) (spiral.Config, err
 		b.AggregationLengths = nil
 	}
 	b.SearchLengths = in.SearchLengths
+	b.Plans = &h.plans
+	if err := c.CheckPlans(&h.plans, h.members); err != nil {
+		if e, ok := errors.AsType[*spiral.InputError](err); ok && e.Problem == 0 {
+			return c, inputError(c, in, e)
+		}
+		return c, configError(err)
+	}
 	return c, nil
 }
 
 // errTooLarge says what advantage.ErrTooLarge says, in the input's terms.
 var errTooLarge = fmt.Errorf("its magnitude is above %g, the largest reward accepted", advantage.MaxAbsReward)
 
-// configNames maps the names in the root's Config errors to a credit line's.
-var configNames = strings.NewReplacer(
-	"spiral: ", "",
-	"Config.SearchTraces (N1)", "traces",
-	"SearchTraces (N1)", "traces",
-	"Config.SetSize (n)", "len(sets[0])",
-	"Config.Sets (K)", "len(sets)",
-	"Config.AggregationsPerSet (N2)", "the length of the longest row of rewards",
-	"combin.MaxSize", "the size cap",
-	"\n", "; ",
-)
+// configNames maps the Config fields of the root's errors to a credit
+// line's.
+var configNames = map[string]string{
+	"Config.SearchTraces":       "traces",
+	"Config.SetSize":            "len(sets[0])",
+	"Config.Sets":               "len(sets)",
+	"Config.AggregationsPerSet": "the length of the longest row of rewards",
+}
 
-// configError rewrites an error of the root package about a credit line's
-// sizes in the line's field names.
+// configError says what an error of the root package about a credit
+// line's sizes means in the line's field names: each *spiral.InputError
+// renamed to the line's field.
 func configError(err error) error {
-	return errors.New(configNames.Replace(err.Error()))
+	var parts []string
+	for _, e := range inputErrors(err) {
+		name, ok := configNames[e.Field]
+		if !ok {
+			name = e.Field
+		}
+		parts = append(parts, e.In("", name).Error())
+	}
+	if parts == nil {
+		return err
+	}
+	return errors.New(strings.Join(parts, "; "))
 }
 
 // inputError says what e, an error of the library about one line, means in
@@ -390,7 +408,7 @@ func configError(err error) error {
 func inputError(c spiral.Config, in *creditLine, e *advantage.InputError) error {
 	i, j := e.Set, e.Output
 	switch e.Field {
-	case "Rewards":
+	case "Batch.Rewards":
 		if errors.Is(e.Err, advantage.ErrNotFinite) {
 			return fmt.Errorf("rewards[%d][%d] = %v is not finite: mark the output unscorable instead", i, j, e.Value)
 		}
@@ -398,11 +416,11 @@ func inputError(c spiral.Config, in *creditLine, e *advantage.InputError) error 
 			return fmt.Errorf("rewards[%d][%d] = %v: %v", i, j, e.Value, errTooLarge)
 		}
 		return fmt.Errorf("rewards[%d][%d] = %v: %v", i, j, e.Value, e.Err)
-	case "RewardCounts":
+	case "Batch.RewardCounts":
 		return fmt.Errorf("rewards[%d] is empty: a set needs at least one output (mark one that could not be scored in unscorable)", i)
-	case "Unscorable":
+	case "Batch.Unscorable":
 		return fmt.Errorf("unscorable[%d][%d]: %v", i, j, e.Err)
-	case "SearchLengths":
+	case "Batch.SearchLengths":
 		switch {
 		case j >= 0:
 			return fmt.Errorf("search_lengths[%d] = %v < 0", j, e.Value)
@@ -410,7 +428,7 @@ func inputError(c spiral.Config, in *creditLine, e *advantage.InputError) error 
 			return fmt.Errorf("search_lengths is missing, but -search-target = %d gates on it", c.Gates.Search.Target)
 		}
 		return fmt.Errorf("len(search_lengths) = %d, want traces = %d", len(in.SearchLengths), in.Traces)
-	case "AggregationLengths":
+	case "Batch.AggregationLengths":
 		switch {
 		case j >= 0:
 			return fmt.Errorf("aggregation_lengths[%d][%d] = %v < 0", i, j, e.Value)
@@ -419,7 +437,7 @@ func inputError(c spiral.Config, in *creditLine, e *advantage.InputError) error 
 		case in.AggregationLengths == nil && c.Overlong != nil:
 			return fmt.Errorf("aggregation_lengths is missing, but -overlong-max = %d punishes on it", c.Overlong.MaxLength)
 		}
-	case "Members", "Sets":
+	case "members", "Batch.Plans":
 		if se, ok := errors.AsType[*combin.SetError](e.Err); ok {
 			switch se.Reason {
 			case combin.OutOfRange:

@@ -346,10 +346,10 @@ func creditWorkedInput() []byte {
 	return jsonLines(workedExample, shuffled, wider)
 }
 
-// planned draws a plan for c with rnd, panicking on error: the vectors'
-// configurations are valid.
+// planned draws the plan of a problem whose key rnd draws, for c,
+// panicking on error: the vectors' configurations are valid.
 func planned(c spiral.Config, rnd *rand.Rand) [][]int {
-	p, err := c.Plan(rnd)
+	p, err := c.Plan(vectorSeed, 0, rnd.Uint64())
 	if err != nil {
 		panic(err)
 	}

@@ -43,7 +43,9 @@ type spiralArm struct {
 	rounds     int // generation rounds per step for dynamic sampling
 	searchMult float64
 	aggMult    float64
-	batch      spiral.Batch // reused: PlanTo draws its Sets, generate fills the rest
+	plans      spiral.Plans // reused: PlanTo draws them every round
+	keys       []uint64     // 0, 1, ...: the round's problems
+	batch      spiral.Batch // reused: generate fills it
 	credit     spiral.BatchCredit
 }
 
@@ -68,7 +70,6 @@ func newSpiralArm(cfg spiral.Config, policy *Policy, g Grammar, problems, rounds
 // rollout is one round of generation for P problems.
 type rollout struct {
 	problems  []Problem
-	sets      []int     // the plan: a.batch.Sets, which the next round overwrites
 	traces    [][]int32 // P*N1 search traces
 	aggPrompt [][]int32 // P*K*N2 aggregation prompts
 	aggOut    [][]int32 // P*K*N2 aggregation outputs
@@ -81,10 +82,14 @@ type rollout struct {
 func (a *spiralArm) generate(r *rand.Rand, problems []Problem) (*rollout, error) {
 	c := a.cfg
 	n1, k, n, n2 := c.SearchTraces, c.Sets, c.SetSize, c.AggregationsPerSet
-	if err := a.planner.PlanTo(&a.batch, len(problems), r); err != nil {
+	for len(a.keys) < len(problems) {
+		a.keys = append(a.keys, uint64(len(a.keys)))
+	}
+	if err := a.planner.PlanTo(&a.plans, r.Uint64(), 0, a.keys[:len(problems)]); err != nil {
 		return nil, err
 	}
-	ro := &rollout{problems: problems, sets: a.batch.Sets}
+	a.batch.Plans = &a.plans
+	ro := &rollout{problems: problems}
 	prompts := make([][]int32, 0, len(problems)*n1)
 	for _, p := range problems {
 		for range n1 {
@@ -100,7 +105,7 @@ func (a *spiralArm) generate(r *rand.Rand, problems []Problem) (*rollout, error)
 	for q, p := range problems {
 		for i := range k {
 			for j := range n {
-				cands[j] = ro.traces[q*n1+ro.sets[(q*k+i)*n+j]]
+				cands[j] = ro.traces[q*n1+a.plans.Member(q, i, j)]
 			}
 			prompt := aggregatePrompt(p, cands)
 			for range n2 {

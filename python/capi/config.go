@@ -27,10 +27,12 @@ type configState struct {
 // caller's arrays and the results, reused from call to call.
 type worker struct {
 	planner *spiral.Planner
-	plans   spiral.Batch // what the planner draws into; never credited, so
-	// that sets copied from the caller are never taken for drawn ones
-	batch  spiral.Batch // the caller's batch, copied
-	credit spiral.BatchCredit
+	drawn   spiral.Plans // what the planner draws into
+	keys    []uint64     // 0, 1, ...: the problems' keys
+	members []int        // the caller's sets, copied
+	plans   spiral.Plans // the caller's sets, checked
+	batch   spiral.Batch // the caller's batch, copied
+	credit  spiral.BatchCredit
 }
 
 func (s *configState) get() *worker {

@@ -7,7 +7,6 @@ import "C"
 
 import (
 	"errors"
-	"math/rand/v2"
 	"sync"
 
 	"spiral"
@@ -16,12 +15,12 @@ import (
 	"spiral/lengthgate"
 )
 
-// A plansState is what a plans handle stands for: plans a Planner drew,
-// kept by the library (the caller gets a copy), so that crediting them
-// needs no check of the sets.
+// A plansState is what a plans handle stands for: spiral.Plans a Planner
+// drew, kept by the library (the caller gets a copy), which CreditBatch
+// credits without checking the sets.
 type plansState struct {
 	shape plansShape
-	batch spiral.Batch // Sets as the Planner drew them, never written since
+	plans spiral.Plans
 }
 
 // plansShape is what the validity of plans depends on.
@@ -39,7 +38,7 @@ var plansPool sync.Pool // *plansState, given back by spiral_release
 
 // spiral_plan draws the plans of a batch into out (I32 or I64, P*K*n
 // entries: candidate j of set i of problem q at (q*K+i)*n+j), as Go's
-// Planner.PlanTo does with rand.New(rand.NewPCG(seed, step)), and as
+// Planner.PlanTo does for the keys 0..P-1 at (seed, step), and as
 // `spiral plan -seed seed -step step` writes them. When plans is not NULL
 // it also receives a handle to the plans as drawn, which
 // spiral_credit_batch credits without checking them; release it with
@@ -66,19 +65,23 @@ func spiral_plan(cfg C.spiral_handle, seed, step C.uint64_t, problems C.int64_t,
 			return fail(err)
 		}
 	}
-	dst := &w.plans
+	dst := &w.drawn
 	var ps *plansState
 	if plans != nil {
 		ps, _ = plansPool.Get().(*plansState)
 		if ps == nil {
 			ps = new(plansState)
 		}
-		ps.shape, dst = shapeOf(&s.cfg), &ps.batch
+		ps.shape, dst = shapeOf(&s.cfg), &ps.plans
 	}
-	if err := w.planner.PlanTo(dst, int(problems), rand.New(rand.NewPCG(uint64(seed), uint64(step)))); err != nil {
+	for len(w.keys) < int(problems) {
+		w.keys = append(w.keys, uint64(len(w.keys)))
+	}
+	if err := w.planner.PlanTo(dst, uint64(seed), uint64(step), w.keys[:problems]); err != nil {
 		return fail(err)
 	}
-	writeInts(out, dst.Sets)
+	w.members = dst.AppendMembers(w.members[:0])
+	writeInts(out, w.members)
 	if plans != nil {
 		*plans = newHandle(ps)
 	}
@@ -107,6 +110,7 @@ func spiral_credit_batch(cfg C.spiral_handle, plans C.spiral_handle, in *C.spira
 	defer s.put(w)
 	b := &w.batch
 	if plans != 0 {
+		// Plans the library drew, for this shape.
 		ps, err := lookup[*plansState](plans, "plans")
 		if err != nil {
 			return fail(err)
@@ -116,17 +120,19 @@ func spiral_credit_batch(cfg C.spiral_handle, plans C.spiral_handle, in *C.spira
 				ps.shape.traces, ps.shape.size, ps.shape.sets, ps.shape.ordered, ps.shape.design,
 				s.cfg.SearchTraces, s.cfg.SetSize, s.cfg.Sets, s.cfg.Ordered, s.cfg.Design))
 		}
-		// The planner's Batch as it drew it, with the caller's rewards and
-		// lengths: a copy of the struct, never written into its Sets.
-		kept := *b
-		*b = ps.batch
-		b.Rewards, b.RewardCounts, b.Unscorable = kept.Rewards, kept.RewardCounts, kept.Unscorable
-		b.SearchLengths, b.AggregationLengths = kept.SearchLengths, kept.AggregationLengths
-		defer func() { // the worker keeps its own slices, never the plans'
-			b.Sets = kept.Sets
-		}()
-	} else if b.Sets, err = readInts(b.Sets, &in.sets, "sets", false); err != nil {
-		return fail(err)
+		b.Plans = &ps.plans
+	} else {
+		if w.members, err = readInts(w.members, &in.sets, "sets", false); err != nil {
+			return fail(err)
+		}
+		// Bad sets are kept in the plans and rejected by CreditBatch with
+		// the other bad problems.
+		if err := s.cfg.CheckPlans(&w.plans, w.members); err != nil {
+			if _, ok := errors.AsType[*advantage.BatchError](err); !ok {
+				return fail(err)
+			}
+		}
+		b.Plans = &w.plans
 	}
 	if b.Rewards, err = readFloats(b.Rewards, &in.rewards, "rewards", false); err != nil {
 		return fail(err)

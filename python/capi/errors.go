@@ -8,6 +8,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"spiral/advantage"
@@ -82,7 +83,7 @@ func item(err error) errorItem {
 	}
 	if ie, ok := errors.AsType[*advantage.InputError](err); ok {
 		c.kind = C.SPIRAL_ERR_INPUT
-		it.field = ie.Field
+		it.field = fieldName(ie.Field)
 		c.problem, c.set, c.output = C.int64_t(ie.Problem), C.int64_t(ie.Set), C.int64_t(ie.Output)
 		c.value = C.double(ie.Value)
 		setReason(c, err)
@@ -112,6 +113,17 @@ func item(err error) errorItem {
 	}
 	c.kind = C.SPIRAL_ERR_OTHER
 	return it
+}
+
+// fieldName returns the name this package's callers know for a field of
+// the root's errors: the Batch field without "Batch.", and "Sets" for the
+// plans (the flat sets the caller passed).
+func fieldName(f string) string {
+	switch f {
+	case "members", "Batch.Plans":
+		return "Sets"
+	}
+	return strings.TrimPrefix(f, "Batch.")
 }
 
 // setReason sets c's reason from the error err wraps.
