@@ -15,7 +15,8 @@ import (
 
 const creditHelp = `usage: spiral credit [-search-target L] [-aggregation-target L] [-boundary gate|keep]
                      [-overlong-max L [-overlong-buffer B] [-overlong-factor F]]
-                     [-reward-range LOW,HIGH] [-ordered] < lines
+                     [-reward-range LOW,HIGH] [-ordered]
+                     [-coefficients REDUCTION [-update joint|paper] [-split-roles]] < lines
 
 credit computes SPIRAL's credit for one problem per input line, with the
 root package's Config.CreditBatch (the credit of package advantage, then the
@@ -45,6 +46,26 @@ Flags:
                          orders are distinct. Without it sets are subsets,
                          in any presentation order, and no two sets may hold
                          the same traces.
+  -coefficients REDUCTION
+                         also write the loss coefficients (Config.LossCoefficients)
+                         for a trainer whose loss reduces the line's outputs with
+                         REDUCTION, named as the loss package names it (sum,
+                         token-mean, seq-mean-token-sum, seq-mean-token-mean,
+                         seq-mean-token-sum-norm, trl-grpo, trl-bnpo, trl-dr-grpo,
+                         trl-dapo, trl-rloo, openrlhf-token, openrlhf-sequence):
+                         put them where the trainer puts its advantages, and its
+                         gradient is "scale" times the chosen update, whatever the
+                         lengths. The line's N1 + K N2 outputs are the rows reduced
+                         together; for a batch of several lines reduced together,
+                         take -coefficients sum (the update itself) and the
+                         library's loss.Coefficients over the batch. Needs
+                         search_lengths and aggregation_lengths
+  -update joint|paper    the update the coefficients produce: joint (default),
+                         SPIRAL's unbiased joint gradient (search advantages over
+                         M, aggregation advantages over K (N2 - 1)), or paper, the
+                         advantages as they are
+  -split-roles           the trainer reduces the search traces and the aggregation
+                         outputs as two loss terms, each over its own outputs
 
 Input line (one JSON object; numbers in rewards are finite):
   {"traces": N1,                      required: the number of search traces, N1 >= 1;
@@ -98,6 +119,14 @@ Output line:
                                       positive ones set to 0, and their sum
                                       (all 0 but outputs and positive when the
                                       gate is off)
+   "search_coefficients": [c, ...],   with -coefficients only: each search trace's
+   "aggregation_coefficients": [[c]], and each aggregation output's coefficient
+                                      (the shape of rewards; 0 for an output of
+                                      no tokens)
+   "scale": x}                        with -coefficients only: the trainer's gradient
+                                      is scale times the chosen update (1 for sum,
+                                      1/R for the means, R the outputs with a token;
+                                      the trainer's own constants aside)
   The answer's size is proportional to the line's.
 
 Errors name the line's fields and positions, such as rewards[1][0] or
@@ -149,6 +178,10 @@ type creditOutput struct {
 	Overlong        *penaltyReport `json:"overlong,omitempty"`
 	SearchGate      gateReport     `json:"search_gate"`
 	AggregationGate gateReport     `json:"aggregation_gate"`
+
+	SearchCoefficients      []float64   `json:"search_coefficients,omitempty"`
+	AggregationCoefficients [][]float64 `json:"aggregation_coefficients,omitempty"`
+	Scale                   *float64    `json:"scale,omitempty"`
 }
 
 // gateReport is a lengthgate.Report in the output's JSON.
@@ -210,6 +243,7 @@ type creditHandler struct {
 	credit  spiral.BatchCredit
 	rows    [][]float64
 	out     jsonOut
+	coef    coefficients
 }
 
 func (h *creditHandler) handle(line []byte) ([]byte, error) {
@@ -262,6 +296,9 @@ func (h *creditHandler) handle(line []byte) ([]byte, error) {
 	if c.Overlong != nil {
 		r := b.Overlong
 		out.Overlong = &penaltyReport{Outputs: r.Outputs, Penalized: r.Penalized, Overlong: r.Overlong, Total: r.Total}
+	}
+	if err := h.coef.write(&out, c, b, h.batch, in); err != nil {
+		return nil, err
 	}
 	return h.out.encode(out), nil
 }
@@ -453,8 +490,13 @@ func runCredit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var rewardRange rangeFlag
 	fs.Var(&rewardRange, "reward-range", "")
 	ordered := fs.Bool("ordered", false, "")
+	var coef coefficients
+	coef.flags(fs)
 	if code, done := parseFlags(fs, creditHelp, args, stdout, stderr); done {
 		return code
+	}
+	if err := coef.parse(); err != nil {
+		return usageError(stderr, "credit", err.Error())
 	}
 	c := spiral.Config{
 		Gates: lengthgate.Gates{
@@ -487,7 +529,7 @@ func runCredit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return usageError(stderr, "credit", "-overlong-buffer and -overlong-factor need -overlong-max")
 	}
 	c.RewardRange = rewardRange.r
-	return runStream("credit", stdin, stdout, stderr, &creditHandler{base: c})
+	return runStream("credit", stdin, stdout, stderr, &creditHandler{base: c, coef: coef})
 }
 
 // overlongFlags names lengthgate.SoftOverlong's fields by their flags.
