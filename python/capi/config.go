@@ -158,11 +158,13 @@ func spiral_role_weights(cfg C.spiral_handle, reduction *C.char, n C.int64_t, ba
 	if err != nil {
 		return fail(err)
 	}
-	opt := spiral.LossOptions{Baseline: spiral.AggregationBaseline(baseline), SplitRoles: splitRoles != 0}
+	opt := spiral.LossOptions{SplitRoles: splitRoles != 0}
 	if err := opt.Reduction.UnmarshalText(name); err != nil {
 		return fail(&configErr{err})
 	}
-	w, err := s.cfg.RoleWeights(opt)
+	c := s.cfg
+	c.AggregationBaseline = spiral.AggregationBaseline(baseline) // the baseline asked for, on a copy
+	w, err := c.RoleWeights(opt)
 	if err != nil {
 		return fail(&configErr{err})
 	}
