@@ -241,7 +241,7 @@ func TestPlanErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	one := []uint64{0}
-	for _, problems := range []int{combin.MaxSize/16 + 1, 1 << 30, 1 << 40, math.MaxInt / 16} {
+	for _, problems := range []int{combin.MaxSize/16 + 1, 1 << 30, min(1<<40, math.MaxInt), math.MaxInt / 16} {
 		if problems > math.MaxInt/8 { // a slice of more than MaxInt/8 uint64 cannot exist
 			continue
 		}
