@@ -1,32 +1,51 @@
 package spiral
 
 import (
-	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 
 	"spiral/advantage"
-	"spiral/combin"
 	"spiral/lengthgate"
 )
 
+// InputError describes one bad entry of a caller's input, naming the
+// caller's own field, the problem, set and position, and the value; it is
+// [advantage.InputError], the one error type every layer of the module
+// renames for its caller. Recover it with errors.As.
+type InputError = advantage.InputError
+
+// BatchError lists every bad problem of a batch, each with its first
+// *InputError, in problem order; it is [advantage.BatchError].
+type BatchError = advantage.BatchError
+
+// Span locates one problem in a [Batch] and its [BatchCredit]: its search
+// traces are SearchLengths[Trace : Trace+Traces] (and the same range of
+// Search and Appearances), its sets the range [Set, Set+Sets) of
+// SetScores, SetAdvantages, ScoredOutputs and RewardCounts, its members
+// [Member, Member+Members) of Plans.AppendMembers, and its aggregation
+// outputs Rewards[Reward : Reward+Rewards] (and the same range of
+// Unscorable, AggregationLengths and Aggregation). It is [advantage.Span].
+type Span = advantage.Span
+
 // Batch is the input of [Config.CreditBatch]: the problems of one training
-// step, laid out flat, problem after problem, in the trainer's order. With
-// P problems of N1 search traces and K sets of n candidates:
+// step, problem after problem, in the order of their [Plans]. With P
+// problems of N1 search traces and K sets:
 //
-//	Sets[(q*K+i)*n + j]       candidate j of set i of problem q
 //	SearchLengths[q*N1 + y]   length of search trace y of problem q
 //	Rewards[o]                reward of aggregation output o
 //	AggregationLengths[o]     its length in generated tokens
 //	Unscorable[o]             whether it could not be scored
 //
-// where the outputs o are numbered set after set: N2 per set
-// (Rewards[(q*K+i)*N2 + j]), or RewardCounts[q*K+i] for set i of problem q
-// when RewardCounts is not nil. [Planner.PlanTo] writes Sets.
+// where the outputs o are numbered set after set: N2 per set, or
+// RewardCounts[q*K+i] for set i of problem q when RewardCounts is not nil.
+// [BatchCredit.Span] gives each problem's ranges.
 type Batch struct {
-	// Sets holds the P*K*n trace indices of every problem's plan.
-	Sets []int
+	// Plans are the problems' plans, drawn by a [Planner] or checked by
+	// [Config.CheckPlans] for a Config of the same N1, n, K, Ordered and
+	// Design.
+	Plans *Plans
 	// Rewards holds the aggregation rewards, in the order above.
 	Rewards []float64
 	// RewardCounts, if not nil, holds the number of outputs of every set,
@@ -36,38 +55,56 @@ type Batch struct {
 	// Unscorable, if not nil, is parallel to Rewards: an output marked true
 	// could not be scored. Its reward is not read (it may be NaN); it is
 	// left out of its set's score and of every baseline, and gets
-	// advantage 0 (see advantage.Batch).
+	// advantage 0.
 	Unscorable []bool
 	// SearchLengths (P*N1 entries) and AggregationLengths (parallel to
 	// Rewards) are the outputs' lengths in generated tokens, which the
 	// length gates and the overlong punishment read. Each is required when
 	// something reads it and may be nil otherwise.
 	SearchLengths, AggregationLengths []int
-
-	drawn drawn // the sets a Planner drew into Sets
 }
 
-// BatchCredit is the result of [Config.CreditBatch]. The embedded
-// advantage.BatchCredit holds the credit in the layout of the [Batch]:
-// SetScores and SetAdvantages per set (q*K+i), Search and Appearances per
-// search trace (q*N1+y), Aggregation per output, Rejected per problem.
-// Search goes to the search policy and Aggregation to the aggregation
-// policy, which may be two models.
+// BatchCredit is the result of [Config.CreditBatch], in the layout of the
+// [Batch]: per search trace, per aggregation output, per set and per
+// problem, each problem's ranges given by [BatchCredit.Span]. Search goes
+// to the search policy and Aggregation to the aggregation policy, which
+// may be two models.
 //
 // The zero value is ready to use. Reuse one BatchCredit from step to step:
 // once its slices have grown to a batch's size, CreditBatch allocates
 // nothing. A BatchCredit must not be used by two calls at the same time;
 // different BatchCredits may be filled concurrently from one Config.
 type BatchCredit struct {
-	advantage.BatchCredit[float64]
+	// Search[t] is A_search of search trace t after the search gate: 0 for
+	// a trace in no scored set and for a problem that is skipped (see
+	// [BatchCredit.Skip]).
+	Search []float64
+	// Aggregation[o] is A_agg of aggregation output o after the
+	// aggregation gate: 0 for an unscorable output and for a problem that
+	// is skipped.
+	Aggregation []float64
+	// SetScores[s] is f of set s (the mean of its scored, shaped rewards)
+	// and SetAdvantages[s] = f - fbar; sets numbered q*K+i.
+	SetScores, SetAdvantages []float64
+	// ScoredOutputs[s] is the number of scored outputs of set s.
+	ScoredOutputs []int
+	// Appearances[t] is |G(y)|, the number of scored sets of its problem
+	// that hold search trace t.
+	Appearances []int
+	// ScoredSets[q] is the number of sets of problem q with a scored
+	// output, those that fbar averages.
+	ScoredSets []int
 	// Problems is P, the number of problems of the last call.
 	Problems int
+	// Rejected[q] reports that problem q's input was bad: it is listed in
+	// the returned *BatchError and all its credit is 0.
+	Rejected []bool
 	// NoSignal[q] reports that problem q's raw rewards give no gradient:
 	// every search and aggregation advantage computed from them is 0 (for
-	// instance, all its rewards are equal). A trainer using dynamic
-	// sampling resamples it. Its search and aggregation advantages are 0
-	// even when reward shaping would have moved them (its set scores and
-	// set advantages are still reported).
+	// instance, all its rewards are equal, or a balanced plan's sets score
+	// 1, 1, 0, 0). A trainer using dynamic sampling resamples it. Its
+	// search and aggregation advantages are 0 even when reward shaping
+	// would have moved them (its set scores are still reported).
 	NoSignal []bool
 	// OutOfRange[q] reports that the mean raw reward of problem q lies
 	// outside Config.RewardRange. Its search and aggregation advantages
@@ -78,18 +115,39 @@ type BatchCredit struct {
 	// Overlong is what Config.Overlong did, added up over the batch.
 	Overlong lengthgate.PenaltyReport
 
-	in      advantage.Batch[float64] // the kernel's layout of the last batch
-	key     layoutKey                // what in.Traces, Sets, SetSizes and counts hold
-	counts  []int                    // N2 for every set
-	offsets []int                    // of each problem's outputs, when ragged
-	ragged  bool                     // the last batch had RewardCounts
-	shaped  []float64                // rewards after Config.Overlong
-	sets    setScratch
-	bad     []*advantage.InputError // the problems the root rejects
+	spans   []Span
+	kernel  advantage.BatchCredit[float64]
+	in      advantage.Batch[float64]       // the kernel's layout of the last batch
+	key     layoutKey                      // what in's Traces, Sets, SetSizes and counts hold
+	counts  []int                          // N2 for every set
+	shaped  []float64                      // rewards after Config.Overlong
+	raw     advantage.BatchCredit[float64] // the credit of one problem's raw rewards (rawZero)
+	members []int                          // in.Plans' members, a rejected problem's cleared
+	bad     []*InputError                  // the rejected problems' errors
 }
 
 // layoutKey is the shape of the kernel layout kept in a BatchCredit.
 type layoutKey struct{ problems, traces, sets, setSize, outputs int }
+
+// Span returns the ranges of problem q of the last call. It panics if q
+// is not in [0, Problems).
+func (b *BatchCredit) Span(q int) Span {
+	if q < 0 || q >= b.Problems {
+		panic(fmt.Sprintf("spiral: Span(%d) with Problems = %d", q, b.Problems))
+	}
+	return b.spans[q]
+}
+
+// Spans returns each problem of the last call with its ranges, in order.
+func (b *BatchCredit) Spans() iter.Seq2[int, Span] {
+	return func(yield func(int, Span) bool) {
+		for q, sp := range b.spans[:b.Problems] {
+			if !yield(q, sp) {
+				return
+			}
+		}
+	}
+}
 
 // Skip reports whether problem q of the last call gives no update: it was
 // rejected (Rejected[q]), its raw rewards give no signal (NoSignal[q]), or
@@ -124,9 +182,9 @@ func (b *BatchCredit) NoSignalCount() int {
 //
 // computed by package advantage. The passes, in this order:
 //
-//  1. Check c and in. Sets that a [Planner] drew into in are not checked
-//     again; any other sets are, by advantage (combin.CheckSets) and, for
-//     the Balanced design, for their balance.
+//  1. Check c and in's layout; then reject, in one place, every problem
+//     whose input is bad (see below). The plans are not checked again:
+//     [Plans] are checked by construction.
 //  2. Dynamic sampling, on the raw rewards: NoSignal (every advantage of
 //     the raw rewards is 0) and OutOfRange (c.RewardRange).
 //  3. Reward shaping: c.Overlong adds DAPO's length penalty to every scored
@@ -137,268 +195,226 @@ func (b *BatchCredit) NoSignalCount() int {
 //  5. The length gates of Eq. 8 zero the positive advantages of outputs
 //     longer than their target (docs/method.md#the-length-gate).
 //
-// Errors. A layout that does not fit c (a length that is not a multiple of
-// K*n, or not P*K*N2 or sum(RewardCounts), a count outside [1, N2], lengths
-// missing for a gate or the overlong punishment) gets an error and leaves
-// dst untouched. Otherwise every bad problem (a bad set, a reward that is
-// NaN, infinite or larger in magnitude than advantage.MaxAbsReward and not
-// marked Unscorable, a negative length, an unbalanced Balanced plan) is
-// reported in a *[advantage.BatchError], each as an *[advantage.InputError]
-// naming the field, problem, set and output; errors.As recovers both. The
-// bad problems get zero credit and dst.Rejected[q]; every other problem is
-// credited, so a trainer may drop the bad ones and keep the rest.
+// Errors, all *[InputError] naming the Batch or Config field (errors.As).
+// A layout that does not fit c (no Plans, Plans made for another shape, a
+// length that is not P*K*N2 or sum(RewardCounts), a count outside [1,
+// N2], lengths missing for a gate or the overlong punishment) or an
+// invalid c gets an error and leaves dst untouched. Otherwise every bad
+// problem (sets that [Config.CheckPlans] rejected, a reward that is NaN,
+// infinite or larger in magnitude than advantage.MaxAbsReward and not
+// marked Unscorable, a negative length) is listed in a *[BatchError], by
+// problem, set and output; it gets zero credit and dst.Rejected[q], and
+// every other problem is credited, so a trainer may drop the bad ones and
+// keep the rest.
 //
-// It allocates only to grow dst, on error, and in combin.CheckSets for
-// outside sets of large problems. It panics if dst is nil.
+// It allocates only to grow dst and on error. It panics if dst is nil.
 func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
-	if err := c.validateShape(); err != nil {
+	if dst == nil {
+		panic("spiral: CreditBatch: dst is nil")
+	}
+	if _, err := c.validFamily(); err != nil {
 		return err
 	}
-	p, outputs, err := c.checkLayout(&in)
-	if err != nil {
+	if err := c.checkLayout(&in); err != nil {
 		return err
 	}
-	trusted := in.drawn.trusted(&c, in.Sets)
+	dst.layout(&c, &in)
+	p := dst.Problems
+
+	// 1. Rejection.
+	rewards := in.Rewards
 	dst.bad = dst.bad[:0]
-	if !trusted && c.Design == combin.Balanced {
-		c.checkBalance(dst, in.Sets)
-	}
-	c.checkLengths(dst, &in, p)
-
-	kin := dst.layout(&c, &in, p, outputs)
-	kin.SetsChecked = trusted
-	err = advantage.ComputeBatch(&dst.BatchCredit, *kin)
-	kernelBad, ok := errors.AsType[*advantage.BatchError](err)
-	if err != nil && !ok {
-		kin.Members, kin.Rewards, kin.Unscorable = nil, nil, nil
-		return err
-	}
-	dst.Problems = p
-	dst.NoSignal = grow(dst.NoSignal, p)
-	dst.OutOfRange = grow(dst.OutOfRange, p)
-	dst.Gates, dst.Overlong = lengthgate.GatesReport{}, lengthgate.PenaltyReport{}
-	for _, e := range dst.bad {
-		dst.reject(&c, e.Problem)
-	}
-
-	// Dynamic sampling on the raw rewards, before the gates: NoSignal is
-	// read from the credit of the raw rewards.
-	shaping := c.Overlong != nil
-	for q := range p {
-		dst.NoSignal[q] = !dst.Rejected[q] && dst.zero(&c, q)
-	}
-	if c.RewardRange.Enabled() {
-		r := 0
-		for q := range p {
-			_, nr := dst.outputs(&c, q)
-			dst.OutOfRange[q] = false
-			if !dst.Rejected[q] {
-				in, _ := advantage.InRewardRange(c.RewardRange, in.Rewards[r:r+nr], sub(in.Unscorable, r, r+nr))
-				dst.OutOfRange[q] = !in
-			}
-			r += nr
-		}
-	} else {
-		clear(dst.OutOfRange)
-	}
-	if shaping {
-		dst.shaped = grow(dst.shaped, len(in.Rewards))
-		r := 0
-		for q := range p {
-			_, nr := dst.outputs(&c, q)
-			rs, sh := in.Rewards[r:r+nr], dst.shaped[r:r+nr]
-			copy(sh, rs)
-			if !dst.Rejected[q] {
-				if un := sub(in.Unscorable, r, r+nr); un != nil {
-					for j, u := range un {
-						if u {
-							sh[j] = 0 // not read by the kernel; keeps the penalty finite
-						}
-					}
-				}
-				rep, err := lengthgate.ApplySoftOverlong(*c.Overlong, sh, sh, in.AggregationLengths[r:r+nr])
-				if err != nil {
-					panic(fmt.Sprintf("spiral: overlong punishment of checked input: %v", err)) // unreachable
-				}
-				dst.Overlong.Add(rep)
-			}
-			r += nr
-		}
-		kin.Rewards = dst.shaped
-		err := advantage.ComputeBatch(&dst.BatchCredit, *kin)
-		shapedBad, ok := errors.AsType[*advantage.BatchError](err)
-		if err != nil && !ok {
-			panic(fmt.Sprintf("spiral: credit of shaped rewards: %v", err)) // unreachable: the layout was accepted
-		}
-		if shapedBad != nil {
-			// A shaped reward beyond advantage.MaxAbsReward (a huge
-			// Factor): the problem is rejected with that error.
-			for _, e := range shapedBad.Problems {
-				dst.addBad(e)
-			}
-		}
+	clear(dst.Rejected)
+	if dst.findBad(&c, &in) {
+		// The kernel reads every reward: a rejected problem's are
+		// replaced by 0, its credit is cleared below.
+		dst.shaped = grow(dst.shaped, len(rewards))
+		copy(dst.shaped, rewards)
+		rewards = dst.shaped
 		for _, e := range dst.bad {
-			dst.reject(&c, e.Problem)
+			sp := dst.spans[e.Problem]
+			clear(rewards[sp.Reward : sp.Reward+sp.Rewards])
 		}
 	}
-	kin.Members, kin.Rewards, kin.Unscorable = nil, nil, nil
 
-	if shaping || c.RewardRange.Enabled() {
-		for q := range p {
-			if !dst.Rejected[q] && (dst.NoSignal[q] || dst.OutOfRange[q]) {
-				dst.clearCredit(&c, q)
-			}
+	// 2. Dynamic sampling on the raw rewards. Without shaping the credit
+	// below is that of the raw rewards, and NoSignal is read from it.
+	for q, sp := range dst.spans[:p] {
+		rs, un := in.Rewards[sp.Reward:sp.Reward+sp.Rewards], sub(in.Unscorable, sp.Reward, sp.Reward+sp.Rewards)
+		dst.NoSignal[q] = !dst.Rejected[q] && c.Overlong != nil && dst.rawZero(&in, q, sp)
+		dst.OutOfRange[q] = false
+		if c.RewardRange.Enabled() && !dst.Rejected[q] {
+			kept, _ := advantage.InRewardRange(c.RewardRange, rs, un)
+			dst.OutOfRange[q] = !kept
 		}
 	}
+
+	// 3. Reward shaping.
+	dst.Gates, dst.Overlong = lengthgate.GatesReport{}, lengthgate.PenaltyReport{}
+	if c.Overlong != nil {
+		if len(dst.bad) == 0 { // rewards are still in.Rewards
+			dst.shaped = grow(dst.shaped, len(rewards))
+			copy(dst.shaped, rewards)
+			rewards = dst.shaped
+		}
+		for q, sp := range dst.spans[:p] {
+			if dst.Rejected[q] {
+				continue
+			}
+			sh := rewards[sp.Reward : sp.Reward+sp.Rewards]
+			for j, u := range sub(in.Unscorable, sp.Reward, sp.Reward+sp.Rewards) {
+				if u {
+					sh[j] = 0 // not read by the kernel; keeps the penalty finite
+				}
+			}
+			rep, err := c.Overlong.Apply(sh, in.AggregationLengths[sp.Reward:sp.Reward+sp.Rewards])
+			if err != nil {
+				panic(fmt.Sprintf("spiral: overlong punishment of checked input: %v", err)) // unreachable
+			}
+			dst.Overlong.Add(rep)
+		}
+	}
+
+	// 4. Credit, once. A rejected problem's members may be out of range:
+	// the kernel, which does not check them again, reads 0 instead.
+	if len(in.Plans.bad) > 0 {
+		dst.members = append(dst.members[:0], in.Plans.members...)
+		for _, e := range in.Plans.bad {
+			sp := dst.spans[e.Problem]
+			clear(dst.members[sp.Member : sp.Member+sp.Members])
+		}
+		dst.in.Members = dst.members
+	}
+	dst.in.Rewards, dst.in.Unscorable = rewards, in.Unscorable
+	err := advantage.ComputeBatch(&dst.kernel, dst.in)
+	dst.in.Rewards, dst.in.Unscorable = nil, nil
+	if err != nil {
+		panic(fmt.Sprintf("spiral: credit of checked input: %v", err)) // unreachable
+	}
+	k := &dst.kernel
+	dst.Search, dst.Aggregation, dst.SetScores, dst.SetAdvantages = k.Search, k.Aggregation, k.SetScores, k.SetAdvantages
+	dst.ScoredOutputs, dst.Appearances, dst.ScoredSets = k.ScoredOutputs, k.Appearances, k.ScoredSets
+	if c.AggregationBaseline == LeaveOneOut {
+		c.leaveOneOut(dst, &in, p)
+	}
+	for q, sp := range dst.spans[:p] {
+		if c.Overlong == nil && !dst.Rejected[q] {
+			dst.NoSignal[q] = allZero(dst.Search[sp.Trace:sp.Trace+sp.Traces]) && allZero(dst.Aggregation[sp.Reward:sp.Reward+sp.Rewards])
+		}
+		switch {
+		case dst.Rejected[q]:
+			clear(dst.SetScores[sp.Set : sp.Set+sp.Sets])
+			clear(dst.SetAdvantages[sp.Set : sp.Set+sp.Sets])
+			clear(dst.ScoredOutputs[sp.Set : sp.Set+sp.Sets])
+			clear(dst.Appearances[sp.Trace : sp.Trace+sp.Traces])
+			dst.ScoredSets[q] = 0
+			fallthrough
+		case dst.NoSignal[q] || dst.OutOfRange[q]:
+			clear(dst.Search[sp.Trace : sp.Trace+sp.Traces])
+			clear(dst.Aggregation[sp.Reward : sp.Reward+sp.Rewards])
+		}
+	}
+
+	// 5. The length gates.
 	c.gate(dst, &in)
-	if kernelBad != nil || len(dst.bad) > 0 {
-		return mergeBad(dst.bad, kernelBad)
+	if len(dst.bad) > 0 {
+		return (&BatchError{Problems: dst.bad}).In("spiral", func(f string) string { return f })
 	}
 	return nil
 }
 
-// checkLayout checks the lengths of in's slices against c and returns the
-// number of problems P and of outputs.
-func (c *Config) checkLayout(in *Batch) (p, outputs int, err error) {
+// leaveOneOut turns the within-set aggregation advantages r - f of the
+// first p problems into the leave-one-out ones: r minus the mean of the
+// set's other scored rewards, S/(S-1) (r - f) for a set of S scored
+// outputs (r - f is 0 for an unscorable output and for a set of one).
+func (c *Config) leaveOneOut(dst *BatchCredit, in *Batch, p int) {
+	for _, sp := range dst.spans[:p] {
+		o := sp.Reward
+		for s := sp.Set; s < sp.Set+sp.Sets; s++ {
+			count := c.AggregationsPerSet
+			if in.RewardCounts != nil {
+				count = in.RewardCounts[s]
+			}
+			if scored := dst.ScoredOutputs[s]; scored >= 2 {
+				f := float64(scored) / float64(scored-1)
+				for j := o; j < o+count; j++ {
+					dst.Aggregation[j] *= f
+				}
+			}
+			o += count
+		}
+	}
+}
+
+// checkLayout checks in's plans and the lengths of its slices against c.
+func (c *Config) checkLayout(in *Batch) error {
 	n1, k, n2 := c.SearchTraces, c.Sets, c.AggregationsPerSet
-	size := c.PlanSize()
 	layout := func(field, format string, args ...any) error {
-		return &advantage.InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: fmt.Errorf(format, args...)}
+		return (&InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: fmt.Errorf(format, args...)}).In("spiral", field)
 	}
-	if len(in.Sets)%size != 0 {
-		return 0, 0, layout("Sets", "len(Sets) = %d is not a multiple of K*n = %d*%d", len(in.Sets), k, c.SetSize)
+	switch {
+	case in.Plans == nil:
+		return layout("Batch.Plans", "nil: plans come from Planner.PlanTo or Config.CheckPlans")
+	case in.Plans.shape != c.planShape():
+		s := in.Plans.shape
+		return layout("Batch.Plans", "made for N1 = %d, n = %d, K = %d, Ordered = %v, Design = %v; the Config has N1 = %d, n = %d, K = %d, Ordered = %v, Design = %v",
+			s.traces, s.setSize, s.sets, s.ordered, s.design, n1, c.SetSize, k, c.Ordered, c.Design)
 	}
-	p = len(in.Sets) / size
-	if in.RewardCounts == nil {
-		outputs = p * k * n2
-		if len(in.Rewards) != outputs {
-			return 0, 0, layout("Rewards", "len(Rewards) = %d, want P*K*N2 = %d*%d*%d = %d", len(in.Rewards), p, k, n2, outputs)
-		}
-	} else {
+	p := in.Plans.Problems()
+	outputs := p * k * n2
+	if in.RewardCounts != nil {
 		if len(in.RewardCounts) != p*k {
-			return 0, 0, layout("RewardCounts", "len(RewardCounts) = %d, want P*K = %d*%d", len(in.RewardCounts), p, k)
+			return layout("Batch.RewardCounts", "len(RewardCounts) = %d, want P*K = %d*%d", len(in.RewardCounts), p, k)
 		}
+		outputs = 0
 		for s, m := range in.RewardCounts {
 			if m < 1 || m > n2 {
-				return 0, 0, &advantage.InputError{Field: "RewardCounts", Problem: s / k, Set: s % k, Output: -1, Value: float64(m),
-					Err: fmt.Errorf("count %d outside [1, AggregationsPerSet (N2) = %d] (mark an output that could not be scored in Unscorable)", m, n2)}
+				return (&InputError{Field: "Batch.RewardCounts", Problem: s / k, Set: s % k, Output: -1, Value: float64(m),
+					Err: fmt.Errorf("count %d outside [1, N2 = %d] (mark an output that could not be scored in Unscorable)", m, n2)}).In("spiral", "Batch.RewardCounts")
 			}
 			outputs += m
 		}
-		if len(in.Rewards) != outputs {
-			return 0, 0, layout("Rewards", "len(Rewards) = %d, want sum(RewardCounts) = %d", len(in.Rewards), outputs)
+	}
+	if len(in.Rewards) != outputs {
+		want := fmt.Sprintf("P*K*N2 = %d*%d*%d", p, k, n2)
+		if in.RewardCounts != nil {
+			want = "sum(RewardCounts)"
 		}
+		return layout("Batch.Rewards", "len(Rewards) = %d, want %s = %d", len(in.Rewards), want, outputs)
 	}
 	if in.Unscorable != nil && len(in.Unscorable) != outputs {
-		return 0, 0, layout("Unscorable", "len(Unscorable) = %d, want len(Rewards) = %d", len(in.Unscorable), outputs)
+		return layout("Batch.Unscorable", "len(Unscorable) = %d, want len(Rewards) = %d", len(in.Unscorable), outputs)
 	}
-	if err := lengthsLen("SearchLengths", in.SearchLengths, p*n1, c.Gates.Search.Enabled(), "the search gate", "P*N1"); err != nil {
-		return 0, 0, err
+	if err := lengthsLen("Batch.SearchLengths", in.SearchLengths, p*n1, c.Gates.Search.Enabled(), "the search gate", "P*N1"); err != nil {
+		return err
 	}
 	needAgg, why := c.Gates.Aggregation.Enabled(), "the aggregation gate"
 	if c.Overlong != nil {
 		needAgg, why = true, "Config.Overlong"
 	}
-	if err := lengthsLen("AggregationLengths", in.AggregationLengths, outputs, needAgg, why, "len(Rewards)"); err != nil {
-		return 0, 0, err
-	}
-	return p, outputs, nil
+	return lengthsLen("Batch.AggregationLengths", in.AggregationLengths, outputs, needAgg, why, "len(Rewards)")
 }
 
 // lengthsLen checks the length of a lengths slice that must hold want
 // entries (the expression wantExpr) when needed, and be nil or hold want
 // entries otherwise.
 func lengthsLen(field string, lengths []int, want int, needed bool, why, wantExpr string) error {
+	var err error
 	switch {
 	case lengths == nil && needed:
-		return &advantage.InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: fmt.Errorf("%s is nil, but %s reads it", field, why)}
+		err = fmt.Errorf("nil, but %s reads it", why)
 	case lengths != nil && len(lengths) != want:
-		return &advantage.InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: fmt.Errorf("len(%s) = %d, want %s = %d", field, len(lengths), wantExpr, want)}
+		err = fmt.Errorf("len = %d, want %s = %d", len(lengths), wantExpr, want)
+	default:
+		return nil
 	}
-	return nil
+	return (&InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: err}).In("spiral", field)
 }
 
-var errNegativeLength = errors.New("length < 0")
-
-// checkLengths adds to dst.bad the first negative length of each problem
-// of in.
-func (c *Config) checkLengths(dst *BatchCredit, in *Batch, p int) {
-	if firstNegative(in.SearchLengths) < 0 && firstNegative(in.AggregationLengths) < 0 {
-		return
-	}
-	n1, k := c.SearchTraces, c.Sets
-	r := 0
-	for q := range p {
-		nr := c.AggregationOutputs()
-		if in.RewardCounts != nil {
-			nr = 0
-			for _, m := range in.RewardCounts[q*k : (q+1)*k] {
-				nr += m
-			}
-		}
-		if ls := sub(in.SearchLengths, q*n1, (q+1)*n1); firstNegative(ls) >= 0 {
-			y := firstNegative(ls)
-			dst.addBad(&advantage.InputError{Field: "SearchLengths", Problem: q, Set: -1, Output: y, Value: float64(ls[y]), Err: errNegativeLength})
-		} else if ls := sub(in.AggregationLengths, r, r+nr); firstNegative(ls) >= 0 {
-			o := firstNegative(ls)
-			set, j := 0, o
-			for ; set < k; set++ {
-				m := c.AggregationsPerSet
-				if in.RewardCounts != nil {
-					m = in.RewardCounts[q*k+set]
-				}
-				if j < m {
-					break
-				}
-				j -= m
-			}
-			dst.addBad(&advantage.InputError{Field: "AggregationLengths", Problem: q, Set: set, Output: j, Value: float64(ls[o]), Err: errNegativeLength})
-		}
-		r += nr
-	}
-}
-
-// checkBalance adds to dst.bad each problem of the Balanced config c whose
-// sets are not balanced (see balanceError).
-func (c *Config) checkBalance(dst *BatchCredit, sets []int) {
-	size := c.PlanSize()
-	for q := 0; q*size < len(sets); q++ {
-		if err := balanceError(c.SearchTraces, sets[q*size:(q+1)*size], &dst.sets); err != nil {
-			dst.addBad(&advantage.InputError{Field: "Sets", Problem: q, Set: -1, Output: -1, Err: err})
-		}
-	}
-}
-
-// addBad records e, keeping the first error of each problem.
-func (b *BatchCredit) addBad(e *advantage.InputError) {
-	for _, o := range b.bad {
-		if o.Problem == e.Problem {
-			return
-		}
-	}
-	b.bad = append(b.bad, e)
-}
-
-// mergeBad returns a *advantage.BatchError of the root's bad problems and
-// the kernel's, one error per problem (the kernel's first), in problem
-// order.
-func mergeBad(root []*advantage.InputError, kernel *advantage.BatchError) error {
-	var all []*advantage.InputError
-	if kernel != nil {
-		all = append(all, kernel.Problems...)
-	}
-	for _, e := range root {
-		if !slices.ContainsFunc(all, func(o *advantage.InputError) bool { return o.Problem == e.Problem }) {
-			all = append(all, e)
-		}
-	}
-	slices.SortStableFunc(all, func(a, b *advantage.InputError) int { return a.Problem - b.Problem })
-	return &advantage.BatchError{Problems: all}
-}
-
-// layout returns the kernel's view of in, reusing the layout slices kept
-// in dst while the batch's shape stays the same.
-func (b *BatchCredit) layout(c *Config, in *Batch, p, outputs int) *advantage.Batch[float64] {
+// layout records the spans of in's problems and the kernel's view of in,
+// and sizes dst's per-problem slices.
+func (b *BatchCredit) layout(c *Config, in *Batch) {
+	p := in.Plans.Problems()
 	key := layoutKey{p, c.SearchTraces, c.Sets, c.SetSize, c.AggregationsPerSet}
 	kin := &b.in
 	if b.key != key {
@@ -409,63 +425,136 @@ func (b *BatchCredit) layout(c *Config, in *Batch, p, outputs int) *advantage.Ba
 		b.key = key
 	}
 	kin.RewardCounts = b.counts
-	b.ragged = in.RewardCounts != nil
-	if b.ragged {
+	if in.RewardCounts != nil {
 		kin.RewardCounts = in.RewardCounts
-		b.offsets = grow(b.offsets, p+1)
-		r, k := 0, c.Sets
-		for q := range p {
-			b.offsets[q] = r
+	}
+	kin.Members = in.Plans.members
+	kin.Check = advantage.Unchecked
+	b.Problems = p
+	b.spans = grow(b.spans, p)
+	k, n, n1 := c.Sets, c.SetSize, c.SearchTraces
+	r := 0
+	for q := range p {
+		nr := k * c.AggregationsPerSet
+		if in.RewardCounts != nil {
+			nr = 0
 			for _, m := range in.RewardCounts[q*k : (q+1)*k] {
-				r += m
+				nr += m
 			}
 		}
-		b.offsets[p] = r
+		b.spans[q] = Span{Trace: q * n1, Traces: n1, Set: q * k, Sets: k, Member: q * k * n, Members: k * n, Reward: r, Rewards: nr}
+		r += nr
 	}
-	kin.Members, kin.Rewards, kin.Unscorable = in.Sets, in.Rewards, in.Unscorable
-	kin.Ordered = c.Ordered
-	kin.SkipBad = true
-	return kin
+	b.Rejected = grow(b.Rejected, p)
+	b.NoSignal = grow(b.NoSignal, p)
+	b.OutOfRange = grow(b.OutOfRange, p)
 }
 
-// outputs returns the offset and number of the outputs of problem q of the
-// last batch.
-func (b *BatchCredit) outputs(c *Config, q int) (r, nr int) {
-	if !b.ragged {
-		m := c.AggregationOutputs()
-		return q * m, m
+// findBad marks in b.Rejected and lists in b.bad every problem whose input
+// is bad: sets that CheckPlans rejected, a negative length, a bad scored
+// reward; it reports whether there is one.
+func (b *BatchCredit) findBad(c *Config, in *Batch) bool {
+	plansBad := in.Plans.bad
+	if len(plansBad) == 0 && firstNegative(in.SearchLengths) < 0 && firstNegative(in.AggregationLengths) < 0 {
+		if j, _ := advantage.CheckRewards(in.Rewards, in.Unscorable); j < 0 {
+			return false
+		}
 	}
-	return b.offsets[q], b.offsets[q+1] - b.offsets[q]
+	for q, sp := range b.spans[:b.Problems] {
+		var e *InputError
+		if len(plansBad) > 0 && plansBad[0].Problem == q {
+			e, plansBad = plansBad[0].In("spiral", "Batch.Plans"), plansBad[1:]
+		} else {
+			e = c.problemError(in, q, sp)
+		}
+		if e != nil {
+			b.Rejected[q] = true
+			b.bad = append(b.bad, e)
+		}
+	}
+	return true
 }
 
-// reject marks problem q rejected, with zero credit.
-func (b *BatchCredit) reject(c *Config, q int) {
-	b.Rejected[q] = true
-	b.NoSignal[q], b.OutOfRange[q] = false, false
+// problemError returns the first error of the rewards and lengths of
+// problem q, at sp, or nil.
+func (c *Config) problemError(in *Batch, q int, sp Span) *InputError {
+	rs, un := in.Rewards[sp.Reward:sp.Reward+sp.Rewards], sub(in.Unscorable, sp.Reward, sp.Reward+sp.Rewards)
+	if o, err := advantage.CheckRewards(rs, un); o >= 0 {
+		i, j := c.setOf(in, q, o)
+		return (&InputError{Field: "Batch.Rewards", Problem: q, Set: i, Output: j, Value: rs[o], Err: err}).In("spiral", "Batch.Rewards")
+	}
+	if ls := sub(in.SearchLengths, sp.Trace, sp.Trace+sp.Traces); firstNegative(ls) >= 0 {
+		y := firstNegative(ls)
+		return (&InputError{Field: "Batch.SearchLengths", Problem: q, Set: -1, Output: y, Value: float64(ls[y]), Err: errNegativeLength}).In("spiral", "Batch.SearchLengths")
+	}
+	if ls := sub(in.AggregationLengths, sp.Reward, sp.Reward+sp.Rewards); firstNegative(ls) >= 0 {
+		o := firstNegative(ls)
+		i, j := c.setOf(in, q, o)
+		return (&InputError{Field: "Batch.AggregationLengths", Problem: q, Set: i, Output: j, Value: float64(ls[o]), Err: errNegativeLength}).In("spiral", "Batch.AggregationLengths")
+	}
+	return nil
+}
+
+// setOf returns the set i and the position j within it of output o of
+// problem q.
+func (c *Config) setOf(in *Batch, q, o int) (i, j int) {
 	k := c.Sets
-	clear(b.SetScores[q*k : (q+1)*k])
-	clear(b.ScoredOutputs[q*k : (q+1)*k])
-	b.ScoredSets[q] = 0
-	clear(b.SetAdvantages[q*k : (q+1)*k])
-	clear(b.Appearances[q*c.SearchTraces : (q+1)*c.SearchTraces])
-	b.clearCredit(c, q)
+	for i = range k {
+		m := c.AggregationsPerSet
+		if in.RewardCounts != nil {
+			m = in.RewardCounts[q*k+i]
+		}
+		if o < m {
+			return i, o
+		}
+		o -= m
+	}
+	return -1, -1 // unreachable: o is within the problem's outputs
 }
 
-// clearCredit sets every search and aggregation advantage of problem q to
-// 0.
-func (b *BatchCredit) clearCredit(c *Config, q int) {
-	n1 := c.SearchTraces
-	clear(b.Search[q*n1 : (q+1)*n1])
-	r, nr := b.outputs(c, q)
-	clear(b.Aggregation[r : r+nr])
-}
+var errNegativeLength = fmt.Errorf("length < 0")
 
-// zero reports whether every search and aggregation advantage of problem q
-// is 0.
-func (b *BatchCredit) zero(c *Config, q int) bool {
-	n1 := c.SearchTraces
-	r, nr := b.outputs(c, q)
-	return allZero(b.Search[q*n1:(q+1)*n1]) && allZero(b.Aggregation[r:r+nr])
+// rawZero reports whether every search and aggregation advantage of the
+// raw rewards of problem q, at sp, is 0, for a batch whose credit is
+// computed from shaped rewards. Every A_agg is 0 exactly when every set's
+// scored rewards are equal; then every A_search is 0 if the set scores are
+// all equal, and otherwise (as in a balanced plan whose sets score
+// 1, 1, 0, 0) the kernel says, run on this problem alone.
+func (b *BatchCredit) rawZero(in *Batch, q int, sp Span) bool {
+	kin := &b.in
+	counts := kin.RewardCounts[sp.Set : sp.Set+sp.Sets]
+	var first float64
+	seen, equalScores := false, true
+	o := sp.Reward
+	for _, m := range counts {
+		rs, un := in.Rewards[o:o+m], sub(in.Unscorable, o, o+m)
+		o += m
+		x0, ok := allEqual(rs, un)
+		if !ok {
+			return false
+		}
+		if x0 == nil {
+			continue // no scored output: the set is left out
+		}
+		if seen && *x0 != first {
+			equalScores = false
+		}
+		first, seen = *x0, true
+	}
+	if equalScores {
+		return true
+	}
+	one := advantage.Batch[float64]{
+		Traces: kin.Traces[q : q+1], Sets: kin.Sets[q : q+1],
+		SetSizes: kin.SetSizes[sp.Set : sp.Set+sp.Sets], RewardCounts: counts,
+		Members: kin.Members[sp.Member : sp.Member+sp.Members],
+		Rewards: in.Rewards[sp.Reward : sp.Reward+sp.Rewards], Unscorable: sub(in.Unscorable, sp.Reward, sp.Reward+sp.Rewards),
+		Check: advantage.Unchecked,
+	}
+	if err := advantage.ComputeBatch(&b.raw, one); err != nil {
+		panic(fmt.Sprintf("spiral: credit of checked raw rewards: %v", err)) // unreachable
+	}
+	return allZero(b.raw.Search)
 }
 
 // allZero reports whether every x is ±0, without a branch on the data.
@@ -477,11 +566,29 @@ func allZero(xs []float64) bool {
 	return bits&^(1<<63) == 0
 }
 
+// allEqual reports whether every scored x (those not marked in
+// unscorable, nil or parallel to xs) equals the first scored one, which it
+// returns (nil if there is none): for finite values, x - x0 is ±0 exactly
+// when x == x0.
+func allEqual(xs []float64, unscorable []bool) (*float64, bool) {
+	var x0 *float64
+	var diff uint64
+	for j := range xs {
+		if unscorable != nil && unscorable[j] {
+			continue
+		}
+		if x0 == nil {
+			x0 = &xs[j]
+		}
+		diff |= math.Float64bits(xs[j] - *x0)
+	}
+	return x0, diff&^(1<<63) == 0
+}
+
 // gate applies c's length gates to every problem of dst that is not
 // rejected, adding their reports to dst.Gates. The gates, lengths and
-// advantages of those problems were checked (Config.validateShape,
-// checkLengths, and advantage's finite credit), so it applies them with
-// Gate.ApplyChecked.
+// advantages of those problems were checked (Config.Validate, findBad and
+// advantage's finite credit), so it applies them with Gate.ApplyChecked.
 func (c *Config) gate(dst *BatchCredit, in *Batch) {
 	g := c.Gates
 	if !g.Search.Enabled() && !g.Aggregation.Enabled() {
@@ -498,17 +605,17 @@ func (c *Config) gate(dst *BatchCredit, in *Batch) {
 		}
 		return
 	}
-	n1 := c.SearchTraces
-	for q := range dst.Problems {
+	for q, sp := range dst.spans[:dst.Problems] {
 		if dst.Rejected[q] {
 			continue
 		}
-		r, nr := dst.outputs(c, q)
 		if g.Search.Enabled() {
-			dst.Gates.Search.Add(g.Search.ApplyChecked(dst.Search[q*n1:(q+1)*n1], in.SearchLengths[q*n1:(q+1)*n1]))
+			t := sp.Trace
+			dst.Gates.Search.Add(g.Search.ApplyChecked(dst.Search[t:t+sp.Traces], in.SearchLengths[t:t+sp.Traces]))
 		}
 		if g.Aggregation.Enabled() {
-			dst.Gates.Aggregation.Add(g.Aggregation.ApplyChecked(dst.Aggregation[r:r+nr], in.AggregationLengths[r:r+nr]))
+			r := sp.Reward
+			dst.Gates.Aggregation.Add(g.Aggregation.ApplyChecked(dst.Aggregation[r:r+sp.Rewards], in.AggregationLengths[r:r+sp.Rewards]))
 		}
 	}
 }
@@ -531,21 +638,14 @@ func sub[T any](s []T, lo, hi int) []T {
 }
 
 // firstNegative returns the index of the first negative length, or -1. It
-// first ORs all of them, four at a time: the result is negative exactly
-// when one of them is.
+// first ORs all of them: the result is negative exactly when one of them
+// is.
 func firstNegative(ls []int) int {
-	var o0, o1, o2, o3 int
-	i := 0
-	for ; i < len(ls)-3; i += 4 {
-		o0 |= ls[i]
-		o1 |= ls[i+1]
-		o2 |= ls[i+2]
-		o3 |= ls[i+3]
+	o := 0
+	for _, l := range ls {
+		o |= l
 	}
-	for _, l := range ls[i:] {
-		o0 |= l
-	}
-	if o0|o1|o2|o3 >= 0 {
+	if o >= 0 {
 		return -1
 	}
 	return slices.IndexFunc(ls, func(l int) bool { return l < 0 })

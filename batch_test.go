@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -36,11 +37,12 @@ func drawBatch(t *rapid.T, c Config) genBatch {
 		t.Fatal(err)
 	}
 	var g genBatch
-	if err := pl.PlanTo(&g.in, problems, rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 0))); err != nil {
+	g.in.Plans = new(Plans)
+	if err := pl.PlanTo(g.in.Plans, rapid.Uint64().Draw(t, "seed"), 0, keys(problems)); err != nil {
 		t.Fatal(err)
 	}
 	if rapid.Bool().Draw(t, "outside") {
-		g.in.Sets = slices.Clone(g.in.Sets)
+		g.in.Plans = checked(c, g.in.Plans.AppendMembers(nil))
 	}
 	k, n2 := c.Sets, c.AggregationsPerSet
 	g.counts = make([]int, problems*k)
@@ -104,7 +106,7 @@ func (g genBatch) problem(c Config, q int) (sets [][]int, rewards [][]float64, u
 	r := r0
 	for i := range k {
 		m := g.counts[q*k+i]
-		sets = append(sets, g.in.Sets[(q*k+i)*n:(q*k+i+1)*n])
+		sets = append(sets, g.in.Plans.members[(q*k+i)*n:(q*k+i+1)*n])
 		rewards = append(rewards, g.in.Rewards[r:r+m])
 		if g.in.Unscorable != nil {
 			unscorable = append(unscorable, g.in.Unscorable[r:r+m])
@@ -287,8 +289,8 @@ func paperBatch(c Config, problems int, seed uint64) Batch {
 	if err != nil {
 		panic(err)
 	}
-	var in Batch
-	if err := pl.PlanTo(&in, problems, rnd); err != nil {
+	in := Batch{Plans: new(Plans)}
+	if err := pl.PlanTo(in.Plans, seed, 3, keys(problems)); err != nil {
 		panic(err)
 	}
 	in.Rewards = make([]float64, problems*c.AggregationOutputs())
@@ -331,11 +333,11 @@ func TestNoSignalUnderShaping(t *testing.T) {
 	// Without the rule, the lengths alone would give problem 0 credit.
 	open := Paper()
 	shaped := slices.Clone(in.Rewards)
-	if _, err := lengthgate.ApplySoftOverlong(o, shaped, shaped, in.AggregationLengths); err != nil {
+	if _, err := o.Apply(shaped, in.AggregationLengths); err != nil {
 		t.Fatal(err)
 	}
 	var naive BatchCredit
-	if err := open.CreditBatch(&naive, Batch{Sets: slices.Clone(in.Sets), Rewards: shaped}); err != nil {
+	if err := open.CreditBatch(&naive, Batch{Plans: in.Plans, Rewards: shaped}); err != nil {
 		t.Fatal(err)
 	}
 	if naive.NoSignal[0] || allZero(naive.Search[:8]) {
@@ -355,7 +357,8 @@ func TestNoSignalUnderShaping(t *testing.T) {
 func TestUnscorableAndBadProblems(t *testing.T) {
 	c := benchConfig()
 	in := paperBatch(c, 5, 7)
-	in.Sets = slices.Clone(in.Sets) // outside sets: checked
+	members := in.Plans.AppendMembers(nil)
+	in.Plans = checked(c, members) // outside sets: checked
 	var clean BatchCredit
 	if err := c.CreditBatch(&clean, in); err != nil {
 		t.Fatal(err)
@@ -380,20 +383,25 @@ func TestUnscorableAndBadProblems(t *testing.T) {
 
 	in.Unscorable = nil // the NaN unmarked
 	in.SearchLengths[3*8+5] = -1
-	in.Sets[4*16+4*1+2] = in.Sets[4*16+4*1+1] // problem 4, set 1: a repeated trace
-	err := c.CreditBatch(&dst, in)
-	be, ok := errors.AsType[*advantage.BatchError](err)
-	if !ok || len(be.Problems) != 3 {
-		t.Fatalf("three bad problems: error %v, want a *advantage.BatchError listing 3", err)
+	members[4*16+4*1+2] = members[4*16+4*1+1] // problem 4, set 1: a repeated trace
+	var plans Plans
+	if err := c.CheckPlans(&plans, members); err == nil {
+		t.Fatal("CheckPlans: a repeated trace in problem 4 gave no error")
 	}
-	ie, ok := errors.AsType[*advantage.InputError](err)
-	if !ok || ie.Field != "Rewards" || ie.Problem != 1 || ie.Set != 2 || ie.Output != 3 || !errors.Is(err, advantage.ErrNotFinite) {
+	in.Plans = &plans
+	err := c.CreditBatch(&dst, in)
+	be, ok := errors.AsType[*BatchError](err)
+	if !ok || len(be.Problems) != 3 {
+		t.Fatalf("three bad problems: error %v, want a *BatchError listing 3", err)
+	}
+	ie, ok := errors.AsType[*InputError](err)
+	if !ok || ie.Field != "Batch.Rewards" || ie.Problem != 1 || ie.Set != 2 || ie.Output != 3 || !errors.Is(err, advantage.ErrNotFinite) {
 		t.Errorf("errors.As: %+v, want Rewards of problem 1, set 2, output 3, not finite", ie)
 	}
 	want := []struct {
 		field                string
 		problem, set, output int
-	}{{"Rewards", 1, 2, 3}, {"SearchLengths", 3, -1, 5}, {"Members", 4, 1, 2}}
+	}{{"Batch.Rewards", 1, 2, 3}, {"Batch.SearchLengths", 3, -1, 5}, {"Batch.Plans", 4, 1, 2}}
 	for i, w := range want {
 		e := be.Problems[i]
 		if e.Field != w.field || e.Problem != w.problem || e.Set != w.set || e.Output != w.output {
@@ -482,7 +490,7 @@ func TestCreditBatchLayoutErrors(t *testing.T) {
 	snapshot := cloneCredit(&dst)
 	with := func(f func(*Batch)) Batch {
 		b := Batch{
-			Sets:               slices.Clone(good.Sets),
+			Plans:              good.Plans,
 			Rewards:            slices.Clone(good.Rewards),
 			SearchLengths:      slices.Clone(good.SearchLengths),
 			AggregationLengths: slices.Clone(good.AggregationLengths),
@@ -495,19 +503,22 @@ func TestCreditBatchLayoutErrors(t *testing.T) {
 		in    Batch
 		field string
 	}{
-		{c, with(func(b *Batch) { b.Sets = b.Sets[:47] }), "Sets"},
-		{c, with(func(b *Batch) { b.Rewards = b.Rewards[:47] }), "Rewards"},
-		{c, with(func(b *Batch) { b.RewardCounts = make([]int, 11) }), "RewardCounts"},
-		{c, with(func(b *Batch) { b.RewardCounts = make([]int, 12) }), "RewardCounts"},
-		{c, with(func(b *Batch) { b.Unscorable = make([]bool, 3) }), "Unscorable"},
-		{c, with(func(b *Batch) { b.SearchLengths = nil }), "SearchLengths"},
-		{c, with(func(b *Batch) { b.AggregationLengths = b.AggregationLengths[1:] }), "AggregationLengths"},
-		{Paper(), with(func(b *Batch) { b.SearchLengths = b.SearchLengths[1:] }), "SearchLengths"},
+		{c, with(func(b *Batch) { b.Plans = nil }), "Batch.Plans"},
+		{c, with(func(b *Batch) {
+			b.Plans = paperBatch(Config{SearchTraces: 8, SetSize: 3, Sets: 4, AggregationsPerSet: 4}, 3, 1).Plans
+		}), "Batch.Plans"},
+		{c, with(func(b *Batch) { b.Rewards = b.Rewards[:47] }), "Batch.Rewards"},
+		{c, with(func(b *Batch) { b.RewardCounts = make([]int, 11) }), "Batch.RewardCounts"},
+		{c, with(func(b *Batch) { b.RewardCounts = make([]int, 12) }), "Batch.RewardCounts"},
+		{c, with(func(b *Batch) { b.Unscorable = make([]bool, 3) }), "Batch.Unscorable"},
+		{c, with(func(b *Batch) { b.SearchLengths = nil }), "Batch.SearchLengths"},
+		{c, with(func(b *Batch) { b.AggregationLengths = b.AggregationLengths[1:] }), "Batch.AggregationLengths"},
+		{Paper(), with(func(b *Batch) { b.SearchLengths = b.SearchLengths[1:] }), "Batch.SearchLengths"},
 	} {
 		err := tc.c.CreditBatch(&dst, tc.in)
-		e, ok := errors.AsType[*advantage.InputError](err)
-		if !ok || e.Field != tc.field {
-			t.Errorf("error %v, want an *advantage.InputError for %s", err, tc.field)
+		e, ok := errors.AsType[*InputError](err)
+		if !ok || e.Field != tc.field || !strings.HasPrefix(err.Error(), "spiral: "+tc.field) {
+			t.Errorf("error %v, want an *InputError for %s", err, tc.field)
 		}
 		if diff := cmp.Diff(snapshot, cloneCredit(&dst), ignoreScratch); diff != "" {
 			t.Fatalf("%v: dst changed (-before +after):\n%s", err, diff)
@@ -516,9 +527,14 @@ func TestCreditBatchLayoutErrors(t *testing.T) {
 	if err := (Config{}).CreditBatch(&dst, good); err == nil {
 		t.Error("invalid config: nil error")
 	}
+	// K above the family's size, on an empty batch: C(8, 4) = 70.
+	if err := (Config{SearchTraces: 8, SetSize: 4, Sets: 71, AggregationsPerSet: 4}).CreditBatch(&dst, Batch{Plans: new(Plans)}); err == nil ||
+		!strings.Contains(err.Error(), "Config.Sets: K = 71 > C(8, 4) = 70") {
+		t.Errorf("K = 71 at C(8, 4): error %v, want one naming Config.Sets and the family size", err)
+	}
 }
 
-var ignoreScratch = cmpopts.IgnoreUnexported(BatchCredit{}, advantage.BatchCredit[float64]{})
+var ignoreScratch = cmpopts.IgnoreUnexported(BatchCredit{})
 
 // cloneCredit copies the exported fields of b.
 func cloneCredit(b *BatchCredit) BatchCredit {
@@ -538,37 +554,59 @@ func cloneCredit(b *BatchCredit) BatchCredit {
 	return c
 }
 
-// TestPlannedSetsTrusted: sets a Planner drew are not checked again (a
-// repeat planted in place goes unnoticed, as documented), but the same sets
-// in another slice, or for a config of another shape, are.
-func TestPlannedSetsTrusted(t *testing.T) {
+// TestPlansTrusted: Plans are credited without a second check, and
+// nothing in the API writes into them: a duplicate set written into a
+// copy of planned sets is caught when the copy is made Plans (by
+// CheckPlans) and rejected by CreditBatch with the same error, naming the
+// Batch field; Plans made for another shape are refused.
+func TestPlansTrusted(t *testing.T) {
 	c := Paper()
-	in := paperBatch(c, 2, 3)
-	in.Sets[1] = in.Sets[0]
+	in := paperBatch(c, 3, 3)
 	var dst BatchCredit
 	if err := c.CreditBatch(&dst, in); err != nil {
-		t.Errorf("planned sets: %v, want them trusted", err)
+		t.Fatalf("planned sets: %v", err)
 	}
-	moved := in
-	moved.Sets = slices.Clone(in.Sets)
-	if err := c.CreditBatch(&dst, moved); !errors.As(err, new(*combin.SetError)) {
-		t.Errorf("the same sets in another slice: error %v, want a *combin.SetError", err)
+	members := in.Plans.AppendMembers(nil)
+	copy(members[c.PlanSize()+4:c.PlanSize()+8], members[c.PlanSize():c.PlanSize()+4]) // problem 1: set 1 = set 0
+	members[0] = members[0] + 1000                                                     // the copy is not the Plans
+	if in.Plans.Member(0, 0, 0) == members[0] {
+		t.Fatal("AppendMembers returned the Plans' own memory")
+	}
+	members[0] -= 1000
+	var plans Plans
+	err := c.CheckPlans(&plans, members)
+	be, ok := errors.AsType[*BatchError](err)
+	if !ok || len(be.Problems) != 1 || be.Problems[0].Problem != 1 || be.Problems[0].Set != 1 || !errors.As(err, new(*combin.SetError)) ||
+		!strings.HasPrefix(err.Error(), "spiral: 1 bad problem: members: problem 1, set 1: identical to set 0") {
+		t.Fatalf("a duplicate set: CheckPlans error %v, want problem 1, set 1 named", err)
+	}
+	in.Plans = &plans
+	err = c.CreditBatch(&dst, in)
+	if e, ok := errors.AsType[*InputError](err); !ok || e.Field != "Batch.Plans" || e.Problem != 1 || e.Set != 1 || !dst.Rejected[1] || dst.Rejected[0] || dst.Rejected[2] ||
+		!allZero(dst.Search[8:16]) || strings.Contains(err.Error(), "Members") || strings.Count(err.Error(), ": ") < 1 || !strings.HasPrefix(err.Error(), "spiral: ") || strings.Contains(err.Error(), "advantage:") || strings.Contains(err.Error(), "combin:") {
+		t.Errorf("crediting it: error %v, rejected %v; want problem 1 rejected, named in the root's words", err, dst.Rejected)
 	}
 	balanced := c
 	balanced.Design = combin.Balanced
 	if err := balanced.CreditBatch(&dst, paperBatch(c, 1, 3)); err == nil {
-		t.Error("uniform plan credited under the Balanced design without a check")
+		t.Error("uniform plan credited under the Balanced design")
 	}
-	// An index written out of range into the planner's own slice is an
-	// error naming it, not a panic.
+	// Indices out of range are found by CheckPlans, named with the value,
+	// and CreditBatch rejects their problem without reading them.
 	for _, bad := range []int{c.SearchTraces, -1, math.MaxInt} {
 		in := paperBatch(c, 3, 4)
-		in.Sets[c.PlanSize()+5] = bad
-		err := c.CreditBatch(&dst, in)
-		var be *advantage.BatchError
-		if !errors.As(err, &be) || len(be.Problems) != 1 || be.Problems[0].Problem != 1 || be.Problems[0].Field != "Members" ||
-			be.Problems[0].Value != float64(bad) || !dst.Rejected[1] || dst.Rejected[0] || dst.Rejected[2] || !dst.Skip(1) {
-			t.Errorf("index %d planted in problem 1 of planned sets: error %v, rejected %v; want problem 1 rejected with its index named", bad, err, dst.Rejected)
+		members := in.Plans.AppendMembers(nil)
+		members[c.PlanSize()+5] = bad
+		err := c.CheckPlans(&plans, members)
+		var be *BatchError
+		if !errors.As(err, &be) || len(be.Problems) != 1 || be.Problems[0].Problem != 1 || be.Problems[0].Field != "members" ||
+			be.Problems[0].Value != float64(bad) {
+			t.Errorf("index %d in problem 1: error %v; want problem 1 named with its index", bad, err)
+		}
+		in.Plans = &plans
+		err = c.CreditBatch(&dst, in)
+		if e, ok := errors.AsType[*InputError](err); !ok || e.Field != "Batch.Plans" || e.Problem != 1 || !dst.Rejected[1] || dst.Rejected[0] || dst.Rejected[2] {
+			t.Errorf("crediting index %d in problem 1: error %v, rejected %v", bad, err, dst.Rejected)
 		}
 	}
 }
@@ -583,7 +621,7 @@ func TestCreditBatchAllocs(t *testing.T) {
 			}
 			in := paperBatch(c, 256, 2)
 			if outside {
-				in.Sets = slices.Clone(in.Sets)
+				in.Plans = checked(c, in.Plans.AppendMembers(nil))
 			}
 			var dst BatchCredit
 			if err := c.CreditBatch(&dst, in); err != nil { // grows dst
@@ -660,8 +698,8 @@ func TestLargeProblem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var in Batch
-	if err := pl.PlanTo(&in, 1, rand.New(rand.NewPCG(1, 2))); err != nil {
+	in := Batch{Plans: new(Plans)}
+	if err := pl.PlanTo(in.Plans, 1, 2, keys(1)); err != nil {
 		t.Fatal(err)
 	}
 	in.Rewards = make([]float64, c.AggregationOutputs())
@@ -671,7 +709,7 @@ func TestLargeProblem(t *testing.T) {
 	var dst BatchCredit
 	for _, outside := range []bool{false, true} {
 		if outside {
-			in.Sets = slices.Clone(in.Sets)
+			in.Plans = checked(c, in.Plans.AppendMembers(nil))
 		}
 		if err := c.CreditBatch(&dst, in); err != nil {
 			t.Fatal(err)
@@ -694,7 +732,7 @@ func TestNoSignalWithUnequalSetScores(t *testing.T) {
 	c := Paper()
 	c.Design = combin.Balanced
 	in := Batch{
-		Sets:    []int{0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 4, 5, 2, 3, 6, 7},
+		Plans:   checked(c, []int{0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 4, 5, 2, 3, 6, 7}),
 		Rewards: []float64{1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0},
 	}
 	var dst BatchCredit
@@ -707,4 +745,22 @@ func TestNoSignalWithUnequalSetScores(t *testing.T) {
 	if !slices.Equal(dst.SetAdvantages, []float64{0.5, 0.5, -0.5, -0.5}) {
 		t.Errorf("set advantages %v, want (0.5, 0.5, -0.5, -0.5)", dst.SetAdvantages)
 	}
+}
+
+// keys returns the keys 0, 1, ..., n-1.
+func keys(n int) []uint64 {
+	ks := make([]uint64, n)
+	for i := range ks {
+		ks[i] = uint64(i)
+	}
+	return ks
+}
+
+// checked returns members made Plans by CheckPlans, which must accept them.
+func checked(c Config, members []int) *Plans {
+	var p Plans
+	if err := c.CheckPlans(&p, members); err != nil {
+		panic(err)
+	}
+	return &p
 }

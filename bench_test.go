@@ -49,7 +49,8 @@ func benchStep(b *testing.B, problems int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rnd := rand.New(rand.NewPCG(1, 2))
+	ks := keys(problems)
+	step := uint64(0)
 	var dst BatchCredit
 	if err := c.CreditBatch(&dst, pool[0]); err != nil { // grow dst once, as a trainer's first step does
 		b.Fatal(err)
@@ -60,7 +61,8 @@ func benchStep(b *testing.B, problems int) {
 		if i++; i == len(pool) {
 			i = 0
 		}
-		if err := pl.PlanTo(in, problems, rnd); err != nil {
+		step++
+		if err := pl.PlanTo(in.Plans, 1, step, ks); err != nil {
 			b.Fatal(err)
 		}
 		if err := c.CreditBatch(&dst, *in); err != nil {
@@ -119,7 +121,7 @@ func BenchmarkStep(b *testing.B) {
 // pool of fresh inputs: planning (Planner.PlanTo), credit of planned sets
 // (CreditBatch, whose kernel advantage.ComputeBatch is measured by
 // ./advantage's benchmarks), and credit of the same sets from outside,
-// which CreditBatch checks.
+// which Config.CheckPlans checked.
 func BenchmarkStepParts(b *testing.B) {
 	c := benchConfig()
 	pool := stepPool(c, 256)
@@ -128,10 +130,12 @@ func BenchmarkStepParts(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rnd := rand.New(rand.NewPCG(1, 2))
-		var plans Batch
+		ks := keys(256)
+		step := uint64(0)
+		var plans Plans
 		cpubench.Loop(b, func() {
-			if err := pl.PlanTo(&plans, 256, rnd); err != nil {
+			step++
+			if err := pl.PlanTo(&plans, 1, step, ks); err != nil {
 				b.Fatal(err)
 			}
 		})
@@ -142,7 +146,7 @@ func BenchmarkStepParts(b *testing.B) {
 		if outside {
 			name += "-outside-sets"
 			for i := range pool {
-				pool[i].Sets = slices.Clone(pool[i].Sets)
+				pool[i].Plans = checked(c, pool[i].Plans.AppendMembers(nil))
 			}
 		}
 		b.Run(name, func(b *testing.B) {

@@ -2,7 +2,6 @@ package spiral_test
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"spiral"
 	"spiral/loss"
@@ -23,10 +22,11 @@ func ExampleConfig_LossCoefficients() {
 	if err != nil {
 		panic(err)
 	}
-	var in spiral.Batch
-	if err := planner.PlanTo(&in, 1, rand.New(rand.NewPCG(1, 0))); err != nil {
+	var plans spiral.Plans
+	if err := planner.PlanTo(&plans, 1, 0, []uint64{0}); err != nil {
 		panic(err)
 	}
+	in := spiral.Batch{Plans: &plans}
 	in.Rewards = []float64{1, 1, 1, 0, 1, 0, 1, 0, 0, 0, 1, 0, 0, 1, 1, 0}
 	in.SearchLengths = []int{900, 1200, 700, 1500, 800, 1000, 1100, 600}
 	in.AggregationLengths = make([]int, len(in.Rewards))
@@ -48,8 +48,8 @@ func ExampleConfig_LossCoefficients() {
 	fmt.Printf("aggregation coefficients %.4g\n", coef.Aggregation[:4])
 	fmt.Printf("gradient = %.4g x joint gradient estimate (%d rows, %d tokens)\n", coef.Report.Scale, coef.Report.Rows, coef.Report.Tokens)
 	// Output:
-	// search advantages [0 0 0.125 -0.125 0.25 0 -0.125 0]
-	// search coefficients [0 0 109.4 -109.4 218.7 0 -109.4 0]
+	// search advantages [0 0 0 0.125 0.125 -0.125 -0.25 0]
+	// search coefficients [0 0 0 109.4 109.4 -109.4 -218.7 0]
 	// aggregation advantages [0.25 0.25 0.25 -0.75]
 	// aggregation coefficients [16.15 16.15 16.15 -48.44]
 	// gradient = 0.04167 x joint gradient estimate (24 rows, 18600 tokens)

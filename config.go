@@ -55,6 +55,13 @@ type Config struct {
 	// OpenRLHF: a problem whose mean raw reward lies outside
 	// (Low, High) is dropped. The zero value keeps every problem.
 	RewardRange advantage.RewardRange `json:"reward_range"`
+	// AggregationBaseline is the baseline of the aggregation advantage:
+	// WithinSet (the zero value and the paper's: r - f, f the mean of the
+	// set's scored rewards, the output's own included) or LeaveOneOut
+	// (r minus the mean of the set's other scored rewards,
+	// S/(S-1) (r - f) for S scored outputs; needs N2 >= 2).
+	// [Config.RoleWeights] and [Config.LossCoefficients] follow it.
+	AggregationBaseline AggregationBaseline `json:"aggregation_baseline"`
 }
 
 // Paper returns the paper's configuration: N1 = 8 search traces, sets of
@@ -67,7 +74,9 @@ func Paper() Config {
 }
 
 // Validate reports every invalid field of c, joined with [errors.Join], each
-// naming the field and its value: N1, n, K or N2 out of range (K larger than
+// an *[InputError] whose Field is the Config field ("Config.SetSize",
+// "Config.Gates.Search.Target", ...), whose Value is its value and whose
+// reason is in the paper's symbols: N1, n, K or N2 out of range (K larger than
 // the family included), an undefined Order or Design, Shuffled or Balanced
 // with Ordered, K*n or K*N2 above combin.MaxSize, or an invalid gate,
 // overlong punishment or reward range.
@@ -88,63 +97,73 @@ func (c Config) validateShape() error {
 		(c.Order == combin.IndexOrder || c.Order == combin.Shuffled && !c.Ordered) &&
 		(c.Design == combin.Uniform || c.Design == combin.Balanced && !c.Ordered) &&
 		c.Gates.Validate() == nil &&
-		(c.Overlong == nil || c.Overlong.Validate() == nil) && c.RewardRange.Validate() == nil {
+		(c.Overlong == nil || c.Overlong.Validate() == nil) && c.RewardRange.Validate() == nil &&
+		(c.AggregationBaseline == WithinSet || c.AggregationBaseline == LeaveOneOut && n2 >= 2) {
 		return nil // the common case, without building errors
 	}
 	var errs []error
-	bad := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("spiral: Config."+format, args...))
+	bad := func(field string, value float64, format string, args ...any) {
+		errs = append(errs, configError(field, value, symbolic(format, args...)))
 	}
 	if n1 < 1 {
-		bad("SearchTraces (N1) = %d < 1", n1)
+		bad("SearchTraces", float64(n1), "N1 = %d < 1", n1)
 	} else if n1 > combin.MaxSize {
-		bad("SearchTraces (N1) = %d > combin.MaxSize = %d", n1, combin.MaxSize)
+		bad("SearchTraces", float64(n1), "N1 = %d > combin.MaxSize = %d", n1, combin.MaxSize)
 	}
 	if n < 1 {
-		bad("SetSize (n) = %d < 1", n)
+		bad("SetSize", float64(n), "n = %d < 1", n)
 	} else if n1 >= 1 && n > n1 {
-		bad("SetSize (n) = %d > SearchTraces (N1) = %d", n, n1)
+		bad("SetSize", float64(n), "n = %d > N1 = %d", n, n1)
 	}
 	if k < 1 {
-		bad("Sets (K) = %d < 1", k)
+		bad("Sets", float64(k), "K = %d < 1", k)
 	}
 	if n2 < 1 {
-		bad("AggregationsPerSet (N2) = %d < 1", n2)
+		bad("AggregationsPerSet", float64(n2), "N2 = %d < 1", n2)
 	}
 	if k >= 1 && n >= 1 && k > combin.MaxSize/n {
-		bad("Sets (K) = %d: K*n = %d*%d > combin.MaxSize = %d", k, k, n, combin.MaxSize)
+		bad("Sets", float64(k), "K*n = %d*%d > combin.MaxSize = %d", k, n, combin.MaxSize)
 	}
 	if k >= 1 && n2 >= 1 && k > combin.MaxSize/n2 {
-		bad("Sets (K) = %d: K*N2 = %d*%d > combin.MaxSize = %d", k, k, n2, combin.MaxSize)
+		bad("Sets", float64(k), "K*N2 = %d*%d > combin.MaxSize = %d", k, n2, combin.MaxSize)
 	}
 	switch c.Order {
 	case combin.IndexOrder:
 	case combin.Shuffled:
 		if c.Ordered {
-			bad("Order = shuffled with Ordered = true: a tuple's order is its presentation order")
+			bad("Order", float64(c.Order), "shuffled tuples: a tuple's order is its presentation order")
 		}
 	default:
-		bad("Order = %d is neither combin.IndexOrder nor combin.Shuffled", int(c.Order))
+		bad("Order", float64(c.Order), "%d is neither combin.IndexOrder nor combin.Shuffled", int(c.Order))
 	}
 	switch c.Design {
 	case combin.Uniform:
 	case combin.Balanced:
 		if c.Ordered {
-			bad("Design = balanced with Ordered = true: balanced designs are drawn from subsets (use Order = combin.Shuffled for a random presentation order)")
+			bad("Design", float64(c.Design), "balanced tuples: balanced designs are drawn from subsets (shuffle subsets for a random presentation order)")
 		}
 	default:
-		bad("Design = %d is neither combin.Uniform nor combin.Balanced", int(c.Design))
+		bad("Design", float64(c.Design), "%d is neither combin.Uniform nor combin.Balanced", int(c.Design))
 	}
 	if err := c.Gates.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("spiral: Config.Gates: %w", err))
+		errs = append(errs, subConfigError("Gates", err))
 	}
 	if c.Overlong != nil {
 		if err := c.Overlong.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("spiral: Config.Overlong: %w", err))
+			errs = append(errs, subConfigError("Overlong", err))
 		}
 	}
+	switch c.AggregationBaseline {
+	case WithinSet:
+	case LeaveOneOut:
+		if n2 < 2 {
+			bad("AggregationBaseline", float64(c.AggregationBaseline), "LeaveOneOut needs N2 >= 2, have N2 = %d", n2)
+		}
+	default:
+		bad("AggregationBaseline", float64(c.AggregationBaseline), "%d is neither WithinSet nor LeaveOneOut", int(c.AggregationBaseline))
+	}
 	if err := c.RewardRange.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("spiral: Config.RewardRange: %w", err))
+		errs = append(errs, subConfigError("RewardRange", err))
 	}
 	return errors.Join(errs...)
 }
@@ -154,7 +173,7 @@ func (c Config) validateShape() error {
 func (c Config) family() (combin.Family, error) {
 	fam, err := combin.NewFamily(c.SearchTraces, c.SetSize, c.Ordered)
 	if err != nil {
-		return combin.Family{}, fmt.Errorf("spiral: Config: %w", err)
+		panic(fmt.Sprintf("spiral: family of a valid shape: %v", err)) // unreachable: validateShape checked N1 and n
 	}
 	// A family of 2^64 sets or more holds any K <= combin.MaxSize.
 	if size, fits := fam.Count64(); fits && uint64(c.Sets) > size {
@@ -162,7 +181,7 @@ func (c Config) family() (combin.Family, error) {
 		if c.Ordered {
 			symbol, noun = fmt.Sprintf("(%d)_%d", c.SearchTraces, c.SetSize), "ordered n-tuples"
 		}
-		return combin.Family{}, fmt.Errorf("spiral: Config.Sets (K) = %d > %s = %d, the number of %s", c.Sets, symbol, size, noun)
+		return combin.Family{}, configError("Sets", float64(c.Sets), symbolic("K = %d > %s = %d, the number of %s", c.Sets, symbol, size, noun))
 	}
 	return fam, nil
 }
@@ -215,7 +234,7 @@ func (c Config) M() (*big.Rat, error) {
 		return nil, err
 	}
 	if k.M == nil {
-		return nil, fmt.Errorf("spiral: Config.M: the exact M of %s K = %d is beyond combin's cost bound; MFloat gives it as a float", c.familyString(), c.Sets)
+		return nil, fmt.Errorf("spiral: M: the exact M of %s K = %d is beyond combin's cost bound; MFloat gives it as a float", c.familyString(), c.Sets)
 	}
 	return k.M, nil
 }
@@ -237,3 +256,27 @@ func (c Config) familyString() string {
 	}
 	return fmt.Sprintf("C(%d, %d) %s", c.SearchTraces, c.SetSize, c.Design)
 }
+
+// configError returns the *InputError about Config field field.
+func configError(field string, value float64, reason error) error {
+	f := "Config." + field
+	return (&InputError{Field: f, Problem: -1, Set: -1, Output: -1, Value: value, Err: reason}).In("spiral", f)
+}
+
+// subConfigError returns the *InputError about the invalid Config field
+// field (Gates, Overlong or RewardRange), whose Validate returned err: a
+// *lengthgate.FieldError or *advantage.InputError naming the field within
+// it, which is appended to field.
+func subConfigError(field string, err error) error {
+	if fe, ok := errors.AsType[*lengthgate.FieldError](err); ok {
+		return configError(field+"."+fe.Field, fe.Value, fe.Err)
+	}
+	if ie, ok := errors.AsType[*InputError](err); ok { // ie.Field names the RewardRange
+		return configError(ie.Field, ie.Value, ie.Err)
+	}
+	return configError(field, 0, err)
+}
+
+// symbolic returns an error whose text starts with a symbol of the paper
+// (N1, n, K, N2), which keeps its case.
+func symbolic(format string, args ...any) error { return fmt.Errorf(format, args...) }

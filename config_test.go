@@ -2,9 +2,9 @@ package spiral
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"math/big"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -39,22 +39,22 @@ func TestConfigValidate(t *testing.T) {
 		c    Config
 		want []string // substrings, every one must appear
 	}{
-		{"zero value", Config{}, []string{"SearchTraces (N1) = 0 < 1", "SetSize (n) = 0 < 1", "Sets (K) = 0 < 1", "AggregationsPerSet (N2) = 0 < 1"}},
-		{"n > N1", with(func(c *Config) { c.SetSize = 9 }), []string{"SetSize (n) = 9 > SearchTraces (N1) = 8"}},
-		{"K > C(8,4)", with(func(c *Config) { c.Sets = 71 }), []string{"Sets (K) = 71 > C(8, 4) = 70"}},
-		{"K > (8)_4", with(func(c *Config) { c.Ordered = true; c.Sets = 1681 }), []string{"Sets (K) = 1681 > (8)_4 = 1680"}},
-		{"balanced K > family", with(func(c *Config) { c.Design = combin.Balanced; c.Sets = 71 }), []string{"Sets (K) = 71 > C(8, 4) = 70"}},
-		{"negative N2", with(func(c *Config) { c.AggregationsPerSet = -2 }), []string{"AggregationsPerSet (N2) = -2 < 1"}},
-		{"bad order", with(func(c *Config) { c.Order = 5 }), []string{"Order = 5"}},
-		{"bad design", with(func(c *Config) { c.Design = 7 }), []string{"Design = 7"}},
-		{"shuffled tuples", with(func(c *Config) { c.Ordered = true; c.Order = combin.Shuffled }), []string{"Order = shuffled with Ordered = true"}},
-		{"balanced tuples", with(func(c *Config) { c.Ordered = true; c.Design = combin.Balanced }), []string{"Design = balanced with Ordered = true"}},
-		{"bad gate", with(func(c *Config) { c.Gates.Aggregation.Target = -1 }), []string{"Gates", "aggregation gate", "Target = -1"}},
-		{"bad overlong", with(func(c *Config) { c.Overlong = &lengthgate.SoftOverlong{MaxLength: 10, Buffer: 4} }), []string{"Config.Overlong", "Factor"}},
-		{"bad range", with(func(c *Config) { c.RewardRange = advantage.RewardRange{Low: 1, High: 0} }), []string{"Config.RewardRange"}},
-		{"N1 too large", with(func(c *Config) { c.SearchTraces = 1 << 30 }), []string{"SearchTraces (N1) = 1073741824 > combin.MaxSize"}},
-		{"K*N2 too large", Config{SearchTraces: 1 << 10, SetSize: 2, Sets: 1 << 12, AggregationsPerSet: 1 << 13}, []string{"K*N2 = 4096*8192 > combin.MaxSize"}},
-		{"K*n too large", Config{SearchTraces: 1 << 20, SetSize: 1 << 10, Sets: 1 << 15, AggregationsPerSet: 1}, []string{"K*n = 32768*1024 > combin.MaxSize"}},
+		{"zero value", Config{}, []string{"spiral: Config.SearchTraces: N1 = 0 < 1", "spiral: Config.SetSize: n = 0 < 1", "spiral: Config.Sets: K = 0 < 1", "spiral: Config.AggregationsPerSet: N2 = 0 < 1"}},
+		{"n > N1", with(func(c *Config) { c.SetSize = 9 }), []string{"Config.SetSize: n = 9 > N1 = 8"}},
+		{"K > C(8,4)", with(func(c *Config) { c.Sets = 71 }), []string{"Config.Sets: K = 71 > C(8, 4) = 70"}},
+		{"K > (8)_4", with(func(c *Config) { c.Ordered = true; c.Sets = 1681 }), []string{"Config.Sets: K = 1681 > (8)_4 = 1680"}},
+		{"balanced K > family", with(func(c *Config) { c.Design = combin.Balanced; c.Sets = 71 }), []string{"Config.Sets: K = 71 > C(8, 4) = 70"}},
+		{"negative N2", with(func(c *Config) { c.AggregationsPerSet = -2 }), []string{"Config.AggregationsPerSet: N2 = -2 < 1"}},
+		{"bad order", with(func(c *Config) { c.Order = 5 }), []string{"Config.Order: 5 is neither"}},
+		{"bad design", with(func(c *Config) { c.Design = 7 }), []string{"Config.Design: 7 is neither"}},
+		{"shuffled tuples", with(func(c *Config) { c.Ordered = true; c.Order = combin.Shuffled }), []string{"Config.Order: shuffled tuples"}},
+		{"balanced tuples", with(func(c *Config) { c.Ordered = true; c.Design = combin.Balanced }), []string{"Config.Design: balanced tuples"}},
+		{"bad gate", with(func(c *Config) { c.Gates.Aggregation.Target = -1 }), []string{"spiral: Config.Gates.Aggregation.Target: -1 < 0"}},
+		{"bad overlong", with(func(c *Config) { c.Overlong = &lengthgate.SoftOverlong{MaxLength: 10, Buffer: 4} }), []string{"spiral: Config.Overlong.Factor: 0, want"}},
+		{"bad range", with(func(c *Config) { c.RewardRange = advantage.RewardRange{Low: 1, High: 0} }), []string{"spiral: Config.RewardRange.Low: reward range (1, 0)"}},
+		{"N1 too large", with(func(c *Config) { c.SearchTraces = 1 << 30 }), []string{"Config.SearchTraces: N1 = 1073741824 > combin.MaxSize"}},
+		{"K*N2 too large", Config{SearchTraces: 1 << 10, SetSize: 2, Sets: 1 << 12, AggregationsPerSet: 1 << 13}, []string{"Config.Sets: K*N2 = 4096*8192 > combin.MaxSize"}},
+		{"K*n too large", Config{SearchTraces: 1 << 20, SetSize: 1 << 10, Sets: 1 << 15, AggregationsPerSet: 1}, []string{"Config.Sets: K*n = 32768*1024 > combin.MaxSize"}},
 	}
 	for _, tt := range tests {
 		err := tt.c.Validate()
@@ -66,6 +66,12 @@ func TestConfigValidate(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%s: Validate() = %q, want it to contain %q", tt.name, err, w)
 			}
+		}
+		// Every error is an *InputError naming a Config field, in the
+		// root's words alone.
+		if e, ok := errors.AsType[*InputError](err); !ok || !strings.HasPrefix(e.Field, "Config.") ||
+			strings.Contains(err.Error(), "lengthgate:") || strings.Contains(err.Error(), "advantage:") || strings.Contains(err.Error(), "combin:") {
+			t.Errorf("%s: Validate() = %q (%T), want *InputErrors naming Config fields with one package prefix", tt.name, err, err)
 		}
 	}
 	good := []Config{
@@ -251,7 +257,8 @@ func TestRoleWeightsPaper(t *testing.T) {
 		{WithinSet, loss.TRLDrGRPO, true, "1365/12328", "3/4"},
 		{WithinSet, loss.SeqMeanTokenSumNorm, true, "1365/1541", "12"},
 	} {
-		w, err := c.RoleWeights(LossOptions{Baseline: tc.b, Reduction: tc.r, SplitRoles: tc.split})
+		c.AggregationBaseline = tc.b
+		w, err := c.RoleWeights(LossOptions{Reduction: tc.r, SplitRoles: tc.split})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -308,7 +315,8 @@ func TestRoleWeightsFollowDesign(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := c.RoleWeights(LossOptions{Baseline: b, Reduction: r, SplitRoles: split})
+		c.AggregationBaseline = b
+		w, err := c.RoleWeights(LossOptions{Reduction: r, SplitRoles: split})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -345,14 +353,15 @@ func TestRoleWeightsZeroAndErrors(t *testing.T) {
 		r    loss.Reduction
 		want string
 	}{
-		{c, LeaveOneOut, loss.Sum, "LeaveOneOut needs AggregationsPerSet (N2) >= 2"},
-		{Paper(), 2, loss.Sum, "AggregationBaseline = 2"},
-		{Paper(), WithinSet, 99, "reduction = 99"},
+		{c, LeaveOneOut, loss.Sum, "Config.AggregationBaseline: LeaveOneOut needs N2 >= 2"},
+		{Paper(), 2, loss.Sum, "Config.AggregationBaseline: 2 is neither WithinSet nor LeaveOneOut"},
+		{Paper(), WithinSet, 99, "Reduction = 99"},
 		{Paper(), WithinSet, loss.TokenMean, "token-mean weights each output by its length"},
 		{Paper(), WithinSet, loss.SeqMeanTokenMean, "Config.LossCoefficients"},
-		{Config{}, WithinSet, loss.Sum, "SearchTraces (N1) = 0"},
+		{Config{}, WithinSet, loss.Sum, "Config.SearchTraces: N1 = 0"},
 	} {
-		if _, err := tc.c.RoleWeights(LossOptions{Baseline: tc.b, Reduction: tc.r}); err == nil || !strings.Contains(err.Error(), tc.want) {
+		tc.c.AggregationBaseline = tc.b
+		if _, err := tc.c.RoleWeights(LossOptions{Reduction: tc.r}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("RoleWeights(%v, %v) = %v, want an error with %q", tc.b, tc.r, err, tc.want)
 		}
 	}
@@ -388,7 +397,7 @@ func TestHugeSizes(t *testing.T) {
 		if err == nil {
 			valid++
 			if c.PlanSize() <= 1<<16 {
-				if _, err := c.Plan(rand.New(rand.NewPCG(1, 2))); err != nil {
+				if _, err := c.Plan(1, 2, 3); err != nil {
 					t.Fatalf("%+v: valid, but Plan: %v", c, err)
 				}
 			}

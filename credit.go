@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"spiral/advantage"
 	"spiral/lengthgate"
 )
 
@@ -49,38 +48,47 @@ type Credit struct {
 // than N2 rewards (a failed generation dropped), but at least 1. Credit
 // is [Config.CreditBatch] on a batch of one problem, with the same passes
 // and the same results; p is always checked. An error about the problem is
-// the *[advantage.InputError] naming the field, set and output.
+// an *[InputError] naming Credit's argument ("plan.Sets", "rewards",
+// "lengths.Search", "lengths.Aggregation"), the set and the position, with
+// Problem -1.
 func (c Config) Credit(p Plan, rewards [][]float64, l Lengths) (Credit, error) {
 	if err := c.Validate(); err != nil {
 		return Credit{}, err
 	}
-	k, n := c.Sets, c.SetSize
-	if len(p.Sets) != k {
-		return Credit{}, fmt.Errorf("spiral: plan: len(sets) = %d, want Sets (K) = %d", len(p.Sets), k)
+	k := c.Sets
+	argErr := func(field string, set int, format string, args ...any) error {
+		return (&InputError{Field: field, Problem: -1, Set: set, Output: -1, Err: fmt.Errorf(format, args...)}).In("spiral", field)
+	}
+	flat, err := c.flatten(p, "plan.Sets")
+	if err != nil {
+		return Credit{}, err
 	}
 	if len(rewards) != k {
-		return Credit{}, fmt.Errorf("spiral: len(rewards) = %d, want Sets (K) = %d", len(rewards), k)
+		return Credit{}, argErr("rewards", -1, "len(rewards) = %d, want K = %d", len(rewards), k)
 	}
 	if l.Aggregation != nil && len(l.Aggregation) != k {
-		return Credit{}, fmt.Errorf("spiral: len(lengths.Aggregation) = %d, want Sets (K) = %d", len(l.Aggregation), k)
+		return Credit{}, argErr("lengths.Aggregation", -1, "len(lengths.Aggregation) = %d, want K = %d", len(l.Aggregation), k)
 	}
-	in := Batch{
-		Sets:          make([]int, 0, k*n),
-		RewardCounts:  make([]int, k),
-		SearchLengths: l.Search,
+	var plans Plans
+	in := Batch{Plans: &plans, RewardCounts: make([]int, k), SearchLengths: l.Search}
+	if err := c.CheckPlans(&plans, flat); err != nil {
+		if e, ok := errors.AsType[*InputError](err); ok && e.Problem == 0 {
+			e = e.In("spiral", "plan.Sets")
+			e.Problem = -1
+			return Credit{}, e
+		}
+		return Credit{}, err
 	}
 	outputs := 0
-	for i, s := range p.Sets {
-		if len(s) != n {
-			return Credit{}, &advantage.InputError{Field: "Sets", Problem: 0, Set: i, Output: -1, Value: float64(len(s)),
-				Err: fmt.Errorf("len(sets[%d]) = %d, want SetSize (n) = %d", i, len(s), n)}
+	for i, rs := range rewards {
+		if len(rs) < 1 || len(rs) > c.AggregationsPerSet {
+			return Credit{}, argErr("rewards", i, "len(rewards[%d]) = %d outside [1, N2 = %d]", i, len(rs), c.AggregationsPerSet)
 		}
-		in.Sets = append(in.Sets, s...)
-		in.RewardCounts[i] = len(rewards[i])
-		outputs += len(rewards[i])
-		if l.Aggregation != nil && len(l.Aggregation[i]) != len(rewards[i]) {
-			return Credit{}, fmt.Errorf("spiral: len(lengths.Aggregation[%d]) = %d, want len(rewards[%d]) = %d", i, len(l.Aggregation[i]), i, len(rewards[i]))
+		if l.Aggregation != nil && len(l.Aggregation[i]) != len(rs) {
+			return Credit{}, argErr("lengths.Aggregation", i, "len(lengths.Aggregation[%d]) = %d, want len(rewards[%d]) = %d", i, len(l.Aggregation[i]), i, len(rs))
 		}
+		in.RewardCounts[i] = len(rs)
+		outputs += len(rs)
 	}
 	in.Rewards = make([]float64, 0, outputs)
 	for _, rs := range rewards {
@@ -94,8 +102,10 @@ func (c Config) Credit(p Plan, rewards [][]float64, l Lengths) (Credit, error) {
 	}
 	var b BatchCredit
 	if err := c.CreditBatch(&b, in); err != nil {
-		if be, ok := errors.AsType[*advantage.BatchError](err); ok && len(be.Problems) == 1 {
-			return Credit{}, be.Problems[0]
+		if e, ok := errors.AsType[*InputError](err); ok {
+			e = e.In("spiral", creditArgument[e.Field])
+			e.Problem = -1
+			return Credit{}, e
 		}
 		return Credit{}, err
 	}
@@ -116,4 +126,11 @@ func (c Config) Credit(p Plan, rewards [][]float64, l Lengths) (Credit, error) {
 		Gates:         b.Gates,
 		Overlong:      b.Overlong,
 	}, nil
+}
+
+// creditArgument names the argument of Config.Credit that holds each Batch
+// field.
+var creditArgument = map[string]string{
+	"Batch.Plans": "plan.Sets", "Batch.Rewards": "rewards", "Batch.RewardCounts": "rewards", "Batch.Unscorable": "rewards",
+	"Batch.SearchLengths": "lengths.Search", "Batch.AggregationLengths": "lengths.Aggregation",
 }

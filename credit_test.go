@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"spiral/advantage"
 	"spiral/lengthgate"
 )
 
@@ -172,22 +171,22 @@ func TestCreditErrors(t *testing.T) {
 		field       string
 		set, output int
 	}{
-		{Config{}, workedPlan, workedRewards, Lengths{}, "SearchTraces (N1) = 0", "", 0, 0},
-		{Paper(), Plan{Sets: workedPlan.Sets[:3]}, workedRewards, Lengths{}, "plan: len(sets) = 3, want Sets (K) = 4", "", 0, 0},
-		{Paper(), workedPlan, workedRewards[:3], Lengths{}, "len(rewards) = 3, want Sets (K) = 4", "", 0, 0},
-		{Paper(), workedPlan, [][]float64{{1}, {}, {1}, {1}}, Lengths{}, "count 0 outside [1, AggregationsPerSet (N2) = 4]", "RewardCounts", 1, -1},
-		{Paper(), workedPlan, [][]float64{{1}, {1}, {1, 1, 1, 1, 1}, {1}}, Lengths{}, "count 5 outside", "RewardCounts", 2, -1},
-		{Paper(), workedPlan, nan, Lengths{}, "not finite", "Rewards", 2, 2},
-		{Paper(), workedPlan, [][]float64{{1}, {1}, {1}, {0, -2e30}}, Lengths{}, "magnitude exceeds", "Rewards", 3, 1},
-		{Paper(), Plan{Sets: [][]int{{0, 1, 2, 3}, {0, 1, 2, 9}, {0, 4, 6, 7}, {2, 3, 5, 6}}}, workedRewards, Lengths{}, "out of range", "Members", 1, 3},
-		{Paper(), Plan{Sets: [][]int{{0, 1, 2, 3}, {1, 2, 4, 5}, {3, 2, 1, 0}, {2, 3, 5, 6}}}, workedRewards, Lengths{}, "identical", "Members", 2, -1},
-		{gated, workedPlan, workedRewards, Lengths{Aggregation: okLengths.Aggregation}, "SearchLengths is nil, but the search gate reads it", "SearchLengths", -1, -1},
-		{gated, workedPlan, workedRewards, Lengths{Search: okLengths.Search}, "AggregationLengths is nil, but the aggregation gate reads it", "AggregationLengths", -1, -1},
-		{Paper(), workedPlan, workedRewards, Lengths{Search: make([]int, 7)}, "len(SearchLengths) = 7, want P*N1 = 8", "SearchLengths", -1, -1},
-		{Paper(), workedPlan, workedRewards, Lengths{Search: []int{0, 0, 0, -4, 0, 0, 0, 0}}, "length < 0", "SearchLengths", -1, 3},
-		{gated, workedPlan, workedRewards, Lengths{Search: okLengths.Search, Aggregation: okLengths.Aggregation[:2]}, "len(lengths.Aggregation) = 2, want Sets (K) = 4", "", 0, 0},
-		{gated, workedPlan, workedRewards, Lengths{Search: okLengths.Search, Aggregation: [][]int{{0, 0, 0, 0}, {0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}}}, "len(lengths.Aggregation[1]) = 3, want len(rewards[1]) = 4", "", 0, 0},
-		{gated, workedPlan, workedRewards, Lengths{Search: okLengths.Search, Aggregation: [][]int{{0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, -1, 0, 0}}}, "length < 0", "AggregationLengths", 3, 1},
+		{Config{}, workedPlan, workedRewards, Lengths{}, "Config.SearchTraces: N1 = 0", "", 0, 0},
+		{Paper(), Plan{Sets: workedPlan.Sets[:3]}, workedRewards, Lengths{}, "spiral: plan.Sets: 3 sets, want K = 4", "plan.Sets", -1, -1},
+		{Paper(), workedPlan, workedRewards[:3], Lengths{}, "spiral: rewards: len(rewards) = 3, want K = 4", "rewards", -1, -1},
+		{Paper(), workedPlan, [][]float64{{1}, {}, {1}, {1}}, Lengths{}, "spiral: rewards, set 1: len(rewards[1]) = 0 outside [1, N2 = 4]", "rewards", 1, -1},
+		{Paper(), workedPlan, [][]float64{{1}, {1}, {1, 1, 1, 1, 1}, {1}}, Lengths{}, "len(rewards[2]) = 5 outside", "rewards", 2, -1},
+		{Paper(), workedPlan, nan, Lengths{}, "spiral: rewards, set 2, output 2 = NaN: reward is not finite", "rewards", 2, 2},
+		{Paper(), workedPlan, [][]float64{{1}, {1}, {1}, {0, -2e30}}, Lengths{}, "magnitude exceeds", "rewards", 3, 1},
+		{Paper(), Plan{Sets: [][]int{{0, 1, 2, 3}, {0, 1, 2, 9}, {0, 4, 6, 7}, {2, 3, 5, 6}}}, workedRewards, Lengths{}, "spiral: plan.Sets, set 1, member 3 = 9: trace index out of range", "plan.Sets", 1, 3},
+		{Paper(), Plan{Sets: [][]int{{0, 1, 2, 3}, {1, 2, 4, 5}, {3, 2, 1, 0}, {2, 3, 5, 6}}}, workedRewards, Lengths{}, "spiral: plan.Sets, set 2: identical to set 0", "plan.Sets", 2, -1},
+		{gated, workedPlan, workedRewards, Lengths{Aggregation: okLengths.Aggregation}, "spiral: lengths.Search: nil, but the search gate reads it", "lengths.Search", -1, -1},
+		{gated, workedPlan, workedRewards, Lengths{Search: okLengths.Search}, "spiral: lengths.Aggregation: nil, but the aggregation gate reads it", "lengths.Aggregation", -1, -1},
+		{Paper(), workedPlan, workedRewards, Lengths{Search: make([]int, 7)}, "spiral: lengths.Search: len = 7, want P*N1 = 8", "lengths.Search", -1, -1},
+		{Paper(), workedPlan, workedRewards, Lengths{Search: []int{0, 0, 0, -4, 0, 0, 0, 0}}, "spiral: lengths.Search, position 3 = -4: length < 0", "lengths.Search", -1, 3},
+		{gated, workedPlan, workedRewards, Lengths{Search: okLengths.Search, Aggregation: okLengths.Aggregation[:2]}, "spiral: lengths.Aggregation: len(lengths.Aggregation) = 2, want K = 4", "lengths.Aggregation", -1, -1},
+		{gated, workedPlan, workedRewards, Lengths{Search: okLengths.Search, Aggregation: [][]int{{0, 0, 0, 0}, {0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}}}, "spiral: lengths.Aggregation, set 1: len(lengths.Aggregation[1]) = 3, want len(rewards[1]) = 4", "lengths.Aggregation", 1, -1},
+		{gated, workedPlan, workedRewards, Lengths{Search: okLengths.Search, Aggregation: [][]int{{0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, -1, 0, 0}}}, "spiral: lengths.Aggregation, set 3, position 1 = -1: length < 0", "lengths.Aggregation", 3, 1},
 	}
 	for _, tt := range tests {
 		_, err := tt.c.Credit(tt.p, tt.rewards, tt.l)
@@ -198,9 +197,9 @@ func TestCreditErrors(t *testing.T) {
 		if tt.field == "" {
 			continue
 		}
-		e, ok := errors.AsType[*advantage.InputError](err)
-		if !ok || e.Field != tt.field || e.Set != tt.set || e.Output != tt.output || (e.Problem != 0 && e.Problem != -1) {
-			t.Errorf("Credit: error %v: want an *advantage.InputError for %s, set %d, output %d; got %+v", err, tt.field, tt.set, tt.output, e)
+		e, ok := errors.AsType[*InputError](err)
+		if !ok || e.Field != tt.field || e.Set != tt.set || e.Output != tt.output || e.Problem != -1 || !strings.HasPrefix(err.Error(), "spiral: "+tt.field) {
+			t.Errorf("Credit: error %v: want an *InputError for %s, set %d, output %d; got %+v", err, tt.field, tt.set, tt.output, e)
 		}
 	}
 	// Lengths given for a disabled gate are fine when well formed.

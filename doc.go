@@ -9,17 +9,19 @@
 // K = 4, N2 = 4. A trainer keeps a [Planner] and a [BatchCredit] and, for
 // every step (see the package example):
 //
-//  1. [Planner.PlanTo] draws the plans of a batch of problems into a
-//     [Batch]: K distinct sets per problem, uniformly without replacement
-//     or as a balanced design (combin.Design), each listing its candidates
-//     in presentation order (combin.Order). The same *rand.Rand state gives
-//     the same plans on every machine.
+//  1. [Planner.PlanTo] draws the [Plans] of a batch of problems: K
+//     distinct sets per problem, uniformly without replacement or as a
+//     balanced design (combin.Design), each listing its members in
+//     presentation order (combin.Order). A problem's plan is a function of
+//     (seed, step, the problem's key) alone, on every machine, whatever
+//     the batch, its order or the goroutine that plans it.
 //  2. The trainer samples the N1 search traces, builds aggregation prompt i
 //     from the traces of set i, samples N2 outputs per prompt, and writes
 //     their rewards (and, for the length gates, every output's length)
 //     into the Batch.
 //  3. [Config.CreditBatch] writes every search advantage A_search(y) and
-//     aggregation advantage A_agg(i, j) into the BatchCredit
+//     aggregation advantage A_agg(i, j) into the [BatchCredit], whose
+//     [BatchCredit.Spans] locate each problem
 //     (docs/method.md#the-credit-signals, computed by package advantage),
 //     with dynamic sampling, reward shaping and the length gates of Eq. 8
 //     in the order of passes it documents. Outputs that could not be
@@ -27,8 +29,9 @@
 //     place: a bad problem is reported by problem, set and output, and the
 //     others are credited.
 //
-// [Config.Credit] is the same for one problem in nested slices, and
-// [Config.CheckPlan] checks a plan that comes from outside.
+// [Config.Credit] is the same for one problem in nested slices;
+// [Config.CheckPlans] makes Plans of sets that come from outside, and
+// [Config.CheckPlan] checks one plan.
 //
 // The expected search update is M times the gradient of the set objective
 // (Proposition 3.1; docs/method.md#proposition-31). [Config.M] and
@@ -37,9 +40,10 @@
 // aggregation gradients under a loss reduction, with the multipliers that
 // make it unbiased (docs/findings.md#aggregation-factor-and-role-weights).
 //
-// Outside data (sizes, plans, rewards, lengths) gets an error naming the
-// field and position; no size makes a call hang or exhaust memory.
-// Randomness is injected as a *rand.Rand from math/rand/v2. Token accounting
+// Outside data (sizes, plans, rewards, lengths) gets an *[InputError]
+// naming the caller's field (Config.SetSize, Batch.Rewards, ...), the
+// problem, set and position, and the value; no size makes a call hang or
+// exhaust memory. Token accounting
 // is in package spiral/budget, the schedule of recursive self-aggregation at
 // inference time in package spiral/rsa.
 package spiral

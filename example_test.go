@@ -3,10 +3,8 @@ package spiral_test
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 
 	"spiral"
-	"spiral/advantage"
 	"spiral/combin"
 	"spiral/lengthgate"
 )
@@ -22,22 +20,24 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	var in spiral.Batch
+	var plans spiral.Plans     // reused every step
 	var out spiral.BatchCredit // reused every step: no allocation after the first
-	const problems, step = 2, 0
-	if err := planner.PlanTo(&in, problems, rand.New(rand.NewPCG(1, step))); err != nil {
+	const seed, step = 1, 0
+	problems := []uint64{17, 42} // the problems' keys: their indices in the data set
+	if err := planner.PlanTo(&plans, seed, step, problems); err != nil {
 		panic(err)
 	}
+	in := spiral.Batch{Plans: &plans}
 	// ... sample 8 search traces per problem, build aggregation prompt i of
-	// problem q from traces in.Sets[(q*K+i)*n : (q*K+i+1)*n], sample 4
+	// problem q from traces plans.Member(q, i, j) for j < n, sample 4
 	// outputs per prompt, score them and record every output's length ...
 	in.Rewards = []float64{
 		1, 1, 1, 0, 1, 0, 1, 0, 0, 0, 1, 0, 0, 1, 1, 0, // problem 0
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, // problem 1
 	}
-	in.SearchLengths = make([]int, problems*c.SearchTraces)
+	in.SearchLengths = make([]int, len(problems)*c.SearchTraces)
 	in.AggregationLengths = make([]int, len(in.Rewards))
-	in.SearchLengths[2] = 5000 // over the target: a positive advantage is gated
+	in.SearchLengths[0] = 5000 // over the target: a positive advantage is gated
 	if err := c.CreditBatch(&out, in); err != nil {
 		panic(err)
 	}
@@ -45,25 +45,26 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	for q := range out.Problems {
+	for q, sp := range out.Spans() {
 		fmt.Printf("problem %d: sets %v, search %.3g, no signal %v\n",
-			q, in.Sets[q*16:(q+1)*16], out.Search[q*8:(q+1)*8], out.NoSignal[q])
+			q, plans.Plan(q).Sets, out.Search[sp.Trace:sp.Trace+sp.Traces], out.NoSignal[q])
 	}
 	fmt.Printf("search gate: %+v\n", out.Gates.Search)
 	fmt.Printf("scale the search loss by %.4f and the aggregation loss by %.4f\n", w.SearchMultiplier, w.AggregationMultiplier)
 	// Output:
-	// problem 0: sets [1 2 4 7 0 1 3 6 1 3 6 7 0 1 2 7], search [0 0 0 -0.125 0.25 0 -0.125 0], no signal false
-	// problem 1: sets [1 3 5 7 1 2 4 5 2 3 4 7 1 2 5 6], search [0 0 0 0 0 0 0 0], no signal true
-	// search gate: {Outputs:16 Positive:2 AtTarget:0 Gated:1 MassRemoved:0.125}
+	// problem 0: sets [[0 2 3 5] [1 3 5 7] [2 3 5 7] [0 1 4 7]], search [0 0 0 0 0 0 0 -0.0833], no signal false
+	// problem 1: sets [[1 3 4 5] [0 1 5 6] [1 4 6 7] [2 4 5 6]], search [0 0 0 0 0 0 0 0], no signal true
+	// search gate: {Outputs:16 Positive:1 AtTarget:0 Gated:1 MassRemoved:0.125}
 	// scale the search loss by 1.1289 and the aggregation loss by 0.0833
 }
 
 // A plan lists, for one problem, which search traces go into each of the K
 // aggregation prompts, in presentation order. The same seed gives the same
-// plan on every machine.
+// plan on every machine: a plan is a function of the seed, the training
+// step and the problem's key alone.
 func ExampleConfig_Plan() {
 	c := spiral.Paper()
-	p, err := c.Plan(rand.New(rand.NewPCG(2026, 1)))
+	p, err := c.Plan(2026, 1, 0)
 	if err != nil {
 		panic(err)
 	}
@@ -71,10 +72,10 @@ func ExampleConfig_Plan() {
 		fmt.Printf("aggregation prompt %d reads search traces %v\n", i, s)
 	}
 	// Output:
-	// aggregation prompt 0 reads search traces [0 4 5 7]
-	// aggregation prompt 1 reads search traces [0 1 6 7]
-	// aggregation prompt 2 reads search traces [2 4 5 6]
-	// aggregation prompt 3 reads search traces [0 1 5 7]
+	// aggregation prompt 0 reads search traces [0 1 2 5]
+	// aggregation prompt 1 reads search traces [2 3 4 7]
+	// aggregation prompt 2 reads search traces [1 2 5 7]
+	// aggregation prompt 3 reads search traces [0 1 4 7]
 }
 
 // The worked example of docs/method.md#worked-example: set scores (0.75,
@@ -113,10 +114,11 @@ func ExampleConfig_CreditBatch_unscorable() {
 	if err != nil {
 		panic(err)
 	}
-	var in spiral.Batch
-	if err := planner.PlanTo(&in, 2, rand.New(rand.NewPCG(1, 0))); err != nil {
+	var plans spiral.Plans
+	if err := planner.PlanTo(&plans, 1, 0, []uint64{0, 1}); err != nil {
 		panic(err)
 	}
+	in := spiral.Batch{Plans: &plans}
 	in.Rewards = make([]float64, 32)
 	for i := range in.Rewards {
 		in.Rewards[i] = float64(i % 3 % 2)
@@ -124,7 +126,8 @@ func ExampleConfig_CreditBatch_unscorable() {
 	in.Rewards[21] = nan() // problem 1, set 1, output 1
 	var out spiral.BatchCredit
 	err = c.CreditBatch(&out, in)
-	if e, ok := errors.AsType[*advantage.InputError](err); ok {
+	if e, ok := errors.AsType[*spiral.InputError](err); ok {
+		fmt.Println(err)
 		fmt.Printf("%s of problem %d, set %d, output %d: %v\n", e.Field, e.Problem, e.Set, e.Output, e.Err)
 	}
 	fmt.Println("rejected:", out.Rejected)
@@ -136,7 +139,8 @@ func ExampleConfig_CreditBatch_unscorable() {
 	}
 	fmt.Println("scored outputs of problem 1:", out.ScoredOutputs[4:])
 	// Output:
-	// Rewards of problem 1, set 1, output 1: reward is not finite
+	// spiral: 1 bad problem: Batch.Rewards: problem 1, set 1, output 1 = NaN: reward is not finite
+	// Batch.Rewards of problem 1, set 1, output 1: reward is not finite
 	// rejected: [false true]
 	// scored outputs of problem 1: [4 3 4 4]
 }
@@ -160,7 +164,7 @@ func ExampleConfig_M() {
 		}
 		fmt.Printf("%-8v M = %v, search multiplier %.4f\n", d, m.RatString(), w.SearchMultiplier)
 	}
-	plan, err := c.Plan(rand.New(rand.NewPCG(1, 2)))
+	plan, err := c.Plan(1, 2, 0)
 	if err != nil {
 		panic(err)
 	}
@@ -168,5 +172,5 @@ func ExampleConfig_M() {
 	// Output:
 	// uniform  M = 1365/1541, search multiplier 1.1289
 	// balanced M = 1, search multiplier 1.0000
-	// a balanced plan: [[0 2 5 6] [1 3 4 7] [0 2 5 7] [1 3 4 6]]
+	// a balanced plan: [[0 1 2 4] [3 5 6 7] [0 1 3 4] [2 5 6 7]]
 }

@@ -1,17 +1,17 @@
 package spiral
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 
+	"spiral/advantage"
 	"spiral/combin"
 )
 
 // Plan is one problem's plan: the K sets of search-trace indices, in the
 // order the trainer builds the K aggregation prompts, each listing its
-// candidates in presentation order (candidate j of set i is search trace
-// Sets[i][j], numbered 0..N1-1).
+// members (trace indices, numbered 0..N1-1) in presentation order:
+// candidate j of set i is search trace Sets[i][j].
 //
 // A Plan marshals to JSON as {"sets": [[...], ...]}. A plan decoded from
 // outside is only data: [Config.CheckPlan] checks it, and [Config.Credit]
@@ -20,26 +20,83 @@ type Plan struct {
 	Sets [][]int `json:"sets"`
 }
 
-// Plan draws one problem's plan, as [Planner.Plan] does. It allocates; a
-// trainer that plans every step keeps a [Planner]. It returns an error if c
-// is invalid or rnd is nil.
-func (c Config) Plan(rnd *rand.Rand) (Plan, error) {
+// Plans are the plans of a batch of problems, ready to be credited: for
+// each problem, K sets of n members each that pass the set check of the
+// Config they were made for. Only the library makes Plans:
+// [Planner.PlanTo] draws them and [Config.CheckPlans] checks plans that
+// come from outside. Nothing writes into them otherwise, so
+// [Config.CreditBatch] credits them without checking them again. Read them
+// with [Plans.Member], [Plans.Plan] and [Plans.AppendMembers].
+//
+// The zero value holds no problem. Reuse one Plans from step to step: once
+// it has grown to a batch's size, PlanTo and CheckPlans allocate nothing.
+type Plans struct {
+	shape   planShape
+	members []int                   // problem after problem, set after set
+	bad     []*advantage.InputError // problems CheckPlans rejected, in order
+}
+
+// Problems returns the number of problems planned.
+func (p *Plans) Problems() int {
+	if p.shape.sets == 0 {
+		return 0
+	}
+	return len(p.members) / (p.shape.sets * p.shape.setSize)
+}
+
+// Member returns member j of set i of problem q: the index in [0, N1) of
+// the search trace that is candidate j of aggregation prompt i. It panics
+// if q, i or j is out of range.
+func (p *Plans) Member(q, i, j int) int {
+	k, n := p.shape.sets, p.shape.setSize
+	if q < 0 || q >= p.Problems() || i < 0 || i >= k || j < 0 || j >= n {
+		panic(fmt.Sprintf("spiral: Plans.Member(%d, %d, %d) of %d problems of K = %d sets of n = %d", q, i, j, p.Problems(), k, n))
+	}
+	return p.members[(q*k+i)*n+j]
+}
+
+// Plan returns a copy of the plan of problem q. It panics if q is out of
+// range.
+func (p *Plans) Plan(q int) Plan {
+	k, n := p.shape.sets, p.shape.setSize
+	if q < 0 || q >= p.Problems() {
+		panic(fmt.Sprintf("spiral: Plans.Plan(%d) of %d problems", q, p.Problems()))
+	}
+	flat := append([]int(nil), p.members[q*k*n:(q+1)*k*n]...)
+	sets := make([][]int, k)
+	for i := range sets {
+		sets[i] = flat[i*n : (i+1)*n : (i+1)*n]
+	}
+	return Plan{Sets: sets}
+}
+
+// AppendMembers appends the members of every problem's sets to dst, flat:
+// member j of set i of problem q at (q*K+i)*n+j, the layout
+// [Config.CheckPlans] reads.
+func (p *Plans) AppendMembers(dst []int) []int { return append(dst, p.members...) }
+
+// Plan draws the plan of the problem key at the given seed and step, as
+// [Planner.Plan] does. It allocates; a trainer that plans every step keeps
+// a [Planner]. It returns an error if c is invalid.
+func (c Config) Plan(seed, step, key uint64) (Plan, error) {
 	p, err := c.NewPlanner()
 	if err != nil {
 		return Plan{}, err
 	}
-	return p.Plan(rnd)
+	return p.Plan(seed, step, key)
 }
 
 // A Planner draws plans for a [Config] again and again without allocating.
 // It holds the sampler's scratch memory, so it is not safe for concurrent
-// use: give each goroutine its own Planner (with its own *rand.Rand).
+// use: give each goroutine its own Planner. Planners of the same Config
+// draw the same plans from the same seed, step and keys, on every machine.
 type Planner struct {
 	c     Config
 	shape planShape
 	s     interface {
-		SampleManyTo(dst []int, rnd *rand.Rand) error
+		DrawTo(dst []int, src rand.Source)
 	} // a *combin.Sampler (Uniform) or *combin.BalancedSampler
+	src rand.PCG // the stream of the problem being planned
 }
 
 // planShape is what a plan's validity depends on: two configs with the same
@@ -75,144 +132,162 @@ func (c Config) NewPlanner() (*Planner, error) {
 // Config returns the configuration p plans for.
 func (p *Planner) Config() Config { return p.c }
 
-// Plan draws one problem's plan: K distinct sets, each in the Config's
-// order. Under the Uniform design they are uniform over all K-subsets of
-// the family (every ordered sequence of K distinct sets is equally likely);
-// under the Balanced design they are a balanced design drawn by
-// [combin.BalancedSampler]. Under Shuffled, each set is then put in a
-// uniformly random order, set after set. The same rnd state gives the same
-// plan on every machine, and the same sets as [Planner.PlanTo] draws for
-// one problem. It returns an error if rnd is nil.
-func (p *Planner) Plan(rnd *rand.Rand) (Plan, error) {
-	k, n := p.c.Sets, p.c.SetSize
-	flat := make([]int, k*n)
-	if err := p.draw(flat, rnd); err != nil {
+// Plan draws the plan of one problem, named by its key, at the given seed
+// and training step; it is the plan [Planner.PlanTo] draws for that key.
+func (p *Planner) Plan(seed, step, key uint64) (Plan, error) {
+	var ps Plans
+	if err := p.PlanTo(&ps, seed, step, []uint64{key}); err != nil {
 		return Plan{}, err
 	}
-	sets := make([][]int, k)
-	for i := range sets {
-		sets[i] = flat[i*n : (i+1)*n : (i+1)*n]
-	}
-	return Plan{Sets: sets}, nil
+	return ps.Plan(0), nil
 }
 
-// PlanTo draws the plans of the given number of problems into dst.Sets,
-// problem after problem (candidate j of set i of problem q is
-// dst.Sets[(q*K+i)*n+j], the layout of [Batch]), growing it only when it is
-// too short: a Batch reused from step to step costs no allocation. Each
-// problem's plan is what successive calls of [Planner.Plan] with the same
-// rnd would draw.
+// PlanTo draws the plans of len(keys) problems into dst, problem q being
+// the problem named keys[q] (for instance its index in the data set), and
+// growing dst only when it is too short: Plans reused from step to step
+// cost no allocation.
 //
-// [Config.CreditBatch] does not check again the sets that a Planner drew
-// into this Batch for a Config of the same N1, n, K, Ordered and Design:
-// they are valid by construction. It checks sets that came from anywhere
-// else, including a dst.Sets that was resliced or replaced since, and sets
-// holding an index outside [0, N1). A program must not write into dst.Sets
-// between PlanTo and CreditBatch: sets changed in place but still in range
-// are not checked again.
+// The plan of a problem is a function of (seed, step, key) alone: the same
+// whatever the other keys, their number, their order or the goroutine or
+// machine that plans them. A data-parallel trainer whose ranks plan their
+// own shards gets the plans one process planning every problem gets, and
+// dynamic sampling that replaces some problems leaves the plans of the
+// others unchanged. Each problem's plan is drawn from its own PCG
+// generator (math/rand/v2's rand.PCG), seeded by [StreamSeed](seed, step,
+// key), by the sampler's DrawTo: K distinct sets, uniform over all
+// K-subsets of the family (every ordered sequence of K distinct sets
+// equally likely) under the Uniform design ([combin.Sampler.DrawTo]), a
+// balanced design under the Balanced design
+// ([combin.BalancedSampler.DrawTo]); under Shuffled, each set is then put
+// in a uniformly random order by [combin.Shuffle], set after set.
 //
-// It returns an error, and leaves dst unchanged, if rnd is nil or problems
-// is negative or too large for an int.
-func (p *Planner) PlanTo(dst *Batch, problems int, rnd *rand.Rand) error {
+// It returns an error, and leaves dst unchanged, if the batch would hold
+// more than combin.MaxSize members (len(keys)*K*n), before allocating.
+func (p *Planner) PlanTo(dst *Plans, seed, step uint64, keys []uint64) error {
 	size := p.c.PlanSize()
-	if problems < 0 || problems > maxInt/size {
-		return fmt.Errorf("spiral: PlanTo: problems = %d out of range [0, %d]", problems, maxInt/size)
+	if len(keys) > combin.MaxSize/size {
+		return (&InputError{Field: "keys", Problem: -1, Set: -1, Output: -1, Value: float64(len(keys)),
+			Err: fmt.Errorf("len(keys) = %d problems of K*n = %d members: more than combin.MaxSize = %d members (at most %d problems)",
+				len(keys), size, combin.MaxSize, combin.MaxSize/size)}).In("spiral", "keys")
 	}
-	if rnd == nil {
-		return errNilRand
+	dst.members = grow(dst.members, len(keys)*size)
+	dst.shape, dst.bad = p.shape, dst.bad[:0]
+	n := p.c.SetSize
+	for q, key := range keys {
+		one := dst.members[q*size : (q+1)*size]
+		p.src.Seed(StreamSeed(seed, step, key))
+		p.s.DrawTo(one, &p.src)
+		if p.c.Order == combin.Shuffled {
+			for i := 0; i < size; i += n {
+				combin.Shuffle(one[i:i+n], &p.src)
+			}
+		}
 	}
-	dst.Sets = grow(dst.Sets, problems*size)
-	dst.drawn = drawn{}
-	if err := p.draw(dst.Sets, rnd); err != nil {
+	return nil
+}
+
+// StreamSeed returns the two words that seed the PCG generator
+// (rand.NewPCG) from which the plan of problem key at the given seed and
+// step is drawn:
+//
+//	hi = mix(seed ^ mix(key ^ 0x9e3779b97f4a7c15))
+//	lo = mix(step ^ mix(key ^ 0xd1b54a32d192ed03))
+//
+// with mix the finalizer of SplitMix64, z ^= z >> 30; z *= 0xbf58476d1ce4e5b9;
+// z ^= z >> 27; z *= 0x94d049bb133111eb; z ^= z >> 31 (a bijection of
+// uint64). For a given seed, distinct (step, key) pairs give distinct
+// generators: distinct keys give distinct hi, and one key at distinct
+// steps distinct lo. Other implementations (the bridge, the Python
+// package) reproduce the plans from it.
+func StreamSeed(seed, step, key uint64) (hi, lo uint64) {
+	return mix(seed ^ mix(key^0x9e3779b97f4a7c15)), mix(step ^ mix(key^0xd1b54a32d192ed03))
+}
+
+// mix is SplitMix64's finalizer, a bijection of uint64.
+func mix(z uint64) uint64 {
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// CheckPlans checks the plans of a batch of problems that come from
+// outside and writes them into dst, ready for [Config.CreditBatch].
+// members holds them flat: member j of set i of problem q at
+// members[(q*K+i)*n+j], trace indices in [0, N1). Each problem's sets are
+// checked as [Config.CheckPlan] checks a plan.
+//
+// A length that is not a multiple of K*n, a batch of more than
+// combin.MaxSize members or an invalid c gets an error and leaves dst
+// unchanged. Otherwise every problem is written; a *[BatchError] lists the
+// problems whose sets are bad, each as an *[InputError] about "members"
+// naming the problem, set and member, and CreditBatch rejects them with the
+// same error and credits the others.
+func (c Config) CheckPlans(dst *Plans, members []int) error {
+	if _, err := c.validFamily(); err != nil {
 		return err
 	}
-	if len(dst.Sets) > 0 {
-		dst.drawn = drawn{shape: p.shape, first: &dst.Sets[0], len: len(dst.Sets)}
+	size := c.PlanSize()
+	if len(members)%size != 0 || len(members) > combin.MaxSize {
+		why := fmt.Errorf("len(members) = %d is not a multiple of K*n = %d*%d", len(members), c.Sets, c.SetSize)
+		if len(members)%size == 0 {
+			why = fmt.Errorf("len(members) = %d > combin.MaxSize = %d", len(members), combin.MaxSize)
+		}
+		return (&InputError{Field: "members", Problem: -1, Set: -1, Output: -1, Value: float64(len(members)), Err: why}).In("spiral", "members")
+	}
+	dst.members = grow(dst.members, len(members))
+	copy(dst.members, members)
+	dst.shape, dst.bad = c.planShape(), dst.bad[:0]
+	var sc setScratch
+	for q := range len(members) / size {
+		if e := c.checkSets(dst.members[q*size:(q+1)*size], &sc); e != nil {
+			e.Problem = q
+			dst.bad = append(dst.bad, e.In("spiral", "members"))
+		}
+	}
+	if len(dst.bad) > 0 {
+		return (&BatchError{Problems: dst.bad}).In("spiral", func(f string) string { return f })
 	}
 	return nil
 }
 
-const maxInt = int(^uint(0) >> 1)
-
-var errNilRand = errors.New("spiral: rnd is nil")
-
-// draw fills dst, a multiple of K*n long, with plans.
-func (p *Planner) draw(dst []int, rnd *rand.Rand) error {
-	if rnd == nil {
-		return errNilRand
-	}
-	if p.c.Order != combin.Shuffled {
-		// Problem after problem, as the loop below without its shuffles.
-		return p.s.SampleManyTo(dst, rnd)
-	}
-	size, n := p.c.PlanSize(), p.c.SetSize
-	for q := 0; q < len(dst); q += size {
-		one := dst[q : q+size]
-		if err := p.s.SampleManyTo(one, rnd); err != nil {
-			return err // unreachable: rnd is not nil and one has K*n entries
-		}
-		for i := 0; i < size; i += n {
-			set := one[i : i+n]
-			rnd.Shuffle(n, func(a, b int) { set[a], set[b] = set[b], set[a] })
-		}
-	}
-	return nil
-}
-
-// drawn records which sets a Planner drew into a Batch: the shape it drew
-// for and the slice it filled.
-type drawn struct {
-	shape planShape
-	first *int
-	len   int
-}
-
-// trusted reports whether sets is exactly the slice a Planner of c's shape
-// drew and every index in it is still in [0, N1): a program that wrote an
-// index out of range into it since gets an error from the full check, not a
-// panic.
-func (d *drawn) trusted(c *Config, sets []int) bool {
-	return d.first != nil && len(sets) == d.len && &sets[0] == d.first && d.shape == c.planShape() &&
-		inRange(sets, c.SearchTraces)
-}
-
-// inRange reports whether every index x is in [0, n), with no branch on
-// the data: x and n-1-x are both >= 0 exactly when x is in range, so the
-// OR of all of them is negative when some index is not.
-func inRange(xs []int, n int) bool {
-	o := 0
-	for _, x := range xs {
-		o |= (n - 1 - x) | x
-	}
-	return o >= 0
-}
-
-// CheckPlan reports whether p fits c: exactly K sets of n indices each,
-// every index in [0, N1) and none repeated inside a set, no two sets
+// CheckPlan reports whether p fits c: exactly K sets of n members each,
+// every member in [0, N1) and none repeated inside a set, no two sets
 // identical (as sets when c draws subsets, as sequences when Ordered), as
 // [combin.CheckSets] decides; and, for the Balanced design, every trace in r
-// or r+1 sets (exactly r when N1 divides K*n), r = floor(K*n/N1). Errors
-// name the set and the position, or the trace; a *[combin.SetError] is
-// available through errors.As. It also returns an error if c is invalid.
+// or r+1 sets (exactly r when N1 divides K*n), r = floor(K*n/N1). A bad
+// plan gets an *[InputError] about "Plan.Sets" naming the set and the
+// member (Problem is -1). It also returns an error if c is invalid.
 func (c Config) CheckPlan(p Plan) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
+	flat, err := c.flatten(p, "Plan.Sets")
+	if err != nil {
+		return err
+	}
+	var sc setScratch
+	if e := c.checkSets(flat, &sc); e != nil {
+		return e.In("spiral", "Plan.Sets")
+	}
+	return nil
+}
+
+// flatten returns the members of p flat, or an *InputError about field if
+// p does not have K sets of n members.
+func (c Config) flatten(p Plan, field string) ([]int, error) {
 	if len(p.Sets) != c.Sets {
-		return fmt.Errorf("spiral: plan: len(sets) = %d, want Sets (K) = %d", len(p.Sets), c.Sets)
+		return nil, (&InputError{Field: field, Problem: -1, Set: -1, Output: -1, Value: float64(len(p.Sets)),
+			Err: fmt.Errorf("%d sets, want K = %d", len(p.Sets), c.Sets)}).In("spiral", field)
 	}
 	flat := make([]int, 0, c.PlanSize())
 	for i, s := range p.Sets {
 		if len(s) != c.SetSize {
-			return fmt.Errorf("spiral: plan: len(sets[%d]) = %d, want SetSize (n) = %d", i, len(s), c.SetSize)
+			return nil, (&InputError{Field: field, Problem: -1, Set: i, Output: -1, Value: float64(len(s)),
+				Err: fmt.Errorf("%d members, want n = %d", len(s), c.SetSize)}).In("spiral", field)
 		}
 		flat = append(flat, s...)
 	}
-	var sc setScratch
-	if err := c.checkSets(flat, &sc); err != nil {
-		return fmt.Errorf("spiral: plan: %w", err)
-	}
-	return nil
+	return flat, nil
 }
 
 // setScratch is the memory checkSets reuses.
@@ -221,9 +296,10 @@ type setScratch struct {
 	counts []int // appearances of each trace (Balanced design)
 }
 
-// checkSets checks one problem's K*n flat indices for the valid c: combin's
-// set check, then the balance of a Balanced design.
-func (c *Config) checkSets(flat []int, sc *setScratch) error {
+// checkSets checks one problem's K*n flat members for the valid c:
+// combin's set check, then the balance of a Balanced design. The error
+// names the set and member (Problem -1, Field "members").
+func (c *Config) checkSets(flat []int, sc *setScratch) *InputError {
 	if len(sc.sizes) != c.Sets || c.Sets > 0 && sc.sizes[0] != c.SetSize {
 		sc.sizes = grow(sc.sizes, c.Sets)
 		for i := range sc.sizes {
@@ -231,7 +307,14 @@ func (c *Config) checkSets(flat []int, sc *setScratch) error {
 		}
 	}
 	if err := combin.CheckSets(c.SearchTraces, c.Ordered, sc.sizes, flat); err != nil {
-		return err
+		e := &InputError{Field: "members", Problem: -1, Set: -1, Output: -1, Err: err}
+		if se, ok := err.(*combin.SetError); ok {
+			e.Set, e.Output = se.Set, se.Position
+			if se.Reason == combin.OutOfRange || se.Reason == combin.Repeated {
+				e.Value = float64(se.Index)
+			}
+		}
+		return e
 	}
 	if c.Design != combin.Balanced {
 		return nil
@@ -243,7 +326,7 @@ func (c *Config) checkSets(flat []int, sc *setScratch) error {
 // trace of [0, n1) r or r+1 times, r = floor(len(flat)/n1), and exactly r
 // times when n1 divides len(flat), as a Balanced design does. It counts in
 // sc.counts and skips indices out of range, which the set check reports.
-func balanceError(n1 int, flat []int, sc *setScratch) error {
+func balanceError(n1 int, flat []int, sc *setScratch) *InputError {
 	sc.counts = grow(sc.counts, n1)
 	cnt := sc.counts
 	clear(cnt)
@@ -259,7 +342,8 @@ func balanceError(n1 int, flat []int, sc *setScratch) error {
 			if hi != r {
 				want = fmt.Sprintf("%d or %d", r, hi)
 			}
-			return fmt.Errorf("trace %d is in %d sets, want %s (Design = balanced, K*n = %d, N1 = %d)", y, m, want, len(flat), n1)
+			return &InputError{Field: "members", Problem: -1, Set: -1, Output: -1, Value: float64(y),
+				Err: fmt.Errorf("trace %d is in %d sets, want %s (Design = balanced, K*n = %d, N1 = %d)", y, m, want, len(flat), n1)}
 		}
 	}
 	return nil

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -33,24 +33,24 @@ func TestPlanGolden(t *testing.T) {
 		c    Config
 		want [][]int
 	}{
-		{Paper(), [][]int{{0, 4, 5, 7}, {0, 1, 6, 7}, {2, 4, 5, 6}, {0, 1, 5, 7}}},
+		{Paper(), [][]int{{0, 1, 2, 5}, {2, 3, 4, 7}, {1, 2, 5, 7}, {0, 1, 4, 7}}},
 		// The same subsets as Paper(): the shuffles are drawn after them.
-		{shuffled, [][]int{{7, 5, 4, 0}, {1, 0, 6, 7}, {6, 5, 2, 4}, {5, 0, 7, 1}}},
-		{tuples, [][]int{{3, 6, 1, 2}, {1, 5, 2, 6}, {6, 7, 4, 5}, {1, 3, 2, 4}}},
+		{shuffled, [][]int{{1, 0, 5, 2}, {7, 4, 3, 2}, {5, 1, 2, 7}, {7, 0, 4, 1}}},
+		{tuples, [][]int{{0, 3, 2, 5}, {5, 3, 4, 2}, {1, 6, 4, 7}, {3, 4, 5, 0}}},
 		// A family too large to list: combin's rejection method.
 		{Config{SearchTraces: 1024, SetSize: 16, Sets: 3, AggregationsPerSet: 1}, [][]int{
-			{112, 166, 177, 205, 328, 360, 392, 441, 547, 556, 583, 796, 810, 828, 892, 899},
-			{63, 105, 109, 208, 216, 239, 283, 411, 453, 594, 634, 852, 869, 929, 945, 972},
-			{48, 109, 255, 275, 308, 443, 530, 654, 713, 718, 783, 954, 980, 1001, 1009, 1017},
+			{41, 52, 138, 264, 267, 287, 320, 445, 786, 807, 876, 894, 950, 957, 978, 995},
+			{55, 71, 121, 232, 282, 365, 511, 602, 639, 729, 806, 866, 873, 899, 918, 976},
+			{11, 44, 160, 167, 348, 364, 513, 703, 712, 803, 827, 847, 874, 957, 984, 1004},
 		}},
 	}
 	for _, tt := range tests {
-		p, err := tt.c.Plan(rand.New(rand.NewPCG(2026, 1)))
+		p, err := tt.c.Plan(2026, 1, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(tt.want, p.Sets); diff != "" {
-			t.Errorf("%+v: plan for seed (2026, 1) changed (-want +got):\n%s", tt.c, diff)
+			t.Errorf("%+v: plan for seed 2026, step 1, key 0 changed (-want +got):\n%s", tt.c, diff)
 		}
 	}
 }
@@ -87,7 +87,7 @@ func TestPlanProperties(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c := randomConfig(t)
 		seed := rapid.Uint64().Draw(t, "seed")
-		p, err := c.Plan(rand.New(rand.NewPCG(seed, 0)))
+		p, err := c.Plan(seed, 0, 7)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,26 +111,26 @@ func TestPlanProperties(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := pl.Plan(rand.New(rand.NewPCG(seed, 0)))
+		again, err := pl.Plan(seed, 0, 7)
 		if err != nil || !cmp.Equal(p, again) {
 			t.Fatalf("Planner.Plan with the same seed: %v, %v; want %v", again, err, p)
 		}
-		problems := rapid.IntRange(0, 4).Draw(t, "problems")
-		var in Batch
-		r1, r2 := rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 1))
-		if err := pl.PlanTo(&in, problems, r1); err != nil {
+		// PlanTo draws, for each key, the plan Plan draws for it alone.
+		ks := rapid.SliceOfN(rapid.Uint64(), 0, 4).Draw(t, "keys")
+		var in Plans
+		if err := pl.PlanTo(&in, seed, 1, ks); err != nil {
 			t.Fatal(err)
 		}
 		var seq []int
-		for range problems {
-			one, err := c.Plan(r2)
+		for _, key := range ks {
+			one, err := c.Plan(seed, 1, key)
 			if err != nil {
 				t.Fatal(err)
 			}
 			seq = append(seq, slices.Concat(one.Sets...)...)
 		}
-		if len(in.Sets) != problems*c.PlanSize() || !slices.Equal(in.Sets, seq) && len(seq) > 0 {
-			t.Fatalf("PlanTo = %v, successive Plans = %v", in.Sets, seq)
+		if in.Problems() != len(ks) || !slices.Equal(in.AppendMembers(nil), seq) && len(seq) > 0 {
+			t.Fatalf("PlanTo = %v, Plans key by key = %v", in.AppendMembers(nil), seq)
 		}
 	})
 }
@@ -140,7 +140,7 @@ func TestPlanProperties(t *testing.T) {
 func TestCheckPlanRejects(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c := randomConfig(t)
-		p, err := c.Plan(rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 0)))
+		p, err := c.Plan(rapid.Uint64().Draw(t, "seed"), 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,13 +191,13 @@ func TestCheckPlanErrors(t *testing.T) {
 		sets [][]int
 		want string
 	}{
-		{c, nil, "len(sets) = 0, want Sets (K) = 4"},
-		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, 1, 2}, {0, 1, 2, 5}}, "len(sets[2]) = 3, want SetSize (n) = 4"},
-		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, 1, 2, 8}, {0, 1, 2, 5}}, "set 2, member 3: trace index 8 out of range"},
-		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, 1, 1, 6}, {0, 1, 2, 5}}, "set 2, member 2: trace index 1 repeats member 1"},
-		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {3, 2, 1, 0}, {0, 1, 2, 5}}, "set 2 is identical to set 0"},
-		{tup, [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {0, 1, 2, 3}, {0, 1, 2, 5}}, "set 2 is identical to set 0"},
-		{Config{}, nil, "SearchTraces (N1) = 0"},
+		{c, nil, "spiral: Plan.Sets: 0 sets, want K = 4"},
+		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, 1, 2}, {0, 1, 2, 5}}, "spiral: Plan.Sets, set 2: 3 members, want n = 4"},
+		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, 1, 2, 8}, {0, 1, 2, 5}}, "spiral: Plan.Sets, set 2, member 3 = 8: trace index out of range [0, N1 = 8)"},
+		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, 1, 1, 6}, {0, 1, 2, 5}}, "spiral: Plan.Sets, set 2, member 2 = 1: trace index repeats member 1"},
+		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {3, 2, 1, 0}, {0, 1, 2, 5}}, "spiral: Plan.Sets, set 2: identical to set 0"},
+		{tup, [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {0, 1, 2, 3}, {0, 1, 2, 5}}, "spiral: Plan.Sets, set 2: identical to set 0"},
+		{Config{}, nil, "spiral: Config.SearchTraces: N1 = 0 < 1"},
 	}
 	for _, tt := range tests {
 		err := tt.c.CheckPlan(Plan{Sets: tt.sets})
@@ -217,16 +217,13 @@ func TestCheckPlanErrors(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"sets": [[0,1,2,3],[4,5,6,7],[0,2,4,6],[1,3,5,9]]}`), &p); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.CheckPlan(p); err == nil || !strings.Contains(err.Error(), "set 3, member 3: trace index 9 out of range") {
+	if err := c.CheckPlan(p); err == nil || !strings.Contains(err.Error(), "set 3, member 3 = 9: trace index out of range") {
 		t.Errorf("decoded plan: %v", err)
 	}
 }
 
 func TestPlanErrors(t *testing.T) {
-	if _, err := Paper().Plan(nil); err == nil {
-		t.Error("Plan(nil): nil error")
-	}
-	if _, err := (Config{}).Plan(rand.New(rand.NewPCG(1, 1))); err == nil {
+	if _, err := (Config{}).Plan(1, 1, 1); err == nil {
 		t.Error("Config{}.Plan: nil error")
 	}
 	pl, err := Paper().NewPlanner()
@@ -236,13 +233,24 @@ func TestPlanErrors(t *testing.T) {
 	if pl.Config() != Paper() {
 		t.Errorf("Planner.Config() = %+v", pl.Config())
 	}
-	in := Batch{Sets: []int{9, 9}}
-	for _, tc := range []struct {
-		problems int
-		rnd      *rand.Rand
-	}{{1, nil}, {-1, rand.New(rand.NewPCG(1, 1))}, {maxInt / 8, rand.New(rand.NewPCG(1, 1))}} {
-		if err := pl.PlanTo(&in, tc.problems, tc.rnd); err == nil || !slices.Equal(in.Sets, []int{9, 9}) {
-			t.Errorf("PlanTo(%d problems, rnd %v) = %v, sets %v; want an error and dst untouched", tc.problems, tc.rnd, err, in.Sets)
+	// A batch larger than combin.MaxSize members is refused before any
+	// allocation, naming the argument and the bound (keys of length 2^30,
+	// 2^40 and MaxInt/16 without the memory: a slice header over one key).
+	var in Plans
+	if err := pl.PlanTo(&in, 1, 1, keys(2)); err != nil {
+		t.Fatal(err)
+	}
+	one := []uint64{0}
+	for _, problems := range []int{combin.MaxSize/16 + 1, 1 << 30, min(1<<40, math.MaxInt), math.MaxInt / 16} {
+		if problems > math.MaxInt/8 { // a slice of more than MaxInt/8 uint64 cannot exist
+			continue
+		}
+		ks := unsafe.Slice(&one[0], problems)
+		var err error
+		allocs := testing.AllocsPerRun(1, func() { err = pl.PlanTo(&in, 1, 1, ks) })
+		e, ok := errors.AsType[*InputError](err)
+		if !ok || e.Field != "keys" || e.Value != float64(problems) || !strings.Contains(err.Error(), "combin.MaxSize = 16777216") || in.Problems() != 2 || allocs > 8 {
+			t.Errorf("PlanTo of %d problems: error %v, %d problems left, %v allocations; want an error naming keys and the bound, dst untouched", problems, err, in.Problems(), allocs)
 		}
 	}
 }
@@ -252,9 +260,9 @@ func TestPlanToAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var in Batch
-	rnd := rand.New(rand.NewPCG(1, 2))
-	if a := testing.AllocsPerRun(20, func() { _ = pl.PlanTo(&in, 256, rnd) }); a != 0 {
+	var in Plans
+	ks := keys(256)
+	if a := testing.AllocsPerRun(20, func() { _ = pl.PlanTo(&in, 1, 2, ks) }); a != 0 {
 		t.Errorf("PlanTo allocates %v times per call, want 0", a)
 	}
 }
@@ -273,11 +281,11 @@ func TestPlanSelection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var in Batch
-	if err := pl.PlanTo(&in, plans, rand.New(rand.NewPCG(5, 6))); err != nil {
+	var in Plans
+	if err := pl.PlanTo(&in, 5, 6, keys(plans)); err != nil {
 		t.Fatal(err)
 	}
-	flat := in.Sets
+	flat := in.AppendMembers(nil)
 	miss, sum, sumSq := 0.0, 0.0, 0.0
 	for q := range plans {
 		apps := 0
@@ -316,11 +324,11 @@ func TestShuffledOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	const plans = 5000
-	var in Batch
-	if err := pl.PlanTo(&in, plans, rand.New(rand.NewPCG(8, 9))); err != nil {
+	var in Plans
+	if err := pl.PlanTo(&in, 8, 9, keys(plans)); err != nil {
 		t.Fatal(err)
 	}
-	flat := in.Sets
+	flat := in.AppendMembers(nil)
 	var pos [4]float64
 	for g := 0; g < len(flat); g += 4 {
 		pos[slices.Index(flat[g:g+4], slices.Min(flat[g:g+4]))]++
@@ -333,7 +341,7 @@ func TestShuffledOrder(t *testing.T) {
 	if lim := (distuv.ChiSquared{K: 3}).Quantile(1 - 1e-6); chi > lim {
 		t.Errorf("position of the smallest index: counts %v, chi-square %.1f > %.1f", pos, chi, lim)
 	}
-	p, err := Paper().Plan(rand.New(rand.NewPCG(8, 9)))
+	p, err := Paper().Plan(8, 9, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,13 +363,12 @@ func TestBalancedPlans(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rnd := rand.New(rand.NewPCG(2026, 10))
 		const problems = 500
-		var in Batch
-		if err := p.PlanTo(&in, problems, rnd); err != nil {
+		var in Plans
+		if err := p.PlanTo(&in, 2026, 10, keys(problems)); err != nil {
 			t.Fatal(err)
 		}
-		flat := in.Sets
+		flat := in.AppendMembers(nil)
 		var sc setScratch
 		for q := range problems {
 			one := flat[q*c.PlanSize() : (q+1)*c.PlanSize()]
@@ -376,11 +383,11 @@ func TestBalancedPlans(t *testing.T) {
 				t.Fatalf("%v: problem %d: appearances %v, want every trace twice", order, q, counts)
 			}
 		}
-		var again Batch
-		if err := p.PlanTo(&again, problems, rand.New(rand.NewPCG(2026, 10))); err != nil {
+		var again Plans
+		if err := p.PlanTo(&again, 2026, 10, keys(problems)); err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(flat, again.Sets) {
+		if !slices.Equal(flat, again.AppendMembers(nil)) {
 			t.Fatalf("%v: the same seed gave different plans", order)
 		}
 	}
@@ -413,21 +420,4 @@ func TestCheckPlanBalance(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "trace 0 is in 3 sets, want 1 or 2") {
 		t.Fatalf("N1 = 5: CheckPlan = %v, want an error naming trace 0", err)
 	}
-}
-
-// TestInRange: inRange, which has no branch on the data, is the plain range
-// check, also at the edges of [0, n) and of int.
-func TestInRange(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		n := rapid.IntRange(1, 300).Draw(t, "n")
-		x := rapid.OneOf(rapid.IntRange(-2, n+1), rapid.SampledFrom([]int{math.MinInt, math.MaxInt, 0, n - 1, n, -1}))
-		xs := rapid.SliceOfN(x, 0, 13).Draw(t, "xs")
-		want := true
-		for _, v := range xs {
-			want = want && 0 <= v && v < n
-		}
-		if got := inRange(xs, n); got != want {
-			t.Fatalf("inRange(%v, %d) = %v, want %v", xs, n, got, want)
-		}
-	})
 }

@@ -66,23 +66,33 @@ type Batch[F constraints.Float] struct {
 	// used are reported in BatchCredit.ScoredOutputs and ScoredSets.
 	Unscorable []bool
 
-	// Ordered makes two sets identical when they list the same members in
-	// the same order (ordered tuples); by default they are identical when
-	// they hold the same members in any order (subsets).
-	Ordered bool
-	// SetsChecked vouches that every problem's sets pass combin.CheckSets
-	// (with Ordered), for example because they were drawn by a sampler or
-	// planner; ComputeBatch then does not check them again. Everything
-	// else is still checked. Sets that do not pass give meaningless credit
-	// or a panic (an index out of range), never memory corruption.
-	SetsChecked bool
-	// SkipBad makes ComputeBatch credit the good problems of a batch
-	// whose layout is sound even when some problems are bad: each bad
-	// problem gets zero credit and is marked in BatchCredit.Rejected, and
-	// the returned *BatchError lists them. Without SkipBad a bad problem
-	// leaves dst untouched.
-	SkipBad bool
+	// Check says how the sets are checked, and when two of them are
+	// identical: as subsets (the zero value) or as tuples.
+	Check SetCheck
 }
+
+// SetCheck says how [ComputeBatch] checks the sets of a [Batch].
+type SetCheck int
+
+const (
+	// Subsets, the zero value: every problem's sets are checked by
+	// combin.CheckSets, two sets being identical when they hold the same
+	// members in any order.
+	Subsets SetCheck = iota
+	// Tuples: the same check, two sets being identical when they list the
+	// same members in the same order (ordered tuples).
+	Tuples
+	// Unchecked: the caller vouches that every problem's sets pass
+	// combin.CheckSets (as a sampler's draws do) and every scored reward
+	// is finite with magnitude at most 2*MaxAbsReward (as a checked reward
+	// plus a length penalty of at most lengthgate.MaxFactor is), and
+	// neither is checked again; the layout and the counts still are.
+	// Input that does not pass gives meaningless credit or a panic (an
+	// index out of range), never memory corruption. The root package uses
+	// it only for plans that the library itself drew or checked, and for
+	// rewards it checked.
+	Unchecked
+)
 
 // Span locates one problem in a [Batch] and in its [BatchCredit]: the
 // problem's traces are Search[Trace : Trace+Traces] (and the same range of
@@ -173,8 +183,7 @@ type BatchCredit[F constraints.Float] struct {
 	// ScoredSets[p] is the number of sets of problem p with a scored
 	// output, those that fbar averages.
 	ScoredSets []int
-	// Rejected[p] reports that problem p was bad and got zero credit
-	// (only with Batch.SkipBad).
+	// Rejected[p] reports that problem p was bad and got zero credit.
 	Rejected []bool
 
 	sc scratch
@@ -237,11 +246,11 @@ func filled(n, v int) []int {
 // Otherwise every problem is checked, and a *[BatchError] lists each bad
 // one with its first *InputError: no traces, no sets, an empty set, a
 // member out of range [0, Traces[p]) or repeated inside a set, two
-// identical sets (see Batch.Ordered; not checked with Batch.SetsChecked),
-// a set with no outputs, a scored reward that is NaN, infinite or larger
-// in magnitude than [MaxAbsReward]. On error dst is left untouched, unless
-// in.SkipBad: then the good problems are credited and the bad ones
-// marked in dst.Rejected.
+// identical sets (see Batch.Check; not checked when it is Unchecked), a
+// set with no outputs, a scored reward that is NaN, infinite or larger in
+// magnitude than [MaxAbsReward]. On a layout error dst is left untouched;
+// with a *BatchError the good problems are credited and the bad ones get
+// zero credit and are marked in dst.Rejected.
 //
 // ComputeBatch allocates only to grow dst, on error, and for the set check
 // of a problem of more than about 100 members (combin.CheckSets' bounded
@@ -251,11 +260,8 @@ func ComputeBatch[F constraints.Float](dst *BatchCredit[F], in Batch[F]) error {
 		panic("advantage: ComputeBatch: dst is nil")
 	}
 	v, err := in.check()
-	if err != nil {
-		var be *BatchError
-		if !in.SkipBad || !errors.As(err, &be) {
-			return err
-		}
+	if _, ok := err.(*BatchError); err != nil && !ok {
+		return err
 	}
 	dst.resize(len(in.Traces), v.traces, len(in.SetSizes), len(in.Rewards), v.maxTraces, v.maxSets)
 	var bad []*InputError
@@ -343,6 +349,9 @@ func (in Batch[F]) check() (v checked, err error) {
 	}
 	rewardsOK, exactSums := scanRewards(in.Rewards, in.Unscorable)
 	v.exactSums = exactSums
+	if in.Check == Unchecked {
+		rewardsOK = true // vouched for by the caller
+	}
 	// When every set has the same size and count and the sets fill
 	// Members and Rewards exactly, a problem of K sets has K*size members
 	// and K*count rewards, within the slices: no sums are needed.
@@ -377,8 +386,7 @@ func (in Batch[F]) check() (v checked, err error) {
 			nm, ok = sumTo(in.SetSizes[s:s+k], len(in.Members)-m)
 		}
 		if !ok {
-			return v, &InputError{Field: "SetSizes", Problem: p, Set: -1, Output: -1,
-				Err: fmt.Errorf("a size is negative or the sizes run past len(Members) = %d", len(in.Members))}
+			return v, sumError("SetSizes", "size", p, in.SetSizes[s:s+k], "Members", len(in.Members), m)
 		}
 		if sameCount {
 			nr, least, ok = k*count, count, true
@@ -386,12 +394,11 @@ func (in Batch[F]) check() (v checked, err error) {
 			nr, least, ok = sumMin(in.RewardCounts[s:s+k], len(in.Rewards)-r)
 		}
 		if !ok {
-			return v, &InputError{Field: "RewardCounts", Problem: p, Set: -1, Output: -1,
-				Err: fmt.Errorf("a count is negative or the counts run past len(Rewards) = %d", len(in.Rewards))}
+			return v, sumError("RewardCounts", "count", p, in.RewardCounts[s:s+k], "Rewards", len(in.Rewards), r)
 		}
 		// A problem of sound layout is good when it has traces and sets,
 		// every set has outputs, and its sets and rewards pass.
-		if nt < 1 || k < 1 || least < 1 || !in.SetsChecked || !rewardsOK {
+		if nt < 1 || k < 1 || least < 1 || in.Check != Unchecked || !rewardsOK {
 			if e := in.checkProblem(p, nt, in.SetSizes[s:s+k], in.RewardCounts[s:s+k], in.Members[m:m+nm], r, nr, rewardsOK); e != nil {
 				bad = append(bad, e)
 			}
@@ -415,6 +422,47 @@ func (in Batch[F]) check() (v checked, err error) {
 	return v, nil
 }
 
+// CheckRewards returns the position of the first scored reward of rewards
+// (those not marked in unscorable, which is nil or parallel to rewards)
+// that is NaN, infinite or larger in magnitude than [MaxAbsReward], with
+// its reason, ErrNotFinite or ErrTooLarge; or -1 and nil when every scored
+// reward is good. It is the check ComputeBatch makes; a caller that
+// reports bad rewards in its own terms calls it.
+func CheckRewards[F constraints.Float](rewards []F, unscorable []bool) (int, error) {
+	if unscorable != nil && len(unscorable) != len(rewards) {
+		panic(fmt.Sprintf("advantage: CheckRewards: len(unscorable) = %d, want len(rewards) = %d", len(unscorable), len(rewards)))
+	}
+	if rewardsValid(rewards, unscorable) {
+		return -1, nil
+	}
+	for j, x := range rewards {
+		if unscorable != nil && unscorable[j] {
+			continue
+		}
+		if err := checkReward(float64(x)); err != nil {
+			return j, err
+		}
+	}
+	return -1, nil // unreachable: rewardsValid found a bad reward
+}
+
+// sumError returns the error of the first of problem p's sizes (or
+// counts) xs, which start at offset o of a slice of length total, that is
+// negative or runs past the end of that slice: it names the set and the
+// value.
+func sumError(field, noun string, p int, xs []int, slice string, total, o int) *InputError {
+	for i, x := range xs {
+		switch {
+		case x < 0:
+			return problemError(field, p, i, float64(x), "%s = %d < 0", noun, x)
+		case x > total-o:
+			return problemError(field, p, i, float64(x), "%s = %d runs past len(%s) = %d (the set starts at %d)", noun, x, slice, total, o)
+		}
+		o += x
+	}
+	return problemError(field, p, -1, 0, "the %ss run past len(%s) = %d", noun, slice, total) // unreachable: sumTo found one
+}
+
 // checkProblem returns the first error of problem p, whose rewards are
 // in.Rewards[r:r+nr], or nil. rewardsOK reports that every scored reward
 // of the batch is good.
@@ -430,8 +478,8 @@ func (in Batch[F]) checkProblem(p, nt int, sizes, counts, members []int, r, nr i
 			return problemError("RewardCounts", p, i, 0, "no outputs (count 0)")
 		}
 	}
-	if !in.SetsChecked {
-		if err := combin.CheckSets(nt, in.Ordered, sizes, members); err != nil {
+	if in.Check != Unchecked {
+		if err := combin.CheckSets(nt, in.Check == Tuples, sizes, members); err != nil {
 			e := &InputError{Field: "Members", Problem: p, Set: -1, Output: -1, Err: err}
 			var se *combin.SetError
 			if errors.As(err, &se) {

@@ -17,11 +17,11 @@ func BenchmarkCredit(b *testing.B) {
 		specs := paperSpecs(problems, 1)
 		in64, in32 := toBatch[float64](specs), toBatch[float32](specs)
 		checked := in64
-		checked.SetsChecked = true
+		checked.Check = Unchecked
 		for _, c := range []struct {
 			name string
 			in   Batch[float64]
-		}{{"float64", in64}, {"float64-SetsChecked", checked}} {
+		}{{"float64", in64}, {"float64-Unchecked", checked}} {
 			b.Run(fmt.Sprintf("problems=%d/ComputeBatch/%s", problems, c.name), func(b *testing.B) {
 				var dst BatchCredit[float64]
 				cpubench.Loop(b, func() {

@@ -63,8 +63,7 @@ func Compute(traces int, sets [][]int, rewards [][]float64) (Credit, error) {
 	if err := ComputeBatch(&dst, in); err != nil {
 		var e *InputError
 		if errors.As(err, &e) {
-			e.Field = argument[e.Field]
-			return Credit{}, e
+			return Credit{}, e.In("advantage", argument[e.Field])
 		}
 		return Credit{}, err
 	}

@@ -54,9 +54,9 @@
 // Everything from a caller's data is checked before any output is written.
 // A bad entry gets an *[InputError] naming the field, problem, set and
 // position; in a batch, a *[BatchError] lists every bad problem, and
-// Batch.SkipBad credits the others. Sets are checked by combin.CheckSets.
+// the others are credited. Sets are checked by combin.CheckSets.
 // No output is ever NaN or infinite. Functions panic only on a nil
-// destination, on sets vouched for by Batch.SetsChecked that hold a trace
+// destination, on sets vouched for by Batch.Check = Unchecked that hold a trace
 // index out of range, or, for GroupRelative, on a destination of the wrong
 // length.
 package advantage

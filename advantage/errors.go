@@ -17,72 +17,153 @@ var (
 	ErrTooLarge = fmt.Errorf("reward magnitude exceeds MaxAbsReward = %g", MaxAbsReward)
 )
 
-// An InputError describes one bad entry of a [Batch] (or of the arguments
-// of [Compute]). Recover it with errors.As.
+// An InputError describes one bad entry of a caller's input: which field,
+// which problem, set and position, which value, and why. Recover it with
+// errors.As. The same type crosses every layer of the module (the root
+// package spiral calls it spiral.InputError): each layer renames the field
+// to its caller's name for it with [InputError.In], so an error always
+// speaks of the caller's own fields, with one package prefix, and a
+// program reads the fields rather than the text.
 type InputError struct {
-	// Field is the Batch field at fault ("Traces", "Sets", "SetSizes",
-	// "Members", "RewardCounts", "Rewards", "Unscorable"), or Compute's
-	// argument ("traces", "sets", "rewards").
+	// Field is the caller's name for the field or argument at fault: a
+	// Batch field ("Traces", "Sets", "SetSizes", "Members",
+	// "RewardCounts", "Rewards", "Unscorable") or Compute's argument
+	// ("traces", "sets", "rewards") from this package; the root package's
+	// own names from it ("Batch.Rewards", "Config.SetSize", ...).
 	Field string
 	// Problem is the problem's index in the batch, or -1 for a length of
-	// the batch as a whole.
+	// the batch as a whole or an argument that is not per problem.
 	Problem int
 	// Set is the set's index within its problem, or -1.
 	Set int
 	// Output is the position within the set, or -1: of an aggregation
-	// output for Rewards, of a member for Members.
+	// output for rewards, of a member for sets; of a trace for search
+	// lengths.
 	Output int
-	// Value is the bad value (a reward, an index, a count), or 0.
+	// Value is the bad value (a reward, a trace index, a count, a size),
+	// or 0.
 	Value float64
-	// Err says what is wrong: ErrNotFinite or ErrTooLarge for a reward, a
-	// *combin.SetError for a set (an index out of range or repeated, an
-	// empty set, two identical sets), a description otherwise.
+	// Err says what is wrong, in words that name no field: ErrNotFinite or
+	// ErrTooLarge for a reward, a *combin.SetError for a set (an index out
+	// of range or repeated, an empty set, two identical sets), a
+	// description otherwise.
 	Err error
+
+	prefix  string // the package (or command) the error speaks for
+	renamed bool   // prefix is set (an empty prefix prints none)
 }
 
+// In returns a copy of e as seen by the caller one layer up: prefix is the
+// package (or command) that caller called, "" for none, and field the
+// caller's name for the field that held e.Field's data. Problem, Set,
+// Output, Value and Err are kept; the caller may change them on the copy
+// (for example to fold the position into field, as "rewards[2][3]", and
+// set Set and Output to -1).
+func (e *InputError) In(prefix, field string) *InputError {
+	c := *e
+	c.prefix, c.renamed, c.Field = prefix, true, field
+	return &c
+}
+
+// Error returns "prefix: Field: problem q, set i, output j = value:
+// reason", leaving out what does not apply (without a problem, the set
+// follows the field after a comma).
 func (e *InputError) Error() string {
 	var b strings.Builder
-	b.WriteString("advantage: ")
+	prefix := "advantage"
+	if e.renamed {
+		prefix = e.prefix
+	}
+	if prefix != "" {
+		b.WriteString(prefix)
+		b.WriteString(": ")
+	}
 	b.WriteString(e.Field)
 	if e.Problem >= 0 {
 		fmt.Fprintf(&b, ": problem %d", e.Problem)
-	}
-	if _, ok := e.Err.(*combin.SetError); ok { // it names the set and member
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
-		return b.String()
 	}
 	if e.Set >= 0 {
 		fmt.Fprintf(&b, ", set %d", e.Set)
 	}
 	if e.Output >= 0 {
-		if e.Field == "Rewards" || e.Field == "rewards" {
-			fmt.Fprintf(&b, ", output %d = %v", e.Output, e.Value)
-		} else {
-			fmt.Fprintf(&b, ", position %d", e.Output)
-		}
+		fmt.Fprintf(&b, ", %s %d = %v", unit(e.Err), e.Output, e.Value)
 	}
 	if e.Err != nil {
 		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+		b.WriteString(reason(e.Err))
 	}
 	return b.String()
+}
+
+// unit returns the word for an InputError's Output, from its reason: an
+// output of a set for a bad reward, a member for a bad set, a position
+// otherwise.
+func unit(err error) string {
+	switch {
+	case errors.Is(err, ErrNotFinite) || errors.Is(err, ErrTooLarge):
+		return "output"
+	case errors.As(err, new(*combin.SetError)):
+		return "member"
+	}
+	return "position"
+}
+
+// reason returns what err says, without a package prefix or a position
+// that the InputError already gives.
+func reason(err error) string {
+	se, ok := err.(*combin.SetError)
+	if !ok {
+		return err.Error()
+	}
+	switch se.Reason {
+	case combin.Empty:
+		return "empty set"
+	case combin.OutOfRange:
+		return fmt.Sprintf("trace index out of range [0, N1 = %d)", se.Traces)
+	case combin.Repeated:
+		return fmt.Sprintf("trace index repeats member %d of the set", se.Other)
+	case combin.Duplicate:
+		return fmt.Sprintf("identical to set %d", se.Other)
+	}
+	return strings.TrimPrefix(se.Error(), "combin: ")
 }
 
 func (e *InputError) Unwrap() error { return e.Err }
 
 // A BatchError lists every problem of a batch whose input is bad, each
 // with its first error, in problem order. [ComputeBatch] returns one when
-// the batch's layout is sound but some problems are not; with
-// Batch.SkipBad it has credited every other problem.
+// the batch's layout is sound but some problems are not, after crediting
+// every other problem.
 type BatchError struct {
 	Problems []*InputError
+
+	prefix  string
+	renamed bool
+}
+
+// In returns a copy of e for the caller one layer up, as [InputError.In]
+// does, each problem's error renamed by field (which maps a Field of this
+// layer to the caller's name).
+func (e *BatchError) In(prefix string, field func(string) string) *BatchError {
+	c := &BatchError{Problems: make([]*InputError, len(e.Problems)), prefix: prefix, renamed: true}
+	for i, p := range e.Problems {
+		c.Problems[i] = p.In(prefix, field(p.Field))
+	}
+	return c
 }
 
 func (e *BatchError) Error() string {
 	const shown = 3
 	var b strings.Builder
-	fmt.Fprintf(&b, "advantage: %d bad problem", len(e.Problems))
+	prefix := "advantage"
+	if e.renamed {
+		prefix = e.prefix
+	}
+	if prefix != "" {
+		b.WriteString(prefix)
+		b.WriteString(": ")
+	}
+	fmt.Fprintf(&b, "%d bad problem", len(e.Problems))
 	if len(e.Problems) != 1 {
 		b.WriteString("s")
 	}
@@ -92,7 +173,9 @@ func (e *BatchError) Error() string {
 			b.WriteString(";")
 		}
 		b.WriteString(" ")
-		b.WriteString(strings.TrimPrefix(p.Error(), "advantage: "))
+		q := *p
+		q.prefix, q.renamed = "", true
+		b.WriteString(q.Error())
 	}
 	if len(e.Problems) > shown {
 		fmt.Fprintf(&b, "; and %d more", len(e.Problems)-shown)

@@ -36,11 +36,11 @@ func TestComputeErrors(t *testing.T) {
 		{"too many traces", combin.MaxSize + 1, ok, okR, "more than combin.MaxSize", where{"traces", 0, -1, -1}, nil},
 		{"no sets", 8, nil, nil, "problem 0: sets = 0, want >= 1", where{"sets", 0, -1, -1}, nil},
 		{"rewards for fewer sets", 8, ok, okR[:2], "len(rewards) = 2, want len(sets) = 3", where{"rewards", -1, -1, -1}, nil},
-		{"empty set", 8, [][]int{{0}, {}}, [][]float64{{1}, {1}}, "problem 0: combin: set 1 has size 0", where{"sets", 0, 1, -1}, nil},
-		{"member too large", 8, [][]int{{0, 1}, {2, 3, 8}}, [][]float64{{1}, {1}}, "problem 0: combin: set 1, member 2: trace index 8 out of range", where{"sets", 0, 1, 2}, nil},
-		{"negative member", 8, [][]int{{-1}}, [][]float64{{1}}, "problem 0: combin: set 0, member 0: trace index -1 out of range", where{"sets", 0, 0, 0}, nil},
-		{"repeated member", 8, [][]int{{0, 3, 1, 3}}, [][]float64{{1}}, "problem 0: combin: set 0, member 3: trace index 3 repeats member 1", where{"sets", 0, 0, 3}, nil},
-		{"identical sets", 8, [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}, {3, 2, 1, 0}}, okR, "problem 0: combin: set 2 is identical to set 0", where{"sets", 0, 2, -1}, nil},
+		{"empty set", 8, [][]int{{0}, {}}, [][]float64{{1}, {1}}, "sets: problem 0, set 1: empty set", where{"sets", 0, 1, -1}, nil},
+		{"member too large", 8, [][]int{{0, 1}, {2, 3, 8}}, [][]float64{{1}, {1}}, "sets: problem 0, set 1, member 2 = 8: trace index out of range [0, N1 = 8)", where{"sets", 0, 1, 2}, nil},
+		{"negative member", 8, [][]int{{-1}}, [][]float64{{1}}, "sets: problem 0, set 0, member 0 = -1: trace index out of range", where{"sets", 0, 0, 0}, nil},
+		{"repeated member", 8, [][]int{{0, 3, 1, 3}}, [][]float64{{1}}, "sets: problem 0, set 0, member 3 = 3: trace index repeats member 1 of the set", where{"sets", 0, 0, 3}, nil},
+		{"identical sets", 8, [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}, {3, 2, 1, 0}}, okR, "sets: problem 0, set 2: identical to set 0", where{"sets", 0, 2, -1}, nil},
 		{"no rewards", 8, ok, [][]float64{{1}, {}, {0}}, "problem 0, set 1: no outputs", where{"rewards", 0, 1, -1}, nil},
 		{"NaN", 8, ok, [][]float64{{1}, {1}, {0, math.NaN()}}, "advantage: rewards: problem 0, set 2, output 1 = NaN: reward is not finite", where{"rewards", 0, 2, 1}, ErrNotFinite},
 		{"+Inf", 8, ok, [][]float64{{math.Inf(1)}, {1}, {0}}, "problem 0, set 0, output 0 = +Inf", where{"rewards", 0, 0, 0}, ErrNotFinite},
@@ -86,7 +86,7 @@ func TestOrdered(t *testing.T) {
 		t.Errorf("tuples (0, 1) and (1, 0) (-want +got):\n%s", diff)
 	}
 	in := toBatch[float64]([]spec{s})
-	in.Ordered = true
+	in.Check = Tuples
 	in.Members[3] = 1 // (0, 1) and (1, 1)
 	if err := ComputeBatch(new(BatchCredit[float64]), in); err == nil {
 		t.Error("tuple (1, 1): no error")
@@ -107,8 +107,8 @@ func clone(b Batch[float64]) Batch[float64] {
 }
 
 // TestBatchErrors: a layout that does not hold together gives one
-// *InputError; bad problems give a *BatchError listing each of them. On
-// error dst is untouched.
+// *InputError, and leaves dst untouched; bad problems give a *BatchError
+// listing each of them.
 func TestBatchErrors(t *testing.T) {
 	good := toBatch[float64](paperSpecs(3, 7))
 	for _, tc := range []struct {
@@ -122,18 +122,19 @@ func TestBatchErrors(t *testing.T) {
 		{"Unscorable short", func(b *Batch[float64]) { b.Unscorable = make([]bool, 47) }, "len(Unscorable) = 47, want len(Rewards) = 48", nil},
 		{"Sets too many", func(b *Batch[float64]) { b.Sets[1] = 9 }, "Sets: problem 1: sets = 9, but len(SetSizes) = 12 leaves 8", nil},
 		{"Sets too few", func(b *Batch[float64]) { b.Sets[2] = 3 }, "Sets sum to 11, want len(SetSizes) = 12", nil},
-		{"SetSizes too large", func(b *Batch[float64]) { b.SetSizes[11] = 5 }, "SetSizes: problem 2: a size is negative or the sizes run past len(Members) = 48", nil},
+		{"SetSizes too large", func(b *Batch[float64]) { b.SetSizes[11] = 5 }, "SetSizes: problem 2, set 3: size = 5 runs past len(Members) = 48 (the set starts at 44)", nil},
 		{"SetSizes too small", func(b *Batch[float64]) { b.Members = append(b.Members, 0) }, "SetSizes sum to 48, want len(Members) = 49", nil},
-		{"negative size", func(b *Batch[float64]) { b.SetSizes[5] = -1 }, "SetSizes: problem 1", nil},
-		{"RewardCounts too large", func(b *Batch[float64]) { b.RewardCounts[11] = 5 }, "RewardCounts: problem 2", nil},
+		{"negative size", func(b *Batch[float64]) { b.SetSizes[5] = -1 }, "SetSizes: problem 1, set 1: size = -1 < 0", nil},
+		{"sizes {4, 4, -4, 12}", func(b *Batch[float64]) { b.SetSizes[4], b.SetSizes[5], b.SetSizes[6], b.SetSizes[7] = 4, 4, -4, 12 }, "SetSizes: problem 1, set 2: size = -4 < 0", nil},
+		{"RewardCounts too large", func(b *Batch[float64]) { b.RewardCounts[11] = 5 }, "RewardCounts: problem 2, set 3: count = 5 runs past len(Rewards) = 48", nil},
 		{"RewardCounts too small", func(b *Batch[float64]) { b.Rewards = append(b.Rewards, 0) }, "RewardCounts sum to 48, want len(Rewards) = 49", nil},
 		{"negative traces", func(b *Batch[float64]) { b.Traces[1] = -1 }, "Traces: problem 1: traces = -1 < 0", nil},
 		{"too many traces", func(b *Batch[float64]) { b.Traces[1] = combin.MaxSize - 8 }, "Traces: problem 2: traces = 8: the batch would hold more than", nil},
 		{"no traces", func(b *Batch[float64]) { b.Traces[2] = 0 }, "Traces: problem 2: traces = 0", []int{2}},
-		{"member", func(b *Batch[float64]) { b.Traces[2] = 1 }, "Members: problem 2: combin: set 0, member 0: trace index 4 out of range", []int{2}},
+		{"member", func(b *Batch[float64]) { b.Traces[2] = 1 }, "Members: problem 2, set 0, member 0 = 4: trace index out of range [0, N1 = 1)", []int{2}},
 		{"NaN late", func(b *Batch[float64]) { b.Rewards[47] = math.NaN() }, "Rewards: problem 2, set 3, output 3 = NaN", []int{2}},
-		{"identical", func(b *Batch[float64]) { copy(b.Members[44:48], b.Members[32:36]) }, "Members: problem 2: combin: set 3 is identical to set 0", []int{2}},
-		{"empty set", func(b *Batch[float64]) { b.SetSizes[0], b.SetSizes[1] = 0, 8 }, "SetSizes: problem 0: combin: set 0 has size 0", []int{0}},
+		{"identical", func(b *Batch[float64]) { copy(b.Members[44:48], b.Members[32:36]) }, "Members: problem 2, set 3: identical to set 0", []int{2}},
+		{"empty set", func(b *Batch[float64]) { b.SetSizes[0], b.SetSizes[1] = 0, 8 }, "SetSizes: problem 0, set 0: empty set", []int{0}},
 		{"no outputs", func(b *Batch[float64]) { b.RewardCounts[4], b.RewardCounts[5] = 0, 8 }, "RewardCounts: problem 1, set 0: no outputs", []int{1}},
 		{"three problems", func(b *Batch[float64]) {
 			b.Rewards[0] = math.Inf(1)
@@ -157,8 +158,8 @@ func TestBatchErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("ComputeBatch: error %v, want one containing %q", err, tc.want)
 			}
-			if diff := cmp.Diff(want, dst, cmpopts.IgnoreUnexported(BatchCredit[float64]{})); diff != "" {
-				t.Errorf("dst written on error (-want +got):\n%s", diff)
+			if diff := cmp.Diff(want, dst, cmpopts.IgnoreUnexported(BatchCredit[float64]{})); tc.problems == nil && diff != "" {
+				t.Errorf("dst written on a layout error (-want +got):\n%s", diff)
 			}
 			var be *BatchError
 			var ie *InputError
@@ -201,14 +202,13 @@ func fill(c BatchCredit[float64], v float64) {
 	}
 }
 
-// TestSkipBad: with SkipBad, the good problems of a batch get the credit
+// TestSkipBad: the good problems of a batch get the credit
 // they get alone, bit for bit, and the bad ones zero credit, marked in
 // Rejected and listed in the *BatchError.
 func TestSkipBad(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		specs := rapid.SliceOfN(rapid.Custom(drawSpec), 1, 6).Draw(t, "problems")
 		in := toBatch[float64](specs)
-		in.SkipBad = true
 		badSet := map[int]bool{}
 		for p, sp := range in.Spans() {
 			if !rapid.Bool().Draw(t, "spoil") {
@@ -327,19 +327,20 @@ func TestUnscorable(t *testing.T) {
 	})
 }
 
-// TestSetsChecked: with SetsChecked the sets are not checked (two
-// identical sets are credited as given), everything else still is, and
-// a member out of range is a panic, never a write out of place.
+// TestSetsChecked: with Check = Unchecked the sets and rewards are not
+// checked (two identical sets are credited as given, and so is a reward
+// beyond MaxAbsReward), the layout and counts still are, and a member out
+// of range is a panic, never a write out of place.
 func TestSetsChecked(t *testing.T) {
 	in := toBatch[float64]([]spec{{Traces: 3, Sets: [][]int{{0, 1}, {1, 0}}, Rewards: [][]float64{{1}, {0}}}})
-	in.SetsChecked = true
+	in.Check = Unchecked
 	var dst BatchCredit[float64]
 	if err := ComputeBatch(&dst, in); err != nil {
 		t.Fatalf("SetsChecked: %v", err)
 	}
-	in.Rewards[0] = math.NaN()
-	if err := ComputeBatch(&dst, in); !errors.Is(err, ErrNotFinite) {
-		t.Errorf("SetsChecked, NaN reward: error %v, want ErrNotFinite", err)
+	in.Rewards[0] = -2 * MaxAbsReward
+	if err := ComputeBatch(&dst, in); err != nil || dst.SetScores[0] != -2*MaxAbsReward {
+		t.Errorf("Unchecked, reward -2 MaxAbsReward: error %v, set score %v; want it credited", err, dst.SetScores[0])
 	}
 	in.Rewards[0] = 1
 	in.RewardCounts[0], in.RewardCounts[1] = 0, 2
@@ -435,7 +436,7 @@ func TestRewardBound(t *testing.T) {
 }
 
 // TestSpoiledBatches: any change to a valid batch gives a result or an
-// error, never a panic, and on error dst is untouched. Each check draws a
+// error, never a panic, and on a layout error dst is untouched. Each check draws a
 // valid batch and tries it with 20 random defects, one at a time: an int
 // of the layout changed (by a small step, to an edge value, to another
 // entry's value, or moved to another entry so that the sums still agree),
@@ -449,8 +450,9 @@ func TestSpoiledBatches(t *testing.T) {
 			spoil(t, &in, specs)
 			var dst BatchCredit[float64]
 			fill(dst, 7)
-			if err := ComputeBatch(&dst, in); err != nil && dst.Search != nil {
-				t.Fatalf("dst written on error %v", err)
+			err := ComputeBatch(&dst, in)
+			if _, ok := err.(*BatchError); err != nil && !ok && dst.Search != nil {
+				t.Fatalf("dst written on a layout error %v", err)
 			}
 		}
 	})

@@ -118,7 +118,7 @@ func ExampleComputeBatch() {
 
 // A batch in which one output could not be scored and one problem has a
 // bad reward. The unscorable output is marked, so its NaN is not read and
-// its set's score is the mean of the other three. With SkipBad the bad
+// its set's score is the mean of the other three. The bad
 // problem is reported and zeroed, and the others are credited; errors.As
 // recovers the problem, set and output of the error, and errors.Is its
 // reason.
@@ -135,7 +135,6 @@ func ExampleBatchError() {
 	})
 	in.Unscorable = make([]bool, len(in.Rewards))
 	in.Unscorable[2] = true
-	in.SkipBad = true
 
 	var dst advantage.BatchCredit[float64]
 	err = advantage.ComputeBatch(&dst, in)
@@ -178,5 +177,5 @@ func ExampleInputError() {
 	// Output:
 	// advantage: rewards: problem 0, set 1, output 1 = NaN: reward is not finite
 	// rewards 0 1 1 true
-	// advantage: sets: problem 0: combin: set 1 is identical to set 0
+	// advantage: sets: problem 0, set 1: identical to set 0
 }

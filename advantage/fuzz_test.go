@@ -34,7 +34,9 @@ func FuzzComputeBatch(f *testing.F) {
 		for range max(0, next()%40) {
 			in.Members = append(in.Members, next()%10)
 		}
-		in.Ordered, in.SkipBad = next()&1 == 1, next()&1 == 1
+		if next()&1 == 1 {
+			in.Check = Tuples
+		}
 		marks := next()&1 == 1
 		for range max(0, next()%40) {
 			var x float64
@@ -52,7 +54,7 @@ func FuzzComputeBatch(f *testing.F) {
 		var dst BatchCredit[float64]
 		err := ComputeBatch(&dst, in)
 		var be *BatchError
-		if err != nil && !(in.SkipBad && asBatchError(err, &be)) {
+		if err != nil && !asBatchError(err, &be) {
 			if dst.Search != nil {
 				t.Fatalf("dst written on error %v", err)
 			}

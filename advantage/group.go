@@ -9,6 +9,7 @@ import (
 	"golang.org/x/exp/constraints"
 
 	"spiral/combin"
+	"spiral/internal/numeric"
 )
 
 // Scale says what [GroupRelative] divides a centred reward by. Its text
@@ -515,30 +516,30 @@ func whiten[F constraints.Float](dst []F, vals []float64, lengths []int, w White
 		return float64(lengths[i])
 	}
 	var total float64 // W: an integer below 2^53, exact
-	var sum compSum
+	var sum numeric.Sum
 	for i, v := range vals {
 		if v == v && weight(i) > 0 {
 			total += weight(i)
-			sum.addProduct(weight(i), v)
+			sum.AddProduct(weight(i), v)
 		}
 	}
 	if total < 2 {
 		clear(dst)
 		return
 	}
-	h, l := meanPair(sum.s, sum.c, int(total))
-	var ss compSum
+	h, l := numeric.MeanPair(sum, int(total))
+	var ss numeric.Sum
 	for i, v := range vals {
 		if v == v && weight(i) > 0 {
 			d := (v - h) - l
-			ss.addProduct(float64(weight(i)*d), d)
+			ss.AddProduct(float64(weight(i)*d), d)
 		}
 	}
 	dof := total
 	if w == WhitenVerl || w == WhitenTRL {
 		dof--
 	}
-	variance := (ss.s + ss.c) / dof
+	variance := ss.Value() / dof
 	var sigma float64
 	switch w {
 	case WhitenVerl:
@@ -569,15 +570,15 @@ const (
 // With a Scale, a group whose rewards are all below tiny in magnitude is
 // lifted: its sums hold the rewards times up, and so do m0, c, scale.
 type groupStats struct {
-	raw    meanAcc // the scored rewards (times up when lifted)
-	m0, c  float64 // the mean, as the pair m0 + c
-	top    float64 // max |r|
-	up     float64 // up when lifted, else 0
-	scale  float64 // max |r - m|, then the power of two at or above it
-	inv    float64 // 1/scale, exact; 0 when every deviation is 0
-	ss     compSum // sum of ((r - m)/scale)^2
-	den    float64 // (std + Epsilon)/scale, 0 when std is undefined
-	direct float64 // Epsilon/scale where den overflows
+	raw    meanAcc     // the scored rewards (times up when lifted)
+	m0, c  float64     // the mean, as the pair m0 + c
+	top    float64     // max |r|
+	up     float64     // up when lifted, else 0
+	scale  float64     // max |r - m|, then the power of two at or above it
+	inv    float64     // 1/scale, exact; 0 when every deviation is 0
+	ss     numeric.Sum // sum of ((r - m)/scale)^2
+	den    float64     // (std + Epsilon)/scale, 0 when std is undefined
+	direct float64     // Epsilon/scale where den overflows
 	// best and second are the largest and second largest rewards
 	// (with Best), bestRow the first row holding best.
 	best, second float64
@@ -609,13 +610,13 @@ func (st *groupStats) lifted() float64 {
 func (st *groupStats) centred(x float64) float64 { return (x - st.m0) - st.c }
 
 // dev returns r - m (times up when lifted) to within about one rounding:
-// r - m0 is split exactly into d + e (twoSum) and the small parts added
+// r - m0 is split exactly into d + e (numeric.TwoSum) and the small parts added
 // first.
 func (st *groupStats) dev(x float64) float64 {
 	if st.up != 0 {
 		x *= up
 	}
-	d, e := twoSum(x, -st.m0)
+	d, e := numeric.TwoSum(x, -st.m0)
 	return d + (e - st.c)
 }
 
@@ -635,23 +636,7 @@ func (st *groupStats) power() {
 // square adds (d/scale)^2 to the compensated sum of squares.
 func (st *groupStats) square(d float64) {
 	e := d * st.inv
-	st.ss.addProduct(e, e)
-}
-
-// compSum is a compensated sum s + c: every addition's error (twoSum) and
-// every product's (one math.FMA, exactly rounded on every architecture)
-// kept in c.
-type compSum struct{ s, c float64 }
-
-// addProduct adds a*b: the product split exactly into p + q, p added with
-// twoSum. float64(a*b) rounds the product, so no architecture fuses it
-// into the addition.
-func (cs *compSum) addProduct(a, b float64) {
-	p := float64(a * b)
-	q := math.FMA(a, b, -p)
-	var r float64
-	cs.s, r = twoSum(cs.s, p)
-	cs.c += r + q
+	st.ss.AddProduct(e, e)
 }
 
 // spread sets den = (std + Epsilon)/scale with std = scale sqrt(ss/dof)
@@ -666,7 +651,7 @@ func (st *groupStats) spread(opt GroupOptions) {
 		dof--
 	}
 	if dof > 0 && st.inv > 0 {
-		root := math.Sqrt((st.ss.s + st.ss.c) / dof)
+		root := math.Sqrt((st.ss.S + st.ss.C) / dof)
 		st.den = root + float64(opt.Epsilon*st.lifted()*st.inv)
 		if math.IsInf(st.den, 1) {
 			st.direct = opt.Epsilon

@@ -33,8 +33,15 @@ func (r RewardRange) Validate() error {
 	if !r.Enabled() {
 		return nil
 	}
-	if math.IsNaN(r.Low) || math.IsInf(r.Low, 0) || math.IsNaN(r.High) || math.IsInf(r.High, 0) || !(r.Low < r.High) {
-		return fmt.Errorf("advantage: reward range (%v, %v), want finite bounds with Low < High (or the zero value, disabled)", r.Low, r.High)
+	bad := func(field string, v float64) error {
+		return &InputError{Field: "RewardRange." + field, Problem: -1, Set: -1, Output: -1, Value: v,
+			Err: fmt.Errorf("reward range (%v, %v), want finite bounds with Low < High (or the zero value, disabled)", r.Low, r.High)}
+	}
+	switch {
+	case math.IsNaN(r.Low) || math.IsInf(r.Low, 0) || !(r.Low < r.High) && !math.IsNaN(r.High) && !math.IsInf(r.High, 0):
+		return bad("Low", r.Low)
+	case math.IsNaN(r.High) || math.IsInf(r.High, 0):
+		return bad("High", r.High)
 	}
 	return nil
 }

@@ -223,7 +223,9 @@ func mustCompute(t rapid.TB, s spec) Credit {
 func computeOne(t rapid.TB, s spec, ordered bool) Credit {
 	t.Helper()
 	in := toBatch[float64]([]spec{s})
-	in.Ordered = ordered
+	if ordered {
+		in.Check = Tuples
+	}
 	var dst BatchCredit[float64]
 	if err := ComputeBatch(&dst, in); err != nil {
 		t.Fatalf("ComputeBatch(%+v): %v", s, err)

@@ -8,7 +8,7 @@ import (
 
 // This file is the one implementation of SPIRAL's credit (the formula block
 // of the package documentation). It trusts its input: ComputeBatch checks
-// it first, or the caller vouches for the sets with Batch.SetsChecked.
+// it first, or the caller vouches for the sets with Batch.Check = Unchecked.
 //
 // Numerics. Every reward is converted to float64 and results are rounded
 // to F only when stored, so float32 rewards give the float64 results

@@ -124,6 +124,11 @@ type Request struct {
 	// Step is the trainer's step budget, at which the candidates are
 	// ranked by expected improvement per token (Candidate.Improvement).
 	Step Step `json:"step"`
+	// DeploySetSize, when not 0, is the set size n* of a deployment
+	// objective J*, the reward model's objective for sets of n* in
+	// [1, MaxTraces - 1]: the candidates are then ranked by the expected
+	// improvement of J* per token (Candidate.DeployImprovementPerToken).
+	DeploySetSize int `json:"deploy_set_size,omitempty"`
 	// MaxTraces bounds N1 (0: the package's MaxTraces); MaxSets bounds K
 	// (0: MaxSets); MaxAggregations bounds N2 (0: MaxAggregations; 1
 	// leaves no candidate, since N2 >= 2).
@@ -196,6 +201,26 @@ type Candidate struct {
 	// rho -> infinity (ImprovementPerToken = LargeBatch rho/(1 + rho)).
 	Improvement, ImprovementPerToken *big.Rat
 	TokenLimited, LargeBatch         *big.Rat
+	// Alignment is G . grad J*, the update's mean along the gradient of
+	// the deployment objective J* (Request.DeploySetSize): the search
+	// parts' product, plus ||grad_agg J||^2 when n = n* (the aggregator's
+	// parameters are those of J*; for another n they are not J*'s, and add
+	// nothing). DeployImprovement = Alignment^2/(2 (Signal + Noise/B)), in
+	// units of 1/L, is the expected improvement of J* in one step at the
+	// step size best for J* (0 if Alignment <= 0), and
+	// DeployImprovementPerToken = DeployImprovement/StepTokens, the
+	// ranking's key under a deployment objective. All three are nil
+	// without one.
+	Alignment, DeployImprovement, DeployImprovementPerToken *big.Rat
+}
+
+// rank returns the key Advise ranks c by: DeployImprovementPerToken under a
+// deployment objective, else ImprovementPerToken.
+func (c Candidate) rank() *big.Rat {
+	if c.DeployImprovementPerToken != nil {
+		return c.DeployImprovementPerToken
+	}
+	return c.ImprovementPerToken
 }
 
 // Result is Advise's answer.
@@ -280,7 +305,7 @@ func Advise(req Request) (Result, error) {
 		}
 	}
 	slices.SortStableFunc(res.Candidates, func(a, b Candidate) int {
-		return cmp.Or(b.ImprovementPerToken.Cmp(a.ImprovementPerToken), cmp.Compare(a.Tokens, b.Tokens))
+		return cmp.Or(b.rank().Cmp(a.rank()), cmp.Compare(a.Tokens, b.Tokens))
 	})
 	return res, nil
 }
@@ -389,6 +414,14 @@ func (req Request) checkModel() error {
 		return fmt.Errorf("advise: step tokens = %d, problems = %d: want >= 0", st.Tokens, st.Problems)
 	case st.Tokens > 0 && st.Problems > 0:
 		return fmt.Errorf("advise: step tokens = %d and problems = %d: give one of the two", st.Tokens, st.Problems)
+	}
+	if n := req.DeploySetSize; n != 0 {
+		if n < 1 || n >= MaxTraces {
+			return fmt.Errorf("advise: deploy_set_size = %d not in [1, %d]", n, MaxTraces-1)
+		}
+		if _, err := req.Reward.Needed(n); err != nil {
+			return fmt.Errorf("advise: deploy_set_size = %d: %w", n, err)
+		}
 	}
 	if req.Lengths.Search < 1 || req.Lengths.Aggregation < 1 || req.Lengths.Prompt < 0 {
 		return fmt.Errorf("advise: lengths %+v: search and aggregation must be >= 1, prompt >= 0", req.Lengths)
@@ -514,12 +547,48 @@ func (req Request) complete(cands []Candidate, c *estimator.Categorical) error {
 	if err != nil {
 		return err
 	}
+	var searchDot *big.Rat // grad_search J . grad_search J*
+	if n := req.DeploySetSize; n > 0 {
+		if searchDot, err = alignment(c, tab, n, req.Reward); err != nil {
+			return err
+		}
+	}
 	for i := range cands {
 		if err := cands[i].fill(v, agg, req.StepBudget()); err != nil {
 			return err
 		}
+		if searchDot != nil {
+			a := new(big.Rat).Set(searchDot)
+			if cfg.SetSize == req.DeploySetSize {
+				a.Add(a, cands[i].Aggregation.Signal)
+			}
+			cands[i].Alignment = a
+			cands[i].improvement(req.StepBudget())
+		}
 	}
 	return nil
+}
+
+// alignment returns grad J . grad J* for the search logits: J the set
+// objective tab, J* the reward model's for sets of nStar.
+func alignment(c *estimator.Categorical, tab *estimator.Table, nStar int, r RewardModel) (*big.Rat, error) {
+	star, err := setObjective(nStar, r)
+	if err != nil {
+		return nil, err
+	}
+	g, err := estimator.Gradient(c, tab, combin.IndexOrder)
+	if err != nil {
+		return nil, err
+	}
+	gStar, err := estimator.Gradient(c, star, combin.IndexOrder)
+	if err != nil {
+		return nil, err
+	}
+	dot := new(big.Rat)
+	for i := range g {
+		dot.Add(dot, new(big.Rat).Mul(g[i], gStar[i]))
+	}
+	return dot, nil
 }
 
 // fill fills the constants, role weights and SNR of a candidate from its
@@ -583,6 +652,17 @@ func (c *Candidate) improvement(step Step) {
 		c.Improvement.Quo(c.Improvement, onePlus)
 	}
 	c.ImprovementPerToken = new(big.Rat).Quo(c.Improvement, c.StepTokens)
+	if c.Alignment != nil {
+		c.DeployImprovement = new(big.Rat)
+		if c.Alignment.Sign() > 0 {
+			// Alignment^2/(2 E||mean||^2), E||mean||^2 = Signal + Noise/B.
+			second := new(big.Rat).Quo(c.Noise, c.Problems)
+			second.Add(second, c.Signal)
+			c.DeployImprovement.Mul(c.Alignment, c.Alignment)
+			c.DeployImprovement.Quo(c.DeployImprovement, second.Mul(second, big.NewRat(2, 1)))
+		}
+		c.DeployImprovementPerToken = new(big.Rat).Quo(c.DeployImprovement, c.StepTokens)
+	}
 }
 
 // evaluate decomposes the search and aggregation variances of one family,

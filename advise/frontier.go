@@ -12,8 +12,10 @@ import (
 // ImprovementPerToken are all kept. They come by Tokens ascending (ties in
 // r's order), and ImprovementPerToken never falls along them, so for a cap
 // of B tokens per problem the last one with Tokens <= B is the best
-// candidate within B at the request's step budget. The frontier of no
-// candidates is empty.
+// candidate within B at the request's step budget. Under a deployment
+// objective (Request.DeploySetSize) the frontier is of
+// DeployImprovementPerToken instead. The frontier of no candidates is
+// empty.
 func (r Result) Frontier() []Candidate {
 	byTokens := slices.Clone(r.Candidates)
 	slices.SortStableFunc(byTokens, func(a, b Candidate) int { return cmp.Compare(a.Tokens, b.Tokens) })
@@ -23,13 +25,13 @@ func (r Result) Frontier() []Candidate {
 		j := i
 		top := byTokens[i]
 		for ; j < len(byTokens) && byTokens[j].Tokens == byTokens[i].Tokens; j++ {
-			if byTokens[j].ImprovementPerToken.Cmp(top.ImprovementPerToken) > 0 {
+			if byTokens[j].rank().Cmp(top.rank()) > 0 {
 				top = byTokens[j]
 			}
 		}
-		if i == 0 || top.ImprovementPerToken.Cmp(best.ImprovementPerToken) >= 0 {
+		if i == 0 || top.rank().Cmp(best.rank()) >= 0 {
 			for _, c := range byTokens[i:j] {
-				if c.ImprovementPerToken.Cmp(top.ImprovementPerToken) == 0 {
+				if c.rank().Cmp(top.rank()) == 0 {
 					out = append(out, c)
 				}
 			}

@@ -145,6 +145,39 @@ func TestImprovementBruteForce(t *testing.T) {
 				if c.Problems.Cmp(big.NewRat(int64(B), 1)) != 0 {
 					t.Errorf("%+v at %+v: B = %v", x, step, c.Problems)
 				}
+				// A deployment objective of sets of nStar: the alignment
+				// G . grad J* in closed form for find one, the search
+				// gradient being (a_n, -a_n) with a_n = (Found - Missed) n
+				// (1 - p)^(n-1) p (1 - p), plus the aggregation signal when
+				// n = nStar.
+				for nStar := 1; nStar <= 4; nStar++ {
+					d, err := Evaluate(cfg, Request{Lengths: lengths, Reward: model, Step: step, DeploySetSize: nStar})
+					if err != nil {
+						t.Fatal(err)
+					}
+					a := func(n int) *big.Rat {
+						x := new(big.Rat).Sub(found, missed)
+						x.Mul(x, big.NewRat(int64(n), 1))
+						q := new(big.Rat).Sub(big.NewRat(1, 1), p)
+						for range n - 1 {
+							x.Mul(x, q)
+						}
+						return x.Mul(x, new(big.Rat).Mul(p, q))
+					}
+					align := new(big.Rat).Mul(a(x.n), a(nStar))
+					align.Mul(align, big.NewRat(2, 1))
+					if nStar == x.n {
+						align.Add(align, sqNorm(G[2:]))
+					}
+					dwant := new(big.Rat).Mul(align, align)
+					dwant.Quo(dwant, new(big.Rat).Mul(big.NewRat(2, 1), second))
+					if d.Alignment.Cmp(align) != 0 || d.DeployImprovement.Cmp(dwant) != 0 {
+						t.Errorf("%+v at %+v, deploy n* = %d: alignment %v, improvement %v; brute force %v, %v", x, step, nStar, d.Alignment, d.DeployImprovement, align, dwant)
+					}
+					if nStar == x.n && d.DeployImprovement.Cmp(want) != 0 {
+						t.Errorf("%+v: deploying its own n, improvement %v, want its own %v", x, d.DeployImprovement, want)
+					}
+				}
 				perToken := new(big.Rat).Quo(want, big.NewRat(int64(B)*c.Tokens, 1))
 				tokenLimited := new(big.Rat).Mul(signal, signal)
 				tokenLimited.Quo(tokenLimited, new(big.Rat).Mul(c.Noise, big.NewRat(2*c.Tokens, 1)))
@@ -202,5 +235,40 @@ func TestAdviseRanksByImprovement(t *testing.T) {
 	}
 	if len(tops) < 2 {
 		t.Errorf("the same top at every step budget: %v", slices.Collect(maps.Keys(tops)))
+	}
+}
+
+// Under a deployment objective Advise ranks by the improvement of J* per
+// token, and a deployment set size the rule cannot score is an error.
+func TestAdviseDeploy(t *testing.T) {
+	model := RewardModel{Correct: big.NewRat(1, 4), Found: big.NewRat(3, 4), Missed: big.NewRat(1, 10)}
+	req := Request{Budget: 24 * 4096, Lengths: budget.PaperLimits(0), Reward: model, MaxTraces: 6, DeploySetSize: 4}
+	res, err := Advise(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range res.Candidates {
+		if c.DeployImprovementPerToken == nil {
+			t.Fatalf("rank %d: no deployment figures", i+1)
+		}
+		if i > 0 && res.Candidates[i-1].DeployImprovementPerToken.Cmp(c.DeployImprovementPerToken) < 0 {
+			t.Fatalf("rank %d above rank %d", i, i+1)
+		}
+		if c.Config.SetSize == 4 && c.DeployImprovement.Cmp(c.Improvement) != 0 {
+			t.Errorf("%+v: deploying its own n, %v against its improvement %v", c.Config, c.DeployImprovement, c.Improvement)
+		}
+	}
+	for _, bad := range []Request{
+		{DeploySetSize: -1}, {DeploySetSize: MaxTraces},
+		{DeploySetSize: 1, Reward: RewardModel{Rule: NeedsPieces, Needs: 2}},
+	} {
+		r := req
+		r.DeploySetSize = bad.DeploySetSize
+		if bad.Reward.Rule != 0 {
+			r.Reward.Rule, r.Reward.Needs = bad.Reward.Rule, bad.Reward.Needs
+		}
+		if _, err := Advise(r); err == nil || !strings.Contains(err.Error(), "deploy_set_size") {
+			t.Errorf("deploy_set_size %d under %v: error %v", r.DeploySetSize, r.Reward.Rule, err)
+		}
 	}
 }

@@ -22,18 +22,7 @@ import (
 // subsets, K < 0, K > T = C(N1, n), or K n > MaxSize. A balanced design
 // exists for every K in [0, T], so these are the only errors.
 func (f Family) SampleBalanced(rnd *rand.Rand, K int) ([][]int, error) {
-	if rnd == nil {
-		return nil, errNilRand
-	}
-	s, err := NewBalancedSampler(f, K)
-	if err != nil {
-		return nil, err
-	}
-	flat := make([]int, s.Len())
-	if err := s.SampleTo(flat, rnd); err != nil {
-		return nil, err
-	}
-	return splitSets(flat, K, f.n), nil
+	return sampleOnce(rnd, K, f.n, func() (sampler, error) { return NewBalancedSampler(f, K) })
 }
 
 // maxRoundDraws is the number of times a BalancedSampler draws the rounds

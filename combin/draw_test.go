@@ -196,15 +196,7 @@ func chiSquareWithin(t *testing.T, stat float64, df int) {
 // sets equally often, for every method, by Pearson's chi-square with a
 // tolerance of 5 standard errors.
 func TestDrawToChiSquare(t *testing.T) {
-	for _, tc := range []struct {
-		f Family
-		K int
-	}{
-		{mustFamily(t, false, 6, 3), 2}, // 20 sets, 380 cells
-		{mustFamily(t, true, 4, 2), 2},  // 12 sets, 132 cells
-		{mustFamily(t, true, 3, 2), 6},  // all 6 sets, 720 orders
-		{mustFamily(t, false, 5, 2), 3}, // 10 sets, 720 cells
-	} {
+	for _, tc := range sequenceCases(t) {
 		for name, m := range methods(tc.f) {
 			t.Run(fmt.Sprintf("%v/K=%d/%s", tc.f, tc.K, name), func(t *testing.T) {
 				s := newSampler(tc.f, tc.K, m)

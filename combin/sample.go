@@ -20,18 +20,32 @@ import (
 //
 // Sample returns an error if rnd is nil, K < 0, K > T, or K*n > MaxSize.
 func (f Family) Sample(rnd *rand.Rand, K int) ([][]int, error) {
+	return sampleOnce(rnd, K, f.n, func() (sampler, error) { return NewSampler(f, K) })
+}
+
+// sampler is what Family.Sample and Family.SampleBalanced need of their
+// samplers.
+type sampler interface {
+	Len() int
+	SampleTo(dst []int, rnd *rand.Rand) error
+}
+
+// sampleOnce draws K sets of n from a new sampler into one backing array
+// and returns them split (see splitSets), or the first error of rnd's
+// check, the sampler's construction and its draw.
+func sampleOnce(rnd *rand.Rand, K, n int, newSampler func() (sampler, error)) ([][]int, error) {
 	if rnd == nil {
 		return nil, errNilRand
 	}
-	s, err := NewSampler(f, K)
+	s, err := newSampler()
 	if err != nil {
 		return nil, err
 	}
-	flat := make([]int, K*f.n)
+	flat := make([]int, s.Len())
 	if err := s.SampleTo(flat, rnd); err != nil {
 		return nil, err
 	}
-	return splitSets(flat, K, f.n), nil
+	return splitSets(flat, K, n), nil
 }
 
 // splitSets returns the K sets of n ints that flat holds, as capped

@@ -197,15 +197,7 @@ func TestDedupAgree(t *testing.T) {
 // the uniform distribution by Pearson's chi-square test at the 1e-4 quantile,
 // for every method. A uniform set but a biased order fails it too.
 func TestSampleUniformChiSquare(t *testing.T) {
-	for caseIndex, tc := range []struct {
-		f Family
-		K int
-	}{
-		{mustFamily(t, false, 6, 3), 2}, // 20 sets, 380 cells
-		{mustFamily(t, true, 4, 2), 2},  // 12 sets, 132 cells
-		{mustFamily(t, true, 3, 2), 6},  // all 6 sets, 720 orders
-		{mustFamily(t, false, 5, 2), 3}, // 10 sets, 720 cells
-	} {
+	for caseIndex, tc := range sequenceCases(t) {
 		ms := methods(tc.f)
 		for j, name := range slices.Sorted(maps.Keys(ms)) {
 			// By default each case checks every other method, alternating,
@@ -222,6 +214,23 @@ func TestSampleUniformChiSquare(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// sequenceCases are the families and K of the chi-square tests of ordered
+// sequences of sets: small enough to count every sequence.
+func sequenceCases(t *testing.T) []struct {
+	f Family
+	K int
+} {
+	return []struct {
+		f Family
+		K int
+	}{
+		{mustFamily(t, false, 6, 3), 2}, // 20 sets, 380 cells
+		{mustFamily(t, true, 4, 2), 2},  // 12 sets, 132 cells
+		{mustFamily(t, true, 3, 2), 6},  // all 6 sets, 720 orders
+		{mustFamily(t, false, 5, 2), 3}, // 10 sets, 720 cells
 	}
 }
 

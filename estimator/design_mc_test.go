@@ -85,7 +85,9 @@ func (s designSim) run(R int, seed uint64, m float64) (designSimResult, error) {
 	if err != nil {
 		return designSimResult{}, err
 	}
-	batch.Ordered = s.f.Ordered()
+	if s.f.Ordered() {
+		batch.Check = advantage.Tuples
+	}
 	credit := advantage.BatchCredit[float64]{
 		SetScores:     make([]float64, s.K),
 		SetAdvantages: make([]float64, s.K),

@@ -96,17 +96,34 @@ type Gate struct {
 // Boundary is GateAtTarget or KeepAtTarget.
 func (g Gate) Validate() error { return g.validate("") }
 
-// validate is Validate with the gate's role (e.g. "search gate: ") in the
-// message.
+// validate is Validate with the gate's field in Gates (e.g. "Search.") in
+// front of the field names.
 func (g Gate) validate(role string) error {
 	if g.Target < 0 {
-		return fmt.Errorf("lengthgate: %sTarget = %d < 0 (0 disables the gate)", role, g.Target)
+		return &FieldError{Field: role + "Target", Value: float64(g.Target), Err: fmt.Errorf("%d < 0 (0 disables the gate)", g.Target)}
 	}
 	if g.Boundary != GateAtTarget && g.Boundary != KeepAtTarget {
-		return fmt.Errorf("lengthgate: %sBoundary = %d is neither GateAtTarget nor KeepAtTarget", role, int(g.Boundary))
+		return &FieldError{Field: role + "Boundary", Value: float64(g.Boundary), Err: fmt.Errorf("%d is neither GateAtTarget nor KeepAtTarget", int(g.Boundary))}
 	}
 	return nil
 }
+
+// A FieldError reports an invalid field of a [Gate], [Gates] or
+// [SoftOverlong]: Validate's error, recovered with errors.As, so that a
+// caller can say which of its own fields holds it.
+type FieldError struct {
+	// Field is the field within the value validated: "Target",
+	// "Search.Target", "Factor", ...
+	Field string
+	// Value is the field's value.
+	Value float64
+	// Err says what is wrong, starting with the value.
+	Err error
+}
+
+func (e *FieldError) Error() string { return "lengthgate: " + e.Field + " = " + e.Err.Error() }
+
+func (e *FieldError) Unwrap() error { return e.Err }
 
 // Enabled reports whether g changes anything, that is whether Target > 0.
 func (g Gate) Enabled() bool { return g.Target > 0 }
@@ -150,10 +167,16 @@ type Report struct {
 	AtTarget int
 	// Gated is how many positive advantages were set to 0.
 	Gated int
-	// MassRemoved is the sum, in index order and in float64 (for float32
-	// advantages too), of the positive advantages set to 0. It is >= 0 and
-	// finite: a sum that would exceed math.MaxFloat64 stops there.
+	// MassRemoved is the sum, in float64 (for float32 advantages too), of
+	// the positive advantages set to 0, rounded once: the sum is kept with
+	// the exact error of every addition, so that it does not depend on the
+	// order of the terms or on how reports are added up (for instance over
+	// the shards of a batch) whenever the exact sum fits in 106 bits, as
+	// sums of rewards on a common grid do. It is >= 0 and finite: a sum
+	// that would exceed math.MaxFloat64 stops there.
 	MassRemoved float64
+
+	low float64 // the exact sum less MassRemoved
 }
 
 // Add accumulates o into r, field by field (MassRemoved stopping at
@@ -163,13 +186,39 @@ func (r *Report) Add(o Report) {
 	r.Positive += o.Positive
 	r.AtTarget += o.AtTarget
 	r.Gated += o.Gated
-	r.MassRemoved = addMass(r.MassRemoved, o.MassRemoved)
+	s, e := twoSum(r.MassRemoved, o.MassRemoved)
+	if s > math.MaxFloat64 {
+		r.MassRemoved, r.low = math.MaxFloat64, 0
+		return
+	}
+	r.MassRemoved, r.low = massOf(s, e+r.low+o.low)
 }
 
-// addMass returns x + y for x, y >= 0, or math.MaxFloat64 where the sum
-// overflows.
-func addMass(x, y float64) float64 {
-	return min(x+y, math.MaxFloat64)
+// String formats r as %+v formats its exported fields.
+func (r Report) String() string {
+	return fmt.Sprintf("{Outputs:%d Positive:%d AtTarget:%d Gated:%d MassRemoved:%v}", r.Outputs, r.Positive, r.AtTarget, r.Gated, r.MassRemoved)
+}
+
+// Equal reports whether r and o are the same report, the error term of
+// MassRemoved included (go-cmp uses it).
+func (r Report) Equal(o Report) bool { return r == o }
+
+// twoSum returns t = fl(s + x) and the error e of that addition:
+// t + e = s + x exactly (Knuth).
+func twoSum(s, x float64) (t, e float64) {
+	t = s + x
+	z := t - s
+	return t, (s - (t - z)) + (x - z)
+}
+
+// massOf returns the sum s + c of a mass (s >= |c|) rounded, and what the
+// rounding left out; math.MaxFloat64 and 0 where the sum overflows.
+func massOf(s, c float64) (mass, low float64) {
+	m := s + c
+	if m > math.MaxFloat64 {
+		return math.MaxFloat64, 0
+	}
+	return m, c - (m - s)
 }
 
 // GatedFraction returns Gated/Positive, the fraction of positive advantages
@@ -236,7 +285,7 @@ func gate[F Float](g Gate, dst, adv []F, lengths []int) Report {
 		copy(dst, adv)
 	}
 	var positive, atTarget, gated int
-	var mass float64
+	var mass, low float64 // the sum is mass + low
 	on := g.Enabled()
 	target, keepAt := g.cut()
 	for i, a := range adv {
@@ -250,7 +299,9 @@ func gate[F Float](g Gate, dst, adv []F, lengths []int) Report {
 				}
 				if !keeps(l, target, keepAt) {
 					gated++
-					mass += float64(a)
+					var e float64
+					mass, e = twoSum(mass, float64(a))
+					low += e
 					dst[i] = 0
 				}
 			}
@@ -258,7 +309,13 @@ func gate[F Float](g Gate, dst, adv []F, lengths []int) Report {
 	}
 	// The terms are >= 0, so a sum that overflowed stayed +Inf: stopping it
 	// at MaxFloat64 once is stopping every partial sum there.
-	return Report{Outputs: len(adv), Positive: positive, AtTarget: atTarget, Gated: gated, MassRemoved: min(mass, math.MaxFloat64)}
+	r := Report{Outputs: len(adv), Positive: positive, AtTarget: atTarget, Gated: gated}
+	if mass > math.MaxFloat64 {
+		r.MassRemoved = math.MaxFloat64
+		return r
+	}
+	r.MassRemoved, r.low = massOf(mass, low)
+	return r
 }
 
 // checkValues checks that values and lengths (named vname and lname in
@@ -309,10 +366,10 @@ func Shared(g Gate) Gates { return Gates{Search: g, Aggregation: g} }
 
 // Validate reports whether both gates are valid; the error names the role.
 func (gs Gates) Validate() error {
-	if err := gs.Search.validate("search gate: "); err != nil {
+	if err := gs.Search.validate("Search."); err != nil {
 		return err
 	}
-	return gs.Aggregation.validate("aggregation gate: ")
+	return gs.Aggregation.validate("Aggregation.")
 }
 
 // GatesReport holds one [Report] per role.

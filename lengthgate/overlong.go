@@ -59,13 +59,13 @@ func NewSoftOverlong(maxLength, buffer int) SoftOverlong {
 func (s SoftOverlong) Validate() error {
 	switch {
 	case s.MaxLength < 1:
-		return fmt.Errorf("lengthgate: SoftOverlong.MaxLength = %d < 1", s.MaxLength)
+		return &FieldError{Field: "MaxLength", Value: float64(s.MaxLength), Err: fmt.Errorf("%d < 1", s.MaxLength)}
 	case s.Buffer < 0:
-		return fmt.Errorf("lengthgate: SoftOverlong.Buffer = %d < 0", s.Buffer)
+		return &FieldError{Field: "Buffer", Value: float64(s.Buffer), Err: fmt.Errorf("%d < 0", s.Buffer)}
 	case s.Buffer > s.MaxLength:
-		return fmt.Errorf("lengthgate: SoftOverlong.Buffer = %d > MaxLength = %d", s.Buffer, s.MaxLength)
+		return &FieldError{Field: "Buffer", Value: float64(s.Buffer), Err: fmt.Errorf("%d > MaxLength = %d", s.Buffer, s.MaxLength)}
 	case !(s.Factor > 0 && s.Factor <= MaxFactor):
-		return fmt.Errorf("lengthgate: SoftOverlong.Factor = %v, want 0 < Factor <= MaxFactor = %g (DAPO uses 1)", s.Factor, MaxFactor)
+		return &FieldError{Field: "Factor", Value: s.Factor, Err: fmt.Errorf("%v, want 0 < Factor <= MaxFactor = %g (DAPO uses 1)", s.Factor, MaxFactor)}
 	}
 	return nil
 }

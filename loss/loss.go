@@ -138,6 +138,21 @@ func (r Reduction) PerOutput() bool {
 	return r.defined() && (reductions[r].kind == kindRowsLen || reductions[r].kind == kindAllLen)
 }
 
+// LengthWeighted reports whether r's weights depend on the outputs' lengths
+// (token means divide by the batch's tokens, per-sequence token means by
+// each output's length), so that with the advantages as they are the
+// update's weights on the two roles are not constants.
+func (r Reduction) LengthWeighted() bool {
+	if !r.defined() {
+		return false
+	}
+	switch reductions[r].kind {
+	case kindTokens, kindRowsLen, kindAllLen:
+		return true
+	}
+	return false
+}
+
 // MaxTerms is the number of loss terms [Rows].Terms may name.
 const MaxTerms = 8
 

@@ -60,6 +60,9 @@ Input (one object, at most 1 MiB):
    "max_sets": K,                K <= 8, N2 <= 16; set_sizes restricts n
    "max_aggregations": N2,
    "set_sizes": [n, ...],
+   "deploy_set_size": n*,        a deployment objective J*, the rule's for
+                                 sets of n* (1 <= n* <= 7): rank by the
+                                 improvement of J* instead (0 or absent: none)
    "config": {"search_traces": N1,  one configuration to evaluate instead of
      "set_size": n, "sets": K,      the ranking: 3 <= N1 <= 8, 2 <= n < N1,
      "aggregations_per_set": N2,    2 <= K <= 8, 2 <= N2 <= 16 (all required)
@@ -90,14 +93,18 @@ Output (one line, or with -table a table of the same rows):
      "problems", "rho",               B at the step budget, rho = B SNR
      "improvement",                   (||G||^2/2) rho/(1 + rho), units of 1/L
      "improvement_per_token",         over the step's tokens: the ranking
-     "token_limited", "large_batch"}, ...],   its limits as rho -> 0 and
-                                      rho -> infinity; best first
+     "token_limited", "large_batch",  its limits as rho -> 0 and
+                                      rho -> infinity
+     "alignment",                     G . grad J* (null without deploy_set_size)
+     "deploy_improvement",            alignment^2/(2 (||G||^2 + V/B)), 1/L units
+     "deploy_improvement_per_token"}, ...],   the ranking under J*; best first
    "refused": [{"search_traces", "set_size", "sets", "design",
      "reason"}, ...]}                 combinations beyond an exact
                                       enumeration's limit, not ranked
   With "config" the candidates are its row alone, "refused" is empty and
   the table's rank is "-". A figure that is infinite (rho and
-  token_limited when V = 0) is written as null, "-" in the table.
+  token_limited when V = 0) or absent (the deploy_ figures without
+  deploy_set_size) is written as null, "-" in the table.
 
 Flags:
   -table             write a readable table instead of JSON
@@ -134,6 +141,7 @@ type adviseInput struct {
 	MaxSets           int           `json:"max_sets"`
 	MaxAggregations   int           `json:"max_aggregations"`
 	SetSizes          []int         `json:"set_sizes"`
+	DeploySetSize     int           `json:"deploy_set_size"`
 	Config            *adviseConfig `json:"config"`
 }
 
@@ -147,38 +155,41 @@ type adviseConfig struct {
 }
 
 type adviseRow struct {
-	SearchTraces       int      `json:"search_traces"`
-	SetSize            int      `json:"set_size"`
-	Sets               int      `json:"sets"`
-	AggregationsPerSet int      `json:"aggregations_per_set"`
-	Design             string   `json:"design"`
-	Needed             int      `json:"needed"`
-	M                  *string  `json:"m"`
-	MissProb           *string  `json:"miss_prob"`
-	MFloat             float64  `json:"m_float"`
-	MissProbFloat      float64  `json:"miss_prob_float"`
-	Tokens             int64    `json:"tokens"`
-	Generated          int64    `json:"generated"`
-	Prefill            int64    `json:"prefill"`
-	CachedPrefill      int64    `json:"cached_prefill"`
-	SearchWeight       float64  `json:"search_weight"`
-	AggregationWeight  float64  `json:"aggregation_weight"`
-	VarSets            float64  `json:"var_sets"`
-	VarTraces          float64  `json:"var_traces"`
-	VarNoise           float64  `json:"var_noise"`
-	AggVarOutputs      float64  `json:"agg_var_outputs"`
-	AggVarDraws        float64  `json:"agg_var_draws"`
-	SearchSNR          float64  `json:"search_snr"`
-	SNR                float64  `json:"snr"`
-	SNRPerToken        float64  `json:"snr_per_token"`
-	Signal             float64  `json:"signal"`
-	Variance           float64  `json:"variance"`
-	Problems           float64  `json:"problems"`
-	Rho                *float64 `json:"rho"`
-	Improvement        float64  `json:"improvement"`
-	ImprovementPerTok  float64  `json:"improvement_per_token"`
-	TokenLimited       *float64 `json:"token_limited"`
-	LargeBatch         float64  `json:"large_batch"`
+	SearchTraces            int      `json:"search_traces"`
+	SetSize                 int      `json:"set_size"`
+	Sets                    int      `json:"sets"`
+	AggregationsPerSet      int      `json:"aggregations_per_set"`
+	Design                  string   `json:"design"`
+	Needed                  int      `json:"needed"`
+	M                       *string  `json:"m"`
+	MissProb                *string  `json:"miss_prob"`
+	MFloat                  float64  `json:"m_float"`
+	MissProbFloat           float64  `json:"miss_prob_float"`
+	Tokens                  int64    `json:"tokens"`
+	Generated               int64    `json:"generated"`
+	Prefill                 int64    `json:"prefill"`
+	CachedPrefill           int64    `json:"cached_prefill"`
+	SearchWeight            float64  `json:"search_weight"`
+	AggregationWeight       float64  `json:"aggregation_weight"`
+	VarSets                 float64  `json:"var_sets"`
+	VarTraces               float64  `json:"var_traces"`
+	VarNoise                float64  `json:"var_noise"`
+	AggVarOutputs           float64  `json:"agg_var_outputs"`
+	AggVarDraws             float64  `json:"agg_var_draws"`
+	SearchSNR               float64  `json:"search_snr"`
+	SNR                     float64  `json:"snr"`
+	SNRPerToken             float64  `json:"snr_per_token"`
+	Signal                  float64  `json:"signal"`
+	Variance                float64  `json:"variance"`
+	Problems                float64  `json:"problems"`
+	Rho                     *float64 `json:"rho"`
+	Improvement             float64  `json:"improvement"`
+	ImprovementPerTok       float64  `json:"improvement_per_token"`
+	TokenLimited            *float64 `json:"token_limited"`
+	LargeBatch              float64  `json:"large_batch"`
+	Alignment               *float64 `json:"alignment"`
+	DeployImprovement       *float64 `json:"deploy_improvement"`
+	DeployImprovementPerTok *float64 `json:"deploy_improvement_per_token"`
 }
 
 // adviseRefusal is a combination the ranking refused.
@@ -243,6 +254,7 @@ func adviseRequest(data []byte) (advise.Request, *spiral.Config, error) {
 		MaxAggregations: in.MaxAggregations,
 		SetSizes:        in.SetSizes,
 		Order:           in.Order,
+		DeploySetSize:   in.DeploySetSize,
 	}, cfg, nil
 }
 
@@ -290,6 +302,7 @@ func adviseRows(req advise.Request, res advise.Result, top int) (adviseOutput, e
 			Signal: f(c.Signal), Variance: f(c.Noise), Problems: f(c.Problems), Rho: orNull(c.Rho),
 			Improvement: f(c.Improvement), ImprovementPerTok: f(c.ImprovementPerToken),
 			TokenLimited: orNull(c.TokenLimited), LargeBatch: f(c.LargeBatch),
+			Alignment: orNull(c.Alignment), DeployImprovement: orNull(c.DeployImprovement), DeployImprovementPerTok: orNull(c.DeployImprovementPerToken),
 		})
 	}
 	return out, nil
@@ -309,7 +322,7 @@ func writeAdviseTable(w io.Writer, out adviseOutput, ranked bool) error {
 	} else {
 		fmt.Fprintf(tw, "step %d tokens\n", out.StepTokens)
 	}
-	fmt.Fprintln(tw, "rank\tN1\tn\tK\tN2\tdesign\tneed\tM\tmiss\ttokens\tsearch w\tagg w\tvar sets\tvar traces\tvar noise\tagg var out\tagg var draws\tSNR\tSNR/token\t||G||^2\tB\trho\tgain/token\ttoken limit\tbatch limit\t")
+	fmt.Fprintln(tw, "rank\tN1\tn\tK\tN2\tdesign\tneed\tM\tmiss\ttokens\tsearch w\tagg w\tvar sets\tvar traces\tvar noise\tagg var out\tagg var draws\tSNR\tSNR/token\t||G||^2\tB\trho\tgain/token\ttoken limit\tbatch limit\tJ* gain/token\t")
 	str := func(s *string) string {
 		if s == nil {
 			return "-"
@@ -327,10 +340,10 @@ func writeAdviseTable(w io.Writer, out adviseOutput, ranked bool) error {
 		if ranked {
 			rank = strconv.Itoa(i + 1)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%s\t%d\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%s\t%.4g\t%s\t%.4g\t\n", rank,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%s\t%d\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t%s\t%.4g\t%s\t%.4g\t%s\t\n", rank,
 			r.SearchTraces, r.SetSize, r.Sets, r.AggregationsPerSet, r.Design, r.Needed, str(r.M), str(r.MissProb), r.Tokens,
 			r.SearchWeight, r.AggregationWeight, r.VarSets, r.VarTraces, r.VarNoise, r.AggVarOutputs, r.AggVarDraws, r.SNR, r.SNRPerToken,
-			r.Signal, r.Problems, num(r.Rho), r.ImprovementPerTok, num(r.TokenLimited), r.LargeBatch)
+			r.Signal, r.Problems, num(r.Rho), r.ImprovementPerTok, num(r.TokenLimited), r.LargeBatch, num(r.DeployImprovementPerTok))
 	}
 	if ranked {
 		fmt.Fprintf(tw, "%d refused (beyond an exact enumeration's limit)\n", len(out.Refused))

@@ -84,6 +84,32 @@ func TestAdviseErrors(t *testing.T) {
 	}
 }
 
+// With "deploy_set_size" the rows are ranked by the improvement of the
+// deployment objective per token, as advise.Advise ranks them.
+func TestAdviseDeploy(t *testing.T) {
+	in := strings.Replace(adviseSmall, `"max_sets"`, `"deploy_set_size": 3, "max_sets"`, 1)
+	out := decodeAdvise(t, in)
+	req, _, err := adviseRequest([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := advise.Advise(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := func(r *big.Rat) float64 { v, _ := r.Float64(); return v }
+	for i, r := range out.Candidates {
+		c := res.Candidates[i]
+		if r.SetSize != c.Config.SetSize || r.Sets != c.Config.Sets || r.DeployImprovementPerTok == nil || *r.DeployImprovementPerTok != f(c.DeployImprovementPerToken) ||
+			*r.Alignment != f(c.Alignment) || *r.DeployImprovement != f(c.DeployImprovement) {
+			t.Fatalf("row %d: %+v, advise.Advise %+v", i, r, c)
+		}
+	}
+	if _, stderr, code := runCmd(t, strings.Replace(in, `"deploy_set_size": 3`, `"deploy_set_size": 8`, 1), "advise"); code != exitUsage || !strings.Contains(stderr, "deploy_set_size = 8") {
+		t.Errorf("deploy_set_size 8: exit %d, stderr %q", code, stderr)
+	}
+}
+
 // The step flags set the step budget the rows are ranked at, and every
 // figure of a row is advise.Advise's at that step: B, rho, the
 // improvement per token and its limits.
@@ -111,6 +137,9 @@ func TestAdviseStepFlags(t *testing.T) {
 		f := func(r *big.Rat) float64 { v, _ := r.Float64(); return v }
 		for i, r := range out.Candidates {
 			c := res.Candidates[i]
+			if r.Alignment != nil || r.DeployImprovementPerTok != nil {
+				t.Fatalf("%v row %d: deployment figures without deploy_set_size", x.args, i)
+			}
 			if r.SetSize != c.Config.SetSize || r.Sets != c.Config.Sets || r.Problems != f(c.Problems) || r.Rho == nil || *r.Rho != f(c.Rho) ||
 				r.ImprovementPerTok != f(c.ImprovementPerToken) || r.Improvement != f(c.Improvement) || r.Signal != f(c.Signal) ||
 				r.Variance != f(c.Noise) || r.TokenLimited == nil || *r.TokenLimited != f(c.TokenLimited) || r.LargeBatch != f(c.LargeBatch) {
@@ -179,7 +208,7 @@ func TestAdviseConfig(t *testing.T) {
 	if code != exitOK || len(lines) != 4 || lines[0] != "rule majority, order shuffled, step 1048576 tokens" || lines[3] != "" {
 		t.Fatalf("table (exit %d): %s\n%s", code, stderr, table)
 	}
-	if f := strings.Fields(lines[2]); len(f) != 25 || strings.Join(f[:7], " ") != "- 6 3 3 2 balanced 2" || f[9] != strconv.FormatInt(row.Tokens, 10) {
+	if f := strings.Fields(lines[2]); len(f) != 26 || strings.Join(f[:7], " ") != "- 6 3 3 2 balanced 2" || f[9] != strconv.FormatInt(row.Tokens, 10) {
 		t.Errorf("table row %q", lines[2])
 	}
 }

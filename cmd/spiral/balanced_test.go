@@ -46,7 +46,7 @@ func TestConstantsBalanced(t *testing.T) {
 		}
 	}
 	_, stderr, code := runCmd(t, "", "constants", "-traces", "8", "-size", "4", "-sets", "4", "-balanced", "-ordered")
-	if code != exitUsage || !strings.Contains(stderr, "-balanced with -ordered") {
+	if code != exitUsage || !strings.Contains(stderr, "-balanced: balanced tuples") {
 		t.Errorf("-balanced -ordered: exit %d, stderr %q", code, stderr)
 	}
 }

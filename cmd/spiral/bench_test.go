@@ -25,7 +25,7 @@ func paperLines(tb testing.TB, count int, seed uint64) ([]byte, []creditIn) {
 	var o jsonOut
 	ins := make([]creditIn, count)
 	for q := range ins {
-		p, err := c.Plan(rnd)
+		p, err := c.Plan(seed, 0, uint64(q))
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -112,13 +112,18 @@ func BenchmarkCredit(b *testing.B) {
 		b.ReportAllocs()
 		c := spiral.Paper()
 		var batch spiral.Batch
+		var members []int
 		for _, in := range ins {
 			for _, g := range in.Sets {
-				batch.Sets = append(batch.Sets, g...)
+				members = append(members, g...)
 			}
 			for _, rs := range in.Rewards {
 				batch.Rewards = append(batch.Rewards, rs...)
 			}
+		}
+		batch.Plans = new(spiral.Plans)
+		if err := c.CheckPlans(batch.Plans, members); err != nil {
+			b.Fatal(err)
 		}
 		var dst spiral.BatchCredit
 		for b.Loop() {

@@ -12,6 +12,7 @@ import (
 )
 
 const constantsHelp = `usage: spiral constants -traces N1 -size n -sets K [-ordered | -balanced]
+         [-aggregations N2 -reduction NAME [-baseline B] [-split-roles]]
 
 constants writes one JSON object with the constants of Proposition 3.1 for
 K distinct sets drawn uniformly without replacement from the family of the
@@ -30,6 +31,20 @@ Flags:
   -ordered    ordered tuples instead of unordered subsets
   -balanced   the balanced design instead of the uniform draw (subsets only)
 
+Role weights (Config.RoleWeights), written when -reduction is given:
+  -aggregations N2  aggregation outputs per set, N2 >= 1 (required with -reduction)
+  -reduction NAME   the trainer's loss reduction, as the loss package names it:
+                    sum, seq-mean-token-sum, seq-mean-token-sum-norm, trl-rloo,
+                    trl-dr-grpo (constant role weights); token-mean,
+                    seq-mean-token-mean, trl-grpo, trl-bnpo, trl-dapo,
+                    openrlhf-token and openrlhf-sequence weight outputs by
+                    their lengths and are refused (spiral credit -coefficients
+                    gives their exact coefficients per batch)
+  -baseline B       the aggregation baseline: within-set (default, the paper's)
+                    or leave-one-out
+  -split-roles      the search and aggregation outputs are two loss terms, each
+                    reduced over its own outputs
+
 Output (one line):
   {"family_size": "T",           T = C(N1, n) or (N1)_n, a decimal string, exact;
                                  null when T has more than 2^17 bits
@@ -44,8 +59,16 @@ Output (one line):
    "cover_prob_float": x,        cover_prob as a float64
    "m_float": x,                 M as a float64 (absolute error < (N1/n) 1e-12;
                                  the nearest float64 when m is exact)
-   "expected_appearances": x}    K n / N1, the expected number of sets that
+   "expected_appearances": x,    K n / N1, the expected number of sets that
                                  hold a given trace (the float64 nearest it)
+   "role_weights": {             only with -reduction: the expected update with the
+                                 advantages as they are is search grad_search J +
+                                 aggregation grad_agg J, per problem
+     "search": "p/q",            M/d_s, exact (null beyond the exact cost bound)
+     "aggregation": "p/q",       K a/d_a, a = N2-1 within the set, N2 leave one out
+     "search_float": x, "aggregation_float": x,
+     "search_multiplier": x,     1/search: the factor that makes the update unbiased
+     "aggregation_multiplier": x}  1/aggregation (0 for a zero weight)
   Fractions are written "p/q" always, so 0 is "0/1" and 1 is "1/1". The exact
   fractions are null when they would need numbers of more than 2^17 bits
   (combin.MaxExactBits); the floats are always given. Every valid input is
@@ -54,49 +77,105 @@ Output (one line):
 For N1 = 8, n = 4, K = 4 (the paper): family_size "70", miss_prob
 "88/1541" (about 5.71%), cover_prob "1453/1541", m "1365/1541",
 expected_appearances 2; with -balanced, miss_prob "0/1", cover_prob "1/1",
-m "1/1".
+m "1/1". With -aggregations 4 -reduction sum: role weights 1365/1541 and 12,
+multipliers 1.1289 and 1/12; -reduction seq-mean-token-sum -split-roles:
+1365/12328 and 3/4.
 
 Exit status: 0 on success, 2 for bad flags or values (the error on stderr).
 `
 
-// flagNames maps the names in the root's Config errors to the flags of
+// flagNames maps the Config fields of the root's errors to the flags of
 // constants and plan.
-var flagNames = strings.NewReplacer(
-	"spiral: ", "",
-	"Config.SearchTraces (N1)", "-traces (N1)",
-	"SearchTraces (N1)", "-traces (N1)",
-	"Config.SetSize (n)", "-size (n)",
-	"Config.Sets (K)", "-sets (K)",
-	"Config.Design = balanced with Ordered = true", "-balanced with -ordered",
-	"Config.Order = shuffled with Ordered = true", "-shuffle with -ordered",
-	"combin.MaxSize", "the size cap",
-	"\n", "; ",
-)
+var flagNames = map[string]string{
+	"Config.SearchTraces": "-traces",
+	"Config.SetSize":      "-size",
+	"Config.Sets":         "-sets",
+	"Config.Design":       "-balanced",
+	"Config.Order":        "-shuffle",
+}
 
-// sizeError rewrites a Config error about the flags' sizes in the flags'
-// names, leaving out what concerns N2, which the flags do not set.
+// sizeError says what a Config error about the flags' sizes means in the
+// flags' names: each *spiral.InputError renamed to its flag, the first
+// per field (a K too large for K*n is also too large for K*N2 = K, which
+// the flags do not set).
 func sizeError(err error) string {
 	var parts []string
-	for part := range strings.SplitSeq(err.Error(), "\n") {
-		if !strings.Contains(part, "K*N2") {
-			parts = append(parts, flagNames.Replace(part))
+	seen := map[string]bool{}
+	for _, e := range inputErrors(err) {
+		if seen[e.Field] {
+			continue
 		}
+		seen[e.Field] = true
+		name, ok := flagNames[e.Field]
+		if !ok {
+			name = e.Field
+		}
+		parts = append(parts, e.In("", name).Error())
+	}
+	if parts == nil {
+		return err.Error()
 	}
 	return strings.Join(parts, "; ")
 }
 
+// inputErrors returns the *spiral.InputErrors that err joins, in order.
+func inputErrors(err error) []*spiral.InputError {
+	if e, ok := err.(*spiral.InputError); ok {
+		return []*spiral.InputError{e}
+	}
+	var out []*spiral.InputError
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			out = append(out, inputErrors(e)...)
+		}
+	}
+	return out
+}
+
 // constantsOutput is the output of constants.
 type constantsOutput struct {
-	FamilySize          *string `json:"family_size"`
-	LogFamilySize       float64 `json:"log_family_size"`
-	MissProb            *string `json:"miss_prob"`
-	CoverProb           *string `json:"cover_prob"`
-	M                   *string `json:"m"`
-	MissProbFloat       float64 `json:"miss_prob_float"`
-	CoverProbFloat      float64 `json:"cover_prob_float"`
-	MFloat              float64 `json:"m_float"`
-	ExpectedAppearances float64 `json:"expected_appearances"`
+	FamilySize          *string            `json:"family_size"`
+	LogFamilySize       float64            `json:"log_family_size"`
+	MissProb            *string            `json:"miss_prob"`
+	CoverProb           *string            `json:"cover_prob"`
+	M                   *string            `json:"m"`
+	MissProbFloat       float64            `json:"miss_prob_float"`
+	CoverProbFloat      float64            `json:"cover_prob_float"`
+	MFloat              float64            `json:"m_float"`
+	ExpectedAppearances float64            `json:"expected_appearances"`
+	RoleWeights         *roleWeightsOutput `json:"role_weights,omitempty"`
 }
+
+// roleWeightsOutput is the role_weights object of constants.
+type roleWeightsOutput struct {
+	Search                *string `json:"search"`
+	Aggregation           *string `json:"aggregation"`
+	SearchFloat           float64 `json:"search_float"`
+	AggregationFloat      float64 `json:"aggregation_float"`
+	SearchMultiplier      float64 `json:"search_multiplier"`
+	AggregationMultiplier float64 `json:"aggregation_multiplier"`
+}
+
+// roleWeights computes the role_weights of constants through
+// Config.RoleWeights.
+func roleWeights(N1, n, K, N2 int, ordered, balanced bool, b spiral.AggregationBaseline, opt spiral.LossOptions) (*roleWeightsOutput, error) {
+	c := spiral.Config{SearchTraces: N1, SetSize: n, Sets: K, AggregationsPerSet: N2, Ordered: ordered, AggregationBaseline: b}
+	if balanced {
+		c.Design = combin.Balanced
+	}
+	w, err := c.RoleWeights(opt)
+	if err != nil {
+		return nil, err
+	}
+	return &roleWeightsOutput{
+		Search: ratString(w.Search), Aggregation: ratString(w.Aggregation),
+		SearchFloat: w.SearchFloat, AggregationFloat: w.AggregationFloat,
+		SearchMultiplier: w.SearchMultiplier, AggregationMultiplier: w.AggregationMultiplier,
+	}, nil
+}
+
+// baselines are the names of -baseline.
+var baselines = map[string]spiral.AggregationBaseline{"within-set": spiral.WithinSet, "leave-one-out": spiral.LeaveOneOut}
 
 // ratString returns x as "p/q", or nil for nil.
 func ratString(x *big.Rat) *string {
@@ -146,15 +225,52 @@ func runConstants(args []string, stdout, stderr io.Writer) int {
 	K := fs.Int("sets", 0, "")
 	ordered := fs.Bool("ordered", false, "")
 	balanced := fs.Bool("balanced", false, "")
+	N2 := fs.Int("aggregations", 0, "")
+	reduction := fs.String("reduction", "", "")
+	baseline := fs.String("baseline", "within-set", "")
+	split := fs.Bool("split-roles", false, "")
 	if code, done := parseFlags(fs, constantsHelp, args, stdout, stderr); done {
 		return code
 	}
 	if err := requireFlags(fs, "traces", "size", "sets"); err != nil {
 		return usageError(stderr, "constants", err.Error())
 	}
+	roles := false
+	fs.Visit(func(f *flag.Flag) {
+		roles = roles || f.Name == "aggregations" || f.Name == "reduction" || f.Name == "baseline" || f.Name == "split-roles"
+	})
+	var opt spiral.LossOptions
+	var base spiral.AggregationBaseline
+	if roles {
+		if err := requireFlags(fs, "aggregations", "reduction"); err != nil {
+			return usageError(stderr, "constants", err.Error()+" with -aggregations, -reduction, -baseline or -split-roles")
+		}
+		if *N2 < 1 {
+			return usageError(stderr, "constants", fmt.Sprintf("-aggregations (N2) = %d < 1", *N2))
+		}
+		if err := opt.Reduction.UnmarshalText([]byte(*reduction)); err != nil {
+			return usageError(stderr, "constants", "-reduction: "+strings.TrimPrefix(err.Error(), "loss: "))
+		}
+		b, ok := baselines[*baseline]
+		if !ok {
+			return usageError(stderr, "constants", fmt.Sprintf("-baseline = %q, want within-set or leave-one-out", *baseline))
+		}
+		base, opt.SplitRoles = b, *split
+		if b == spiral.LeaveOneOut && *N2 < 2 {
+			return usageError(stderr, "constants", fmt.Sprintf("-baseline leave-one-out needs -aggregations (N2) >= 2, have %d", *N2))
+		}
+		if opt.Reduction.LengthWeighted() {
+			return usageError(stderr, "constants", fmt.Sprintf("-reduction %s weights each output by its length (or the batch's tokens): its role weights are not constants; spiral credit -coefficients %s gives the exact coefficients of a batch", opt.Reduction, opt.Reduction))
+		}
+	}
 	out, err := constants(*N, *n, *K, *ordered, *balanced)
 	if err != nil {
 		return usageError(stderr, "constants", sizeError(err))
+	}
+	if roles {
+		if out.RoleWeights, err = roleWeights(*N, *n, *K, *N2, *ordered, *balanced, base, opt); err != nil {
+			return usageError(stderr, "constants", sizeError(err))
+		}
 	}
 	var o jsonOut
 	if _, err := fmt.Fprintf(stdout, "%s\n", o.encode(out)); err != nil {

@@ -15,7 +15,8 @@ import (
 
 const creditHelp = `usage: spiral credit [-search-target L] [-aggregation-target L] [-boundary gate|keep]
                      [-overlong-max L [-overlong-buffer B] [-overlong-factor F]]
-                     [-reward-range LOW,HIGH] [-ordered] < lines
+                     [-reward-range LOW,HIGH] [-ordered]
+                     [-coefficients REDUCTION [-update joint|paper] [-split-roles]] < lines
 
 credit computes SPIRAL's credit for one problem per input line, with the
 root package's Config.CreditBatch (the credit of package advantage, then the
@@ -45,6 +46,26 @@ Flags:
                          orders are distinct. Without it sets are subsets,
                          in any presentation order, and no two sets may hold
                          the same traces.
+  -coefficients REDUCTION
+                         also write the loss coefficients (Config.LossCoefficients)
+                         for a trainer whose loss reduces the line's outputs with
+                         REDUCTION, named as the loss package names it (sum,
+                         token-mean, seq-mean-token-sum, seq-mean-token-mean,
+                         seq-mean-token-sum-norm, trl-grpo, trl-bnpo, trl-dr-grpo,
+                         trl-dapo, trl-rloo, openrlhf-token, openrlhf-sequence):
+                         put them where the trainer puts its advantages, and its
+                         gradient is "scale" times the chosen update, whatever the
+                         lengths. The line's N1 + K N2 outputs are the rows reduced
+                         together; for a batch of several lines reduced together,
+                         take -coefficients sum (the update itself) and the
+                         library's loss.Coefficients over the batch. Needs
+                         search_lengths and aggregation_lengths
+  -update joint|paper    the update the coefficients produce: joint (default),
+                         SPIRAL's unbiased joint gradient (search advantages over
+                         M, aggregation advantages over K (N2 - 1)), or paper, the
+                         advantages as they are
+  -split-roles           the trainer reduces the search traces and the aggregation
+                         outputs as two loss terms, each over its own outputs
 
 Input line (one JSON object; numbers in rewards are finite):
   {"traces": N1,                      required: the number of search traces, N1 >= 1;
@@ -98,6 +119,14 @@ Output line:
                                       positive ones set to 0, and their sum
                                       (all 0 but outputs and positive when the
                                       gate is off)
+   "search_coefficients": [c, ...],   with -coefficients only: each search trace's
+   "aggregation_coefficients": [[c]], and each aggregation output's coefficient
+                                      (the shape of rewards; 0 for an output of
+                                      no tokens)
+   "scale": x}                        with -coefficients only: the trainer's gradient
+                                      is scale times the chosen update (1 for sum,
+                                      1/R for the means, R the outputs with a token;
+                                      the trainer's own constants aside)
   The answer's size is proportional to the line's.
 
 Errors name the line's fields and positions, such as rewards[1][0] or
@@ -149,6 +178,10 @@ type creditOutput struct {
 	Overlong        *penaltyReport `json:"overlong,omitempty"`
 	SearchGate      gateReport     `json:"search_gate"`
 	AggregationGate gateReport     `json:"aggregation_gate"`
+
+	SearchCoefficients      []float64   `json:"search_coefficients,omitempty"`
+	AggregationCoefficients [][]float64 `json:"aggregation_coefficients,omitempty"`
+	Scale                   *float64    `json:"scale,omitempty"`
 }
 
 // gateReport is a lengthgate.Report in the output's JSON.
@@ -202,12 +235,15 @@ func inNoSet(appearances []int) int {
 // flags give (gates, family) and the sizes the line gives, through
 // Config.CreditBatch on a batch of one problem.
 type creditHandler struct {
-	base   spiral.Config
-	in     creditLine // decoded into again and again, reusing its slices
-	batch  spiral.Batch
-	credit spiral.BatchCredit
-	rows   [][]float64
-	out    jsonOut
+	base    spiral.Config
+	in      creditLine // decoded into again and again, reusing its slices
+	batch   spiral.Batch
+	members []int // the line's sets, flat
+	plans   spiral.Plans
+	credit  spiral.BatchCredit
+	rows    [][]float64
+	out     jsonOut
+	coef    coefficients
 }
 
 func (h *creditHandler) handle(line []byte) ([]byte, error) {
@@ -261,6 +297,9 @@ func (h *creditHandler) handle(line []byte) ([]byte, error) {
 		r := b.Overlong
 		out.Overlong = &penaltyReport{Outputs: r.Outputs, Penalized: r.Penalized, Overlong: r.Overlong, Total: r.Total}
 	}
+	if err := h.coef.write(&out, c, b, h.batch, in); err != nil {
+		return nil, err
+	}
 	return h.out.encode(out), nil
 }
 
@@ -293,7 +332,7 @@ func (h *creditHandler) layout(in *creditLine, lineSize int) (spiral.Config, err
 	c := h.base
 	c.SearchTraces, c.Sets, c.SetSize, c.AggregationsPerSet = in.Traces, k, n, 1
 	b := &h.batch
-	b.Sets, b.Rewards, b.RewardCounts = b.Sets[:0], b.Rewards[:0], b.RewardCounts[:0]
+	h.members, b.Rewards, b.RewardCounts = h.members[:0], b.Rewards[:0], b.RewardCounts[:0]
 	b.Unscorable, b.AggregationLengths = b.Unscorable[:0], b.AggregationLengths[:0]
 	for i, s := range in.Sets {
 		if len(s) != n {
@@ -307,7 +346,7 @@ func (h *creditHandler) layout(in *creditLine, lineSize int) (spiral.Config, err
 			return spiral.Config{}, fmt.Errorf("len(aggregation_lengths[%d]) = %d, want len(rewards[%d]) = %d", i, len(in.AggregationLengths[i]), i, len(rs))
 		}
 		c.AggregationsPerSet = max(c.AggregationsPerSet, len(rs))
-		b.Sets = append(b.Sets, s...)
+		h.members = append(h.members, s...)
 		b.RewardCounts = append(b.RewardCounts, len(rs))
 		b.Rewards = append(b.Rewards, rs...)
 		if in.Unscorable != nil {
@@ -324,28 +363,44 @@ func (h *creditHandler) layout(in *creditLine, lineSize int) (spiral.Config, err
 		b.AggregationLengths = nil
 	}
 	b.SearchLengths = in.SearchLengths
+	b.Plans = &h.plans
+	if err := c.CheckPlans(&h.plans, h.members); err != nil {
+		if e, ok := errors.AsType[*spiral.InputError](err); ok && e.Problem == 0 {
+			return c, inputError(c, in, e)
+		}
+		return c, configError(err)
+	}
 	return c, nil
 }
 
 // errTooLarge says what advantage.ErrTooLarge says, in the input's terms.
 var errTooLarge = fmt.Errorf("its magnitude is above %g, the largest reward accepted", advantage.MaxAbsReward)
 
-// configNames maps the names in the root's Config errors to a credit line's.
-var configNames = strings.NewReplacer(
-	"spiral: ", "",
-	"Config.SearchTraces (N1)", "traces",
-	"SearchTraces (N1)", "traces",
-	"Config.SetSize (n)", "len(sets[0])",
-	"Config.Sets (K)", "len(sets)",
-	"Config.AggregationsPerSet (N2)", "the length of the longest row of rewards",
-	"combin.MaxSize", "the size cap",
-	"\n", "; ",
-)
+// configNames maps the Config fields of the root's errors to a credit
+// line's.
+var configNames = map[string]string{
+	"Config.SearchTraces":       "traces",
+	"Config.SetSize":            "len(sets[0])",
+	"Config.Sets":               "len(sets)",
+	"Config.AggregationsPerSet": "the length of the longest row of rewards",
+}
 
-// configError rewrites an error of the root package about a credit line's
-// sizes in the line's field names.
+// configError says what an error of the root package about a credit
+// line's sizes means in the line's field names: each *spiral.InputError
+// renamed to the line's field.
 func configError(err error) error {
-	return errors.New(configNames.Replace(err.Error()))
+	var parts []string
+	for _, e := range inputErrors(err) {
+		name, ok := configNames[e.Field]
+		if !ok {
+			name = e.Field
+		}
+		parts = append(parts, e.In("", name).Error())
+	}
+	if parts == nil {
+		return err
+	}
+	return errors.New(strings.Join(parts, "; "))
 }
 
 // inputError says what e, an error of the library about one line, means in
@@ -353,7 +408,7 @@ func configError(err error) error {
 func inputError(c spiral.Config, in *creditLine, e *advantage.InputError) error {
 	i, j := e.Set, e.Output
 	switch e.Field {
-	case "Rewards":
+	case "Batch.Rewards":
 		if errors.Is(e.Err, advantage.ErrNotFinite) {
 			return fmt.Errorf("rewards[%d][%d] = %v is not finite: mark the output unscorable instead", i, j, e.Value)
 		}
@@ -361,11 +416,11 @@ func inputError(c spiral.Config, in *creditLine, e *advantage.InputError) error 
 			return fmt.Errorf("rewards[%d][%d] = %v: %v", i, j, e.Value, errTooLarge)
 		}
 		return fmt.Errorf("rewards[%d][%d] = %v: %v", i, j, e.Value, e.Err)
-	case "RewardCounts":
+	case "Batch.RewardCounts":
 		return fmt.Errorf("rewards[%d] is empty: a set needs at least one output (mark one that could not be scored in unscorable)", i)
-	case "Unscorable":
+	case "Batch.Unscorable":
 		return fmt.Errorf("unscorable[%d][%d]: %v", i, j, e.Err)
-	case "SearchLengths":
+	case "Batch.SearchLengths":
 		switch {
 		case j >= 0:
 			return fmt.Errorf("search_lengths[%d] = %v < 0", j, e.Value)
@@ -373,7 +428,7 @@ func inputError(c spiral.Config, in *creditLine, e *advantage.InputError) error 
 			return fmt.Errorf("search_lengths is missing, but -search-target = %d gates on it", c.Gates.Search.Target)
 		}
 		return fmt.Errorf("len(search_lengths) = %d, want traces = %d", len(in.SearchLengths), in.Traces)
-	case "AggregationLengths":
+	case "Batch.AggregationLengths":
 		switch {
 		case j >= 0:
 			return fmt.Errorf("aggregation_lengths[%d][%d] = %v < 0", i, j, e.Value)
@@ -382,7 +437,7 @@ func inputError(c spiral.Config, in *creditLine, e *advantage.InputError) error 
 		case in.AggregationLengths == nil && c.Overlong != nil:
 			return fmt.Errorf("aggregation_lengths is missing, but -overlong-max = %d punishes on it", c.Overlong.MaxLength)
 		}
-	case "Members", "Sets":
+	case "members", "Batch.Plans":
 		if se, ok := errors.AsType[*combin.SetError](e.Err); ok {
 			switch se.Reason {
 			case combin.OutOfRange:
@@ -435,8 +490,13 @@ func runCredit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var rewardRange rangeFlag
 	fs.Var(&rewardRange, "reward-range", "")
 	ordered := fs.Bool("ordered", false, "")
+	var coef coefficients
+	coef.flags(fs)
 	if code, done := parseFlags(fs, creditHelp, args, stdout, stderr); done {
 		return code
+	}
+	if err := coef.parse(); err != nil {
+		return usageError(stderr, "credit", err.Error())
 	}
 	c := spiral.Config{
 		Gates: lengthgate.Gates{
@@ -469,7 +529,7 @@ func runCredit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return usageError(stderr, "credit", "-overlong-buffer and -overlong-factor need -overlong-max")
 	}
 	c.RewardRange = rewardRange.r
-	return runStream("credit", stdin, stdout, stderr, &creditHandler{base: c})
+	return runStream("credit", stdin, stdout, stderr, &creditHandler{base: c, coef: coef})
 }
 
 // overlongFlags names lengthgate.SoftOverlong's fields by their flags.

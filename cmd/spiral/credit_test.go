@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,7 +44,7 @@ func drawCredit(t *rapid.T) (creditIn, []string, spiral.Config) {
 		maxK = int(T)
 	}
 	c.Sets = rapid.IntRange(1, maxK).Draw(t, "K")
-	p, err := c.Plan(rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 0)))
+	p, err := c.Plan(rapid.Uint64().Draw(t, "seed"), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -241,13 +241,13 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"passk", "-k", "1,,2"}, `"" is not an integer >= 1`},
 		{[]string{"passk", "-k", "8,1,8"}, "k = 8 appears twice"},
 		{[]string{"constants", "-traces", "8", "-size", "4"}, "flag -sets is required"},
-		{[]string{"constants", "-traces", "4", "-size", "5", "-sets", "1"}, "-size (n) = 5 > -traces (N1) = 4"},
+		{[]string{"constants", "-traces", "4", "-size", "5", "-sets", "1"}, "-size: n = 5 > N1 = 4"},
 		{[]string{"constants", "-traces", "8", "-size", "4", "-sets", "71"}, "71"},
-		{[]string{"constants", "-traces", "8", "-size", "4", "-sets", "0"}, "-sets (K) = 0 < 1"},
+		{[]string{"constants", "-traces", "8", "-size", "4", "-sets", "0"}, "-sets: K = 0 < 1"},
 		{[]string{"plan", "-traces", "8", "-size", "4", "-sets", "4", "-problems", "2"}, "flag -seed is required"},
 		{[]string{"plan", "-traces", "8", "-size", "4", "-sets", "4", "-seed", "1", "-problems", "-1"}, "-problems = -1 < 0"},
-		{[]string{"plan", "-traces", "8", "-size", "4", "-sets", "71", "-seed", "1", "-problems", "1"}, "-sets (K) = 71 > C(8, 4) = 70"},
-		{[]string{"plan", "-traces", "8", "-size", "4", "-sets", "4", "-ordered", "-shuffle", "-seed", "1", "-problems", "1"}, "-shuffle with -ordered"},
+		{[]string{"plan", "-traces", "8", "-size", "4", "-sets", "71", "-seed", "1", "-problems", "1"}, "-sets: K = 71 > C(8, 4) = 70"},
+		{[]string{"plan", "-traces", "8", "-size", "4", "-sets", "4", "-ordered", "-shuffle", "-seed", "1", "-problems", "1"}, "-shuffle: shuffled tuples"},
 		{[]string{"vectors"}, "flag -out is required"},
 	} {
 		stdout, stderr, code := runCmd(t, "", tt.args...)

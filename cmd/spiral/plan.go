@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"strconv"
 
 	"spiral"
@@ -37,11 +36,12 @@ Flags:
 The plans are those that Go's
 
     p, _ := cfg.NewPlanner()
-    p.PlanTo(&batch, P, rand.New(rand.NewPCG(S, T)))
+    p.PlanTo(&plans, S, T, []uint64{0, 1, ..., P-1})
 
-draws (math/rand/v2), problem after problem from one generator: a Go trainer
-and a trainer using this command draw the same plans for the same seed and
-step, on every machine.
+draws: problem q is the problem of key q, and its plan is a function of
+(S, T, q) alone (spiral.StreamSeed): a Go trainer and a trainer using this
+command draw the same plans for the same seed, step and keys, on every
+machine.
 
 Output: P lines, line q (from 1) the plan of problem q:
   {"sets": [[y, ...], ...]}   K sets of n trace indices in [0, N1), in
@@ -84,26 +84,29 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "plan", sizeError(err))
 	}
-	if err := writePlans(stdout, p, rand.New(rand.NewPCG(*seed, *step)), *problems); err != nil {
+	if err := writePlans(stdout, p, *seed, *step, *problems); err != nil {
 		fmt.Fprintf(stderr, "spiral plan: %v\n", err)
 		return exitUsage
 	}
 	return exitOK
 }
 
-// writePlans writes the plans of problems problems drawn by p with rnd, one
-// line each, reusing one buffer.
-func writePlans(out io.Writer, p *spiral.Planner, rnd *rand.Rand, problems int) error {
+// writePlans writes the plans of the problems of keys 0..problems-1 drawn
+// by p at seed and step, one line each, reusing one buffer.
+func writePlans(out io.Writer, p *spiral.Planner, seed, step uint64, problems int) error {
 	c := p.Config()
 	k, n := c.Sets, c.SetSize
-	var batch spiral.Batch
+	var plans spiral.Plans
+	var flat []int
+	key := make([]uint64, 1)
 	w := bufio.NewWriterSize(out, readSize)
 	var line []byte
-	for range problems {
-		if err := p.PlanTo(&batch, 1, rnd); err != nil {
+	for q := range problems {
+		key[0] = uint64(q)
+		if err := p.PlanTo(&plans, seed, step, key); err != nil {
 			return err
 		}
-		flat := batch.Sets
+		flat = plans.AppendMembers(flat[:0])
 		line = append(line[:0], `{"sets":[`...)
 		for i := range k {
 			if i > 0 {

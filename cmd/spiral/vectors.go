@@ -149,6 +149,7 @@ func vectors() ([]vectorFile, error) {
 		"group.in.jsonl":             groupInput(),
 		"group-errors.in.jsonl":      groupErrorsInput(),
 		"constants.in.jsonl":         constantsInput(),
+		"constants-roles.in.jsonl":   constantsRolesInput(),
 		"passk.in.jsonl":             passkInput(),
 		"passk-small.in.jsonl":       passkSmallInput(),
 		"passk-errors.in.jsonl":      passkErrorsInput(),
@@ -172,6 +173,10 @@ func vectors() ([]vectorFile, error) {
 			About: "the same lines with only the aggregation gate (search_lengths checked, unused)"},
 		{Name: "credit-nogate", Command: []string{"credit"}, Input: in("credit-gates.in.jsonl"),
 			About: "the same lines without gates (lengths checked, unused)"},
+		{Name: "credit-coefficients-token-mean", Command: []string{"credit", "-coefficients", "token-mean"}, Input: in("credit-gates.in.jsonl"),
+			About: "the gates' lines with the loss coefficients of SPIRAL's joint gradient under verl's token-mean (docs/findings.md#loss-coefficients)"},
+		{Name: "credit-coefficients-trl-grpo-split", Command: []string{"credit", "-coefficients", "trl-grpo", "-update", "paper", "-split-roles"}, Input: in("credit-gates.in.jsonl"),
+			About: "the same lines, the paper's update under TRL's grpo loss with search and aggregation as two loss terms"},
 		{Name: "credit-errors", Command: []string{"credit"}, Input: in("credit-errors.in.jsonl"),
 			About: "bad lines, each with its error line, between good lines that must stay in place"},
 		{Name: "credit-unscorable", Command: []string{"credit"}, Input: in("credit-unscorable.in.jsonl"),
@@ -198,6 +203,8 @@ func vectors() ([]vectorFile, error) {
 			About: "the same lines, OpenRLHF's reinforce_baseline: r - mean, clipped to [-10, 10], whitened over the line's tokens"},
 		{Name: "group-errors", Command: []string{"group"}, Input: in("group-errors.in.jsonl"),
 			About: "bad group lines between good lines"},
+		{Name: "constants-role-weights", Command: []string{"constants", "-aggregations", "4", "-reduction", "seq-mean-token-sum", "-split-roles"}, Input: in("constants-roles.in.jsonl"), PerLineFlags: true,
+			About: "the constants with the role weights of per-role sequence means (Config.RoleWeights, within-set baseline, N2 = 4)"},
 		{Name: "constants", Command: []string{"constants"}, Input: in("constants.in.jsonl"), PerLineFlags: true,
 			About: "the constants of Proposition 3.1 (docs/method.md#proposition-31) for every 1 <= n <= N1 <= 9 with several K, both families, and larger (N1, n, K)"},
 		{Name: "passk", Command: []string{"passk", "-k", "1,2,4,8,16,32,64,128,256"}, Input: in("passk.in.jsonl"),
@@ -339,10 +346,10 @@ func creditWorkedInput() []byte {
 	return jsonLines(workedExample, shuffled, wider)
 }
 
-// planned draws a plan for c with rnd, panicking on error: the vectors'
-// configurations are valid.
+// planned draws the plan of a problem whose key rnd draws, for c,
+// panicking on error: the vectors' configurations are valid.
 func planned(c spiral.Config, rnd *rand.Rand) [][]int {
-	p, err := c.Plan(rnd)
+	p, err := c.Plan(vectorSeed, 0, rnd.Uint64())
 	if err != nil {
 		panic(err)
 	}
@@ -672,6 +679,17 @@ func constantsInput() []byte {
 		}
 	}
 	return jsonLines(lines...)
+}
+
+// constantsRolesInput lists the configurations of the role-weights case.
+func constantsRolesInput() []byte {
+	type flags struct {
+		Traces  int  `json:"traces"`
+		Size    int  `json:"size"`
+		Sets    int  `json:"sets"`
+		Ordered bool `json:"ordered"`
+	}
+	return jsonLines(flags{8, 4, 4, false}, flags{8, 4, 4, true}, flags{8, 4, 1, false}, flags{16, 4, 8, false}, flags{6, 2, 3, true})
 }
 
 // familySize returns C(N, n) or (N)_n for small N.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -477,7 +476,6 @@ func TestPlanMatchesLibrary(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("%v: exit %d: %s", args, code, stderr)
 		}
-		rnd := rand.New(rand.NewPCG(seed, 0))
 		lines := outputLines(t, stdout)
 		if len(lines) != problems {
 			t.Fatalf("%v: %d lines", args, len(lines))
@@ -491,7 +489,7 @@ func TestPlanMatchesLibrary(t *testing.T) {
 			if err := dec.Decode(&got); err != nil {
 				t.Fatal(err)
 			}
-			want, err := tt.c.Plan(rnd)
+			want, err := tt.c.Plan(uint64(seed), 0, uint64(q))
 			if err != nil {
 				t.Fatal(err)
 			}

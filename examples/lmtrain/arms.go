@@ -6,7 +6,39 @@ import (
 
 	"spiral"
 	"spiral/advantage"
+	"spiral/loss"
 )
+
+// An ArmSpec is one training method. Every arm starts from the same base
+// model, spends the same generated-token ceiling per problem and sees the
+// same training problems (step s, round r draws the same P problems in
+// every arm).
+type ArmSpec struct {
+	Name string `json:"name"`
+	// Kind is "spiral" or "grpo".
+	Kind string `json:"kind"`
+	// Group is G, GRPO's traces per problem.
+	Group int `json:"group,omitempty"`
+	// MaxPairs is the search grammar's proposals per trace (1 or 2).
+	MaxPairs int `json:"max_pairs"`
+	// Unbiased scales SPIRAL's losses by the configuration's unbiased role
+	// multipliers (Config.RoleWeights); without it the search and
+	// aggregation losses are summed as the paper sums them.
+	Unbiased bool `json:"unbiased,omitempty"`
+}
+
+// The arms of the study: SPIRAL with the library's unbiased weighting and
+// with the paper's summed loss, and GRPO at the same generated-token
+// ceiling as SPIRAL's 8 + 16 outputs of one proposal, either as 12 traces
+// of twice the length (the paper's control: room to propose, check and
+// propose again) or as 24 traces of one proposal (as many traces as SPIRAL
+// generates outputs).
+var studyArms = []ArmSpec{
+	{Name: "spiral", Kind: "spiral", MaxPairs: 1, Unbiased: true},
+	{Name: "spiral-paper", Kind: "spiral", MaxPairs: 1},
+	{Name: "grpo-2x", Kind: "grpo", Group: 12, MaxPairs: 2},
+	{Name: "grpo-24", Kind: "grpo", Group: 24, MaxPairs: 1},
+}
 
 // StepStats is what one training step of an arm did.
 type StepStats struct {
@@ -24,51 +56,67 @@ type StepStats struct {
 	Loss  float64
 }
 
-// problemStream draws training problems.
-type problemStream struct{ r *rand.Rand }
+// problemStream gives every step its training problems: Rounds*P problems
+// drawn from (seed, step) alone, so that every arm sees the same problems
+// at the same step and round however many rounds it uses, none of them a
+// test problem.
+type problemStream struct {
+	seed    uint64
+	perStep int
+	exclude map[int64]bool
+}
 
-func (s problemStream) next(n int) []Problem { return NewProblems(s.r, n) }
+func (s problemStream) step(step int) []Problem {
+	return NewProblems(rand.New(rand.NewPCG(s.seed, 1_000_000+uint64(step))), s.perStep, s.exclude)
+}
+
+// rightReward is 1 when out's answer is p's pair, else 0.
+func rightReward(p Problem, out []int32) float64 {
+	if answerOf(out) == p.Answer() {
+		return 1
+	}
+	return 0
+}
 
 // spiralArm trains the policy with SPIRAL: per problem N1 search traces, K
 // sets of n of them planned by the library, N2 aggregation outputs per set,
 // credit from Config.CreditBatch with the length gates, dynamic sampling
-// on NoSignal, and the search and aggregation losses scaled by the
-// configuration's role multipliers.
+// on Skip, and the loss coefficients from Config.LossCoefficients: the
+// unbiased joint gradient, or the paper's update.
 type spiralArm struct {
-	cfg        spiral.Config
-	planner    *spiral.Planner
-	policy     *Policy
-	grammar    Grammar
-	problems   int // P, problems per step
-	rounds     int // generation rounds per step for dynamic sampling
-	searchMult float64
-	aggMult    float64
-	batch      spiral.Batch // reused: PlanTo draws its Sets, generate fills the rest
-	credit     spiral.BatchCredit
+	cfg      spiral.Config
+	planner  *spiral.Planner
+	policy   *Policy
+	search   Grammar // the search traces'
+	agg      Grammar // the aggregation outputs'
+	problems int     // P, problems per step
+	rounds   int     // generation rounds per step for dynamic sampling
+	loss     spiral.LossOptions
+	plans    spiral.Plans // reused: PlanTo draws them every round
+	keys     []uint64     // 0, 1, ...: the round's problems
+	batch    spiral.Batch // reused: generate fills it
+	credit   spiral.BatchCredit
+	coef     spiral.LossCoefficients
 }
 
-func newSpiralArm(cfg spiral.Config, policy *Policy, g Grammar, problems, rounds int, unbiased bool) (*spiralArm, error) {
+func newSpiralArm(cfg spiral.Config, policy *Policy, search, agg Grammar, problems, rounds int, unbiased bool) (*spiralArm, error) {
 	planner, err := cfg.NewPlanner()
 	if err != nil {
 		return nil, err
 	}
-	a := &spiralArm{cfg: cfg, planner: planner, policy: policy, grammar: g, problems: problems, rounds: rounds, searchMult: 1, aggMult: 1}
+	// The loss sums each output's log-probability times its coefficient
+	// (loss.Sum), with the aggregation baseline inside the set, as
+	// CreditBatch computes it.
+	opt := spiral.LossOptions{Update: spiral.PaperUpdate, Baseline: spiral.WithinSet, Reduction: loss.Sum}
 	if unbiased {
-		// The credit sums over every trace and output (a sum: spiral.LossOptions{}) with
-		// the aggregation baseline inside the set (WithinSet), as step does.
-		roles, err := cfg.RoleWeights(spiral.LossOptions{})
-		if err != nil {
-			return nil, err
-		}
-		a.searchMult, a.aggMult = roles.SearchMultiplier, roles.AggregationMultiplier
+		opt.Update = spiral.JointGradient
 	}
-	return a, nil
+	return &spiralArm{cfg: cfg, planner: planner, policy: policy, search: search, agg: agg, problems: problems, rounds: rounds, loss: opt}, nil
 }
 
 // rollout is one round of generation for P problems.
 type rollout struct {
 	problems  []Problem
-	sets      []int     // the plan: a.batch.Sets, which the next round overwrites
 	traces    [][]int32 // P*N1 search traces
 	aggPrompt [][]int32 // P*K*N2 aggregation prompts
 	aggOut    [][]int32 // P*K*N2 aggregation outputs
@@ -81,10 +129,14 @@ type rollout struct {
 func (a *spiralArm) generate(r *rand.Rand, problems []Problem) (*rollout, error) {
 	c := a.cfg
 	n1, k, n, n2 := c.SearchTraces, c.Sets, c.SetSize, c.AggregationsPerSet
-	if err := a.planner.PlanTo(&a.batch, len(problems), r); err != nil {
+	for len(a.keys) < len(problems) {
+		a.keys = append(a.keys, uint64(len(a.keys)))
+	}
+	if err := a.planner.PlanTo(&a.plans, r.Uint64(), 0, a.keys[:len(problems)]); err != nil {
 		return nil, err
 	}
-	ro := &rollout{problems: problems, sets: a.batch.Sets}
+	a.batch.Plans = &a.plans
+	ro := &rollout{problems: problems}
 	prompts := make([][]int32, 0, len(problems)*n1)
 	for _, p := range problems {
 		for range n1 {
@@ -92,7 +144,7 @@ func (a *spiralArm) generate(r *rand.Rand, problems []Problem) (*rollout, error)
 		}
 	}
 	var err error
-	ro.traces, _, err = a.policy.Generate(r, prompts, a.grammar.searchRowLen(), a.grammar)
+	ro.traces, _, err = a.policy.Generate(r, prompts, a.search.searchRowLen(), a.search)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +152,7 @@ func (a *spiralArm) generate(r *rand.Rand, problems []Problem) (*rollout, error)
 	for q, p := range problems {
 		for i := range k {
 			for j := range n {
-				cands[j] = ro.traces[q*n1+ro.sets[(q*k+i)*n+j]]
+				cands[j] = ro.traces[q*n1+a.plans.Member(q, i, j)]
 			}
 			prompt := aggregatePrompt(p, cands)
 			for range n2 {
@@ -108,51 +160,46 @@ func (a *spiralArm) generate(r *rand.Rand, problems []Problem) (*rollout, error)
 			}
 		}
 	}
-	ro.aggOut, _, err = a.policy.Generate(r, ro.aggPrompt, a.grammar.aggregateRowLen(n), a.grammar)
+	ro.aggOut, _, err = a.policy.Generate(r, ro.aggPrompt, a.agg.aggregateRowLen(n), a.agg)
 	if err != nil {
 		return nil, err
 	}
 	for i, t := range ro.traces {
 		ro.searchLen = append(ro.searchLen, len(t))
-		if answerOf(t) == problems[i/n1].Answer() {
-			ro.searchOK++
-		}
+		ro.searchOK += int(rightReward(problems[i/n1], t))
 	}
 	for o, out := range ro.aggOut {
 		ro.aggLen = append(ro.aggLen, len(out))
-		rew := 0.0
-		if answerOf(out) == problems[o/(k*n2)].Answer() {
-			rew = 1
-		}
-		ro.rewards = append(ro.rewards, rew)
+		ro.rewards = append(ro.rewards, rightReward(problems[o/(k*n2)], out))
 	}
 	return ro, nil
 }
 
-// step generates for P problems, credits them, resamples the problems with
-// no signal (up to a.rounds rounds) and takes one Adam step on the kept
-// ones, each problem's loss
+// step generates for the step's problems P at a time, credits them,
+// resamples the problems that give no update (up to a.rounds rounds) and
+// takes one Adam step on the kept ones, each problem's loss
 //
-//	-(searchMult sum_y A_search(y) log pi(y) + aggMult sum_o A_agg(o) log pi(o))
+//	-(sum_y c_search(y) log pi(y) + sum_o c_agg(o) log pi(o))
 //
-// averaged over the P problems of the step.
-func (a *spiralArm) step(r *rand.Rand, draw problemStream) (StepStats, error) {
+// averaged over the P problems of the step, c the loss coefficients: the
+// advantages times 1/M and 1/(K (N2-1)) for the joint gradient, times 1
+// for the paper's update.
+func (a *spiralArm) step(r *rand.Rand, pool []Problem) (StepStats, error) {
 	c := a.cfg
 	n1, k, n2 := c.SearchTraces, c.Sets, c.AggregationsPerSet
-	g := a.grammar
-	search := Part{SeqLen: g.searchRowLen(), Grammar: g}
-	agg := Part{SeqLen: g.aggregateRowLen(c.SetSize), Grammar: g}
+	search := Part{SeqLen: a.search.searchRowLen(), Grammar: a.search}
+	agg := Part{SeqLen: a.agg.aggregateRowLen(c.SetSize), Grammar: a.agg}
 	var st StepStats
 	var aggOK, aggAll int
 	for round := 0; round < a.rounds && st.Kept < a.problems; round++ {
-		ro, err := a.generate(r, draw.next(a.problems))
+		ro, err := a.generate(r, pool[round*a.problems:(round+1)*a.problems])
 		if err != nil {
 			return st, err
 		}
 		st.Problems += a.problems
-		for _, t := range ro.traces {
+		for i, t := range ro.traces {
 			st.Generated += len(t)
-			st.Prefill += ProblemDigits + 2
+			st.Prefill += len(searchPrompt(ro.problems[i/n1]))
 		}
 		for o, out := range ro.aggOut {
 			st.Generated += len(out)
@@ -162,24 +209,26 @@ func (a *spiralArm) step(r *rand.Rand, draw problemStream) (StepStats, error) {
 		}
 		st.SearchReward += float64(ro.searchOK)
 		a.batch.Rewards, a.batch.SearchLengths, a.batch.AggregationLengths = ro.rewards, ro.searchLen, ro.aggLen
-		err = c.CreditBatch(&a.credit, a.batch)
-		if err != nil {
+		if err := c.CreditBatch(&a.credit, a.batch); err != nil {
 			return st, fmt.Errorf("credit: %w", err)
+		}
+		if err := c.LossCoefficients(&a.coef, &a.credit, a.batch, a.loss); err != nil {
+			return st, fmt.Errorf("loss coefficients: %w", err)
 		}
 		st.Gated += a.credit.Gates.Search.Gated + a.credit.Gates.Aggregation.Gated
 		for q := range ro.problems {
-			if a.credit.NoSignal[q] || st.Kept == a.problems {
+			if a.credit.Skip(q) || st.Kept == a.problems {
 				continue
 			}
 			st.Kept++
 			for y := range n1 {
 				i := q*n1 + y
 				search.Rows = append(search.Rows, Row{Prompt: searchPrompt(ro.problems[q]), Output: ro.traces[i]})
-				search.Coef = append(search.Coef, float32(a.searchMult*a.credit.Search[i]/float64(a.problems)))
+				search.Coef = append(search.Coef, float32(a.coef.Search[i]/float64(a.problems)))
 			}
 			for o := q * k * n2; o < (q+1)*k*n2; o++ {
 				agg.Rows = append(agg.Rows, Row{Prompt: ro.aggPrompt[o], Output: ro.aggOut[o]})
-				agg.Coef = append(agg.Coef, float32(a.aggMult*a.credit.Aggregation[o]/float64(a.problems)))
+				agg.Coef = append(agg.Coef, float32(a.coef.Aggregation[o]/float64(a.problems)))
 			}
 		}
 	}
@@ -193,15 +242,16 @@ func (a *spiralArm) step(r *rand.Rand, draw problemStream) (StepStats, error) {
 }
 
 // padPart fills p up to rows rows with zero-weight copies of its first row
-// (or an all-padding row), so that every step has the same shapes and the
-// model is compiled once per shape.
+// (or of a one-proposal row), so that every step has the same shapes and
+// the model is compiled once per shape.
 func padPart(p *Part, rows int) {
-	filler := Row{Prompt: []int32{TokSearch}, Output: []int32{TokEq, 0, TokStop}}
-	if len(p.Rows) > 0 {
-		filler = p.Rows[0]
+	if len(p.Rows) == 0 {
+		pr := Problem{Target: 1}
+		p.Rows = append(p.Rows, Row{Prompt: searchPrompt(pr), Output: append(proposal(pr, 0), TokStop)})
+		p.Coef = append(p.Coef, 0)
 	}
 	for len(p.Rows) < rows {
-		p.Rows = append(p.Rows, filler)
+		p.Rows = append(p.Rows, p.Rows[0])
 		p.Coef = append(p.Coef, 0)
 	}
 }
@@ -219,13 +269,13 @@ type grpoArm struct {
 	opts     advantage.GroupOptions
 }
 
-func (a *grpoArm) step(r *rand.Rand, draw problemStream) (StepStats, error) {
+func (a *grpoArm) step(r *rand.Rand, pool []Problem) (StepStats, error) {
 	g := a.grammar
 	search := Part{SeqLen: g.searchRowLen(), Grammar: g}
 	var st StepStats
 	var ok int
 	for round := 0; round < a.rounds && st.Kept < a.problems; round++ {
-		problems := draw.next(a.problems)
+		problems := pool[round*a.problems : (round+1)*a.problems]
 		st.Problems += len(problems)
 		prompts := make([][]int32, 0, len(problems)*a.group)
 		ids := make([]int, 0, len(problems)*a.group)
@@ -243,10 +293,8 @@ func (a *grpoArm) step(r *rand.Rand, draw problemStream) (StepStats, error) {
 		for i, o := range outs {
 			st.Generated += len(o)
 			st.Prefill += len(prompts[i])
-			if answerOf(o) == problems[ids[i]].Answer() {
-				rewards[i] = 1
-				ok++
-			}
+			rewards[i] = rightReward(problems[ids[i]], o)
+			ok += int(rewards[i])
 		}
 		adv := make([]float64, len(outs))
 		if _, err := advantage.GroupRelative(adv, rewards, ids, a.opts); err != nil {

@@ -52,7 +52,7 @@ func layout(rows []Row, seqLen int, g Grammar, coef []float32) (tokens []int32, 
 		copy(targets[base:], tokens[base+1:base+seqLen])
 		for j := range row.Output {
 			pos := base + len(row.Prompt) + j - 1 // the position predicting output token j
-			forced := g.allowed(row.Output[:j], &mask)
+			forced := g.allowed(row.Prompt, row.Output[:j], &mask)
 			for v, ok := range mask {
 				if !ok {
 					bias[pos*VocabSize+v] = disallowed
@@ -87,7 +87,7 @@ func (p *Policy) Generate(r *rand.Rand, prompts [][]int32, seqLen int, g Grammar
 				continue
 			}
 			active = true
-			if forced := g.allowed(out, &mask); forced {
+			if forced := g.allowed(prompts[i], out, &mask); forced {
 				for v, ok := range mask {
 					if ok {
 						outs[i] = append(out, int32(v))
@@ -114,7 +114,7 @@ func (p *Policy) Generate(r *rand.Rand, prompts [][]int32, seqLen int, g Grammar
 			}
 			copy(row, prompts[i])
 			copy(row[len(prompts[i]):], outs[i])
-			g.allowed(outs[i], &mask)
+			g.allowed(prompts[i], outs[i], &mask)
 			pos := i*seqLen + len(prompts[i]) + len(outs[i]) - 1
 			for v, ok := range mask {
 				if !ok {
@@ -131,7 +131,7 @@ func (p *Policy) Generate(r *rand.Rand, prompts [][]int32, seqLen int, g Grammar
 			if len(out) > 0 && out[len(out)-1] == TokStop {
 				continue
 			}
-			if g.allowed(out, &mask) {
+			if g.allowed(prompts[i], out, &mask) {
 				continue // forced: appended above, next round
 			}
 			pos := i*seqLen + len(prompts[i]) + len(out) - 1

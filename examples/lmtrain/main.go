@@ -1,104 +1,131 @@
 // Command lmtrain trains a tiny causal transformer, written with GoMLX and
 // run on its pure-Go backend, with SPIRAL and with GRPO at the same
 // generated-token ceiling, using the spiral library for every part the
-// method defines, and compares the two on held-out problems.
+// method defines, and measures what each method's search and aggregator do
+// on test problems disjoint from the training problems.
 //
-// # The task
+// # The task: pair-sum
 //
-// A problem is four digits; its answer is the largest. Every output of the
-// policy, search trace or aggregation output, follows one grammar,
+// A problem is four digits and a target T such that exactly one pair of
+// positions has digits summing to T; its answer is that pair. Every output
+// of the policy, search trace or aggregation output, follows one grammar,
 //
-//	digit{0,w} "=" digit stop
+//	(pair check){1,m} stop
 //
-// a few free working tokens, "=", the answer and a stop token, enforced by
-// masking the logits so that every output parses and its length is the
-// policy's choice. A search prompt is the problem; an aggregation prompt is
-// the problem and n candidate traces in the plan's presentation order. The
-// reward is 1 for a right answer.
+// one token names a pair of positions, and the check after it is forced,
+// as a tool's reply would be: hit when the pair sums to T, miss otherwise.
+// The reward is 1 when the last proposal is the right pair. Finding the
+// pair is hard for this model (it cannot compare digit sums in its two
+// blocks, so a trace is near chance: 1 in 6); checking a candidate is
+// easy (reading one token). An aggregation prompt shows the problem and n
+// candidates, each as one token carrying its pair and its check, so an
+// aggregator that reads the checks can pick a right candidate whenever the
+// set holds one, and a majority vote over answers cannot.
 //
 // # The policy
 //
-// One pre-norm causal transformer (default: 1 block, width 16, 2 heads)
-// shared by both roles. Both arms start from the same base model, made by a
-// short supervised warm-up on generated demonstrations (search traces right
-// 40% of the time, otherwise another digit of the problem; aggregation
-// outputs that repeat a random candidate), which stands in for a pretrained
-// model. Nothing is downloaded.
+// One pre-norm causal transformer (2 blocks, width 16, 2 heads) shared by
+// both roles. Every arm starts from the same base model, made by a short
+// supervised warm-up on generated demonstrations that stands in for a
+// pretrained model: search traces right 30% of the time, a second
+// proposal half the time whatever the first one's check; aggregation
+// outputs that repeat a candidate, a hit one with probability
+// -warmup-check (0.3). Nothing is downloaded.
 //
 // # The arms
 //
-//   - spiral: spiral.Config (N1 = 8, n = 4, K = 4, N2 = 4, the paper's) plans
-//     the sets, the policy generates the traces and the aggregation outputs,
-//     and Config.CreditBatch gives the credit after the length gates: by
-//     default none on search traces (as in the GRPO arm) and L_target = 3
-//     on aggregation outputs, so only the shortest, "= answer stop", keeps a
-//     positive advantage. Problems with NoSignal are resampled (dynamic
-//     sampling, up to -rounds rounds). The loss of a step is the mean over
-//     its P problems of -(w_s sum_y A_search(y) log pi(y) + w_a sum_o
-//     A_agg(o) log pi(o)), w_s and w_a the configuration's unbiased role
-//     multipliers (Config.RoleWeights; 1 and 1 with -unbiased=false).
+// Every arm spends the same generated-token ceiling per problem (package
+// budget: SPIRAL's 8 search traces and 16 aggregation outputs of one
+// proposal, 72 tokens) and draws the same training problems at the same
+// step and round:
 //
-//   - grpo: G = 12 traces per problem with twice the maximum length, the
-//     same generated-token ceiling as SPIRAL's 8 + 16 outputs (package
-//     budget), advantages from advantage.GroupRelative (-grpo-preset), the
-//     same dynamic sampling and loss normalisation.
+//   - spiral: spiral.Config at the paper's N1 = 8, n = 4, K = 4, N2 = 4,
+//     sets planned by the library, credit from Config.CreditBatch, problems
+//     that give no update (BatchCredit.Skip) resampled, and the loss
+//     coefficients of the unbiased joint gradient (Config.LossCoefficients
+//     with JointGradient).
+//   - spiral-paper: the same with the paper's update (PaperUpdate: the
+//     aggregation part weighted K(N2-1) = 12 against the search part).
+//   - grpo-2x: 12 traces of twice the length (room to propose, read the
+//     check, and propose again), Dr. GRPO advantages.
+//   - grpo-24: 24 traces of one proposal, as many traces as SPIRAL
+//     generates outputs.
 //
 // # What it reports
 //
-// Every -eval-every steps and at the end, on -test held-out problems: pass@1
-// and the pass@k coverage curve up to k = -samples (package eval), the
-// diversity of the search traces (distinct answers, answer entropy,
-// distinct traces), the aggregator's accuracy against a majority vote over
-// the same candidates (eval.MajorityVote), and the tokens spent; for the
-// base and the final models also recursive self-aggregation (package rsa: a
-// population of 8 search traces, -rsa-steps steps of aggregating sets of 4).
-// It writes summary.txt, summary.json and the plots pass1.png,
-// coverage.png, rsa.png and diversity.png to -out, with a progress line per
-// step on standard error.
+// During training, each arm's own search and aggregator on the test
+// problems. After training, every policy (the base model and each arm's)
+// as a search policy and as an aggregator: pass@k and maj@k; the
+// cross-pairing of search policies and aggregators over the same sets,
+// with the majority vote and the oracle; hand-built probe sets; coverage
+// overlap and unique coverage; answer entropy by difficulty; and the
+// generated and prompt (prefill) tokens of each way to deploy a policy.
+// A run of one seed writes its summary.json and the weights of every
+// policy to -out/seed-<seed>; the study's summary.txt, summary.json and
+// plots (training.png, coverage.png, tokens.png, tokens-prefill.png,
+// entropy.png) go to -out.
 //
 // Usage:
 //
-//	go run . [-steps 60] [-out lmtrain-out]
+//	go run .                   # one seed, a few minutes: out/lmtrain at the repository's root
+//	go run . -seeds 1,2,3      # the study in docs/lmtrain
+//	go run . -combine out/lmtrain/seed-1,out/lmtrain/seed-2 -out dir
 //
-// The default run's outputs, with a reading of them, are in docs/lmtrain at
-// the root of the repository; -replot redraws them from a summary.json.
+// The same seed gives the same summary, byte for byte.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 )
 
 func main() {
 	opt := DefaultOptions()
-	flag.StringVar(&opt.Out, "out", opt.Out, "directory for the summary and the plots")
+	flag.StringVar(&opt.Out, "out", opt.Out, "directory for the summary, the plots and the weights")
 	flag.IntVar(&opt.Steps, "steps", opt.Steps, "training steps per arm")
 	flag.IntVar(&opt.Problems, "problems", opt.Problems, "problems per training step (P)")
 	flag.IntVar(&opt.Rounds, "rounds", opt.Rounds, "generation rounds per step for dynamic sampling (1: none)")
 	flag.IntVar(&opt.Warmup, "warmup", opt.Warmup, "supervised warm-up steps of the base model")
 	flag.IntVar(&opt.EvalEvery, "eval-every", opt.EvalEvery, "evaluate every this many steps")
-	flag.IntVar(&opt.Test, "test", opt.Test, "held-out test problems")
+	flag.IntVar(&opt.Test, "test", opt.Test, "test problems")
 	flag.IntVar(&opt.Samples, "samples", opt.Samples, "search samples per test problem (pass@k up to this k)")
-	flag.IntVar(&opt.SearchGate, "search-gate", opt.SearchGate, "length gate L_target of search traces in tokens (0: off)")
-	flag.IntVar(&opt.AggregationGate, "aggregation-gate", opt.AggregationGate, "length gate L_target of aggregation outputs in tokens (0: off)")
-	flag.StringVar(&opt.Arms, "arms", opt.Arms, "comma-separated arms to train: spiral, grpo")
-	flag.BoolVar(&opt.Unbiased, "unbiased", opt.Unbiased, "scale the SPIRAL losses by the unbiased role multipliers")
-	flag.StringVar(&opt.GRPOPreset, "grpo-preset", opt.GRPOPreset, "advantage.Preset of the GRPO arm")
-	flag.IntVar(&opt.RSASteps, "rsa-steps", opt.RSASteps, "RSA aggregation steps T in the final evaluation (0: none)")
+	flag.StringVar(&opt.Arms, "arms", opt.Arms, "comma-separated arms to train: spiral, spiral-paper, grpo-2x, grpo-24")
+	flag.StringVar(&opt.GRPOPreset, "grpo-preset", opt.GRPOPreset, "advantage.Preset of the GRPO arms")
 	flag.Float64Var(&opt.LearningRate, "lr", opt.LearningRate, "Adam learning rate of the RL steps")
+	flag.Float64Var(&opt.WarmupCheck, "warmup-check", opt.WarmupCheck, "probability that a warm-up aggregation demonstration repeats a hit candidate (0: the base model does not read checks)")
 	flag.Uint64Var(&opt.Seed, "seed", opt.Seed, "random seed")
-	replot := flag.String("replot", "", "write the summary and plots of a saved summary.json to -out instead of training")
+	seeds := flag.String("seeds", "", "comma-separated seeds: run the study, each seed into -out/seed-<seed>, the study's summary and plots into -out")
+	combine := flag.String("combine", "", "comma-separated directories of seed runs: write their study's summary and plots to -out without training")
 	flag.Parse()
-	if *replot != "" {
-		if err := Replot(*replot, opt.Out); err != nil {
-			fmt.Fprintln(os.Stderr, "lmtrain:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if _, err := Run(opt, os.Stderr); err != nil {
+	if err := run(opt, *seeds, *combine); err != nil {
 		fmt.Fprintln(os.Stderr, "lmtrain:", err)
 		os.Exit(1)
 	}
+}
+
+func run(opt Options, seeds, combine string) error {
+	switch {
+	case combine != "":
+		st, err := LoadStudy(strings.Split(combine, ","))
+		if err != nil {
+			return err
+		}
+		return writeStudy(opt.Out, st)
+	case seeds != "":
+		var list []uint64
+		for _, f := range strings.Split(seeds, ",") {
+			s, err := strconv.ParseUint(f, 10, 64)
+			if err != nil {
+				return fmt.Errorf("-seeds: %w", err)
+			}
+			list = append(list, s)
+		}
+		_, err := RunStudy(opt, list, os.Stderr)
+		return err
+	}
+	_, err := RunStudy(opt, []uint64{opt.Seed}, os.Stderr)
+	return err
 }

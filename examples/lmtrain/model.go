@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/gob"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/gomlx/gomlx/backends"
@@ -185,3 +187,58 @@ func (p *Policy) Step(parts ...Part) (float64, error) {
 // for a worker of the same pool can block one another forever on a
 // machine with few cores.
 const backendConfig = "go:ops_sequential"
+
+// savedVariable is one model variable in a checkpoint.
+type savedVariable struct {
+	Scope, Name string
+	Dims        []int
+	Data        []float32
+}
+
+// Save writes the policy's model weights (not the optimizer's state) to
+// path, in gob.
+func (p *Policy) Save(path string) error {
+	var vars []savedVariable
+	for v := range p.ctx.IterVariables() {
+		if v.Scope() != "/"+modelScope && !strings.HasPrefix(v.Scope(), "/"+modelScope+"/") {
+			continue
+		}
+		t, err := v.Value()
+		if err != nil {
+			return err
+		}
+		data, err := tensors.CopyFlatData[float32](t)
+		if err != nil {
+			return err
+		}
+		vars = append(vars, savedVariable{Scope: v.Scope(), Name: v.Name(), Dims: v.Shape().Dimensions, Data: data})
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := gob.NewEncoder(f).Encode(vars); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Load returns a policy of p's shape, on p's backend, with the weights that
+// Save wrote to path.
+func (p *Policy) Load(path string) (*Policy, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var vars []savedVariable
+	if err := gob.NewDecoder(f).Decode(&vars); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	from := context.New().Checked(false)
+	for _, v := range vars {
+		from.InAbsPath(v.Scope).VariableWithValue(v.Name, tensors.FromFlatDataAndDimensions(v.Data, v.Dims...))
+	}
+	return newPolicy(p.cfg, p.maxLen, p.backend, from)
+}

@@ -374,7 +374,9 @@ type adviceTrainer struct {
 	cfg                  spiral.Config
 	planner              *spiral.Planner
 	searchMul, aggMul    float64 // RoleWeights(LossOptions{}) multipliers
-	plan, batch          spiral.Batch
+	plans                spiral.Plans
+	keys                 []uint64
+	batch                spiral.Batch
 	credit               spiral.BatchCredit
 	syms, actions, ctxOf []int
 	setSyms              []int
@@ -426,20 +428,22 @@ func (tr *adviceTrainer) sample(pol *advicePolicy, P int, rnd *rand.Rand) (st ad
 	tr.syms = slices.Grow(tr.syms[:0], P*N1)[:P*N1]
 	tr.actions = slices.Grow(tr.actions[:0], P*K*N2)[:P*K*N2]
 	tr.ctxOf = slices.Grow(tr.ctxOf[:0], P*K)[:P*K]
-	tr.batch.Sets = slices.Grow(tr.batch.Sets[:0], P*K*n)[:P*K*n]
 	tr.batch.Rewards = slices.Grow(tr.batch.Rewards[:0], P*K*N2)[:P*K*N2]
+	for len(tr.keys) < P {
+		tr.keys = append(tr.keys, uint64(len(tr.keys)))
+	}
+	if err := tr.planner.PlanTo(&tr.plans, rnd.Uint64(), 0, tr.keys[:P]); err != nil {
+		return st, 0, 0, err
+	}
+	tr.batch.Plans = &tr.plans
 	for q := range P {
 		syms := tr.syms[q*N1 : (q+1)*N1]
 		for y := range syms {
 			syms[y] = draw(rnd, tr.p)
 		}
-		if err := tr.planner.PlanTo(&tr.plan, 1, rnd); err != nil {
-			return st, 0, 0, err
-		}
-		copy(tr.batch.Sets[q*K*n:], tr.plan.Sets)
 		for i := range K {
-			for j, y := range tr.plan.Sets[i*n : (i+1)*n] {
-				tr.setSyms[j] = syms[y]
+			for j := range n {
+				tr.setSyms[j] = syms[tr.plans.Member(q, i, j)]
 			}
 			c := encodeContext(tr.setSyms, V)
 			tr.ctxOf[q*K+i] = c

@@ -328,7 +328,8 @@ type spiralArm struct {
 	correct  []bool
 	setSyms  []int
 	setRight []bool
-	plan     spiral.Batch // one problem's plan
+	plans    spiral.Plans // the step's plans
+	keys     []uint64     // 0, 1, ...: the step's problems
 	// The step's batch, problem after problem: syms[q*N1+y] is the
 	// strategy of search trace y of problem q, actions[o] the action of
 	// aggregation output o (the layout of batch.Rewards).
@@ -376,20 +377,23 @@ func (s *spiralArm) step(pol *policy, batch []problem, rnd *rand.Rand) error {
 	P := len(batch)
 	s.syms = slices.Grow(s.syms[:0], P*N1)[:P*N1]
 	s.actions = slices.Grow(s.actions[:0], P*K*N2)[:P*K*N2]
-	s.batch.Sets = slices.Grow(s.batch.Sets[:0], P*K*n)[:P*K*n]
 	s.batch.Rewards = slices.Grow(s.batch.Rewards[:0], P*K*N2)[:P*K*N2]
+	for len(s.keys) < P {
+		s.keys = append(s.keys, uint64(len(s.keys)))
+	}
+	if err := s.planner.PlanTo(&s.plans, rnd.Uint64(), 0, s.keys[:P]); err != nil {
+		return err
+	}
+	s.batch.Plans = &s.plans
 	for q, x := range batch {
 		syms := s.syms[q*N1 : (q+1)*N1]
 		for y := range syms {
 			syms[y] = draw(rnd, s.p)
 			s.correct[y] = rnd.Float64() < s.toy.solveProb(x, syms[y])
 		}
-		if err := s.planner.PlanTo(&s.plan, 1, rnd); err != nil {
-			return err
-		}
-		copy(s.batch.Sets[q*K*n:], s.plan.Sets)
 		for i := range K {
-			for j, y := range s.plan.Sets[i*n : (i+1)*n] {
+			for j := range n {
+				y := s.plans.Member(q, i, j)
 				s.setSyms[j], s.setRight[j] = syms[y], s.correct[y]
 			}
 			for j := range N2 {

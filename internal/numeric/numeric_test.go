@@ -193,7 +193,7 @@ func TestFalling(t *testing.T) {
 
 func TestFallingBits(t *testing.T) {
 	for _, tc := range []struct{ k, b, want int }{
-		{0, 64, 0}, {5, 0, 0}, {3, 7, 21}, {math.MaxInt, 2, math.MaxInt}, {1 << 40, 1 << 30, math.MaxInt},
+		{0, 64, 0}, {5, 0, 0}, {3, 7, 21}, {math.MaxInt, 2, math.MaxInt}, {math.MaxInt / 3, 4, math.MaxInt}, {1 << 20, 1 << 10, 1 << 30},
 	} {
 		if got := FallingBits(tc.k, tc.b); got != tc.want {
 			t.Errorf("FallingBits(%d, %d) = %d, want %d", tc.k, tc.b, got, tc.want)

@@ -14,7 +14,6 @@ import (
 	"unsafe"
 
 	"spiral"
-	"spiral/loss"
 )
 
 // A configState is what a configuration handle stands for: a valid Config
@@ -28,10 +27,12 @@ type configState struct {
 // caller's arrays and the results, reused from call to call.
 type worker struct {
 	planner *spiral.Planner
-	plans   spiral.Batch // what the planner draws into; never credited, so
-	// that sets copied from the caller are never taken for drawn ones
-	batch  spiral.Batch // the caller's batch, copied
-	credit spiral.BatchCredit
+	plans   spiral.Plans // drawn for a caller that keeps no handle
+	members []int        // their members, flat
+	sets    []int        // the caller's sets, copied
+	checked spiral.Plans // the caller's sets, checked
+	batch   spiral.Batch // the caller's batch, copied
+	credit  spiral.BatchCredit
 }
 
 func (s *configState) get() *worker {
@@ -83,7 +84,7 @@ func spiral_config_new(text *C.char, n C.int64_t, dst *C.spiral_handle) (ret C.s
 		return fail(&configErr{fmt.Errorf("spiral: config: %w", err)})
 	}
 	if err := c.Validate(); err != nil {
-		return fail(&configErr{err})
+		return fail(&configErr{renamed(err)})
 	}
 	*dst = newHandle(&configState{cfg: c})
 	return 0
@@ -137,34 +138,35 @@ func spiral_constants(cfg C.spiral_handle, floats *C.double, buf *C.char, capaci
 	return 0
 }
 
-// spiral_role_weights writes cfg's role weights under an aggregation
-// baseline (0 WithinSet, 1 LeaveOneOut) and a reduction (0 a sum, 1 the
-// per-role sequence means, 2 the pooled sequence mean), as spiral.Config.RoleWeights computes
-// them: floats[0..3] are the search and aggregation weights and their
-// multipliers; buf receives the two weights as exact fractions, one per
-// line (the search line empty beyond the exact cost bound).
+// spiral_role_weights writes cfg's role weights, as
+// spiral.Config.RoleWeights computes them, under a loss reduction (its
+// name, loss.Reduction's text: "sum", "seq-mean-token-sum", ...), an
+// aggregation baseline (0 WithinSet, 1 LeaveOneOut) and split_roles
+// (nonzero when the trainer reduces search traces and aggregation outputs
+// as two loss terms): floats[0..3] are the search and aggregation weights
+// and their multipliers; buf receives the two weights as exact fractions,
+// one per line (the search line empty beyond the exact cost bound).
 //
 //export spiral_role_weights
-func spiral_role_weights(cfg C.spiral_handle, baseline, reduction C.int64_t, floats *C.double, buf *C.char, capacity C.int64_t, needed *C.int64_t) (ret C.spiral_handle) {
+func spiral_role_weights(cfg C.spiral_handle, reduction *C.char, n C.int64_t, baseline, splitRoles C.int64_t, floats *C.double, buf *C.char, capacity C.int64_t, needed *C.int64_t) (ret C.spiral_handle) {
 	defer guard(&ret)
 	s, err := lookup[*configState](cfg, "configuration")
 	if err != nil {
 		return fail(err)
 	}
-	// The reductions of the C ABI: a sum, per-role sequence means, the
-	// pooled sequence mean.
-	opt := spiral.LossOptions{Baseline: spiral.AggregationBaseline(baseline), Reduction: loss.Reduction(-1)}
-	switch reduction {
-	case 0:
-		opt.Reduction = loss.Sum
-	case 1:
-		opt.Reduction, opt.SplitRoles = loss.SeqMeanTokenSum, true
-	case 2:
-		opt.Reduction = loss.SeqMeanTokenSum
-	}
-	w, err := s.cfg.RoleWeights(opt)
+	name, err := goBytes(reduction, n)
 	if err != nil {
+		return fail(err)
+	}
+	opt := spiral.LossOptions{SplitRoles: splitRoles != 0}
+	if err := opt.Reduction.UnmarshalText(name); err != nil {
 		return fail(&configErr{err})
+	}
+	c := s.cfg
+	c.AggregationBaseline = spiral.AggregationBaseline(baseline) // the baseline asked for, on a copy
+	w, err := c.RoleWeights(opt)
+	if err != nil {
+		return fail(&configErr{renamed(err)})
 	}
 	f := unsafe.Slice(floats, 4)
 	f[0], f[1] = C.double(w.SearchFloat), C.double(w.AggregationFloat)

@@ -20,11 +20,7 @@ import (
 //export spiral_pass_at_k
 func spiral_pass_at_k(n, c, k, out *C.spiral_array) (ret C.spiral_handle) {
 	defer guard(&ret)
-	nv, err := readInts(nil, n, "n", false)
-	if err != nil {
-		return fail(err)
-	}
-	cv, err := readInts(nil, c, "c", false)
+	nv, cv, err := readCounts(n, c)
 	if err != nil {
 		return fail(err)
 	}
@@ -32,8 +28,8 @@ func spiral_pass_at_k(n, c, k, out *C.spiral_array) (ret C.spiral_handle) {
 	if err != nil {
 		return fail(err)
 	}
-	if len(cv) != len(nv) || len(kv) != len(nv) {
-		return fail(usageError("n, c and k have lengths %d, %d and %d, want one length", len(nv), len(cv), len(kv)))
+	if len(kv) != len(nv) {
+		return fail(usageError("n and k have lengths %d and %d, want one length", len(nv), len(kv)))
 	}
 	if err := checkOutputs(output{out, "out", len(nv), 'f'}); err != nil {
 		return fail(err)
@@ -62,16 +58,9 @@ func spiral_pass_at_k(n, c, k, out *C.spiral_array) (ret C.spiral_handle) {
 //export spiral_coverage
 func spiral_coverage(n, c, out *C.spiral_array) (ret C.spiral_handle) {
 	defer guard(&ret)
-	nv, err := readInts(nil, n, "n", false)
+	nv, cv, err := readCounts(n, c)
 	if err != nil {
 		return fail(err)
-	}
-	cv, err := readInts(nil, c, "c", false)
-	if err != nil {
-		return fail(err)
-	}
-	if len(cv) != len(nv) {
-		return fail(usageError("n and c have lengths %d and %d, want one length", len(nv), len(cv)))
 	}
 	if err := shape(out, "out", false, C.SPIRAL_F32, C.SPIRAL_F64); err != nil {
 		return fail(err)
@@ -86,4 +75,19 @@ func spiral_coverage(n, c, out *C.spiral_array) (ret C.spiral_handle) {
 	}
 	writeFloats(out, res)
 	return 0
+}
+
+// readCounts copies the samples n and correct samples c of an evaluation,
+// arrays of one length.
+func readCounts(n, c *C.spiral_array) (nv, cv []int, err error) {
+	if nv, err = readInts(nil, n, "n", false); err != nil {
+		return nil, nil, err
+	}
+	if cv, err = readInts(nil, c, "c", false); err != nil {
+		return nil, nil, err
+	}
+	if len(cv) != len(nv) {
+		return nil, nil, usageError("n and c have lengths %d and %d, want one length", len(nv), len(cv))
+	}
+	return nv, cv, nil
 }

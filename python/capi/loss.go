@@ -48,7 +48,7 @@ func spiral_loss_coefficients(cfg C.spiral_handle, reduction *C.char, n C.int64_
 	if err != nil {
 		return fail(err)
 	}
-	opt := spiral.LossOptions{Update: spiral.Update(update), Baseline: spiral.AggregationBaseline(baseline), SplitRoles: splitRoles != 0}
+	opt := spiral.LossOptions{Update: spiral.Update(update), SplitRoles: splitRoles != 0}
 	if err := opt.Reduction.UnmarshalText(name); err != nil {
 		return fail(&configErr{err})
 	}
@@ -71,8 +71,10 @@ func spiral_loss_coefficients(cfg C.spiral_handle, reduction *C.char, n C.int64_
 		return fail(usageError("search has %d advantages, not a multiple of N1 = %d", len(b.Search), n1))
 	}
 	b.Problems = len(b.Search) / n1
+	c := s.cfg
+	c.AggregationBaseline = spiral.AggregationBaseline(baseline) // the baseline the credit used, on a copy
 	var dst spiral.LossCoefficients
-	if err := s.cfg.LossCoefficients(&dst, &b, bin, opt); err != nil {
+	if err := c.LossCoefficients(&dst, &b, bin, opt); err != nil {
 		return fail(err)
 	}
 	if err := checkOutputs(

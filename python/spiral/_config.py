@@ -144,7 +144,6 @@ class RoleWeights:
 
 
 _BASELINES = {"within_set": 0, "leave_one_out": 1}
-_REDUCTIONS = {"sum": 0, "mean_per_role": 1, "mean_pooled": 2}
 
 
 def _fraction(s: str) -> Optional[Fraction]:
@@ -206,7 +205,6 @@ class Config:
         _native.check(_lib.spiral_config_new(text, len(text), ctypes.byref(h)))
         object.__setattr__(self, "_handle", _Handle(h.value))
         object.__setattr__(self, "_plan_size", self.sets * self.set_size)
-        object.__setattr__(self, "_plan_shape", (self.search_traces, self.set_size, self.sets, self.ordered, self.design))
 
     @classmethod
     def paper(cls) -> "Config":
@@ -242,30 +240,36 @@ class Config:
         """Return M, the multiplier of Proposition 3.1, exactly (None beyond the exact cost bound)."""
         return self.constants().m
 
-    def plan(self, seed: int, step: int, problems: int, dtype: Any = np.int64) -> "_credit.Plans":
+    def plan(self, seed: int, step: int, keys: Any, dtype: Any = np.int64) -> "_credit.Plans":
         """Draw the plans of a batch of problems (Go's Planner.PlanTo).
 
-        The same seed and step give the same plans as Go's
-        ``planner.PlanTo(&batch, problems, rand.New(rand.NewPCG(seed, step)))``
-        and as ``spiral plan -seed S -step T``, on every machine.
+        The plan of a problem is a function of (seed, step, its key) alone:
+        the same whatever the other keys, their number or order, the thread or
+        the machine, and the same as Go's ``planner.PlanTo(&plans, seed, step,
+        keys)`` and ``spiral plan -seed S -step T`` (which plans keys
+        0..P-1) give. A data-parallel trainer whose ranks plan their own
+        shards gets the plans of one process planning every problem, and
+        dynamic sampling that replaces some problems leaves the others' plans
+        unchanged.
 
         Parameters
         ----------
         seed, step : int
             Unsigned 64-bit integers.
-        problems : int
-            P, the number of problems.
+        keys : int or array_like of int
+            Each problem's key, an unsigned 64-bit integer (for instance its
+            index in the data set); an int P plans the keys 0..P-1.
         dtype : {numpy.int64, numpy.int32}
-            The element type of the result.
+            The element type of ``sets``.
 
         Returns
         -------
         Plans
             ``plans.sets[q, i, j]`` (or ``plans[q, i, j]``) is candidate j of
-            set i of problem q, a search trace index in [0, N1), in
+            set i of problem ``keys[q]``, a search trace index in [0, N1), in
             presentation order; ``credit_batch`` credits them without a check.
         """
-        return _credit.plan(self, seed, step, problems, dtype)
+        return _credit.plan(self, seed, step, keys, dtype)
 
     credit_batch = _credit.credit_batch
 
@@ -331,16 +335,25 @@ class Config:
             self, credit, search_lengths, aggregation_lengths, reduction, update, baseline, split_roles
         )
 
-    def role_weights(self, baseline: str = "within_set", reduction: str = "sum") -> RoleWeights:
+    def role_weights(self, baseline: str = "within_set", reduction: str = "sum", split_roles: bool = False) -> RoleWeights:
         """Return the role weights of the update (Go's Config.RoleWeights).
+
+        The weights the expected update puts on the search and aggregation
+        gradients under a sequence-level loss reduction; for the reductions
+        that weight outputs by their lengths, ``loss_coefficients`` gives the
+        per-output coefficients instead.
 
         Parameters
         ----------
         baseline : {"within_set", "leave_one_out"}
             The aggregation baseline: the paper's set mean including the
             output's own reward, or the mean of the others.
-        reduction : {"sum", "mean_per_role", "mean_pooled"}
-            How the loss combines one problem's per-output terms.
+        reduction : str
+            ``"sum"``, or a sequence mean such as ``"seq-mean-token-sum"``
+            (one of ``REDUCTIONS``).
+        split_roles : bool
+            The trainer reduces search traces and aggregation outputs as two
+            loss terms (``"seq-mean-token-sum"`` with it: a mean per role).
 
         Returns
         -------
@@ -348,15 +361,13 @@ class Config:
             At the paper's configuration (within_set, sum): search 1365/1541,
             aggregation 12.
         """
-        try:
-            b, r = _BASELINES[baseline], _REDUCTIONS[reduction]
-        except KeyError as e:
-            raise ConfigError(
-                f"spiral: baseline {baseline!r} or reduction {reduction!r} unknown "
-                f"(baselines {sorted(_BASELINES)}, reductions {sorted(_REDUCTIONS)})"
-            ) from e
+        if baseline not in _BASELINES:
+            raise ConfigError(f"spiral: baseline {baseline!r} unknown (baselines {sorted(_BASELINES)})")
         f = (ctypes.c_double * 4)()
-        t = _native.text(_lib.spiral_role_weights, self._handle.value, b, r, f).split("\n")
+        name = reduction.encode()
+        t = _native.text(
+            _lib.spiral_role_weights, self._handle.value, name, len(name), _BASELINES[baseline], int(bool(split_roles)), f
+        ).split("\n")
         return RoleWeights(_fraction(t[0]), _fraction(t[1]), f[0], f[1], f[2], f[3])
 
 
