@@ -222,14 +222,7 @@ class LossCoefficients(NamedTuple):
     report: LossReport
 
 
-def _reductions() -> tuple[str, ...]:
-    needed = ctypes.c_int64()
-    buf = ctypes.create_string_buffer(4096)
-    _lib.spiral_loss_reductions(buf, len(buf), ctypes.byref(needed))
-    return tuple(buf.raw[: needed.value].decode().split("\n"))
-
-
-REDUCTIONS: tuple[str, ...] = _reductions()
+REDUCTIONS: tuple[str, ...] = _native.names(_lib.spiral_loss_reductions)
 """The loss reductions, named as the trainers name them (Go's loss.Reduction): ``"token-mean"``, ..."""
 
 _UPDATES = {"joint_gradient": 0, "paper": 1}

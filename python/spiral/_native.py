@@ -221,6 +221,14 @@ def text(fn: Any, *args: Any) -> str:
     return buf.raw[: needed.value].decode()
 
 
+def names(fn: Any) -> tuple[str, ...]:
+    """Call a function that writes names, one a line (buf, capacity, needed), and return them."""
+    needed = ctypes.c_int64()
+    buf = ctypes.create_string_buffer(4096)
+    fn(buf, len(buf), ctypes.byref(needed))
+    return tuple(buf.raw[: needed.value].decode().split("\n"))
+
+
 def error_text(h: int, i: int, which: int) -> str:
     buf = ctypes.create_string_buffer(1024)
     n = lib.spiral_error_text(h, i, which, buf, len(buf))
