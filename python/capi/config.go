@@ -150,17 +150,9 @@ func spiral_constants(cfg C.spiral_handle, floats *C.double, buf *C.char, capaci
 //export spiral_role_weights
 func spiral_role_weights(cfg C.spiral_handle, reduction *C.char, n C.int64_t, splitRoles C.int64_t, floats *C.double, buf *C.char, capacity C.int64_t, needed *C.int64_t) (ret C.spiral_handle) {
 	defer guard(&ret)
-	s, err := lookup[*configState](cfg, "configuration")
+	s, opt, err := lossOptions(cfg, reduction, n, 0, splitRoles)
 	if err != nil {
 		return fail(err)
-	}
-	name, err := goBytes(reduction, n)
-	if err != nil {
-		return fail(err)
-	}
-	opt := spiral.LossOptions{SplitRoles: splitRoles != 0}
-	if err := opt.Reduction.UnmarshalText(name); err != nil {
-		return fail(&configErr{err})
 	}
 	w, err := s.cfg.RoleWeights(opt)
 	if err != nil {

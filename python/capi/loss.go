@@ -40,17 +40,9 @@ func spiral_loss_reductions(buf *C.char, capacity C.int64_t, needed *C.int64_t) 
 func spiral_loss_coefficients(cfg C.spiral_handle, reduction *C.char, n C.int64_t, update, splitRoles C.int64_t,
 	in *C.spiral_loss_in, searchOut, aggregationOut *C.spiral_array, report *C.spiral_loss_report) (ret C.spiral_handle) {
 	defer guard(&ret)
-	s, err := lookup[*configState](cfg, "configuration")
+	s, opt, err := lossOptions(cfg, reduction, n, update, splitRoles)
 	if err != nil {
 		return fail(err)
-	}
-	name, err := goBytes(reduction, n)
-	if err != nil {
-		return fail(err)
-	}
-	opt := spiral.LossOptions{Update: spiral.Update(update), SplitRoles: splitRoles != 0}
-	if err := opt.Reduction.UnmarshalText(name); err != nil {
-		return fail(&configErr{err})
 	}
 	var b spiral.BatchCredit
 	var bin spiral.Batch
@@ -89,4 +81,23 @@ func spiral_loss_coefficients(cfg C.spiral_handle, reduction *C.char, n C.int64_
 			tokens: C.int64_t(r.Tokens), dropped: C.int64_t(r.Dropped)}
 	}
 	return 0
+}
+
+// lossOptions returns the configuration of handle cfg and the
+// spiral.LossOptions of a reduction named by its text, an update and
+// split_roles, as the C ABI passes them.
+func lossOptions(cfg C.spiral_handle, reduction *C.char, n C.int64_t, update, splitRoles C.int64_t) (*configState, spiral.LossOptions, error) {
+	opt := spiral.LossOptions{Update: spiral.Update(update), SplitRoles: splitRoles != 0}
+	s, err := lookup[*configState](cfg, "configuration")
+	if err != nil {
+		return nil, opt, err
+	}
+	name, err := goBytes(reduction, n)
+	if err != nil {
+		return nil, opt, err
+	}
+	if err := opt.Reduction.UnmarshalText(name); err != nil {
+		return nil, opt, &configErr{err}
+	}
+	return s, opt, nil
 }
