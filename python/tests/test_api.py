@@ -58,18 +58,18 @@ class ConfigTest(unittest.TestCase):
         }
         for (b, r, split), (s, a) in want.items():
             with self.subTest(baseline=b, reduction=r, split_roles=split):
-                w = cfg.role_weights(b, r, split)
+                w = cfg.replace(aggregation_baseline=b).role_weights(r, split)
                 self.assertEqual((w.search, w.aggregation), (s, a))
                 self.assertEqual((w.search_float, w.aggregation_float), (float(s), float(a)))
                 self.assertEqual(w.search_multiplier, 1 / float(s))
         with self.assertRaises(spiral.ConfigError):
-            cfg.role_weights("mean", "sum")
+            cfg.replace(aggregation_baseline="mean")
         with self.assertRaises(spiral.ConfigError):
-            cfg.role_weights("within_set", "mean")
+            cfg.role_weights("mean")
         with self.assertRaises(spiral.ConfigError):  # weights outputs by their lengths: loss_coefficients
-            cfg.role_weights("within_set", "token-mean")
+            cfg.role_weights("token-mean")
         with self.assertRaises(spiral.ConfigError):
-            spiral.Config(aggregations_per_set=1).role_weights("leave_one_out")
+            spiral.Config(aggregations_per_set=1, aggregation_baseline="leave_one_out")
 
     def test_invalid(self) -> None:
         for bad, word in (
@@ -198,6 +198,21 @@ class CreditTest(unittest.TestCase):
         self.assertTrue(same(cr.out_of_range, ~((mean > 0.2) & (mean < 0.8))))
         self.assertTrue(np.all(cr.search[cr.out_of_range] == 0))
         self.assertTrue(same(cr.skip, cr.out_of_range | cr.no_signal))
+
+    def test_leave_one_out(self) -> None:
+        # A_agg = r minus the mean of the set's other scored rewards,
+        # S/(S-1) (r - f); the search advantages do not change.
+        base = spiral.Config.paper()
+        loo = base.replace(aggregation_baseline="leave_one_out")
+        sets, rewards, _, _ = batch(base, 16)
+        rewards = rewards * np.random.default_rng(5).random(rewards.shape)
+        a, b = base.credit_batch(sets, rewards), loo.credit_batch(sets, rewards)
+        self.assertTrue(same(a.search, b.search))
+        np.testing.assert_allclose(b.aggregation, 4 / 3 * a.aggregation, rtol=1e-14, atol=1e-16)
+        w = loo.role_weights()
+        lc = loo.loss_coefficients(b, search_lengths=np.ones((16, 8), int), aggregation_lengths=np.ones((16, 4, 4), int), reduction="sum")
+        self.assertTrue(same(lc.aggregation, b.aggregation * w.aggregation_multiplier))
+        self.assertEqual(w.aggregation, Fraction(16))
 
     def test_no_signal(self) -> None:
         cfg = spiral.Config.paper()
