@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 import numpy as np
 
 from . import _native
-from ._errors import BatchError
+from ._errors import BatchError, InputError
 
 if TYPE_CHECKING:
     from ._config import Config
@@ -335,6 +335,15 @@ def _keys(keys: Any) -> np.ndarray:
 
 def plan(cfg: "Config", seed: int, step: int, keys: Any, dtype: Any = np.int64) -> Plans:
     """Draw the plans of a batch; see ``Config.plan``."""
+    if isinstance(keys, (int, np.integer)) and keys > _native.MAX_SIZE // cfg._plan_size:
+        # Refused before the keys and the plans are allocated, as Go's
+        # PlanTo refuses them.
+        raise InputError(
+            f"spiral: keys: {keys} problems of K*n = {cfg._plan_size} members: more than the size cap "
+            f"{_native.MAX_SIZE} members (at most {_native.MAX_SIZE // cfg._plan_size} problems)",
+            "keys",
+            value=float(keys),
+        )
     k = _keys(keys)
     out = np.empty((len(k), cfg.sets, cfg.set_size), dtype=dtype)
     buf = _native.scratch(6)

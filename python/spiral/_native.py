@@ -122,7 +122,8 @@ def _load() -> ctypes.CDLL:
         "spiral_loss_reductions": (None, [p, i64, ctypes.POINTER(i64)]),
         "spiral_loss_coefficients": (h, [h, p, i64, i64, i64, p, p, p, p]),
         "spiral_pass_at_k": (h, [p, p, p, p]),
-        "spiral_coverage": (h, [p, p, p]),
+        "spiral_coverage": (h, [p, p, i64, p]),
+        "spiral_max_size": (i64, []),
         "spiral_error_summary": (h, [h, ctypes.POINTER(i64), ctypes.POINTER(i64)]),
         "spiral_error_get": (h, [h, i64, ctypes.POINTER(_ErrorItem)]),
         "spiral_error_text": (i64, [h, i64, i64, p, i64]),
@@ -134,6 +135,9 @@ def _load() -> ctypes.CDLL:
 
 
 lib = _load()
+
+MAX_SIZE: int = lib.spiral_max_size()
+"""The library's size cap (Go's combin.MaxSize, 2^24): the most members a batch's plans hold."""
 
 _local = threading.local()
 

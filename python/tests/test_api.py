@@ -328,6 +328,9 @@ class ErrorTest(unittest.TestCase):
         with self.assertRaises(spiral.ArgError) as cm:
             spiral.coverage(np.full(1 << 15, 1 << 16), np.ones(1 << 15, int), 1 << 16)
         self.assertTrue(cm.exception.too_costly)
+        with self.assertRaises(spiral.ArgError) as cm:  # refused before anything is allocated
+            spiral.coverage([10], [1], 1 << 50)
+        self.assertEqual(cm.exception.arg, "kmax")
         self.assertEqual(spiral.pass_at_k(10, 0, 3), 0.0)
         self.assertEqual(spiral.pass_at_k(10, 8, 3), 1.0)
         self.assertTrue(same(spiral.coverage([10, 10], [0, 10], 3), np.array([0.5, 0.5, 0.5])))
@@ -469,6 +472,12 @@ class PlanTest(unittest.TestCase):
         self.assertEqual(cfg.plan(1, 0, 5, np.int32).sets.dtype, np.int32)
         with self.assertRaises(ValueError):
             cfg.plan(1, 0, -1)
+        with self.assertRaises(spiral.InputError) as cm:  # refused before anything is allocated
+            cfg.plan(1, 0, 1 << 40)
+        self.assertEqual(cm.exception.field, "keys")
+        with self.assertRaises(spiral.InputError) as cm:  # Go's own refusal
+            cfg.plan(1, 0, np.arange((1 << 20) + 1))
+        self.assertEqual(cm.exception.field, "keys")
 
 
 class ThreadTest(unittest.TestCase):
