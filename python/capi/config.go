@@ -27,10 +27,10 @@ type configState struct {
 // caller's arrays and the results, reused from call to call.
 type worker struct {
 	planner *spiral.Planner
-	drawn   spiral.Plans // what the planner draws into
-	keys    []uint64     // 0, 1, ...: the problems' keys
-	members []int        // the caller's sets, copied
-	plans   spiral.Plans // the caller's sets, checked
+	plans   spiral.Plans // drawn for a caller that keeps no handle
+	members []int        // their members, flat
+	sets    []int        // the caller's sets, copied
+	checked spiral.Plans // the caller's sets, checked
 	batch   spiral.Batch // the caller's batch, copied
 	credit  spiral.BatchCredit
 }
@@ -84,7 +84,7 @@ func spiral_config_new(text *C.char, n C.int64_t, dst *C.spiral_handle) (ret C.s
 		return fail(&configErr{fmt.Errorf("spiral: config: %w", err)})
 	}
 	if err := c.Validate(); err != nil {
-		return fail(&configErr{err})
+		return fail(&configErr{renamed(err)})
 	}
 	*dst = newHandle(&configState{cfg: c})
 	return 0
@@ -164,7 +164,7 @@ func spiral_role_weights(cfg C.spiral_handle, reduction *C.char, n C.int64_t, ba
 	}
 	w, err := s.cfg.RoleWeights(opt)
 	if err != nil {
-		return fail(&configErr{err})
+		return fail(&configErr{renamed(err)})
 	}
 	f := unsafe.Slice(floats, 4)
 	f[0], f[1] = C.double(w.SearchFloat), C.double(w.AggregationFloat)

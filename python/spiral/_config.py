@@ -205,7 +205,6 @@ class Config:
         _native.check(_lib.spiral_config_new(text, len(text), ctypes.byref(h)))
         object.__setattr__(self, "_handle", _Handle(h.value))
         object.__setattr__(self, "_plan_size", self.sets * self.set_size)
-        object.__setattr__(self, "_plan_shape", (self.search_traces, self.set_size, self.sets, self.ordered, self.design))
 
     @classmethod
     def paper(cls) -> "Config":
@@ -241,30 +240,36 @@ class Config:
         """Return M, the multiplier of Proposition 3.1, exactly (None beyond the exact cost bound)."""
         return self.constants().m
 
-    def plan(self, seed: int, step: int, problems: int, dtype: Any = np.int64) -> "_credit.Plans":
+    def plan(self, seed: int, step: int, keys: Any, dtype: Any = np.int64) -> "_credit.Plans":
         """Draw the plans of a batch of problems (Go's Planner.PlanTo).
 
-        The same seed and step give the same plans as Go's
-        ``planner.PlanTo(&batch, problems, rand.New(rand.NewPCG(seed, step)))``
-        and as ``spiral plan -seed S -step T``, on every machine.
+        The plan of a problem is a function of (seed, step, its key) alone:
+        the same whatever the other keys, their number or order, the thread or
+        the machine, and the same as Go's ``planner.PlanTo(&plans, seed, step,
+        keys)`` and ``spiral plan -seed S -step T`` (which plans keys
+        0..P-1) give. A data-parallel trainer whose ranks plan their own
+        shards gets the plans of one process planning every problem, and
+        dynamic sampling that replaces some problems leaves the others' plans
+        unchanged.
 
         Parameters
         ----------
         seed, step : int
             Unsigned 64-bit integers.
-        problems : int
-            P, the number of problems.
+        keys : int or array_like of int
+            Each problem's key, an unsigned 64-bit integer (for instance its
+            index in the data set); an int P plans the keys 0..P-1.
         dtype : {numpy.int64, numpy.int32}
-            The element type of the result.
+            The element type of ``sets``.
 
         Returns
         -------
         Plans
             ``plans.sets[q, i, j]`` (or ``plans[q, i, j]``) is candidate j of
-            set i of problem q, a search trace index in [0, N1), in
+            set i of problem ``keys[q]``, a search trace index in [0, N1), in
             presentation order; ``credit_batch`` credits them without a check.
         """
-        return _credit.plan(self, seed, step, problems, dtype)
+        return _credit.plan(self, seed, step, keys, dtype)
 
     credit_batch = _credit.credit_batch
 

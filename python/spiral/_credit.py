@@ -294,16 +294,19 @@ class Plans:
     Attributes
     ----------
     sets : ndarray, shape (P, K, n), read-only
+    keys : ndarray of uint64, shape (P,)
+        The problems' keys.
     seed, step : int
-        What the plans were drawn from.
+        What the plans were drawn from: the plan of problem ``keys[q]`` is a
+        function of (seed, step, keys[q]) alone.
     """
 
-    __slots__ = ("sets", "seed", "step", "_handle", "_shape", "__weakref__")
+    __slots__ = ("sets", "keys", "seed", "step", "_handle", "__weakref__")
 
-    def __init__(self, sets: np.ndarray, seed: int, step: int, handle: int, shape: tuple) -> None:
+    def __init__(self, sets: np.ndarray, keys: np.ndarray, seed: int, step: int, handle: int) -> None:
         sets.flags.writeable = False
-        self.sets, self.seed, self.step = sets, seed, step
-        self._handle, self._shape = handle, shape
+        self.sets, self.keys, self.seed, self.step = sets, keys, seed, step
+        self._handle = handle
 
     def __del__(self) -> None:
         if self._handle and _lib is not None:
@@ -328,17 +331,30 @@ class Plans:
         return f"Plans(problems={len(self.sets)}, seed={self.seed}, step={self.step})"
 
 
-def plan(cfg: "Config", seed: int, step: int, problems: Any, dtype: Any = np.int64) -> Plans:
+def _keys(keys: Any) -> np.ndarray:
+    """The problem keys as a contiguous uint64 array: 0..P-1 for an int P."""
+    if isinstance(keys, (int, np.integer)):
+        if keys < 0:
+            raise ValueError(f"spiral: problems = {keys} < 0")
+        return np.arange(int(keys), dtype=np.uint64)
+    k = np.asarray(_native._to_numpy(keys))
+    if k.size and k.dtype.kind not in "iu":
+        raise TypeError(f"spiral: keys must be integers, got an array of {k.dtype}")
+    if k.size and k.dtype.kind == "i" and k.min() < 0:
+        raise ValueError(f"spiral: keys hold {k.min()} < 0: a key is an unsigned 64-bit integer")
+    return np.ascontiguousarray(k.reshape(-1), dtype=np.uint64)
+
+
+def plan(cfg: "Config", seed: int, step: int, keys: Any, dtype: Any = np.int64) -> Plans:
     """Draw the plans of a batch; see ``Config.plan``."""
-    problems = len(problems) if hasattr(problems, "__len__") else int(problems)
-    if problems < 0:
-        raise ValueError(f"spiral: problems = {problems} < 0")
-    out = np.empty((problems, cfg.sets, cfg.set_size), dtype=dtype)
-    buf = _native.scratch(3)
-    buf[0], buf[1], buf[2] = _native.descriptor(out)
+    k = _keys(keys)
+    out = np.empty((len(k), cfg.sets, cfg.set_size), dtype=dtype)
+    buf = _native.scratch(6)
+    buf[0:6] = (*_native.descriptor(k.view(np.int64)), *_native.descriptor(out))
     h = ctypes.c_size_t()
-    _native.check(_lib.spiral_plan(cfg._handle.value, seed, step, problems, ctypes.addressof(buf), ctypes.addressof(h)))
-    return Plans(out, seed, step, h.value, cfg._plan_shape)
+    base = ctypes.addressof(buf)
+    _native.check(_lib.spiral_plan(cfg._handle.value, seed, step, base, base + 24, ctypes.addressof(h)))
+    return Plans(out, k, seed, step, h.value)
 
 
 def credit_batch(

@@ -82,6 +82,20 @@ class TwoStageTest(unittest.TestCase):
         mult = np.where(rows["role"] == two_stage.SEARCH, w.search_multiplier, w.aggregation_multiplier)
         np.testing.assert_allclose(coef / tokens, rep.scale * r["advantages"] * mult * live, rtol=1e-12, atol=1e-15)
 
+    def test_merge_keeps_the_plans(self) -> None:
+        # Dynamic sampling plans the merged keys again: the kept problems get
+        # the plans their prompts were built from.
+        rng = np.random.default_rng(3)
+        keys = np.arange(10, 30, dtype=np.uint64)
+        batch = two_stage.generate(self.cfg, two_stage.Policy(), keys, 1, 4, rng)
+        extra = two_stage.generate(self.cfg, two_stage.Policy(), np.arange(90, 95, dtype=np.uint64), 1, 4, rng)
+        keep = keys[::2]
+        merged = two_stage.merge(self.cfg, 1, 4, batch, keep, extra)
+        for key in keep:
+            np.testing.assert_array_equal(merged["sets"].sets[merged["keys"] == key], batch["sets"].sets[keys == key])
+        for key in extra["keys"]:
+            np.testing.assert_array_equal(merged["sets"].sets[merged["keys"] == key], extra["sets"].sets[extra["keys"] == key])
+
     def test_trains(self) -> None:
         with contextlib.redirect_stdout(io.StringIO()):
             log = two_stage.main(["--steps", "20", "--problems", "32"])

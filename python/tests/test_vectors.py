@@ -167,7 +167,7 @@ class CreditVectors(unittest.TestCase):
                 with self.assertRaises(spiral.BatchError) as cm:
                     cfg.credit_batch([0, 1, 2, 3], np.array([1.0, 0.0, 0.0, bad]))
                 e = cm.exception.problems[0]
-                self.assertEqual((e.field, e.problem, e.set, e.output, e.reason), ("Rewards", 0, 1, 1, reason))
+                self.assertEqual((e.field, e.problem, e.set, e.output, e.reason), ("rewards", 0, 1, 1, reason))
 
 
 class GroupVectors(unittest.TestCase):
