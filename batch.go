@@ -294,6 +294,9 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	k := &dst.kernel
 	dst.Search, dst.Aggregation, dst.SetScores, dst.SetAdvantages = k.Search, k.Aggregation, k.SetScores, k.SetAdvantages
 	dst.ScoredOutputs, dst.Appearances, dst.ScoredSets = k.ScoredOutputs, k.Appearances, k.ScoredSets
+	if c.AggregationBaseline == LeaveOneOut {
+		c.leaveOneOut(dst, &in, p)
+	}
 	for q, sp := range dst.spans[:p] {
 		if c.Overlong == nil && !dst.Rejected[q] {
 			dst.NoSignal[q] = allZero(dst.Search[sp.Trace:sp.Trace+sp.Traces]) && allZero(dst.Aggregation[sp.Reward:sp.Reward+sp.Rewards])
@@ -318,6 +321,29 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 		return (&BatchError{Problems: dst.bad}).In("spiral", func(f string) string { return f })
 	}
 	return nil
+}
+
+// leaveOneOut turns the within-set aggregation advantages r - f of the
+// first p problems into the leave-one-out ones: r minus the mean of the
+// set's other scored rewards, S/(S-1) (r - f) for a set of S scored
+// outputs (r - f is 0 for an unscorable output and for a set of one).
+func (c *Config) leaveOneOut(dst *BatchCredit, in *Batch, p int) {
+	for _, sp := range dst.spans[:p] {
+		o := sp.Reward
+		for s := sp.Set; s < sp.Set+sp.Sets; s++ {
+			count := c.AggregationsPerSet
+			if in.RewardCounts != nil {
+				count = in.RewardCounts[s]
+			}
+			if scored := dst.ScoredOutputs[s]; scored >= 2 {
+				f := float64(scored) / float64(scored-1)
+				for j := o; j < o+count; j++ {
+					dst.Aggregation[j] *= f
+				}
+			}
+			o += count
+		}
+	}
 }
 
 // checkLayout checks in's plans and the lengths of its slices against c.

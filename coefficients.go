@@ -38,8 +38,6 @@ func (u Update) String() string {
 type LossOptions struct {
 	// Update is the update the trainer's gradient follows.
 	Update Update
-	// Baseline is the aggregation baseline the credit was computed with.
-	Baseline AggregationBaseline
 	// Reduction is the trainer's loss reduction, named as the trainer
 	// names it.
 	Reduction loss.Reduction
@@ -75,7 +73,8 @@ type LossCoefficients struct {
 // trainer reducing per-token losses -coefficient * ratio with
 // opt.Reduction produces opt.Update exactly for this batch, times
 // dst.Report.Scale: the advantages times the update's role multipliers
-// (1/M and 1/(K a) from [Config.RoleWeights] with a sum, or 1 and 1), then
+// (1/M and 1/(K a) from [Config.RoleWeights] with a sum, a following
+// c.AggregationBaseline as the credit does; or 1 and 1), then
 // [loss.Coefficients] over the P*N1 search traces and the outputs as one
 // loss term, or as two with opt.SplitRoles. Both in.SearchLengths and
 // in.AggregationLengths are required: the lengths in tokens the trainer's
@@ -93,7 +92,7 @@ type LossCoefficients struct {
 // *loss.InputError whose Field is "SearchLengths" or "AggregationLengths"
 // and Row the position in it.
 func (c Config) LossCoefficients(dst *LossCoefficients, b *BatchCredit, in Batch, opt LossOptions) error {
-	w, err := c.RoleWeights(LossOptions{Baseline: opt.Baseline})
+	w, err := c.RoleWeights(LossOptions{})
 	if err != nil {
 		return err
 	}

@@ -62,11 +62,17 @@ func spiral_plan(cfg C.spiral_handle, seed, step C.uint64_t, keys, out *C.spiral
 	if err := w.planner.PlanTo(dst, uint64(seed), uint64(step), ks); err != nil {
 		return fail(renamed(err))
 	}
-	w.members = dst.AppendMembers(w.members[:0])
-	if err := checkOutputs(output{out, "plans", len(w.members), 'i'}); err != nil {
+	if err := checkOutputs(output{out, "plans", dst.Problems() * s.cfg.PlanSize(), 'i'}); err != nil {
 		return fail(err)
 	}
-	writeInts(out, w.members)
+	if out.dtype == C.SPIRAL_I64 && intIs64 {
+		// Appended straight into the caller's array, whose capacity is
+		// exactly the members': no copy of Go's.
+		dst.AppendMembers(unsafe.Slice((*int)(out.data), int(out.len))[:0])
+	} else {
+		w.members = dst.AppendMembers(w.members[:0])
+		writeInts(out, w.members)
+	}
 	if plans != nil {
 		*plans = newHandle(ps)
 	}

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 import numpy as np
 
 from . import _native
-from ._errors import BatchError
+from ._errors import BatchError, InputError
 
 if TYPE_CHECKING:
     from ._config import Config
@@ -222,18 +222,10 @@ class LossCoefficients(NamedTuple):
     report: LossReport
 
 
-def _reductions() -> tuple[str, ...]:
-    needed = ctypes.c_int64()
-    buf = ctypes.create_string_buffer(4096)
-    _lib.spiral_loss_reductions(buf, len(buf), ctypes.byref(needed))
-    return tuple(buf.raw[: needed.value].decode().split("\n"))
-
-
-REDUCTIONS: tuple[str, ...] = _reductions()
+REDUCTIONS: tuple[str, ...] = _native.names(_lib.spiral_loss_reductions)
 """The loss reductions, named as the trainers name them (Go's loss.Reduction): ``"token-mean"``, ..."""
 
 _UPDATES = {"joint_gradient": 0, "paper": 1}
-_BASELINES = {"within_set": 0, "leave_one_out": 1}
 
 
 def loss_coefficients(
@@ -243,18 +235,14 @@ def loss_coefficients(
     aggregation_lengths: Any,
     reduction: str,
     update: str,
-    baseline: str,
     split_roles: bool,
 ) -> LossCoefficients:
     """Loss coefficients of a credited batch; see ``Config.loss_coefficients``."""
-    try:
-        u, b = _UPDATES[update], _BASELINES[baseline]
-    except KeyError as e:
+    if update not in _UPDATES:
         from ._errors import ConfigError
 
-        raise ConfigError(
-            f"spiral: update {update!r} or baseline {baseline!r} unknown (updates {sorted(_UPDATES)}, baselines {sorted(_BASELINES)})"
-        ) from e
+        raise ConfigError(f"spiral: update {update!r} unknown (updates {sorted(_UPDATES)})")
+    u = _UPDATES[update]
     ints, desc = _native.ints, _native.descriptor
     search = np.ascontiguousarray(credit.search)
     agg = np.ascontiguousarray(credit.aggregation)
@@ -268,7 +256,7 @@ def loss_coefficients(
     name = reduction.encode()
     _native.check(
         _lib.spiral_loss_coefficients(
-            cfg._handle.value, name, len(name), u, b, int(bool(split_roles)), base, base + 12 * 8, base + 15 * 8, ctypes.addressof(rep)
+            cfg._handle.value, name, len(name), u, int(bool(split_roles)), base, base + 12 * 8, base + 15 * 8, ctypes.addressof(rep)
         )
     )
     return LossCoefficients(out_s, out_a, LossReport(rep.scale, rep.outputs, rep.rows, rep.tokens, rep.dropped))
@@ -347,6 +335,15 @@ def _keys(keys: Any) -> np.ndarray:
 
 def plan(cfg: "Config", seed: int, step: int, keys: Any, dtype: Any = np.int64) -> Plans:
     """Draw the plans of a batch; see ``Config.plan``."""
+    if isinstance(keys, (int, np.integer)) and keys > _native.MAX_SIZE // cfg._plan_size:
+        # Refused before the keys and the plans are allocated, as Go's
+        # PlanTo refuses them.
+        raise InputError(
+            f"spiral: keys: {keys} problems of K*n = {cfg._plan_size} members: more than the size cap "
+            f"{_native.MAX_SIZE} members (at most {_native.MAX_SIZE // cfg._plan_size} problems)",
+            "keys",
+            value=float(keys),
+        )
     k = _keys(keys)
     out = np.empty((len(k), cfg.sets, cfg.set_size), dtype=dtype)
     buf = _native.scratch(6)

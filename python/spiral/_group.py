@@ -67,14 +67,7 @@ class GroupOptions:
         return json.dumps(d).encode()
 
 
-def _presets() -> tuple[str, ...]:
-    needed = ctypes.c_int64()
-    buf = ctypes.create_string_buffer(4096)
-    _lib.spiral_group_presets(buf, len(buf), ctypes.byref(needed))
-    return tuple(buf.raw[: needed.value].decode().split("\n"))
-
-
-PRESETS: tuple[str, ...] = _presets()
+PRESETS: tuple[str, ...] = _native.names(_lib.spiral_group_presets)
 """The names of the group presets (Go's advantage.Preset), such as ``"verl-grpo"``."""
 
 

@@ -58,18 +58,18 @@ class ConfigTest(unittest.TestCase):
         }
         for (b, r, split), (s, a) in want.items():
             with self.subTest(baseline=b, reduction=r, split_roles=split):
-                w = cfg.role_weights(b, r, split)
+                w = cfg.replace(aggregation_baseline=b).role_weights(r, split)
                 self.assertEqual((w.search, w.aggregation), (s, a))
                 self.assertEqual((w.search_float, w.aggregation_float), (float(s), float(a)))
                 self.assertEqual(w.search_multiplier, 1 / float(s))
         with self.assertRaises(spiral.ConfigError):
-            cfg.role_weights("mean", "sum")
+            cfg.replace(aggregation_baseline="mean")
         with self.assertRaises(spiral.ConfigError):
-            cfg.role_weights("within_set", "mean")
+            cfg.role_weights("mean")
         with self.assertRaises(spiral.ConfigError):  # weights outputs by their lengths: loss_coefficients
-            cfg.role_weights("within_set", "token-mean")
+            cfg.role_weights("token-mean")
         with self.assertRaises(spiral.ConfigError):
-            spiral.Config(aggregations_per_set=1).role_weights("leave_one_out")
+            spiral.Config(aggregations_per_set=1, aggregation_baseline="leave_one_out")
 
     def test_invalid(self) -> None:
         for bad, word in (
@@ -199,6 +199,21 @@ class CreditTest(unittest.TestCase):
         self.assertTrue(np.all(cr.search[cr.out_of_range] == 0))
         self.assertTrue(same(cr.skip, cr.out_of_range | cr.no_signal))
 
+    def test_leave_one_out(self) -> None:
+        # A_agg = r minus the mean of the set's other scored rewards,
+        # S/(S-1) (r - f); the search advantages do not change.
+        base = spiral.Config.paper()
+        loo = base.replace(aggregation_baseline="leave_one_out")
+        sets, rewards, _, _ = batch(base, 16)
+        rewards = rewards * np.random.default_rng(5).random(rewards.shape)
+        a, b = base.credit_batch(sets, rewards), loo.credit_batch(sets, rewards)
+        self.assertTrue(same(a.search, b.search))
+        np.testing.assert_allclose(b.aggregation, 4 / 3 * a.aggregation, rtol=1e-14, atol=1e-16)
+        w = loo.role_weights()
+        lc = loo.loss_coefficients(b, search_lengths=np.ones((16, 8), int), aggregation_lengths=np.ones((16, 4, 4), int), reduction="sum")
+        self.assertTrue(same(lc.aggregation, b.aggregation * w.aggregation_multiplier))
+        self.assertEqual(w.aggregation, Fraction(16))
+
     def test_no_signal(self) -> None:
         cfg = spiral.Config.paper()
         sets, rewards, _, _ = batch(cfg, 8)
@@ -313,6 +328,9 @@ class ErrorTest(unittest.TestCase):
         with self.assertRaises(spiral.ArgError) as cm:
             spiral.coverage(np.full(1 << 15, 1 << 16), np.ones(1 << 15, int), 1 << 16)
         self.assertTrue(cm.exception.too_costly)
+        with self.assertRaises(spiral.ArgError) as cm:  # refused before anything is allocated
+            spiral.coverage([10], [1], 1 << 50)
+        self.assertEqual(cm.exception.arg, "kmax")
         self.assertEqual(spiral.pass_at_k(10, 0, 3), 0.0)
         self.assertEqual(spiral.pass_at_k(10, 8, 3), 1.0)
         self.assertTrue(same(spiral.coverage([10, 10], [0, 10], 3), np.array([0.5, 0.5, 0.5])))
@@ -454,6 +472,12 @@ class PlanTest(unittest.TestCase):
         self.assertEqual(cfg.plan(1, 0, 5, np.int32).sets.dtype, np.int32)
         with self.assertRaises(ValueError):
             cfg.plan(1, 0, -1)
+        with self.assertRaises(spiral.InputError) as cm:  # refused before anything is allocated
+            cfg.plan(1, 0, 1 << 40)
+        self.assertEqual(cm.exception.field, "keys")
+        with self.assertRaises(spiral.InputError) as cm:  # Go's own refusal
+            cfg.plan(1, 0, np.arange((1 << 20) + 1))
+        self.assertEqual(cm.exception.field, "keys")
 
 
 class ThreadTest(unittest.TestCase):
