@@ -92,15 +92,6 @@ func (c Config) Validate() error {
 // size, which only planning needs: on a valid c it does not allocate.
 func (c Config) validateShape() error {
 	n1, n, k, n2 := c.SearchTraces, c.SetSize, c.Sets, c.AggregationsPerSet
-	if n1 >= 1 && n1 <= combin.MaxSize && n >= 1 && n <= n1 && k >= 1 && n2 >= 1 &&
-		k <= combin.MaxSize/n && k <= combin.MaxSize/n2 &&
-		(c.Order == combin.IndexOrder || c.Order == combin.Shuffled && !c.Ordered) &&
-		(c.Design == combin.Uniform || c.Design == combin.Balanced && !c.Ordered) &&
-		c.Gates.Validate() == nil &&
-		(c.Overlong == nil || c.Overlong.Validate() == nil) && c.RewardRange.Validate() == nil &&
-		(c.AggregationBaseline == WithinSet || c.AggregationBaseline == LeaveOneOut && n2 >= 2) {
-		return nil // the common case, without building errors
-	}
 	var errs []error
 	bad := func(field string, value float64, format string, args ...any) {
 		errs = append(errs, configError(field, value, symbolic(format, args...)))

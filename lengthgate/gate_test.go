@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"spiral/internal/spiraltest"
 	"strings"
 	"testing"
 
@@ -531,3 +532,9 @@ func TestApplyCheckedUnchecked(t *testing.T) {
 
 // sameReport reports whether a and b have the same exported fields.
 func sameReport(a, b Report) bool { return a.String() == b.String() }
+
+// TestNoFusedMultiplyAdd: no architecture's compiler fuses a product into
+// a sum here (the overlong penalty added to a reward), so results have the
+// same bits everywhere (long only: it compiles the package for five
+// architectures).
+func TestNoFusedMultiplyAdd(t *testing.T) { spiraltest.NoFusedMultiplyAdd(t, "spiral/lengthgate") }

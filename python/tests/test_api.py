@@ -425,6 +425,14 @@ class GroupTest(unittest.TestCase):
         m = r[:3].mean()
         self.assertAlmostEqual(adv[0], 1.5 * (1 - m), places=15)
         self.assertEqual(rep.groups, 2)
+        # verl's uid column: an object array of strings; and numpy strings.
+        uids = np.array(["u3", "u3", "u3", "u5", "u5", "u5"], dtype=object)
+        for col in (uids, uids.astype(str), list(uids)):
+            a2, rep2 = spiral.group_advantages(r, col, preset="rloo")
+            self.assertTrue(same(a2, adv))
+            self.assertEqual(rep2.groups, 2)
+        _, rep3 = spiral.group_advantages([1.0, 1.0, 0.0], np.array(["b", "b", "a"], dtype=object))
+        self.assertEqual((rep3.zero_variance, rep3.singletons), (["b"], ["a"]))
         adv32, _ = spiral.group_advantages(r.astype(np.float32), ids.astype(np.int32), preset="rloo")
         self.assertEqual(adv32.dtype, np.float32)
         self.assertTrue(same(adv32, adv.astype(np.float32)))
