@@ -186,7 +186,8 @@ type Report struct {
 	Scale float64
 	// Outputs is B, Rows R (those with at least one token) and Tokens T,
 	// over every term.
-	Outputs, Rows, Tokens int
+	Outputs, Rows int
+	Tokens        int64
 	// Dropped counts the outputs with no token whose update is not 0: no
 	// coefficient can carry their part of the update, which the trainer's
 	// gradient lacks.
@@ -256,7 +257,7 @@ func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
 		return Report{}, &InputError{Field: "Terms", Row: -1, Value: float64(len(in.Terms)), Err: fmt.Errorf("len(Terms) = %d, want len(Update) = %d", len(in.Terms), n)}
 	}
 	var all, rows [MaxTerms]int
-	var tokens [MaxTerms]int
+	var tokens [MaxTerms]int64 // up to 2^53: int64 on 32-bit machines too
 	for o, u := range in.Update {
 		if math.IsNaN(u) || math.IsInf(u, 0) {
 			return Report{}, &InputError{Field: "Update", Row: o, Value: u, Err: errNotFinite}
@@ -275,7 +276,7 @@ func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
 		all[t]++
 		if l > 0 {
 			rows[t]++
-			tokens[t] += l
+			tokens[t] += int64(l)
 		}
 	}
 	if len(dst) != n {
@@ -311,7 +312,7 @@ func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
 		if in.Terms != nil {
 			t = in.Terms[o]
 		}
-		var numerator int // at most 2^53: exact in float64
+		var numerator int64 // at most 2^53: exact in float64
 		switch k {
 		case kindSum:
 			dst[o] = u
@@ -319,13 +320,13 @@ func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
 		case kindTokens:
 			numerator = tokens[t]
 		case kindRows:
-			numerator = rows[t]
+			numerator = int64(rows[t])
 		case kindRowsLen:
-			numerator = rows[t] * l
+			numerator = int64(rows[t]) * int64(l)
 		case kindAllLen:
-			numerator = all[t] * l
+			numerator = int64(all[t]) * int64(l)
 		case kindAll, kindAllConst:
-			numerator = all[t]
+			numerator = int64(all[t])
 		}
 		dst[o] = u * (float64(numerator) / denominator)
 	}
