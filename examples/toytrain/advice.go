@@ -648,7 +648,7 @@ func runAdvice(opt options, aopt adviceOptions) (*adviceResult, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	if err := res.runEarly(adv.Candidates, refEval.cand, formerEval.cand); err != nil {
+	if err := res.runEarly(adv, refEval.cand, formerEval.cand); err != nil {
 		return nil, err
 	}
 	return res, nil
