@@ -129,6 +129,17 @@ type BatchCredit struct {
 // layoutKey is the shape of the kernel layout kept in a BatchCredit.
 type layoutKey struct{ problems, traces, sets, setSize, outputs int }
 
+// Span returns the ranges of problem q in a [Batch] of c without
+// RewardCounts (N2 outputs for every set), where a trainer writes the
+// problem's rewards and lengths: its search traces [q*N1, (q+1)*N1), sets
+// [q*K, (q+1)*K), members [q*K*n, (q+1)*K*n) and outputs [q*K*N2,
+// (q+1)*K*N2). With RewardCounts, [BatchCredit.Span] gives the ranges
+// after the credit.
+func (c Config) Span(q int) Span {
+	n1, k, n, n2 := c.SearchTraces, c.Sets, c.SetSize, c.AggregationsPerSet
+	return Span{Trace: q * n1, Traces: n1, Set: q * k, Sets: k, Member: q * k * n, Members: k * n, Reward: q * k * n2, Rewards: k * n2}
+}
+
 // Span returns the ranges of problem q of the last call. It panics if q
 // is not in [0, Problems).
 func (b *BatchCredit) Span(q int) Span {
@@ -432,18 +443,17 @@ func (b *BatchCredit) layout(c *Config, in *Batch) {
 	kin.Check = advantage.Unchecked
 	b.Problems = p
 	b.spans = grow(b.spans, p)
-	k, n, n1 := c.Sets, c.SetSize, c.SearchTraces
 	r := 0
 	for q := range p {
-		nr := k * c.AggregationsPerSet
+		sp := c.Span(q)
 		if in.RewardCounts != nil {
-			nr = 0
-			for _, m := range in.RewardCounts[q*k : (q+1)*k] {
-				nr += m
+			sp.Reward, sp.Rewards = r, 0
+			for _, m := range in.RewardCounts[sp.Set : sp.Set+sp.Sets] {
+				sp.Rewards += m
 			}
 		}
-		b.spans[q] = Span{Trace: q * n1, Traces: n1, Set: q * k, Sets: k, Member: q * k * n, Members: k * n, Reward: r, Rewards: nr}
-		r += nr
+		b.spans[q] = sp
+		r += sp.Rewards
 	}
 	b.Rejected = grow(b.Rejected, p)
 	b.NoSignal = grow(b.NoSignal, p)

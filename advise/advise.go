@@ -304,10 +304,28 @@ func Advise(req Request) (Result, error) {
 			}
 		}
 	}
-	slices.SortStableFunc(res.Candidates, func(a, b Candidate) int {
+	sortCandidates(res.Candidates)
+	return res, nil
+}
+
+// sortCandidates orders cs as Advise ranks them: best rank key first, ties
+// by fewer tokens, else in their order.
+func sortCandidates(cs []Candidate) {
+	slices.SortStableFunc(cs, func(a, b Candidate) int {
 		return cmp.Or(b.rank().Cmp(a.rank()), cmp.Compare(a.Tokens, b.Tokens))
 	})
-	return res, nil
+}
+
+// At returns r ranked at the step budget s instead of the one it was
+// ranked at: every candidate's Candidate.At(s), in Advise's order (the
+// refusals unchanged). Nothing is evaluated again.
+func (r Result) At(s Step) Result {
+	out := Result{Candidates: make([]Candidate, len(r.Candidates)), Refused: r.Refused}
+	for i, c := range r.Candidates {
+		out.Candidates[i] = c.At(s)
+	}
+	sortCandidates(out.Candidates)
+	return out
 }
 
 // errTooCostly marks an evaluation beyond an exact enumeration's limit.

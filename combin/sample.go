@@ -197,9 +197,9 @@ func (s *Sampler) Len() int { return s.k * s.f.n }
 // SampleTo draws K distinct sets uniformly at random (see Family.Sample)
 // and writes them into dst, set i in dst[i*n : (i+1)*n]. It is
 // [Sampler.DrawTo] with each random digit drawn by its own rnd.IntN call
-// rather than in runs, so a given rnd state gives the same sets as in
-// earlier versions. It returns an error, and leaves dst unchanged, if rnd
-// is nil. It does not allocate.
+// rather than in runs: the stream of the results that programs computed
+// from a seed with SampleTo, which it keeps. It returns an error, and
+// leaves dst unchanged, if rnd is nil. It does not allocate.
 //
 // SampleTo panics if len(dst) != K*n.
 func (s *Sampler) SampleTo(dst []int, rnd *rand.Rand) error {

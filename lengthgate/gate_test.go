@@ -199,7 +199,7 @@ func TestGateBadInput(t *testing.T) {
 			for i := range dst {
 				dst[i] = 42
 			}
-			if _, err := tc.g.ApplyTo(dst, tc.adv, tc.lengths); err == nil {
+			if _, err := ApplyGate(tc.g, dst, tc.adv, tc.lengths); err == nil {
 				t.Fatal("ApplyTo: no error")
 			}
 			for _, x := range dst {
@@ -217,7 +217,7 @@ func TestApplyToPanicsOnDst(t *testing.T) {
 			t.Errorf("recover() = %v", r)
 		}
 	}()
-	Gate{Target: 1}.ApplyTo(make([]float64, 1), []float64{1, 2}, []int{1, 2})
+	ApplyGate(Gate{Target: 1}, make([]float64, 1), []float64{1, 2}, []int{1, 2})
 }
 
 func TestGatesPerRole(t *testing.T) {
@@ -371,7 +371,7 @@ func TestGateProperties(t *testing.T) {
 		// ApplyTo leaves its source alone and writes what Apply computed.
 		src := slices.Clone(before)
 		dst := make([]float64, len(src))
-		r3, err := g.ApplyTo(dst, src, lengths)
+		r3, err := ApplyGate(g, dst, src, lengths)
 		if err != nil || r3 != r || !sameBits(dst, after) || !sameBits(src, before) {
 			t.Fatalf("ApplyTo: %v %+v %v (source now %v)", dst, r3, err, src)
 		}

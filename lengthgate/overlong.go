@@ -128,16 +128,10 @@ func (s SoftOverlong) Apply(rewards []float64, lengths []int) (PenaltyReport, er
 	return ApplySoftOverlong(s, rewards, rewards, lengths)
 }
 
-// ApplyTo is the dst-first form of [SoftOverlong.Apply]: it writes the shaped
-// rewards to dst and leaves rewards unchanged (dst may be rewards itself but
-// must not otherwise overlap it). On error dst is untouched. It panics if
-// len(dst) != len(rewards), a programmer error.
-func (s SoftOverlong) ApplyTo(dst, rewards []float64, lengths []int) (PenaltyReport, error) {
-	return ApplySoftOverlong(s, dst, rewards, lengths)
-}
-
-// ApplySoftOverlong is [SoftOverlong.ApplyTo] for any floating-point type.
-// The penalty is computed in float64 and the sum rounded once to F, which
+// ApplySoftOverlong is the dst-first form of [SoftOverlong.Apply], for any
+// floating-point type: it writes the shaped rewards to dst and leaves
+// rewards unchanged (dst may be rewards itself); on error dst is
+// untouched. The penalty is computed in float64 and the sum rounded once to F, which
 // is finite for every finite reward (see [MaxFactor]). It panics if
 // len(dst) != len(rewards).
 func ApplySoftOverlong[F Float](s SoftOverlong, dst, rewards []F, lengths []int) (PenaltyReport, error) {
