@@ -83,11 +83,11 @@ const (
 //
 // When T < 2^64 and the family is small (T*n <= 8192 ints) or dense
 // (T <= 2K), the Sampler lists every set once at construction, and each
-// SampleTo is a partial Fisher-Yates shuffle of the set indices: K random
-// draws and K*n copied ints. Its memory is O(T*n), which is O(K*n) in the
+// draw is a partial Fisher-Yates shuffle of the set indices: K random
+// digits and K*n copied ints. Its memory is O(T*n), which is O(K*n) in the
 // dense case.
 //
-// Otherwise SampleTo draws sets independently and uniformly from the
+// Otherwise a draw takes sets independently and uniformly from the
 // family and rejects those equal to a set already drawn. Each accepted
 // set is uniform over the sets not yet drawn, so the K sets are a
 // uniformly random sequence of distinct sets. Since T > 2K here, fewer than

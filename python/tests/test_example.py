@@ -54,6 +54,18 @@ class TwoStageTest(unittest.TestCase):
             np.testing.assert_array_equal(adv[order], one.aggregation)
             self.assertTrue(np.all(adv[order][np.array(un, bool)] == 0))
 
+    def test_rows_in_any_order(self) -> None:
+        # The rows are gathered by their columns, not their order: shuffled
+        # rows get the same advantages.
+        rng = np.random.default_rng(6)
+        keys = np.arange(40, 60, dtype=np.uint64)
+        batch = two_stage.generate(self.cfg, two_stage.Policy(), keys, 1, 2, rng)
+        _, adv, _ = two_stage.credit(self.cfg, batch)
+        perm = rng.permutation(len(adv))
+        shuffled = dict(batch, rows={name: col[perm] for name, col in batch["rows"].items()})
+        _, adv2, _ = two_stage.credit(self.cfg, shuffled)
+        np.testing.assert_array_equal(adv2, adv[perm])
+
     def test_step(self) -> None:
         rng = np.random.default_rng(2)
         # A good policy: many problems have every output right (no signal),
