@@ -5,7 +5,7 @@
 // Usage:
 //
 //	spiral constants -traces N1 -size n -sets K [-ordered | -balanced]
-//	spiral plan -traces N1 -size n -sets K [-ordered] [-shuffle] [-balanced] -seed S [-step T] -problems P
+//	spiral plan -traces N1 -size n -sets K [-ordered] [-shuffle] [-balanced] -seed S [-step T] (-problems P | -keys K1,K2,...)
 //	spiral credit [-search-target L] [-aggregation-target L] [-boundary gate|keep]
 //	              [-overlong-max L [-overlong-buffer B] [-overlong-factor F]] [-reward-range LOW,HIGH] [-ordered] < lines
 //	spiral group [-preset NAME | -scale none|group|batch -epsilon E -bessel -leave-one-out] < lines
@@ -19,9 +19,10 @@
 //   - constants writes q_K, M and the probability that a trace is in no set
 //     (Proposition 3.1) for one configuration, exactly where combin can and
 //     as floats always, from spiral.Config.Constants.
-//   - plan writes the K sets of each of P problems, drawn by the root
-//     package's Planner from rand.New(rand.NewPCG(S, T)): the plans a Go
-//     trainer draws for the same seed S and step T.
+//   - plan writes the K sets of each problem, named by its key (0..P-1
+//     or -keys), drawn by the root package's Planner.PlanTo: the plans a Go
+//     trainer draws for the same seed S, step T and keys, each a function
+//     of (S, T, key) alone.
 //   - credit computes SPIRAL's credit of one problem per line
 //     {"traces", "sets", "rewards", optional "unscorable", "search_lengths",
 //     "aggregation_lengths"} with spiral.Config.CreditBatch, and writes the

@@ -398,6 +398,11 @@ func TestLoneSurrogates(t *testing.T) {
 // of a value and its length.
 func TestErrorsQuoteBoundedPrefix(t *testing.T) {
 	long := strings.Repeat("7", 100_000)
+	members := make([]string, 20000)
+	for i := range members {
+		members[i] = strconv.Itoa(i)
+	}
+	manyMembers := "[" + strings.Join(members, ", ") + "]" // two equal sets of 20,000 members
 	const most = 1 << 10
 	for _, tt := range []struct {
 		cmd  []string
@@ -406,6 +411,7 @@ func TestErrorsQuoteBoundedPrefix(t *testing.T) {
 		{[]string{"credit"}, `{"traces":8,"sets":[[0]],"rewards":[[1]],"` + long + `":1}`},
 		{[]string{"credit"}, `{"traces":` + long + `,"sets":[[0]],"rewards":[[1]]}`},
 		{[]string{"credit"}, `{"traces":8,"sets":[[0]],"rewards":[[1` + long + `]]}`},
+		{[]string{"credit"}, `{"traces":20000,"sets":[` + manyMembers + `,` + manyMembers + `],"rewards":[[1],[0]]}`},
 		{[]string{"passk", "-k", "1"}, `{"n":` + long + `.5,"c":1}`},
 		{[]string{"group"}, `{"ids":[` + long + `],"rewards":[1]}`},
 		{[]string{"group"}, `{"ids":["` + long + `"],"rewards":[1e31]}`},
