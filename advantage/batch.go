@@ -346,10 +346,12 @@ func (in Batch[F]) check() (v checked, err error) {
 	if in.Unscorable != nil && len(in.Unscorable) != len(in.Rewards) {
 		return v, layoutError("Unscorable", "len(Unscorable) = %d, want len(Rewards) = %d", len(in.Unscorable), len(in.Rewards))
 	}
-	rewardsOK, exactSums := scanRewards(in.Rewards, in.Unscorable)
-	v.exactSums = exactSums
-	if in.Check == Unchecked {
-		rewardsOK = true // vouched for by the caller
+	// Rewards vouched for by the caller are not scanned again: their set
+	// means are then summed with their errors (the same bits as the plain
+	// sums where those are exact).
+	rewardsOK := true
+	if in.Check != Unchecked {
+		rewardsOK, v.exactSums = scanRewards(in.Rewards, in.Unscorable)
 	}
 	// When every set has the same size and count and the sets fill
 	// Members and Rewards exactly, a problem of K sets has K*size members

@@ -218,6 +218,13 @@ func massOf(s, c float64) (mass, low float64) {
 	if m > math.MaxFloat64 {
 		return math.MaxFloat64, 0
 	}
+	return renormalize(s, c)
+}
+
+// renormalize returns s + c (|s| >= |c|) rounded, and what the rounding
+// left out, exactly.
+func renormalize(s, c float64) (sum, low float64) {
+	m := s + c
 	return m, c - (m - s)
 }
 
