@@ -90,7 +90,9 @@ type LossCoefficients struct {
 // is undefined, b does not hold c's credit of a batch of in's size, or a
 // length is missing, negative or above loss.MaxLength: then a
 // *loss.InputError whose Field is "SearchLengths" or "AggregationLengths"
-// and Row the position in it.
+// and Row the position in it; or, when an advantage times its multiplier
+// exceeds loss.MaxUpdate (1/M beyond 1e170), the *loss.InputError about
+// "Update" with Row the output (search traces first).
 func (c Config) LossCoefficients(dst *LossCoefficients, b *BatchCredit, in Batch, opt LossOptions) error {
 	w, err := c.RoleWeights(LossOptions{})
 	if err != nil {
@@ -140,7 +142,7 @@ func (c Config) LossCoefficients(dst *LossCoefficients, b *BatchCredit, in Batch
 	}
 	rep, err := loss.Coefficients(dst.out, rows, opt.Reduction)
 	if err != nil {
-		if e, ok := errors.AsType[*loss.InputError](err); ok && e.Row >= 0 {
+		if e, ok := errors.AsType[*loss.InputError](err); ok && e.Field == "Lengths" && e.Row >= 0 {
 			// Rename the row to the Batch's field and position.
 			renamed := *e
 			renamed.Field = "SearchLengths"

@@ -153,6 +153,10 @@ func (r Reduction) LengthWeighted() bool {
 	return false
 }
 
+// MaxUpdate is the largest update magnitude accepted: times a ratio of at
+// most 2^53, every coefficient stays finite.
+const MaxUpdate = 1e200
+
 // MaxTerms is the number of loss terms [Rows].Terms may name.
 const MaxTerms = 8
 
@@ -239,7 +243,8 @@ func (e *InputError) Unwrap() error { return e.Err }
 //
 // Coefficients returns an *[InputError], before writing anything, if the
 // fields' lengths differ, a length is negative or above [MaxLength], a
-// term is outside [0, MaxTerms), an update is not finite, or there are more
+// term is outside [0, MaxTerms), an update is not finite or above
+// [MaxUpdate] in magnitude, or there are more
 // than [MaxRows] outputs; an error if r is undefined. It panics if
 // len(dst) != len(in.Update), a programmer's error. It allocates nothing.
 func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
@@ -261,6 +266,9 @@ func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
 	for o, u := range in.Update {
 		if math.IsNaN(u) || math.IsInf(u, 0) {
 			return Report{}, &InputError{Field: "Update", Row: o, Value: u, Err: errNotFinite}
+		}
+		if math.Abs(u) > MaxUpdate {
+			return Report{}, &InputError{Field: "Update", Row: o, Value: u, Err: errTooLarge}
 		}
 		l := in.Lengths[o]
 		if l < 0 || l > MaxLength {
@@ -335,6 +343,7 @@ func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
 
 var (
 	errNotFinite = errors.New("not finite")
+	errTooLarge  = fmt.Errorf("magnitude above MaxUpdate = %g", MaxUpdate)
 	errLength    = fmt.Errorf("length outside [0, MaxLength = %d]", MaxLength)
 	errTerm      = fmt.Errorf("term outside [0, MaxTerms = %d)", MaxTerms)
 )
