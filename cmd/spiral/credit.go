@@ -57,8 +57,8 @@ Flags:
                          gradient is "scale" times the chosen update, whatever the
                          lengths. The line's N1 + K N2 outputs are the rows reduced
                          together; for a batch of several lines reduced together,
-                         take -coefficients sum (the update itself) and the
-                         library's loss.Coefficients over the batch. Needs
+                         take -coefficients sum (the update itself) and spiral
+                         loss over the batch's rows. Needs
                          search_lengths and aggregation_lengths
   -update joint|paper    the update the coefficients produce: joint (default),
                          SPIRAL's unbiased joint gradient (search advantages over

@@ -9,6 +9,7 @@
 //	spiral credit [-search-target L] [-aggregation-target L] [-boundary gate|keep]
 //	              [-overlong-max L [-overlong-buffer B] [-overlong-factor F]] [-reward-range LOW,HIGH] [-ordered] < lines
 //	spiral group [-preset NAME | -scale none|group|batch -epsilon E -bessel -leave-one-out] < lines
+//	spiral loss -reduction NAME < lines
 //	spiral passk -k 1,8,64 < lines
 //	spiral vectors -out DIR
 //	spiral advise [-table] [-top R] [-step-tokens S | -step-problems B] < request.json
@@ -33,6 +34,9 @@
 //   - group computes the group baselines of GRPO, Dr. GRPO and RLOO, as a
 //     trainer's preset or explicit options, for one batch of rows per line
 //     {"ids", "rewards", optional "unscorable"} with advantage.GroupRelative.
+//   - loss writes the loss coefficients of one set of rows per line
+//     {"update", "lengths", optional "terms"} for a trainer's reduction,
+//     with loss.Coefficients.
 //   - passk computes pass@k with eval.PassAtK for each line {"n", "c"}.
 //   - vectors writes the conformance vectors of cmd/spiral/testdata/vectors.
 //   - advise reads one request (a token budget and a reward model: find
