@@ -129,6 +129,17 @@ type BatchCredit struct {
 // layoutKey is the shape of the kernel layout kept in a BatchCredit.
 type layoutKey struct{ problems, traces, sets, setSize, outputs int }
 
+// Span returns the ranges of problem q in a [Batch] of c without
+// RewardCounts (N2 outputs for every set), where a trainer writes the
+// problem's rewards and lengths: its search traces [q*N1, (q+1)*N1), sets
+// [q*K, (q+1)*K), members [q*K*n, (q+1)*K*n) and outputs [q*K*N2,
+// (q+1)*K*N2). With RewardCounts, [BatchCredit.Span] gives the ranges
+// after the credit.
+func (c Config) Span(q int) Span {
+	n1, k, n, n2 := c.SearchTraces, c.Sets, c.SetSize, c.AggregationsPerSet
+	return Span{Trace: q * n1, Traces: n1, Set: q * k, Sets: k, Member: q * k * n, Members: k * n, Reward: q * k * n2, Rewards: k * n2}
+}
+
 // Span returns the ranges of problem q of the last call. It panics if q
 // is not in [0, Problems).
 func (b *BatchCredit) Span(q int) Span {
@@ -212,8 +223,15 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	if dst == nil {
 		panic("spiral: CreditBatch: dst is nil")
 	}
-	if _, err := c.validFamily(); err != nil {
+	if err := c.validateShape(); err != nil {
 		return err
+	}
+	// Plans of c's shape were made for a valid family (K no larger than
+	// it): only other plans need the comparison of K with the family.
+	if in.Plans == nil || in.Plans.shape != c.planShape() {
+		if _, err := c.validFamily(); err != nil {
+			return err
+		}
 	}
 	if err := c.checkLayout(&in); err != nil {
 		return err
@@ -294,6 +312,9 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	k := &dst.kernel
 	dst.Search, dst.Aggregation, dst.SetScores, dst.SetAdvantages = k.Search, k.Aggregation, k.SetScores, k.SetAdvantages
 	dst.ScoredOutputs, dst.Appearances, dst.ScoredSets = k.ScoredOutputs, k.Appearances, k.ScoredSets
+	if c.AggregationBaseline == LeaveOneOut {
+		c.leaveOneOut(dst, &in, p)
+	}
 	for q, sp := range dst.spans[:p] {
 		if c.Overlong == nil && !dst.Rejected[q] {
 			dst.NoSignal[q] = allZero(dst.Search[sp.Trace:sp.Trace+sp.Traces]) && allZero(dst.Aggregation[sp.Reward:sp.Reward+sp.Rewards])
@@ -318,6 +339,29 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 		return (&BatchError{Problems: dst.bad}).In("spiral", func(f string) string { return f })
 	}
 	return nil
+}
+
+// leaveOneOut turns the within-set aggregation advantages r - f of the
+// first p problems into the leave-one-out ones: r minus the mean of the
+// set's other scored rewards, S/(S-1) (r - f) for a set of S scored
+// outputs (r - f is 0 for an unscorable output and for a set of one).
+func (c *Config) leaveOneOut(dst *BatchCredit, in *Batch, p int) {
+	for _, sp := range dst.spans[:p] {
+		o := sp.Reward
+		for s := sp.Set; s < sp.Set+sp.Sets; s++ {
+			count := c.AggregationsPerSet
+			if in.RewardCounts != nil {
+				count = in.RewardCounts[s]
+			}
+			if scored := dst.ScoredOutputs[s]; scored >= 2 {
+				f := float64(scored) / float64(scored-1)
+				for j := o; j < o+count; j++ {
+					dst.Aggregation[j] *= f
+				}
+			}
+			o += count
+		}
+	}
 }
 
 // checkLayout checks in's plans and the lengths of its slices against c.
@@ -406,18 +450,17 @@ func (b *BatchCredit) layout(c *Config, in *Batch) {
 	kin.Check = advantage.Unchecked
 	b.Problems = p
 	b.spans = grow(b.spans, p)
-	k, n, n1 := c.Sets, c.SetSize, c.SearchTraces
 	r := 0
 	for q := range p {
-		nr := k * c.AggregationsPerSet
+		sp := c.Span(q)
 		if in.RewardCounts != nil {
-			nr = 0
-			for _, m := range in.RewardCounts[q*k : (q+1)*k] {
-				nr += m
+			sp.Reward, sp.Rewards = r, 0
+			for _, m := range in.RewardCounts[sp.Set : sp.Set+sp.Sets] {
+				sp.Rewards += m
 			}
 		}
-		b.spans[q] = Span{Trace: q * n1, Traces: n1, Set: q * k, Sets: k, Member: q * k * n, Members: k * n, Reward: r, Rewards: nr}
-		r += nr
+		b.spans[q] = sp
+		r += sp.Rewards
 	}
 	b.Rejected = grow(b.Rejected, p)
 	b.NoSignal = grow(b.NoSignal, p)

@@ -764,3 +764,33 @@ func checked(c Config, members []int) *Plans {
 	}
 	return &p
 }
+
+// TestShapingAtMaxFactor: DAPO's punishment at Factor = MaxFactor added to
+// a valid reward of -1e30 gives -2e30, beyond advantage.MaxAbsReward but
+// a value the caller never passed: it is credited (the raw rewards were
+// checked), not reported as bad input, and every output is finite.
+func TestShapingAtMaxFactor(t *testing.T) {
+	c := Paper()
+	c.Overlong = &lengthgate.SoftOverlong{MaxLength: 10, Buffer: 0, Factor: lengthgate.MaxFactor}
+	in := paperBatch(c, 2, 21)
+	for o := range in.Rewards {
+		in.Rewards[o] = float64(o % 3)
+		in.AggregationLengths[o] = 5 + o%11 // some over L_max = 10
+	}
+	in.Rewards[3] = -1e30
+	in.AggregationLengths[3] = 11
+	var dst BatchCredit
+	if err := c.CreditBatch(&dst, in); err != nil {
+		t.Fatalf("reward -1e30 punished by MaxFactor: %v, want it credited", err)
+	}
+	if dst.Rejected[0] || dst.Overlong.Overlong == 0 || dst.SetScores[0] > -1e29 {
+		t.Errorf("rejected %v, overlong %+v, set score %v; want problem 0 credited with its -2e30", dst.Rejected, dst.Overlong, dst.SetScores[0])
+	}
+	for _, xs := range [][]float64{dst.Search, dst.Aggregation, dst.SetScores, dst.SetAdvantages} {
+		for _, x := range xs {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				t.Fatalf("non-finite output %v", x)
+			}
+		}
+	}
+}

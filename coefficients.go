@@ -38,8 +38,6 @@ func (u Update) String() string {
 type LossOptions struct {
 	// Update is the update the trainer's gradient follows.
 	Update Update
-	// Baseline is the aggregation baseline the credit was computed with.
-	Baseline AggregationBaseline
 	// Reduction is the trainer's loss reduction, named as the trainer
 	// names it.
 	Reduction loss.Reduction
@@ -75,7 +73,8 @@ type LossCoefficients struct {
 // trainer reducing per-token losses -coefficient * ratio with
 // opt.Reduction produces opt.Update exactly for this batch, times
 // dst.Report.Scale: the advantages times the update's role multipliers
-// (1/M and 1/(K a) from [Config.RoleWeights] with a sum, or 1 and 1), then
+// (1/M and 1/(K a) from [Config.RoleWeights] with a sum, a following
+// c.AggregationBaseline as the credit does; or 1 and 1), then
 // [loss.Coefficients] over the P*N1 search traces and the outputs as one
 // loss term, or as two with opt.SplitRoles. Both in.SearchLengths and
 // in.AggregationLengths are required: the lengths in tokens the trainer's
@@ -91,9 +90,11 @@ type LossCoefficients struct {
 // is undefined, b does not hold c's credit of a batch of in's size, or a
 // length is missing, negative or above loss.MaxLength: then a
 // *loss.InputError whose Field is "SearchLengths" or "AggregationLengths"
-// and Row the position in it.
+// and Row the position in it; or, when an advantage times its multiplier
+// exceeds loss.MaxUpdate (1/M beyond 1e170), the *loss.InputError about
+// "Update" with Row the output (search traces first).
 func (c Config) LossCoefficients(dst *LossCoefficients, b *BatchCredit, in Batch, opt LossOptions) error {
-	w, err := c.RoleWeights(LossOptions{Baseline: opt.Baseline})
+	w, err := c.RoleWeights(LossOptions{})
 	if err != nil {
 		return err
 	}
@@ -141,7 +142,7 @@ func (c Config) LossCoefficients(dst *LossCoefficients, b *BatchCredit, in Batch
 	}
 	rep, err := loss.Coefficients(dst.out, rows, opt.Reduction)
 	if err != nil {
-		if e, ok := errors.AsType[*loss.InputError](err); ok && e.Row >= 0 {
+		if e, ok := errors.AsType[*loss.InputError](err); ok && e.Field == "Lengths" && e.Row >= 0 {
 			// Rename the row to the Batch's field and position.
 			renamed := *e
 			renamed.Field = "SearchLengths"

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"spiral/loss"
@@ -173,5 +174,129 @@ func TestLossCoefficientsErrors(t *testing.T) {
 	}
 	if err := c.LossCoefficients(&dst, &b, in, LossOptions{Update: 7}); err == nil {
 		t.Fatal("undefined update: no error")
+	}
+}
+
+// TestLeaveOneOutCredit: with Config.AggregationBaseline = LeaveOneOut,
+// CreditBatch's aggregation advantage of every scored output is its reward
+// minus the mean of its set's other scored rewards (exactly, to a few
+// units in the last place), 0 for an unscorable output and for a set of
+// one scored output; ragged sets included; the search credit is unchanged.
+func TestLeaveOneOutCredit(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	c := Config{SearchTraces: 6, SetSize: 3, Sets: 4, AggregationsPerSet: 4}
+	loo := c
+	loo.AggregationBaseline = LeaveOneOut
+	planner, err := c.NewPlanner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for trial := range 200 {
+		var plans Plans
+		if err := planner.PlanTo(&plans, 1, uint64(trial), []uint64{0, 1}); err != nil {
+			t.Fatal(err)
+		}
+		in := Batch{Plans: &plans, RewardCounts: make([]int, 2*c.Sets)}
+		for s := range in.RewardCounts {
+			in.RewardCounts[s] = 1 + rnd.IntN(c.AggregationsPerSet)
+			for range in.RewardCounts[s] {
+				in.Rewards = append(in.Rewards, float64(rnd.IntN(3))/2+rnd.Float64()*float64(trial%2))
+				in.Unscorable = append(in.Unscorable, rnd.IntN(6) == 0)
+			}
+		}
+		var within, left BatchCredit
+		if err := c.CreditBatch(&within, in); err != nil {
+			t.Fatal(err)
+		}
+		if err := loo.CreditBatch(&left, in); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(within.Search, left.Search) {
+			t.Fatalf("search credit changed: %v, %v", within.Search, left.Search)
+		}
+		o := 0
+		for s, count := range in.RewardCounts {
+			var scored []int
+			for j := o; j < o+count; j++ {
+				if !in.Unscorable[j] {
+					scored = append(scored, j)
+				}
+			}
+			for j := o; j < o+count; j++ {
+				want := new(big.Rat)
+				if !in.Unscorable[j] && len(scored) >= 2 && !left.Skip(s/c.Sets) {
+					others := new(big.Rat)
+					for _, k := range scored {
+						if k != j {
+							others.Add(others, new(big.Rat).SetFloat64(in.Rewards[k]))
+						}
+					}
+					want.Sub(new(big.Rat).SetFloat64(in.Rewards[j]), others.Quo(others, big.NewRat(int64(len(scored)-1), 1)))
+				}
+				got := new(big.Rat).SetFloat64(left.Aggregation[j])
+				diff := new(big.Rat).Sub(got, want)
+				if diff.Abs(diff).Cmp(big.NewRat(1, 1<<50)) > 0 {
+					t.Fatalf("trial %d, set %d, output %d: leave-one-out %v, want %s (within set %v)", trial, s, j, left.Aggregation[j], want.FloatString(17), within.Aggregation[j])
+				}
+			}
+			o += count
+		}
+	}
+}
+
+// TestLeaveOneOutAgreesWithRoleWeights: enumerating every outcome of two
+// sets of N2 = 3 outputs of a toy aggregator (outputs v = 0, 1, 2 with
+// probabilities 1/2, 1/3, 1/6 and rewards 1, 1/4, 0, so that
+// grad E[r] = (5/24, -1/9, -7/72) for the softmax's score e_v - p), the
+// expected update sum_j A_agg(j) (e_{z_j} - p) of CreditBatch's credit is
+// RoleWeights' aggregation weight times grad E[r], under both baselines:
+// K (N2 - 1) = 4 within the set, K N2 = 6 leave one out.
+func TestLeaveOneOutAgreesWithRoleWeights(t *testing.T) {
+	p := []*big.Rat{big.NewRat(1, 2), big.NewRat(1, 3), big.NewRat(1, 6)}
+	reward := []float64{1, 0.25, 0}
+	grad := []*big.Rat{big.NewRat(5, 24), big.NewRat(-1, 9), big.NewRat(-7, 72)}
+	for _, b := range []AggregationBaseline{WithinSet, LeaveOneOut} {
+		c := Config{SearchTraces: 2, SetSize: 1, Sets: 2, AggregationsPerSet: 3, AggregationBaseline: b}
+		w, err := c.RoleWeights(LossOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plans Plans
+		if err := c.CheckPlans(&plans, []int{0, 1}); err != nil {
+			t.Fatal(err)
+		}
+		outputs := c.Sets * c.AggregationsPerSet
+		expect := []*big.Rat{new(big.Rat), new(big.Rat), new(big.Rat)}
+		z := make([]int, outputs)
+		var credit BatchCredit
+		in := Batch{Plans: &plans, Rewards: make([]float64, outputs)}
+		for code := range 729 { // 3^6 outcomes
+			prob := big.NewRat(1, 1)
+			for o, x := 0, code; o < outputs; o, x = o+1, x/3 {
+				z[o] = x % 3
+				in.Rewards[o] = reward[z[o]]
+				prob.Mul(prob, p[z[o]])
+			}
+			if err := c.CreditBatch(&credit, in); err != nil {
+				t.Fatal(err)
+			}
+			for o, a := range credit.Aggregation {
+				ap := new(big.Rat).Mul(new(big.Rat).SetFloat64(a), prob)
+				for v := range 3 {
+					score := new(big.Rat).Neg(p[v])
+					if v == z[o] {
+						score.Add(score, big.NewRat(1, 1))
+					}
+					expect[v].Add(expect[v], new(big.Rat).Mul(ap, score))
+				}
+			}
+		}
+		for v := range 3 {
+			want := new(big.Rat).Mul(w.Aggregation, grad[v])
+			diff := new(big.Rat).Sub(expect[v], want)
+			if diff.Abs(diff).Cmp(big.NewRat(1, 1<<40)) > 0 {
+				t.Errorf("%v: expected update[%d] = %s, RoleWeights' %s x grad E[r] = %s", b, v, expect[v].FloatString(15), w.Aggregation.RatString(), want.FloatString(15))
+			}
+		}
 	}
 }

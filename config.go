@@ -55,6 +55,13 @@ type Config struct {
 	// OpenRLHF: a problem whose mean raw reward lies outside
 	// (Low, High) is dropped. The zero value keeps every problem.
 	RewardRange advantage.RewardRange `json:"reward_range"`
+	// AggregationBaseline is the baseline of the aggregation advantage:
+	// WithinSet (the zero value and the paper's: r - f, f the mean of the
+	// set's scored rewards, the output's own included) or LeaveOneOut
+	// (r minus the mean of the set's other scored rewards,
+	// S/(S-1) (r - f) for S scored outputs; needs N2 >= 2).
+	// [Config.RoleWeights] and [Config.LossCoefficients] follow it.
+	AggregationBaseline AggregationBaseline `json:"aggregation_baseline"`
 }
 
 // Paper returns the paper's configuration: N1 = 8 search traces, sets of
@@ -85,14 +92,6 @@ func (c Config) Validate() error {
 // size, which only planning needs: on a valid c it does not allocate.
 func (c Config) validateShape() error {
 	n1, n, k, n2 := c.SearchTraces, c.SetSize, c.Sets, c.AggregationsPerSet
-	if n1 >= 1 && n1 <= combin.MaxSize && n >= 1 && n <= n1 && k >= 1 && n2 >= 1 &&
-		k <= combin.MaxSize/n && k <= combin.MaxSize/n2 &&
-		(c.Order == combin.IndexOrder || c.Order == combin.Shuffled && !c.Ordered) &&
-		(c.Design == combin.Uniform || c.Design == combin.Balanced && !c.Ordered) &&
-		c.Gates.Validate() == nil &&
-		(c.Overlong == nil || c.Overlong.Validate() == nil) && c.RewardRange.Validate() == nil {
-		return nil // the common case, without building errors
-	}
 	var errs []error
 	bad := func(field string, value float64, format string, args ...any) {
 		errs = append(errs, configError(field, value, symbolic(format, args...)))
@@ -144,6 +143,15 @@ func (c Config) validateShape() error {
 		if err := c.Overlong.Validate(); err != nil {
 			errs = append(errs, subConfigError("Overlong", err))
 		}
+	}
+	switch c.AggregationBaseline {
+	case WithinSet:
+	case LeaveOneOut:
+		if n2 < 2 {
+			bad("AggregationBaseline", float64(c.AggregationBaseline), "LeaveOneOut needs N2 >= 2, have N2 = %d", n2)
+		}
+	default:
+		bad("AggregationBaseline", float64(c.AggregationBaseline), "%d is neither WithinSet nor LeaveOneOut", int(c.AggregationBaseline))
 	}
 	if err := c.RewardRange.Validate(); err != nil {
 		errs = append(errs, subConfigError("RewardRange", err))

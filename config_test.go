@@ -257,7 +257,8 @@ func TestRoleWeightsPaper(t *testing.T) {
 		{WithinSet, loss.TRLDrGRPO, true, "1365/12328", "3/4"},
 		{WithinSet, loss.SeqMeanTokenSumNorm, true, "1365/1541", "12"},
 	} {
-		w, err := c.RoleWeights(LossOptions{Baseline: tc.b, Reduction: tc.r, SplitRoles: tc.split})
+		c.AggregationBaseline = tc.b
+		w, err := c.RoleWeights(LossOptions{Reduction: tc.r, SplitRoles: tc.split})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,7 +315,8 @@ func TestRoleWeightsFollowDesign(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := c.RoleWeights(LossOptions{Baseline: b, Reduction: r, SplitRoles: split})
+		c.AggregationBaseline = b
+		w, err := c.RoleWeights(LossOptions{Reduction: r, SplitRoles: split})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -351,14 +353,15 @@ func TestRoleWeightsZeroAndErrors(t *testing.T) {
 		r    loss.Reduction
 		want string
 	}{
-		{c, LeaveOneOut, loss.Sum, "LeaveOneOut needs AggregationsPerSet (N2) >= 2"},
-		{Paper(), 2, loss.Sum, "AggregationBaseline = 2"},
+		{c, LeaveOneOut, loss.Sum, "Config.AggregationBaseline: LeaveOneOut needs N2 >= 2"},
+		{Paper(), 2, loss.Sum, "Config.AggregationBaseline: 2 is neither WithinSet nor LeaveOneOut"},
 		{Paper(), WithinSet, 99, "Reduction = 99"},
 		{Paper(), WithinSet, loss.TokenMean, "token-mean weights each output by its length"},
 		{Paper(), WithinSet, loss.SeqMeanTokenMean, "Config.LossCoefficients"},
 		{Config{}, WithinSet, loss.Sum, "Config.SearchTraces: N1 = 0"},
 	} {
-		if _, err := tc.c.RoleWeights(LossOptions{Baseline: tc.b, Reduction: tc.r}); err == nil || !strings.Contains(err.Error(), tc.want) {
+		tc.c.AggregationBaseline = tc.b
+		if _, err := tc.c.RoleWeights(LossOptions{Reduction: tc.r}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("RoleWeights(%v, %v) = %v, want an error with %q", tc.b, tc.r, err, tc.want)
 		}
 	}

@@ -56,8 +56,8 @@ type RoleWeights struct {
 }
 
 // RoleWeights returns the role weights of c's update with the advantages
-// as they are (the paper's update) under the aggregation baseline
-// opt.Baseline and the trainer's loss opt.Reduction, reduced over one
+// as they are (the paper's update) under c's AggregationBaseline and the
+// trainer's loss opt.Reduction, reduced over one
 // problem's outputs (opt.Update is not read), for c's family and design (M
 // is [Config.M]: the balanced design's when Design is combin.Balanced):
 //
@@ -73,25 +73,17 @@ type RoleWeights struct {
 // their weights are not constants: [Config.LossCoefficients] makes their
 // update exact per batch instead. At the paper's configuration (WithinSet,
 // sum) the weights are 1365/1541 ~ 0.886 and 12. It returns an error if c
-// is not valid, the baseline or reduction is undefined or weights outputs
-// by their lengths, or the baseline is LeaveOneOut with N2 = 1.
+// is not valid (LeaveOneOut with N2 = 1 included), or the reduction is
+// undefined or weights outputs by their lengths.
 func (c Config) RoleWeights(opt LossOptions) (RoleWeights, error) {
 	consts, err := c.Constants()
 	if err != nil {
 		return RoleWeights{}, err
 	}
 	n1, k, n2 := int64(c.SearchTraces), int64(c.Sets), int64(c.AggregationsPerSet)
-	var a int64
-	switch opt.Baseline {
-	case WithinSet:
-		a = n2 - 1
-	case LeaveOneOut:
-		if n2 < 2 {
-			return RoleWeights{}, fmt.Errorf("spiral: LeaveOneOut needs AggregationsPerSet (N2) >= 2, have %d", n2)
-		}
+	a := n2 - 1 // Constants validated c: LeaveOneOut has N2 >= 2
+	if c.AggregationBaseline == LeaveOneOut {
 		a = n2
-	default:
-		return RoleWeights{}, fmt.Errorf("spiral: AggregationBaseline = %d is neither WithinSet nor LeaveOneOut", int(opt.Baseline))
 	}
 	// The weights are M/sd and k a/ad: the divisors of the reduction.
 	var sd, ad int64

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"spiral/internal/spiraltest"
 	"sync"
 	"testing"
 
@@ -158,3 +159,7 @@ func TestShardedSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestNoFusedMultiplyAdd: no architecture's compiler fuses a product into
+// a sum in the root package (long only).
+func TestNoFusedMultiplyAdd(t *testing.T) { spiraltest.NoFusedMultiplyAdd(t, "spiral") }

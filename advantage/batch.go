@@ -268,32 +268,31 @@ func ComputeBatch[F constraints.Float](dst *BatchCredit[F], in Batch[F]) error {
 	if err != nil {
 		bad = err.(*BatchError).Problems
 	}
-	t, s, m, r := 0, 0, 0, 0 // offsets of problem q's first trace, set, member and reward
+	var sp Span // problem q's ranges
 	for q, nt := range in.Traces {
 		k := in.Sets[q]
-		nm, nr := k*v.size, k*v.count
+		sp.Trace, sp.Set, sp.Member, sp.Reward = sp.Trace+sp.Traces, sp.Set+sp.Sets, sp.Member+sp.Members, sp.Reward+sp.Rewards
+		sp.Traces, sp.Sets, sp.Members, sp.Rewards = nt, k, k*v.size, k*v.count
 		if v.size == 0 {
-			nm = sum(in.SetSizes[s : s+k])
+			sp.Members = sum(in.SetSizes[sp.Set : sp.Set+k])
 		}
 		if v.count == 0 {
-			nr = sum(in.RewardCounts[s : s+k])
+			sp.Rewards = sum(in.RewardCounts[sp.Set : sp.Set+k])
 		}
 		if len(bad) == 0 || bad[0].Problem != q {
 			dst.Rejected[q] = false
-			creditProblem(dst, &in, v.exactSums, q, t, s, m, r, nm, nr)
-			t, s, m, r = t+nt, s+k, m+nm, r+nr
+			creditProblem(dst, &in, v.exactSums, q, sp)
 			continue
 		}
 		bad = bad[1:]
 		dst.Rejected[q] = true
-		clear(dst.SetScores[s : s+k])
-		clear(dst.SetAdvantages[s : s+k])
-		clear(dst.ScoredOutputs[s : s+k])
-		clear(dst.Search[t : t+nt])
-		clear(dst.Appearances[t : t+nt])
-		clear(dst.Aggregation[r : r+nr])
+		clear(dst.SetScores[sp.Set : sp.Set+k])
+		clear(dst.SetAdvantages[sp.Set : sp.Set+k])
+		clear(dst.ScoredOutputs[sp.Set : sp.Set+k])
+		clear(dst.Search[sp.Trace : sp.Trace+nt])
+		clear(dst.Appearances[sp.Trace : sp.Trace+nt])
+		clear(dst.Aggregation[sp.Reward : sp.Reward+sp.Rewards])
 		dst.ScoredSets[q] = 0
-		t, s, m, r = t+nt, s+k, m+nm, r+nr
 	}
 	return err
 }
@@ -314,8 +313,8 @@ func (c *BatchCredit[F]) resize(p, traces, sets, rewards, maxTraces, maxSets int
 	c.sc.count = grow(c.sc.count, maxTraces)
 	clear(c.sc.sums) // the kernel keeps them zero between problems
 	clear(c.sc.count)
-	c.sc.dev = grow(c.sc.dev, maxSets)
-	c.sc.lo = grow(c.sc.lo, maxSets)
+	c.sc.sets = grow(c.sc.sets, maxSets)
+	c.sc.adv = grow(c.sc.adv, maxSets)
 }
 
 // grow returns s with length n, reusing its array when it is large enough.
@@ -347,10 +346,12 @@ func (in Batch[F]) check() (v checked, err error) {
 	if in.Unscorable != nil && len(in.Unscorable) != len(in.Rewards) {
 		return v, layoutError("Unscorable", "len(Unscorable) = %d, want len(Rewards) = %d", len(in.Unscorable), len(in.Rewards))
 	}
-	rewardsOK, exactSums := scanRewards(in.Rewards, in.Unscorable)
-	v.exactSums = exactSums
-	if in.Check == Unchecked {
-		rewardsOK = true // vouched for by the caller
+	// Rewards vouched for by the caller are not scanned again: their set
+	// means are then summed with their errors (the same bits as the plain
+	// sums where those are exact).
+	rewardsOK := true
+	if in.Check != Unchecked {
+		rewardsOK, v.exactSums = scanRewards(in.Rewards, in.Unscorable)
 	}
 	// When every set has the same size and count and the sets fill
 	// Members and Rewards exactly, a problem of K sets has K*size members

@@ -32,8 +32,13 @@
 // Numerics: sums are taken in float64 and results rounded to the reward
 // type only when stored. Each set's score and aggregation advantages are
 // computed from that set's rewards alone, to within a few units in the
-// last place of its own values, whatever other sets hold; set and search
-// advantages to within a few units of the largest |f_i - fbar|. Equal
+// last place of its own values, whatever other sets hold. Set advantages
+// are computed from the sets' exact sums, so a large value common to every
+// set (a penalty) cancels exactly: each is within a few units in the last
+// place of its own exact value (plus what the rounding of the rewards
+// themselves moves it). A search advantage, a mean of set advantages, is
+// within 4 (K + 2) units in the last place of the largest |A_set| of its
+// problem. Equal
 // rewards give exactly 0: the aggregation advantages of a set whose
 // rewards are equal, every set and search advantage of a problem whose
 // set scores are equal, and the search advantage of a trace in every set.

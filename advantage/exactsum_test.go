@@ -45,13 +45,13 @@ func TestExactSumsAgree(t *testing.T) {
 		if !exact && e <= 16 && bits+16-e <= 40 && n <= 1<<10 {
 			t.Fatalf("scanRewards does not report exact sums of %v (multiples of 2^-%d below 2^%d)", rs, e, bits-e)
 		}
-		h0, l0, n0, b0 := setMean(rs, nil, false)
+		var s0, s1 setStats
+		setMean(&s0, rs, nil, false)
 		if !exact {
 			return
 		}
-		h1, l1, n1, b1 := setMean(rs, nil, true)
-		if math.Float64bits(h0) != math.Float64bits(h1) || math.Float64bits(l0) != math.Float64bits(l1) || n0 != n1 || math.Float64bits(b0) != math.Float64bits(b1) {
-			t.Fatalf("setMean(%v): exact path (%v, %v, %d, %v), compensated (%v, %v, %d, %v)", rs, h1, l1, n1, b1, h0, l0, n0, b0)
+		if setMean(&s1, rs, nil, true); s0 != s1 {
+			t.Fatalf("setMean(%v): exact path %+v, compensated %+v", rs, s1, s0)
 		}
 	})
 }

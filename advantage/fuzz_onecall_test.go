@@ -116,9 +116,10 @@ func FuzzCompute(f *testing.F) {
 	})
 }
 
-// FuzzGroupRelative holds GroupRelative to its contract on arbitrary input:
-// an *InputError or an error for bad options, or finite advantages within
-// the documented bound, with centred groups summing to about 0.
+// FuzzGroupRelative holds GroupRelative (through GroupRelativeTokens, with
+// lengths of 0 to 4 tokens) to its contract on arbitrary input, the
+// passk, clip and whitening options included: an *InputError or an error
+// for bad options, or finite advantages within the documented bound.
 func FuzzGroupRelative(f *testing.F) {
 	f.Add([]byte{0, 1, 0, 2, 1, 1, 1, 3}, uint8(0))
 	f.Add([]byte{0, 1, 0, 1, 0, 1}, uint8(1))
@@ -138,10 +139,18 @@ func FuzzGroupRelative(f *testing.F) {
 			{Scale: ScaleGroup, Bessel: true, Epsilon: 1e-6},
 			{Scale: ScaleBatch, Bessel: true, Epsilon: 1e-4, NaNUnscorable: true},
 			{Scale: ScaleGroup, Epsilon: 1e-9, NaNUnscorable: true},
+			{Best: true, Scale: ScaleGroup, Bessel: true, Epsilon: 1e-6},
+			{Whiten: WhitenVerl},
+			{Clip: Range{Low: -10, High: 10}, Whiten: WhitenOpenRLHF},
+			{LeaveOneOut: true, NaNUnscorable: true, Whiten: WhitenTRL},
 		}
 		opt := opts[int(preset)%len(opts)]
 		dst := make([]float64, len(rewards))
-		_, err := GroupRelative(dst, rewards, ids, opt)
+		lengths := make([]int, len(rewards)) // 0 to 4 tokens, read by the whitening
+		for i := range lengths {
+			lengths[i] = int(data[2*i] / 8 % 5)
+		}
+		_, err := GroupRelativeTokens(dst, rewards, ids, lengths, opt)
 		if err != nil {
 			return
 		}
@@ -150,8 +159,11 @@ func FuzzGroupRelative(f *testing.F) {
 			if math.IsNaN(a) || math.IsInf(a, 0) {
 				t.Fatalf("dst[%d] = %v for rewards %v ids %v opt %+v", i, a, rewards, ids, opt)
 			}
-			if opt.Scale != ScaleNone && math.Abs(a) > 2*math.Sqrt(n)*(1+1e-12) {
-				t.Fatalf("dst[%d] = %v above the documented bound 2 sqrt(%v)", i, a, n)
+			if (opt.Scale != ScaleNone || opt.Whiten != WhitenNone) && math.Abs(a) > 2*math.Sqrt(n)*(1+1e-12) {
+				t.Fatalf("dst[%d] = %v above the bound 2 sqrt(%v) (the whitening's: sqrt of the total weight, at most 4n)", i, a, n)
+			}
+			if opt.Clip.Enabled() && opt.Whiten == WhitenNone && (a < opt.Clip.Low || a > opt.Clip.High) {
+				t.Fatalf("dst[%d] = %v outside the clip range %+v", i, a, opt.Clip)
 			}
 			if math.IsNaN(rewards[i]) && a != 0 {
 				t.Fatalf("unscorable row %d got %v, want 0", i, a)

@@ -1,6 +1,6 @@
 package advantage
 
-import "math"
+import "spiral/internal/numeric"
 
 // The package's one mean, used for SPIRAL's set scores (setMean) and for
 // the group baselines (meanAcc). The sum is kept as an unevaluated pair
@@ -14,32 +14,13 @@ import "math"
 // are exactly zero, so a group or set whose rewards are all equal gets
 // advantages that are exactly 0, not ±1 ulp.
 
-// twoSum returns t = fl(s + x) and the error e of that addition:
-// t + e = s + x exactly (Knuth).
-func twoSum(s, x float64) (t, e float64) {
-	t = s + x
-	z := t - s
-	return t, (s - (t - z)) + (x - z)
-}
+// twoSum is numeric.TwoSum: t = fl(s + x) and t + e = s + x exactly.
+func twoSum(s, x float64) (t, e float64) { return numeric.TwoSum(s, x) }
 
-// meanPair returns the mean of n >= 1 values whose sum is s + c as h + l:
-// h = fl((s + c)/n) and l = (s - n h + c)/n, s - n h taken exactly by one
-// math.FMA (exactly rounded on every architecture).
+// meanPair is numeric.MeanPair of the sum s + c of n >= 1 values: the mean
+// as h + l, h = fl((s + c)/n) and l what h misses.
 func meanPair(s, c float64, n int) (h, l float64) {
-	fn := float64(n)
-	if n&(n-1) == 0 {
-		// n = 2^k: multiplying by the exact 2^-k rounds the same exact
-		// quotient as dividing, in a quarter of the time.
-		inv := 1 / fn
-		h = (s + c) * inv
-		l = (math.FMA(-h, fn, s) + c) * inv
-		return h, l
-	}
-	h = (s + c) / fn
-	if d := math.FMA(-h, fn, s) + c; d != 0 { // 0 when h is the exact mean
-		l = d / fn
-	}
-	return h, l
+	return numeric.MeanPair(numeric.Sum{S: s, C: c}, n)
 }
 
 // meanAcc accumulates the mean of values added one at a time, for values

@@ -155,9 +155,9 @@ type Candidate struct {
 	// Constants are combin's constants of the family and design: M and
 	// the miss probability of a trace.
 	Constants combin.Constants
-	// RoleWeights are Config.RoleWeights(spiral.LossOptions{}) (the
-	// within-set baseline, a sum): the multipliers that make the update
-	// unbiased.
+	// RoleWeights are Config.RoleWeights(spiral.LossOptions{}) (a sum,
+	// under the configuration's aggregation baseline): the multipliers that
+	// make the update unbiased.
 	RoleWeights spiral.RoleWeights
 	// Budget is the token accounting of one problem and Tokens the count
 	// that Request.Count selects from it.
@@ -304,10 +304,28 @@ func Advise(req Request) (Result, error) {
 			}
 		}
 	}
-	slices.SortStableFunc(res.Candidates, func(a, b Candidate) int {
+	sortCandidates(res.Candidates)
+	return res, nil
+}
+
+// sortCandidates orders cs as Advise ranks them: best rank key first, ties
+// by fewer tokens, else in their order.
+func sortCandidates(cs []Candidate) {
+	slices.SortStableFunc(cs, func(a, b Candidate) int {
 		return cmp.Or(b.rank().Cmp(a.rank()), cmp.Compare(a.Tokens, b.Tokens))
 	})
-	return res, nil
+}
+
+// At returns r ranked at the step budget s instead of the one it was
+// ranked at: every candidate's Candidate.At(s), in Advise's order (the
+// refusals unchanged). Nothing is evaluated again.
+func (r Result) At(s Step) Result {
+	out := Result{Candidates: make([]Candidate, len(r.Candidates)), Refused: r.Refused}
+	for i, c := range r.Candidates {
+		out.Candidates[i] = c.At(s)
+	}
+	sortCandidates(out.Candidates)
+	return out
 }
 
 // errTooCostly marks an evaluation beyond an exact enumeration's limit.
@@ -322,7 +340,8 @@ var errTooCostly = errors.New("advise: beyond the exact cost bound")
 // space. Evaluate ignores the fields that only bound Advise's search:
 // Budget (c's tokens may exceed it; it sets only the zero Step's tokens per
 // step), MaxTraces, MaxSets, MaxAggregations and SetSizes. It returns an error naming the field and value of c that
-// Advise does not evaluate: an invalid c (Config.Validate), tuples
+// Advise does not evaluate (c may have either aggregation baseline: its
+// row differs only in RoleWeights): an invalid c (Config.Validate), tuples
 // (Ordered), a length gate, overlong punishment or reward range, an Order
 // other than req.Order, N1 not in [3, MaxTraces], n not in [2, N1 - 1], K
 // not in [2, MaxSets], N2 not in [2, MaxAggregations], n below
@@ -458,6 +477,9 @@ func (req Request) checkConfig(c spiral.Config) error {
 	}
 	N1, n, K, N2 := c.SearchTraces, c.SetSize, c.Sets, c.AggregationsPerSet
 	want := req.config(N1, n, K, N2, c.Design)
+	// Either aggregation baseline: the scaled update, and so every figure
+	// but the role weights, is the same under both (AggregationVariance).
+	want.AggregationBaseline = c.AggregationBaseline
 	switch {
 	case c.Ordered:
 		return errors.New("advise: config ordered = true: the advisor evaluates subsets, not tuples")
@@ -608,8 +630,12 @@ func (c *Candidate) fill(v *SearchVariance, agg *aggregationTerms, step Step) er
 	}
 	N2 := cfg.AggregationsPerSet
 	c.Constants, c.RoleWeights, c.Variance, c.Aggregation = k, w, v, agg.at(N2)
-	if c.Aggregation.Weight.Cmp(w.Aggregation) != 0 {
-		return fmt.Errorf("advise: %+v: aggregation weight %v, RoleWeights %v", cfg, c.Aggregation.Weight, w.Aggregation)
+	weight := c.Aggregation.Weight // K (N2 - 1); K N2 under leave-one-out
+	if cfg.AggregationBaseline == spiral.LeaveOneOut {
+		weight = new(big.Rat).Add(weight, big.NewRat(int64(cfg.Sets), 1))
+	}
+	if weight.Cmp(w.Aggregation) != 0 {
+		return fmt.Errorf("advise: %+v: aggregation weight %v, RoleWeights %v", cfg, weight, w.Aggregation)
 	}
 	c.SearchSNR = v.SNR(N2)
 	c.Signal = new(big.Rat).Add(v.Signal, c.Aggregation.Signal)

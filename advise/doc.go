@@ -53,7 +53,8 @@
 // Result.Frontier keeps the candidates that no other beats in improvement
 // per token with fewer or equal tokens: the best configuration for every
 // cap on tokens per problem (examples/frontier draws it). Candidate.At
-// gives a row's figures at another step budget. With
+// gives a row's figures, and Result.At the ranking, at another step
+// budget. With
 // Request.DeploySetSize = n* the ranking is by the improvement of a fixed
 // deployment objective J* (sets of n*) instead: its key is the update's
 // component along grad J* (Candidate.Alignment).

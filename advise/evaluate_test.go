@@ -116,8 +116,25 @@ func TestEvaluateRejects(t *testing.T) {
 			t.Errorf("%s: error %v, want one containing %q", name, err, x.want)
 		}
 	}
-	// The unchanged configuration is evaluated.
-	if _, err := Evaluate(small, paperRequest()); err != nil {
+	// The unchanged configuration is evaluated, under either aggregation
+	// baseline with the same figures but the role weights.
+	within, err := Evaluate(small, paperRequest())
+	if err != nil {
 		t.Errorf("4/2/2/2: %v", err)
 	}
+	loo := small
+	loo.AggregationBaseline = spiral.LeaveOneOut
+	got, err := Evaluate(loo, paperRequest())
+	if err != nil {
+		t.Fatalf("4/2/2/2 leave-one-out: %v", err)
+	}
+	want, err := loo.RoleWeights(spiral.LossOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.RoleWeights.Aggregation.Cmp(want.Aggregation) != 0 || got.RoleWeights.Search.Cmp(want.Search) != 0 || got.RoleWeights.AggregationMultiplier != want.AggregationMultiplier {
+		t.Errorf("leave-one-out role weights %+v, want %+v", got.RoleWeights, want)
+	}
+	got.Config, got.RoleWeights = within.Config, within.RoleWeights
+	sameCandidate(t, got, within)
 }

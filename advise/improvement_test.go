@@ -230,6 +230,17 @@ func TestAdviseRanksByImprovement(t *testing.T) {
 				t.Fatalf("%+v: %v per token not below its limits %v and %v", step, c.ImprovementPerToken, c.TokenLimited, c.LargeBatch)
 			}
 		}
+		// The ranking at one step budget re-ranked at this one is this one.
+		other, err := Advise(Request{Budget: 24 * 4096, Lengths: budget.PaperLimits(0), Reward: model, Step: Step{Problems: 3}, MaxTraces: 6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := other.At(step)
+		for i := range at.Candidates {
+			if at.Candidates[i].Config != res.Candidates[i].Config || at.Candidates[i].ImprovementPerToken.Cmp(res.Candidates[i].ImprovementPerToken) != 0 {
+				t.Fatalf("%+v: rank %d re-ranked %+v, ranked %+v", step, i+1, at.Candidates[i].Config, res.Candidates[i].Config)
+			}
+		}
 		top := res.Candidates[0].Config
 		tops[fmt.Sprintf("%d/%d/%d/%d %v", top.SearchTraces, top.SetSize, top.Sets, top.AggregationsPerSet, top.Design)] = true
 	}

@@ -308,7 +308,9 @@ func TestRewardRulesBruteForce(t *testing.T) {
 		sq := func(v ...*big.Rat) *big.Rat { return sqNorm(v) }
 		m2 := new(big.Rat).Mul(cand.Variance.M, cand.Variance.M)
 		w2 := new(big.Rat).Mul(cand.Aggregation.Weight, cand.Aggregation.Weight)
-		loo, err := cfg.RoleWeights(spiral.LossOptions{Baseline: spiral.LeaveOneOut})
+		looCfg := cfg
+		looCfg.AggregationBaseline = spiral.LeaveOneOut
+		loo, err := looCfg.RoleWeights(spiral.LossOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

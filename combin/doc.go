@@ -40,9 +40,11 @@
 // ([Family.UnrankTo], the samplers' SampleTo, and their SampleManyTo, which
 // makes many draws in one call).
 //
-// Random draws come from an injected *rand.Rand of math/rand/v2, through
-// IntN only, so the same generator state gives the same sets on every
-// machine. The float paths round every product explicitly, so the compiler
+// Random draws come from an injected source of math/rand/v2: the samplers'
+// DrawTo takes a rand.Source and draws as many uniform digits as exactness
+// allows from each 64-bit value (one value for the paper's plan), and
+// their SampleTo takes a *rand.Rand and draws each digit by IntN. Either
+// way the same generator state gives the same sets on every machine. The float paths round every product explicitly, so the compiler
 // fuses no multiply-add in them; their bits can still differ across
 // architectures where the standard library's Log, Log1p, Exp or Lgamma do.
 //

@@ -93,8 +93,8 @@ func drawRun(d []int, top int, src rand.Source) int {
 }
 
 // intNSource is the source of the samplers' SampleTo and SampleManyTo: a
-// *rand.Rand from which drawRun takes one digit per value, by rnd.IntN, so
-// that a given rnd gives the sets it gave before DrawTo drew digits in runs.
+// *rand.Rand from which each digit is drawn by its own rnd.IntN, the
+// stream that SampleTo keeps (see [Sampler.SampleTo]).
 type intNSource struct{ *rand.Rand }
 
 // uniformInt returns a uniform draw from [0, n), n >= 1: drawRun of one

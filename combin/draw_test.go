@@ -59,21 +59,32 @@ func wantRun(x uint64, radices []int, p *big.Int) (digits []int, accept bool) {
 	return digits, L.Cmp(t) >= 0
 }
 
-// callRun runs drawRun on the value x followed by 2^64 - 1, which every run
+// runCaller runs drawRun on given values, reusing its memory.
+type runCaller struct {
+	src values
+	d   []int
+}
+
+// call runs drawRun on the value x followed by 2^64 - 1, which every run
 // accepts (its remainder 2^64 - p is at least 2^64 mod p), and reports the
-// digits and whether x was accepted.
-func callRun(t *testing.T, x uint64, top, most int) (digits []int, accepted bool, m int) {
+// digits (valid until the next call) and whether x was accepted.
+func (c *runCaller) call(t *testing.T, x uint64, top, most int) (digits []int, accepted bool, m int) {
 	t.Helper()
-	src := &values{x: []uint64{x, math.MaxUint64}}
-	d := make([]int, most)
-	m = drawRun(d, top, src)
-	switch src.used {
+	if c.src.x == nil {
+		c.src.x = make([]uint64, 2)
+	}
+	c.src.x[0], c.src.x[1], c.src.used = x, math.MaxUint64, 0
+	if len(c.d) < most {
+		c.d = make([]int, most)
+	}
+	m = drawRun(c.d[:most], top, &c.src)
+	switch c.src.used {
 	case 1:
-		return d[:m], true, m
+		return c.d[:m], true, m
 	case 2:
 		return nil, false, m
 	}
-	t.Fatalf("drawRun used %d values", src.used)
+	t.Fatalf("drawRun used %d values", c.src.used)
 	return nil, false, 0
 }
 
@@ -141,16 +152,17 @@ func TestDrawRunExact(t *testing.T) {
 				}
 				return q, true
 			}
+			d := make([]int, len(radices))
 			digits := func(D uint64) []int {
-				d := make([]int, len(radices))
 				for i := len(radices) - 1; i >= 0; i-- {
 					d[i] = int(D % uint64(radices[i]))
 					D /= uint64(radices[i])
 				}
 				return d
 			}
+			var c runCaller
 			check := func(x uint64, D uint64) bool {
-				got, ok, m := callRun(t, x, tc.top, tc.most)
+				got, ok, m := c.call(t, x, tc.top, tc.most)
 				if m != len(radices) {
 					t.Fatalf("run of %d, want %d", m, len(radices))
 				}

@@ -83,11 +83,11 @@ const (
 //
 // When T < 2^64 and the family is small (T*n <= 8192 ints) or dense
 // (T <= 2K), the Sampler lists every set once at construction, and each
-// SampleTo is a partial Fisher-Yates shuffle of the set indices: K random
-// draws and K*n copied ints. Its memory is O(T*n), which is O(K*n) in the
+// draw is a partial Fisher-Yates shuffle of the set indices: K random
+// digits and K*n copied ints. Its memory is O(T*n), which is O(K*n) in the
 // dense case.
 //
-// Otherwise SampleTo draws sets independently and uniformly from the
+// Otherwise a draw takes sets independently and uniformly from the
 // family and rejects those equal to a set already drawn. Each accepted
 // set is uniform over the sets not yet drawn, so the K sets are a
 // uniformly random sequence of distinct sets. Since T > 2K here, fewer than
@@ -197,9 +197,9 @@ func (s *Sampler) Len() int { return s.k * s.f.n }
 // SampleTo draws K distinct sets uniformly at random (see Family.Sample)
 // and writes them into dst, set i in dst[i*n : (i+1)*n]. It is
 // [Sampler.DrawTo] with each random digit drawn by its own rnd.IntN call
-// rather than in runs, so a given rnd state gives the same sets as in
-// earlier versions. It returns an error, and leaves dst unchanged, if rnd
-// is nil. It does not allocate.
+// rather than in runs: the stream of the results that programs computed
+// from a seed with SampleTo, which it keeps. It returns an error, and
+// leaves dst unchanged, if rnd is nil. It does not allocate.
 //
 // SampleTo panics if len(dst) != K*n.
 func (s *Sampler) SampleTo(dst []int, rnd *rand.Rand) error {

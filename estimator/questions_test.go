@@ -118,8 +118,8 @@ func TestAggregationErrors(t *testing.T) {
 // computes it.
 func aggregationFactor(t fataler, N2 int, b spiral.AggregationBaseline) *big.Rat {
 	t.Helper()
-	cfg := spiral.Config{SearchTraces: 2, SetSize: 1, Sets: 1, AggregationsPerSet: N2}
-	w, err := cfg.RoleWeights(spiral.LossOptions{Baseline: b})
+	cfg := spiral.Config{SearchTraces: 2, SetSize: 1, Sets: 1, AggregationsPerSet: N2, AggregationBaseline: b}
+	w, err := cfg.RoleWeights(spiral.LossOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,9 +151,9 @@ func TestRoleWeightsPaper(t *testing.T) {
 		{tuples, spiral.WithinSet, spiral.LossOptions{}, "821660/938561", "12"},
 		{balanced, spiral.WithinSet, spiral.LossOptions{}, "1", "12"},
 	} {
-		opt := tc.r
-		opt.Baseline = tc.b
-		w, err := tc.cfg.RoleWeights(opt)
+		cfg := tc.cfg
+		cfg.AggregationBaseline = tc.b
+		w, err := cfg.RoleWeights(tc.r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,8 +238,8 @@ func TestJointExpectation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := spiral.Config{SearchTraces: tc.N, SetSize: tc.n, Sets: tc.K, AggregationsPerSet: tc.N2, Ordered: tc.ordered}
-		w, err := cfg.RoleWeights(spiral.LossOptions{Baseline: tc.b})
+		cfg := spiral.Config{SearchTraces: tc.N, SetSize: tc.n, Sets: tc.K, AggregationsPerSet: tc.N2, Ordered: tc.ordered, AggregationBaseline: tc.b}
+		w, err := cfg.RoleWeights(spiral.LossOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,10 +36,10 @@ func CoverageOverlap(a, b []PassCount, k int) (Overlap, error) {
 	var o Overlap
 	for i := range a {
 		pa, pb := passAtK(a[i].N, a[i].C, k), passAtK(b[i].N, b[i].C, k)
-		o.Both += pa * pb
-		o.OnlyA += pa * (1 - pb)
-		o.OnlyB += (1 - pa) * pb
-		o.Neither += (1 - pa) * (1 - pb)
+		o.Both += float64(pa * pb)
+		o.OnlyA += float64(pa * (1 - pb))
+		o.OnlyB += float64((1 - pa) * pb)
+		o.Neither += float64((1 - pa) * (1 - pb))
 	}
 	p := float64(len(a))
 	o.Both /= p
@@ -142,7 +142,7 @@ func PairedAccuracy(a, b []bool) (Paired, error) {
 	r.Diff = float64(r.OnlyA-r.OnlyB) / n
 	r.SE = math.NaN()
 	if r.N > 1 {
-		r.SE = math.Sqrt(max(0, float64(r.OnlyA+r.OnlyB)-n*r.Diff*r.Diff) / (n * (n - 1)))
+		r.SE = math.Sqrt(max(0, float64(r.OnlyA+r.OnlyB)-float64(float64(n*r.Diff)*r.Diff)) / (n * (n - 1)))
 	}
 	return r, nil
 }

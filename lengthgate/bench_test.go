@@ -94,7 +94,7 @@ func TestNaiveGateAgrees(t *testing.T) {
 			want := make([]float64, 24)
 			got := make([]float64, 24)
 			rw, _ := naiveGate(g, want, adv[i], lengths[i])
-			rg, err := g.ApplyTo(got, adv[i], lengths[i])
+			rg, err := ApplyGate(g, got, adv[i], lengths[i])
 			if err != nil || !sameReport(rg, rw) || !slices.Equal(got, want) {
 				t.Fatalf("%+v problem %d: %v %+v, naive %v %+v", g, i, got, rg, want, rw)
 			}
@@ -133,7 +133,7 @@ func BenchmarkGate256x24(b *testing.B) {
 	}
 	b.Run("ApplyTo", func(b *testing.B) {
 		each(b, pool, func(adv []float64, lengths []int) {
-			if _, err := g.ApplyTo(dst, adv, lengths); err != nil {
+			if _, err := ApplyGate(g, dst, adv, lengths); err != nil {
 				b.Fatal(err)
 			}
 		})

@@ -218,6 +218,13 @@ func massOf(s, c float64) (mass, low float64) {
 	if m > math.MaxFloat64 {
 		return math.MaxFloat64, 0
 	}
+	return renormalize(s, c)
+}
+
+// renormalize returns s + c (|s| >= |c|) rounded, and what the rounding
+// left out, exactly.
+func renormalize(s, c float64) (sum, low float64) {
+	m := s + c
 	return m, c - (m - s)
 }
 
@@ -241,17 +248,11 @@ func (g Gate) Apply(adv []float64, lengths []int) (Report, error) {
 	return ApplyGate(g, adv, adv, lengths)
 }
 
-// ApplyTo is the dst-first form of [Gate.Apply]: it writes the gated
-// advantages to dst and leaves adv unchanged (dst may be adv itself but must
-// not otherwise overlap it). On error dst is untouched. It panics if
-// len(dst) != len(adv), a programmer error.
-func (g Gate) ApplyTo(dst, adv []float64, lengths []int) (Report, error) {
-	return ApplyGate(g, dst, adv, lengths)
-}
-
-// ApplyGate is [Gate.ApplyTo] for any floating-point type, such as the
-// float32 advantages of a mixed-precision trainer. It panics if
-// len(dst) != len(adv).
+// ApplyGate is the dst-first form of [Gate.Apply], for any floating-point
+// type (such as the float32 advantages of a mixed-precision trainer): it
+// writes the gated advantages to dst and leaves adv unchanged (dst may be
+// adv itself but must not otherwise overlap it). On error dst is
+// untouched. It panics if len(dst) != len(adv), a programmer error.
 func ApplyGate[F Float](g Gate, dst, adv []F, lengths []int) (Report, error) {
 	if len(dst) != len(adv) {
 		panic(fmt.Sprintf("lengthgate: len(dst) = %d != len(adv) = %d", len(dst), len(adv)))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"spiral/internal/spiraltest"
 	"strings"
 	"testing"
 
@@ -198,7 +199,7 @@ func TestGateBadInput(t *testing.T) {
 			for i := range dst {
 				dst[i] = 42
 			}
-			if _, err := tc.g.ApplyTo(dst, tc.adv, tc.lengths); err == nil {
+			if _, err := ApplyGate(tc.g, dst, tc.adv, tc.lengths); err == nil {
 				t.Fatal("ApplyTo: no error")
 			}
 			for _, x := range dst {
@@ -216,7 +217,7 @@ func TestApplyToPanicsOnDst(t *testing.T) {
 			t.Errorf("recover() = %v", r)
 		}
 	}()
-	Gate{Target: 1}.ApplyTo(make([]float64, 1), []float64{1, 2}, []int{1, 2})
+	ApplyGate(Gate{Target: 1}, make([]float64, 1), []float64{1, 2}, []int{1, 2})
 }
 
 func TestGatesPerRole(t *testing.T) {
@@ -370,7 +371,7 @@ func TestGateProperties(t *testing.T) {
 		// ApplyTo leaves its source alone and writes what Apply computed.
 		src := slices.Clone(before)
 		dst := make([]float64, len(src))
-		r3, err := g.ApplyTo(dst, src, lengths)
+		r3, err := ApplyGate(g, dst, src, lengths)
 		if err != nil || r3 != r || !sameBits(dst, after) || !sameBits(src, before) {
 			t.Fatalf("ApplyTo: %v %+v %v (source now %v)", dst, r3, err, src)
 		}
@@ -531,3 +532,9 @@ func TestApplyCheckedUnchecked(t *testing.T) {
 
 // sameReport reports whether a and b have the same exported fields.
 func sameReport(a, b Report) bool { return a.String() == b.String() }
+
+// TestNoFusedMultiplyAdd: no architecture's compiler fuses a product into
+// a sum here (the overlong penalty added to a reward), so results have the
+// same bits everywhere (long only: it compiles the package for five
+// architectures).
+func TestNoFusedMultiplyAdd(t *testing.T) { spiraltest.NoFusedMultiplyAdd(t, "spiral/lengthgate") }

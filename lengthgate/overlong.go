@@ -106,9 +106,13 @@ type PenaltyReport struct {
 	Penalized int
 	// Overlong is how many had L > L_max and so the full penalty -Factor.
 	Overlong int
-	// Total is the sum, in index order, of the penalties added (<= 0). It is
-	// at least -MaxFactor times Outputs, so it is finite.
+	// Total is the sum of the penalties added (<= 0), rounded once as
+	// [Report.MassRemoved] is: it does not depend on the order of the terms
+	// or of the reports added up whenever the exact sum fits in 106 bits.
+	// It is at least -MaxFactor times Outputs, so it is finite.
 	Total float64
+
+	low float64 // the exact sum less Total
 }
 
 // Add accumulates o into r, field by field.
@@ -116,7 +120,17 @@ func (r *PenaltyReport) Add(o PenaltyReport) {
 	r.Outputs += o.Outputs
 	r.Penalized += o.Penalized
 	r.Overlong += o.Overlong
-	r.Total += o.Total
+	s, e := twoSum(r.Total, o.Total)
+	r.Total, r.low = renormalize(s, e+r.low+o.low)
+}
+
+// Equal reports whether r and o are the same report, the error term of
+// Total included (go-cmp uses it).
+func (r PenaltyReport) Equal(o PenaltyReport) bool { return r == o }
+
+// String formats r as %+v formats its exported fields.
+func (r PenaltyReport) String() string {
+	return fmt.Sprintf("{Outputs:%d Penalized:%d Overlong:%d Total:%v}", r.Outputs, r.Penalized, r.Overlong, r.Total)
 }
 
 // Apply adds R_length(lengths[i]) to rewards[i] in place. It validates s and
@@ -128,16 +142,10 @@ func (s SoftOverlong) Apply(rewards []float64, lengths []int) (PenaltyReport, er
 	return ApplySoftOverlong(s, rewards, rewards, lengths)
 }
 
-// ApplyTo is the dst-first form of [SoftOverlong.Apply]: it writes the shaped
-// rewards to dst and leaves rewards unchanged (dst may be rewards itself but
-// must not otherwise overlap it). On error dst is untouched. It panics if
-// len(dst) != len(rewards), a programmer error.
-func (s SoftOverlong) ApplyTo(dst, rewards []float64, lengths []int) (PenaltyReport, error) {
-	return ApplySoftOverlong(s, dst, rewards, lengths)
-}
-
-// ApplySoftOverlong is [SoftOverlong.ApplyTo] for any floating-point type.
-// The penalty is computed in float64 and the sum rounded once to F, which
+// ApplySoftOverlong is the dst-first form of [SoftOverlong.Apply], for any
+// floating-point type: it writes the shaped rewards to dst and leaves
+// rewards unchanged (dst may be rewards itself); on error dst is
+// untouched. The penalty is computed in float64 and the sum rounded once to F, which
 // is finite for every finite reward (see [MaxFactor]). It panics if
 // len(dst) != len(rewards).
 func ApplySoftOverlong[F Float](s SoftOverlong, dst, rewards []F, lengths []int) (PenaltyReport, error) {
@@ -151,6 +159,7 @@ func ApplySoftOverlong[F Float](s SoftOverlong, dst, rewards []F, lengths []int)
 		return PenaltyReport{}, err
 	}
 	r := PenaltyReport{Outputs: len(rewards)}
+	var low float64 // the sum of the penalties is r.Total + low
 	lengths = lengths[:len(rewards)]
 	dst = dst[:len(rewards)]
 	for i, x := range rewards {
@@ -160,11 +169,14 @@ func ApplySoftOverlong[F Float](s SoftOverlong, dst, rewards []F, lengths []int)
 			if lengths[i] > s.MaxLength {
 				r.Overlong++
 			}
-			r.Total += p
+			var e float64
+			r.Total, e = twoSum(r.Total, p)
+			low += e
 			x = F(float64(x) + p)
 		}
 		dst[i] = x
 	}
+	r.Total, r.low = renormalize(r.Total, low)
 	return r, nil
 }
 

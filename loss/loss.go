@@ -153,6 +153,10 @@ func (r Reduction) LengthWeighted() bool {
 	return false
 }
 
+// MaxUpdate is the largest update magnitude accepted: times a ratio of at
+// most 2^53, every coefficient stays finite.
+const MaxUpdate = 1e200
+
 // MaxTerms is the number of loss terms [Rows].Terms may name.
 const MaxTerms = 8
 
@@ -186,7 +190,8 @@ type Report struct {
 	Scale float64
 	// Outputs is B, Rows R (those with at least one token) and Tokens T,
 	// over every term.
-	Outputs, Rows, Tokens int
+	Outputs, Rows int
+	Tokens        int64
 	// Dropped counts the outputs with no token whose update is not 0: no
 	// coefficient can carry their part of the update, which the trainer's
 	// gradient lacks.
@@ -238,7 +243,8 @@ func (e *InputError) Unwrap() error { return e.Err }
 //
 // Coefficients returns an *[InputError], before writing anything, if the
 // fields' lengths differ, a length is negative or above [MaxLength], a
-// term is outside [0, MaxTerms), an update is not finite, or there are more
+// term is outside [0, MaxTerms), an update is not finite or above
+// [MaxUpdate] in magnitude, or there are more
 // than [MaxRows] outputs; an error if r is undefined. It panics if
 // len(dst) != len(in.Update), a programmer's error. It allocates nothing.
 func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
@@ -256,10 +262,13 @@ func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
 		return Report{}, &InputError{Field: "Terms", Row: -1, Value: float64(len(in.Terms)), Err: fmt.Errorf("len(Terms) = %d, want len(Update) = %d", len(in.Terms), n)}
 	}
 	var all, rows [MaxTerms]int
-	var tokens [MaxTerms]int
+	var tokens [MaxTerms]int64 // up to 2^53: int64 on 32-bit machines too
 	for o, u := range in.Update {
 		if math.IsNaN(u) || math.IsInf(u, 0) {
 			return Report{}, &InputError{Field: "Update", Row: o, Value: u, Err: errNotFinite}
+		}
+		if math.Abs(u) > MaxUpdate {
+			return Report{}, &InputError{Field: "Update", Row: o, Value: u, Err: errTooLarge}
 		}
 		l := in.Lengths[o]
 		if l < 0 || l > MaxLength {
@@ -275,7 +284,7 @@ func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
 		all[t]++
 		if l > 0 {
 			rows[t]++
-			tokens[t] += l
+			tokens[t] += int64(l)
 		}
 	}
 	if len(dst) != n {
@@ -311,7 +320,7 @@ func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
 		if in.Terms != nil {
 			t = in.Terms[o]
 		}
-		var numerator int // at most 2^53: exact in float64
+		var numerator int64 // at most 2^53: exact in float64
 		switch k {
 		case kindSum:
 			dst[o] = u
@@ -319,13 +328,13 @@ func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
 		case kindTokens:
 			numerator = tokens[t]
 		case kindRows:
-			numerator = rows[t]
+			numerator = int64(rows[t])
 		case kindRowsLen:
-			numerator = rows[t] * l
+			numerator = int64(rows[t]) * int64(l)
 		case kindAllLen:
-			numerator = all[t] * l
+			numerator = int64(all[t]) * int64(l)
 		case kindAll, kindAllConst:
-			numerator = all[t]
+			numerator = int64(all[t])
 		}
 		dst[o] = u * (float64(numerator) / denominator)
 	}
@@ -334,6 +343,7 @@ func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
 
 var (
 	errNotFinite = errors.New("not finite")
+	errTooLarge  = fmt.Errorf("magnitude above MaxUpdate = %g", MaxUpdate)
 	errLength    = fmt.Errorf("length outside [0, MaxLength = %d]", MaxLength)
 	errTerm      = fmt.Errorf("term outside [0, MaxTerms = %d)", MaxTerms)
 )

@@ -241,6 +241,7 @@ func TestCoefficientsErrors(t *testing.T) {
 		{Rows{Update: []float64{1, 2}, Lengths: []int{1, 2}, Terms: []int{0}}, "Terms", -1},
 		{Rows{Update: []float64{1, math.NaN()}, Lengths: []int{1, 2}}, "Update", 1},
 		{Rows{Update: []float64{math.Inf(-1), 0}, Lengths: []int{1, 2}}, "Update", 0},
+		{Rows{Update: []float64{0, -2 * MaxUpdate}, Lengths: []int{1, 2}}, "Update", 1},
 		{Rows{Update: []float64{1, 2}, Lengths: []int{1, -1}}, "Lengths", 1},
 		{Rows{Update: []float64{1, 2}, Lengths: []int{MaxLength + 1, 1}}, "Lengths", 0},
 		{Rows{Update: []float64{1, 2}, Lengths: []int{1, 1}, Terms: []int{0, MaxTerms}}, "Terms", 1},

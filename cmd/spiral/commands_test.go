@@ -79,6 +79,71 @@ func TestPlanStepMatchesGo(t *testing.T) {
 	}
 }
 
+// TestPlanKeysMatchGo: plan -keys writes, for any keys in any order, the
+// plans Go's Planner.PlanTo draws for the same keys; the plan of a key is
+// the same whatever the other keys, so a rank's shard of the keys gets the
+// lines one process planning 0..P-1 writes for them.
+func TestPlanKeysMatchGo(t *testing.T) {
+	c := spiral.Config{SearchTraces: 8, SetSize: 4, Sets: 4, AggregationsPerSet: 4, Order: combin.Shuffled}
+	base := []string{"plan", "-traces", "8", "-size", "4", "-sets", "4", "-shuffle", "-seed", "2026", "-step", "3"}
+	all, stderr, code := runCmd(t, "", append(base, "-problems", "64")...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	every := outputLines(t, all)
+	keys := []uint64{63, 5, 0, 17, 5, 1 << 40, math.MaxUint64}
+	text := make([]string, len(keys))
+	for i, k := range keys {
+		text[i] = strconv.FormatUint(k, 10)
+	}
+	shard, stderr, code := runCmd(t, "", append(base, "-keys", strings.Join(text, ", "))...)
+	if code != exitOK {
+		t.Fatalf("-keys: exit %d: %s", code, stderr)
+	}
+	lines := outputLines(t, shard)
+	if len(lines) != len(keys) {
+		t.Fatalf("-keys %v: %d lines", keys, len(lines))
+	}
+	p, err := c.NewPlanner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plans spiral.Plans
+	if err := p.PlanTo(&plans, 2026, 3, keys); err != nil {
+		t.Fatal(err)
+	}
+	for q, k := range keys {
+		var plan struct {
+			Sets [][]int `json:"sets"`
+		}
+		if err := json.Unmarshal([]byte(lines[q]), &plan); err != nil {
+			t.Fatal(err)
+		}
+		want := plans.Plan(q).Sets
+		if got := slices.Concat(plan.Sets...); !slices.Equal(got, slices.Concat(want...)) {
+			t.Errorf("key %d: the bridge's plan %v, Go's %v", k, got, want)
+		}
+		if k < 64 && lines[q] != every[k] {
+			t.Errorf("key %d: %s, but -problems 64 wrote %s", k, lines[q], every[k])
+		}
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-keys", "1,x"}, `-keys: key 1: "x" is not an unsigned 64-bit integer`},
+		{[]string{"-keys", "-1"}, `key 0: "-1"`},
+		{[]string{"-keys", "18446744073709551616"}, `key 0: "18446744073709551616"`},
+		{[]string{"-keys", "1", "-problems", "2"}, "-problems and -keys: give one of them"},
+		{nil, "flag -problems or -keys is required"},
+	} {
+		stdout, stderr, code := runCmd(t, "", append(base, tt.args...)...)
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q, want %q", tt.args, code, stdout, stderr, tt.want)
+		}
+	}
+}
+
 // TestGroupPresets checks the group command against each preset's formula
 // computed by hand on one line: group "a" holds 0/1 rewards (1, 0, 0),
 // group 7 two equal rewards, group "s" one reward, group "c" continuous

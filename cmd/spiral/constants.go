@@ -158,8 +158,8 @@ type roleWeightsOutput struct {
 
 // roleWeights computes the role_weights of constants through
 // Config.RoleWeights.
-func roleWeights(N1, n, K, N2 int, ordered, balanced bool, opt spiral.LossOptions) (*roleWeightsOutput, error) {
-	c := spiral.Config{SearchTraces: N1, SetSize: n, Sets: K, AggregationsPerSet: N2, Ordered: ordered}
+func roleWeights(N1, n, K, N2 int, ordered, balanced bool, b spiral.AggregationBaseline, opt spiral.LossOptions) (*roleWeightsOutput, error) {
+	c := spiral.Config{SearchTraces: N1, SetSize: n, Sets: K, AggregationsPerSet: N2, Ordered: ordered, AggregationBaseline: b}
 	if balanced {
 		c.Design = combin.Balanced
 	}
@@ -240,6 +240,7 @@ func runConstants(args []string, stdout, stderr io.Writer) int {
 		roles = roles || f.Name == "aggregations" || f.Name == "reduction" || f.Name == "baseline" || f.Name == "split-roles"
 	})
 	var opt spiral.LossOptions
+	var base spiral.AggregationBaseline
 	if roles {
 		if err := requireFlags(fs, "aggregations", "reduction"); err != nil {
 			return usageError(stderr, "constants", err.Error()+" with -aggregations, -reduction, -baseline or -split-roles")
@@ -254,7 +255,7 @@ func runConstants(args []string, stdout, stderr io.Writer) int {
 		if !ok {
 			return usageError(stderr, "constants", fmt.Sprintf("-baseline = %q, want within-set or leave-one-out", *baseline))
 		}
-		opt.Baseline, opt.SplitRoles = b, *split
+		base, opt.SplitRoles = b, *split
 		if b == spiral.LeaveOneOut && *N2 < 2 {
 			return usageError(stderr, "constants", fmt.Sprintf("-baseline leave-one-out needs -aggregations (N2) >= 2, have %d", *N2))
 		}
@@ -267,7 +268,7 @@ func runConstants(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "constants", sizeError(err))
 	}
 	if roles {
-		if out.RoleWeights, err = roleWeights(*N, *n, *K, *N2, *ordered, *balanced, opt); err != nil {
+		if out.RoleWeights, err = roleWeights(*N, *n, *K, *N2, *ordered, *balanced, base, opt); err != nil {
 			return usageError(stderr, "constants", sizeError(err))
 		}
 	}

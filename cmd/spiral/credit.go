@@ -57,8 +57,8 @@ Flags:
                          gradient is "scale" times the chosen update, whatever the
                          lengths. The line's N1 + K N2 outputs are the rows reduced
                          together; for a batch of several lines reduced together,
-                         take -coefficients sum (the update itself) and the
-                         library's loss.Coefficients over the batch. Needs
+                         take -coefficients sum (the update itself) and spiral
+                         loss over the batch's rows. Needs
                          search_lengths and aggregation_lengths
   -update joint|paper    the update the coefficients produce: joint (default),
                          SPIRAL's unbiased joint gradient (search advantages over
@@ -449,11 +449,20 @@ func inputError(c spiral.Config, in *creditLine, e *advantage.InputError) error 
 				if c.Ordered {
 					what = "tuple"
 				}
-				return fmt.Errorf("sets[%d] = %v and sets[%d] = %v are the same %s", se.Other, in.Sets[se.Other], se.Set, in.Sets[se.Set], what)
+				return fmt.Errorf("sets[%d] = %s and sets[%d] = %s are the same %s", se.Other, setText(in.Sets[se.Other]), se.Set, setText(in.Sets[se.Set]), what)
 			}
 		}
 	}
 	return configError(e)
+}
+
+// setText writes a set as [0 1 2] when it has at most 16 members, else
+// its first 8 and its size, so that an error stays short for any n.
+func setText(s []int) string {
+	if len(s) <= 16 {
+		return fmt.Sprint(s)
+	}
+	return fmt.Sprintf("%v ...] (%d members)", strings.TrimSuffix(fmt.Sprint(s[:8]), "]"), len(s))
 }
 
 // boundaryFlag is the -boundary flag.
@@ -520,7 +529,7 @@ func runCredit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case *overlongMax > 0:
 		o := lengthgate.SoftOverlong{MaxLength: *overlongMax, Buffer: *overlongBuffer, Factor: *overlongFactor}
 		if err := o.Validate(); err != nil {
-			return usageError(stderr, "credit", overlongFlags.Replace(err.Error()))
+			return usageError(stderr, "credit", overlongError(err, o))
 		}
 		c.Overlong = &o
 	case *overlongMax < 0:
@@ -532,13 +541,24 @@ func runCredit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return runStream("credit", stdin, stdout, stderr, &creditHandler{base: c, coef: coef})
 }
 
-// overlongFlags names lengthgate.SoftOverlong's fields by their flags.
-var overlongFlags = strings.NewReplacer(
-	"lengthgate: ", "",
-	"MaxLength", "-overlong-max",
-	"Buffer", "-overlong-buffer",
-	"Factor", "-overlong-factor",
-)
+// overlongError says which flag holds the field of o that
+// lengthgate.SoftOverlong.Validate refused (a *lengthgate.FieldError), with
+// the flag's value and the range it must be in.
+func overlongError(err error, o lengthgate.SoftOverlong) string {
+	fe, ok := errors.AsType[*lengthgate.FieldError](err)
+	if !ok {
+		return err.Error()
+	}
+	switch fe.Field {
+	case "MaxLength":
+		return fmt.Sprintf("-overlong-max = %d: want L_max >= 1", o.MaxLength)
+	case "Buffer":
+		return fmt.Sprintf("-overlong-buffer = %d: want 0 <= B <= -overlong-max = %d", o.Buffer, o.MaxLength)
+	case "Factor":
+		return fmt.Sprintf("-overlong-factor = %v: want 0 < F <= %g (lengthgate.MaxFactor; DAPO uses 1)", o.Factor, lengthgate.MaxFactor)
+	}
+	return err.Error()
+}
 
 // rangeFlag is the -reward-range flag: LOW,HIGH, finite with LOW < HIGH.
 type rangeFlag struct{ r advantage.RewardRange }

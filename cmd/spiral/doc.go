@@ -5,10 +5,11 @@
 // Usage:
 //
 //	spiral constants -traces N1 -size n -sets K [-ordered | -balanced]
-//	spiral plan -traces N1 -size n -sets K [-ordered] [-shuffle] [-balanced] -seed S [-step T] -problems P
+//	spiral plan -traces N1 -size n -sets K [-ordered] [-shuffle] [-balanced] -seed S [-step T] (-problems P | -keys K1,K2,...)
 //	spiral credit [-search-target L] [-aggregation-target L] [-boundary gate|keep]
 //	              [-overlong-max L [-overlong-buffer B] [-overlong-factor F]] [-reward-range LOW,HIGH] [-ordered] < lines
 //	spiral group [-preset NAME | -scale none|group|batch -epsilon E -bessel -leave-one-out] < lines
+//	spiral loss -reduction NAME < lines
 //	spiral passk -k 1,8,64 < lines
 //	spiral vectors -out DIR
 //	spiral advise [-table] [-top R] [-step-tokens S | -step-problems B] < request.json
@@ -19,9 +20,10 @@
 //   - constants writes q_K, M and the probability that a trace is in no set
 //     (Proposition 3.1) for one configuration, exactly where combin can and
 //     as floats always, from spiral.Config.Constants.
-//   - plan writes the K sets of each of P problems, drawn by the root
-//     package's Planner from rand.New(rand.NewPCG(S, T)): the plans a Go
-//     trainer draws for the same seed S and step T.
+//   - plan writes the K sets of each problem, named by its key (0..P-1
+//     or -keys), drawn by the root package's Planner.PlanTo: the plans a Go
+//     trainer draws for the same seed S, step T and keys, each a function
+//     of (S, T, key) alone.
 //   - credit computes SPIRAL's credit of one problem per line
 //     {"traces", "sets", "rewards", optional "unscorable", "search_lengths",
 //     "aggregation_lengths"} with spiral.Config.CreditBatch, and writes the
@@ -32,6 +34,9 @@
 //   - group computes the group baselines of GRPO, Dr. GRPO and RLOO, as a
 //     trainer's preset or explicit options, for one batch of rows per line
 //     {"ids", "rewards", optional "unscorable"} with advantage.GroupRelative.
+//   - loss writes the loss coefficients of one set of rows per line
+//     {"update", "lengths", optional "terms"} for a trainer's reduction,
+//     with loss.Coefficients.
 //   - passk computes pass@k with eval.PassAtK for each line {"n", "c"}.
 //   - vectors writes the conformance vectors of cmd/spiral/testdata/vectors.
 //   - advise reads one request (a token budget and a reward model: find

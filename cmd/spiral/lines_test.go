@@ -9,6 +9,8 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -398,6 +400,11 @@ func TestLoneSurrogates(t *testing.T) {
 // of a value and its length.
 func TestErrorsQuoteBoundedPrefix(t *testing.T) {
 	long := strings.Repeat("7", 100_000)
+	members := make([]string, 20000)
+	for i := range members {
+		members[i] = strconv.Itoa(i)
+	}
+	manyMembers := "[" + strings.Join(members, ", ") + "]" // two equal sets of 20,000 members
 	const most = 1 << 10
 	for _, tt := range []struct {
 		cmd  []string
@@ -406,6 +413,7 @@ func TestErrorsQuoteBoundedPrefix(t *testing.T) {
 		{[]string{"credit"}, `{"traces":8,"sets":[[0]],"rewards":[[1]],"` + long + `":1}`},
 		{[]string{"credit"}, `{"traces":` + long + `,"sets":[[0]],"rewards":[[1]]}`},
 		{[]string{"credit"}, `{"traces":8,"sets":[[0]],"rewards":[[1` + long + `]]}`},
+		{[]string{"credit"}, `{"traces":20000,"sets":[` + manyMembers + `,` + manyMembers + `],"rewards":[[1],[0]]}`},
 		{[]string{"passk", "-k", "1"}, `{"n":` + long + `.5,"c":1}`},
 		{[]string{"group"}, `{"ids":[` + long + `],"rewards":[1]}`},
 		{[]string{"group"}, `{"ids":["` + long + `"],"rewards":[1e31]}`},
@@ -465,6 +473,54 @@ func TestAppendFloat(t *testing.T) {
 		back, err := strconv.ParseFloat(string(want), 64)
 		if err != nil || math.Float64bits(back) != math.Float64bits(x) {
 			t.Fatalf("%s does not read back to %v", want, x)
+		}
+	}
+}
+
+// TestErrorsSpeakTheBridgesWords: no error line of the conformance
+// vectors' bad inputs, nor of lines the library refuses deep inside,
+// names a field of the Go API or carries a package prefix: each is said
+// in the line's own fields (sets[2][3], len(sets), rewards[0][1]).
+func TestErrorsSpeakTheBridgesWords(t *testing.T) {
+	foreign := regexp.MustCompile(`Config\.|Batch\.|SoftOverlong|Max-|Plans|Members|RewardCounts|SetSizes|SearchTraces|AggregationsPerSet|(advantage|combin|spiral|lengthgate|estimator|eval): `)
+	inputs := map[string][]string{
+		"credit": {
+			`{"traces":8,"sets":[[0,1],[0,1]],"rewards":[[1],[0]]}`,
+			`{"traces":8,"sets":[[0,9]],"rewards":[[1]]}`,
+			`{"traces":2,"sets":[[0,1],[1,0]],"rewards":[[1],[0]]}`,
+			`{"traces":3,"sets":[[0,1,2,3]],"rewards":[[1]]}`,
+			`{"traces":8,"sets":[[0,1]],"rewards":[[1e31]]}`,
+			`{"traces":8,"sets":[[0,1]],"rewards":[[]]}`,
+			`{"traces":8,"sets":[[0,1]],"rewards":[[1]],"search_lengths":[1]}`,
+			`{"traces":8,"sets":[[0,1]],"rewards":[[1]],"aggregation_lengths":[[-1]]}`,
+			`{"traces":8,"sets":[[0,-1]],"rewards":[[1]]}`,
+		},
+		"group": {
+			`{"ids":[1,1],"rewards":[1e31,0]}`,
+			`{"ids":[1],"rewards":[1,2]}`,
+		},
+	}
+	for _, cmd := range []string{"credit", "group"} {
+		in, err := os.ReadFile("testdata/vectors/" + cmd + "-errors.in.jsonl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := append(strings.Split(strings.TrimSpace(string(in)), "\n"), inputs[cmd]...)
+		stdout, _, _ := runCmd(t, strings.Join(lines, "\n")+"\n", cmd)
+		for _, out := range outputLines(t, stdout) {
+			if strings.HasPrefix(out, `{"line":`) && foreign.MatchString(out) {
+				t.Errorf("%s: %s names the Go API", cmd, out)
+			}
+		}
+	}
+	for _, args := range [][]string{
+		{"credit", "-overlong-max", "10", "-overlong-factor", "1e31"},
+		{"credit", "-overlong-max", "10", "-overlong-buffer", "11"},
+		{"plan", "-traces", "8", "-size", "9", "-sets", "1", "-seed", "1", "-problems", "1"},
+		{"plan", "-traces", "8", "-size", "4", "-sets", "71", "-seed", "1", "-keys", "3"},
+	} {
+		if _, stderr, _ := runCmd(t, "", args...); foreign.MatchString(stderr) {
+			t.Errorf("%v: %s names the Go API", args, stderr)
 		}
 	}
 }

@@ -30,6 +30,7 @@ Commands:
   plan       draw the K sets of P problems, from a seed and a step
   credit     SPIRAL's credit of one problem per input line (after the length gates)
   group      group baselines (GRPO, Dr. GRPO, RLOO) of one batch of rows per input line
+  loss       the loss coefficients of one set of rows per input line, for a trainer's reduction
   passk      pass@k of one problem per input line
   vectors    write the conformance vectors to a directory
   advise     rank configurations within a token budget by improvement per token
@@ -78,6 +79,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runCredit(rest, stdin, stdout, stderr)
 	case "group":
 		return runGroup(rest, stdin, stdout, stderr)
+	case "loss":
+		return runLoss(rest, stdin, stdout, stderr)
 	case "passk":
 		return runPassK(rest, stdin, stdout, stderr)
 	case "vectors":

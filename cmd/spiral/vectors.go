@@ -150,6 +150,7 @@ func vectors() ([]vectorFile, error) {
 		"group-errors.in.jsonl":      groupErrorsInput(),
 		"constants.in.jsonl":         constantsInput(),
 		"constants-roles.in.jsonl":   constantsRolesInput(),
+		"loss.in.jsonl":              lossInput(),
 		"passk.in.jsonl":             passkInput(),
 		"passk-small.in.jsonl":       passkSmallInput(),
 		"passk-errors.in.jsonl":      passkErrorsInput(),
@@ -177,6 +178,10 @@ func vectors() ([]vectorFile, error) {
 			About: "the gates' lines with the loss coefficients of SPIRAL's joint gradient under verl's token-mean (docs/findings.md#loss-coefficients)"},
 		{Name: "credit-coefficients-trl-grpo-split", Command: []string{"credit", "-coefficients", "trl-grpo", "-update", "paper", "-split-roles"}, Input: in("credit-gates.in.jsonl"),
 			About: "the same lines, the paper's update under TRL's grpo loss with search and aggregation as two loss terms"},
+		{Name: "loss-token-mean", Command: []string{"loss", "-reduction", "token-mean"}, Input: in("loss.in.jsonl"),
+			About: "loss coefficients under verl's token-mean: the update times T/R (docs/findings.md#loss-coefficients); rows of no tokens, terms, bad lines"},
+		{Name: "loss-seq-mean-token-mean", Command: []string{"loss", "-reduction", "seq-mean-token-mean"}, Input: in("loss.in.jsonl"),
+			About: "the same lines under verl's seq-mean-token-mean: the update times each row's length (times R_t/R per term)"},
 		{Name: "credit-errors", Command: []string{"credit"}, Input: in("credit-errors.in.jsonl"),
 			About: "bad lines, each with its error line, between good lines that must stay in place"},
 		{Name: "credit-unscorable", Command: []string{"credit"}, Input: in("credit-unscorable.in.jsonl"),
@@ -690,6 +695,21 @@ func constantsRolesInput() []byte {
 		Ordered bool `json:"ordered"`
 	}
 	return jsonLines(flags{8, 4, 4, false}, flags{8, 4, 4, true}, flags{8, 4, 1, false}, flags{16, 4, 8, false}, flags{6, 2, 3, true})
+}
+
+// lossInput lists the rows of the loss cases: one term, two terms, rows of
+// no tokens, an empty line and bad lines between good ones.
+func lossInput() []byte {
+	lines := []string{
+		`{"update":[1,-2,3,5],"lengths":[1,2,3,0]}`,
+		`{"update":[0.125,-0.125,0.25,0.0625,-0.1875],"lengths":[900,1200,700,300,450],"terms":[0,0,0,1,1]}`,
+		`{"update":[],"lengths":[]}`,
+		`{"update":[1,2],"lengths":[1]}`,
+		`{"update":[1],"lengths":[-1]}`,
+		`{"update":[1e300],"lengths":[4]}`,
+		`{"update":[0.5,-0.5],"lengths":[0,0]}`,
+	}
+	return []byte(strings.Join(lines, "\n") + "\n")
 }
 
 // familySize returns C(N, n) or (N)_n for small N.

@@ -437,7 +437,8 @@ func (tr *adviceTrainer) sample(pol *advicePolicy, P int, rnd *rand.Rand) (st ad
 	}
 	tr.batch.Plans = &tr.plans
 	for q := range P {
-		syms := tr.syms[q*N1 : (q+1)*N1]
+		sp := cfg.Span(q)
+		syms := tr.syms[sp.Trace : sp.Trace+sp.Traces]
 		for y := range syms {
 			syms[y] = draw(rnd, tr.p)
 		}
@@ -446,9 +447,9 @@ func (tr *adviceTrainer) sample(pol *advicePolicy, P int, rnd *rand.Rand) (st ad
 				tr.setSyms[j] = syms[tr.plans.Member(q, i, j)]
 			}
 			c := encodeContext(tr.setSyms, V)
-			tr.ctxOf[q*K+i] = c
+			tr.ctxOf[sp.Set+i] = c
 			for j := range N2 {
-				o := (q*K+i)*N2 + j
+				o := sp.Reward + i*N2 + j
 				a := draw(rnd, tr.q[c][:])
 				tr.actions[o] = a
 				tr.batch.Rewards[o] = contextReward(tr.setSyms, a)
@@ -460,18 +461,17 @@ func (tr *adviceTrainer) sample(pol *advicePolicy, P int, rnd *rand.Rand) (st ad
 	}
 	clear(tr.sumS)
 	clear(tr.sumA)
-	for q := range P {
+	for _, sp := range tr.credit.Spans() {
 		clear(tr.oneS)
-		for y, a := range tr.credit.Search[q*N1 : (q+1)*N1] {
-			addScore(tr.oneS, tr.p, tr.syms[q*N1+y], a*tr.searchMul)
+		for y, a := range tr.credit.Search[sp.Trace : sp.Trace+sp.Traces] {
+			addScore(tr.oneS, tr.p, tr.syms[sp.Trace+y], a*tr.searchMul)
 		}
-		for i := range K {
-			c := tr.ctxOf[q*K+i]
+		ctx := tr.ctxOf[sp.Set : sp.Set+sp.Sets]
+		for _, c := range ctx {
 			tr.oneA[c] = [actions]float64{}
 		}
-		for i := range K {
-			c := tr.ctxOf[q*K+i]
-			for o := (q*K + i) * N2; o < (q*K+i+1)*N2; o++ {
+		for i, c := range ctx {
+			for o := sp.Reward + i*N2; o < sp.Reward+(i+1)*N2; o++ {
 				addScore(tr.oneA[c][:], tr.q[c][:], tr.actions[o], tr.credit.Aggregation[o]*tr.aggMul)
 			}
 		}
@@ -483,9 +483,8 @@ func (tr *adviceTrainer) sample(pol *advicePolicy, P int, rnd *rand.Rand) (st ad
 			e += d*d - tr.gs[v]*tr.gs[v]
 			tr.sumS[v] += x
 		}
-		for i := range K {
-			c := tr.ctxOf[q*K+i]
-			if slices.Contains(tr.ctxOf[q*K:q*K+i], c) {
+		for i, c := range ctx {
+			if slices.Contains(ctx[:i], c) {
 				continue // a context shown by two sets of the problem
 			}
 			for a, x := range tr.oneA[c] {
@@ -649,7 +648,7 @@ func runAdvice(opt options, aopt adviceOptions) (*adviceResult, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	if err := res.runEarly(adv.Candidates, refEval.cand, formerEval.cand); err != nil {
+	if err := res.runEarly(adv, refEval.cand, formerEval.cand); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -386,7 +386,8 @@ func (s *spiralArm) step(pol *policy, batch []problem, rnd *rand.Rand) error {
 	}
 	s.batch.Plans = &s.plans
 	for q, x := range batch {
-		syms := s.syms[q*N1 : (q+1)*N1]
+		sp := s.cfg.Span(q)
+		syms := s.syms[sp.Trace : sp.Trace+sp.Traces]
 		for y := range syms {
 			syms[y] = draw(rnd, s.p)
 			s.correct[y] = rnd.Float64() < s.toy.solveProb(x, syms[y])
@@ -397,7 +398,7 @@ func (s *spiralArm) step(pol *policy, batch []problem, rnd *rand.Rand) error {
 				s.setSyms[j], s.setRight[j] = syms[y], s.correct[y]
 			}
 			for j := range N2 {
-				o := (q*K+i)*N2 + j
+				o := sp.Reward + i*N2 + j
 				a := draw(rnd, s.q[x.kind])
 				s.actions[o] = a
 				s.batch.Rewards[o] = s.toy.reward(x, s.setSyms, s.setRight, a)
@@ -408,19 +409,20 @@ func (s *spiralArm) step(pol *policy, batch []problem, rnd *rand.Rand) error {
 		return err
 	}
 	outputs := float64(s.cfg.Generations())
-	for q, x := range batch {
-		syms := s.syms[q*N1 : (q+1)*N1]
-		for y, a := range s.credit.Search[q*N1 : (q+1)*N1] {
+	for q, sp := range s.credit.Spans() {
+		x := batch[q]
+		syms := s.syms[sp.Trace : sp.Trace+sp.Traces]
+		for y, a := range s.credit.Search[sp.Trace : sp.Trace+sp.Traces] {
 			addScore(s.grad, s.p, syms[y], a/outputs)
 			addScore(s.meter.one, s.p, syms[y], a/outputs)
 		}
 		s.meter.problemDone()
-		uncredited := float64(countZero(s.credit.Appearances[q*N1 : (q+1)*N1])) // traces in no set
+		uncredited := float64(countZero(s.credit.Appearances[sp.Trace : sp.Trace+sp.Traces])) // traces in no set
 		s.st.plans++
 		s.st.traces += N1
 		s.st.uncredited += uncredited
 		s.st.uncreditedSq += uncredited * uncredited
-		for o := q * K * N2; o < (q+1)*K*N2; o++ {
+		for o := sp.Reward; o < sp.Reward+sp.Rewards; o++ {
 			addScore(s.aggGrad[x.kind], s.q[x.kind], s.actions[o], s.credit.Aggregation[o]/outputs)
 		}
 	}

@@ -162,35 +162,18 @@ func ratioOf(a, b estimate) estimate {
 	return estimate{r, math.Abs(r) * math.Hypot(a.se/a.mean, b.se/b.mean)}
 }
 
-// ranked returns cands re-ranked at step: each at that step, best
-// improvement per token first (ties by fewer tokens), as advise.Advise
-// orders them.
-func ranked(cands []advise.Candidate, step advise.Step) []advise.Candidate {
-	out := make([]advise.Candidate, len(cands))
-	for i, c := range cands {
-		out[i] = c.At(step)
-	}
-	slices.SortStableFunc(out, func(a, b advise.Candidate) int {
-		if c := b.ImprovementPerToken.Cmp(a.ImprovementPerToken); c != 0 {
-			return c
-		}
-		return int(a.Tokens - b.Tokens)
-	})
-	return out
-}
-
 func sameSizes(a, b spiral.Config) bool {
 	return a.SearchTraces == b.SearchTraces && a.SetSize == b.SetSize && a.Sets == b.Sets &&
 		a.AggregationsPerSet == b.AggregationsPerSet && a.Design == b.Design
 }
 
-// runEarly runs the early check on the ranking cands (the reference's and
+// runEarly runs the early check on the ranking adv (the reference's and
 // the former top's rows given apart, as Evaluate computes them).
-func (res *adviceResult) runEarly(cands []advise.Candidate, ref, former advise.Candidate) error {
+func (res *adviceResult) runEarly(adv advise.Result, ref, former advise.Candidate) error {
 	eo := res.eopt
 	for _, lambda := range eo.curvatures {
 		for _, k := range eo.budgets {
-			if err := res.addEarly(lambda, k, cands, ref, former); err != nil {
+			if err := res.addEarly(lambda, k, adv, ref, former); err != nil {
 				return err
 			}
 		}
@@ -226,12 +209,12 @@ func (res *adviceResult) runEarly(cands []advise.Candidate, ref, former advise.C
 
 // addEarly adds the arms of the check at curvature lambda and a step
 // budget of k reference problems' tokens.
-func (res *adviceResult) addEarly(lambda float64, k int, cands []advise.Candidate, ref, former advise.Candidate) error {
+func (res *adviceResult) addEarly(lambda float64, k int, adv advise.Result, ref, former advise.Candidate) error {
 	eo := res.eopt
 	{
 		b := earlyBudget{curvature: lambda, refProblems: k, tokens: int64(k) * res.budget}
 		step := advise.Step{Tokens: b.tokens}
-		order := ranked(cands, step)
+		order := adv.At(step).Candidates
 		for i, c := range []advise.Candidate{order[0], ref, former} {
 			a := &b.arms[i]
 			a.name = []string{"top", "reference", "former"}[i]

@@ -27,10 +27,10 @@ type configState struct {
 // caller's arrays and the results, reused from call to call.
 type worker struct {
 	planner *spiral.Planner
-	drawn   spiral.Plans // what the planner draws into
-	keys    []uint64     // 0, 1, ...: the problems' keys
-	members []int        // the caller's sets, copied
-	plans   spiral.Plans // the caller's sets, checked
+	plans   spiral.Plans // drawn for a caller that keeps no handle
+	members []int        // their members, flat
+	sets    []int        // the caller's sets, copied
+	checked spiral.Plans // the caller's sets, checked
 	batch   spiral.Batch // the caller's batch, copied
 	credit  spiral.BatchCredit
 }
@@ -84,7 +84,7 @@ func spiral_config_new(text *C.char, n C.int64_t, dst *C.spiral_handle) (ret C.s
 		return fail(&configErr{fmt.Errorf("spiral: config: %w", err)})
 	}
 	if err := c.Validate(); err != nil {
-		return fail(&configErr{err})
+		return fail(&configErr{renamed(err)})
 	}
 	*dst = newHandle(&configState{cfg: c})
 	return 0
@@ -139,32 +139,24 @@ func spiral_constants(cfg C.spiral_handle, floats *C.double, buf *C.char, capaci
 }
 
 // spiral_role_weights writes cfg's role weights, as
-// spiral.Config.RoleWeights computes them, under a loss reduction (its
-// name, loss.Reduction's text: "sum", "seq-mean-token-sum", ...), an
-// aggregation baseline (0 WithinSet, 1 LeaveOneOut) and split_roles
+// spiral.Config.RoleWeights computes them for cfg's aggregation baseline,
+// under a loss reduction (its name, loss.Reduction's text: "sum",
+// "seq-mean-token-sum", ...) and split_roles
 // (nonzero when the trainer reduces search traces and aggregation outputs
 // as two loss terms): floats[0..3] are the search and aggregation weights
 // and their multipliers; buf receives the two weights as exact fractions,
 // one per line (the search line empty beyond the exact cost bound).
 //
 //export spiral_role_weights
-func spiral_role_weights(cfg C.spiral_handle, reduction *C.char, n C.int64_t, baseline, splitRoles C.int64_t, floats *C.double, buf *C.char, capacity C.int64_t, needed *C.int64_t) (ret C.spiral_handle) {
+func spiral_role_weights(cfg C.spiral_handle, reduction *C.char, n C.int64_t, splitRoles C.int64_t, floats *C.double, buf *C.char, capacity C.int64_t, needed *C.int64_t) (ret C.spiral_handle) {
 	defer guard(&ret)
-	s, err := lookup[*configState](cfg, "configuration")
+	s, opt, err := lossOptions(cfg, reduction, n, 0, splitRoles)
 	if err != nil {
 		return fail(err)
-	}
-	name, err := goBytes(reduction, n)
-	if err != nil {
-		return fail(err)
-	}
-	opt := spiral.LossOptions{Baseline: spiral.AggregationBaseline(baseline), SplitRoles: splitRoles != 0}
-	if err := opt.Reduction.UnmarshalText(name); err != nil {
-		return fail(&configErr{err})
 	}
 	w, err := s.cfg.RoleWeights(opt)
 	if err != nil {
-		return fail(&configErr{err})
+		return fail(&configErr{renamed(err)})
 	}
 	f := unsafe.Slice(floats, 4)
 	f[0], f[1] = C.double(w.SearchFloat), C.double(w.AggregationFloat)

@@ -8,56 +8,41 @@ import "C"
 import (
 	"errors"
 	"sync"
+	"unsafe"
 
 	"spiral"
-	"spiral/advantage"
-	"spiral/combin"
 	"spiral/lengthgate"
 )
 
-// A plansState is what a plans handle stands for: spiral.Plans a Planner
-// drew, kept by the library (the caller gets a copy), which CreditBatch
-// credits without checking the sets.
+// A plansState is what a plans handle stands for: plans a Planner drew,
+// kept by the library (the caller gets a copy), so that crediting them
+// needs no check of the sets.
 type plansState struct {
-	shape plansShape
 	plans spiral.Plans
-}
-
-// plansShape is what the validity of plans depends on.
-type plansShape struct {
-	traces, size, sets int
-	ordered            bool
-	design             combin.Design
-}
-
-func shapeOf(c *spiral.Config) plansShape {
-	return plansShape{c.SearchTraces, c.SetSize, c.Sets, c.Ordered, c.Design}
 }
 
 var plansPool sync.Pool // *plansState, given back by spiral_release
 
-// spiral_plan draws the plans of a batch into out (I32 or I64, P*K*n
-// entries: candidate j of set i of problem q at (q*K+i)*n+j), as Go's
-// Planner.PlanTo does for the keys 0..P-1 at (seed, step), and as
-// `spiral plan -seed seed -step step` writes them. When plans is not NULL
-// it also receives a handle to the plans as drawn, which
-// spiral_credit_batch credits without checking them; release it with
-// spiral_release.
+// spiral_plan draws the plans of the problems named by keys (I64, each an
+// unsigned 64-bit key as its bits) into out (I32 or I64, P*K*n entries:
+// candidate j of set i of problem q at (q*K+i)*n+j), as Go's
+// Planner.PlanTo draws them for the seed and step, and as `spiral plan
+// -seed seed -step step` writes them: the plan of a problem is a function
+// of (seed, step, key) alone. When plans is not NULL it also receives a
+// handle to the plans as drawn, which spiral_credit_batch credits without
+// checking them; release it with spiral_release.
 //
 //export spiral_plan
-func spiral_plan(cfg C.spiral_handle, seed, step C.uint64_t, problems C.int64_t, out *C.spiral_array, plans *C.spiral_handle) (ret C.spiral_handle) {
+func spiral_plan(cfg C.spiral_handle, seed, step C.uint64_t, keys, out *C.spiral_array, plans *C.spiral_handle) (ret C.spiral_handle) {
 	defer guard(&ret)
 	s, err := lookup[*configState](cfg, "configuration")
 	if err != nil {
 		return fail(err)
 	}
-	size := s.cfg.PlanSize()
-	if problems < 0 || int64(problems) > int64(maxInt/size) {
-		return fail(usageError("problems = %d out of range [0, %d]", int64(problems), maxInt/size))
-	}
-	if err := checkOutputs(output{out, "plans", int(problems) * size, 'i'}); err != nil {
+	if err := shape(keys, "keys", false, C.SPIRAL_I64); err != nil {
 		return fail(err)
 	}
+	ks := unsafe.Slice((*uint64)(keys.data), int(keys.len))
 	w := s.get()
 	defer s.put(w)
 	if w.planner == nil {
@@ -65,39 +50,44 @@ func spiral_plan(cfg C.spiral_handle, seed, step C.uint64_t, problems C.int64_t,
 			return fail(err)
 		}
 	}
-	dst := &w.drawn
+	dst := &w.plans
 	var ps *plansState
 	if plans != nil {
 		ps, _ = plansPool.Get().(*plansState)
 		if ps == nil {
 			ps = new(plansState)
 		}
-		ps.shape, dst = shapeOf(&s.cfg), &ps.plans
+		dst = &ps.plans
 	}
-	for len(w.keys) < int(problems) {
-		w.keys = append(w.keys, uint64(len(w.keys)))
+	if err := w.planner.PlanTo(dst, uint64(seed), uint64(step), ks); err != nil {
+		return fail(renamed(err))
 	}
-	if err := w.planner.PlanTo(dst, uint64(seed), uint64(step), w.keys[:problems]); err != nil {
+	if err := checkOutputs(output{out, "plans", dst.Problems() * s.cfg.PlanSize(), 'i'}); err != nil {
 		return fail(err)
 	}
-	w.members = dst.AppendMembers(w.members[:0])
-	writeInts(out, w.members)
+	if out.dtype == C.SPIRAL_I64 && intIs64 {
+		// Appended straight into the caller's array, whose capacity is
+		// exactly the members': no copy of Go's.
+		dst.AppendMembers(unsafe.Slice((*int)(out.data), int(out.len))[:0])
+	} else {
+		w.members = dst.AppendMembers(w.members[:0])
+		writeInts(out, w.members)
+	}
 	if plans != nil {
 		*plans = newHandle(ps)
 	}
 	return 0
 }
 
-const maxInt = int(^uint(0) >> 1)
-
 // spiral_credit_batch computes the credit of a batch with cfg's
 // Config.CreditBatch: the inputs are copied from in, the results written to
-// out and report. The sets are those of the plans handle, drawn by
-// spiral_plan, when it is not 0 (in->sets is then not read), else in->sets,
-// which are checked. On a SPIRAL_ERR_BATCH error (bad problems of a sound
-// layout) the outputs hold the credit of every other problem and the bad
-// ones are marked rejected, as Go's CreditBatch leaves them; on any other
-// error nothing is written.
+// out and report. The plans are those of the plans handle, drawn by
+// spiral_plan, when it is not 0 (in->sets is then not read); otherwise
+// in->sets, checked by Config.CheckPlans (a problem whose sets are bad is
+// rejected, the others credited). On a SPIRAL_ERR_BATCH error (bad problems
+// of a sound layout) the outputs hold the credit of every other problem and
+// the bad ones are marked rejected, as Go's CreditBatch leaves them; on any
+// other error nothing is written.
 //
 //export spiral_credit_batch
 func spiral_credit_batch(cfg C.spiral_handle, plans C.spiral_handle, in *C.spiral_credit_in, out *C.spiral_credit_out, report *C.spiral_credit_report) (ret C.spiral_handle) {
@@ -109,30 +99,24 @@ func spiral_credit_batch(cfg C.spiral_handle, plans C.spiral_handle, in *C.spira
 	w := s.get()
 	defer s.put(w)
 	b := &w.batch
+	defer func() { b.Plans = nil }() // the worker keeps no plans
 	if plans != 0 {
-		// Plans the library drew, for this shape.
 		ps, err := lookup[*plansState](plans, "plans")
 		if err != nil {
 			return fail(err)
 		}
-		if ps.shape != shapeOf(&s.cfg) {
-			return fail(usageError("plans drawn for N1 = %d, n = %d, K = %d, ordered = %v, design %v, credited with N1 = %d, n = %d, K = %d, ordered = %v, design %v",
-				ps.shape.traces, ps.shape.size, ps.shape.sets, ps.shape.ordered, ps.shape.design,
-				s.cfg.SearchTraces, s.cfg.SetSize, s.cfg.Sets, s.cfg.Ordered, s.cfg.Design))
-		}
 		b.Plans = &ps.plans
 	} else {
-		if w.members, err = readInts(w.members, &in.sets, "sets", false); err != nil {
+		if w.sets, err = readInts(w.sets, &in.sets, "sets", false); err != nil {
 			return fail(err)
 		}
-		// Bad sets are kept in the plans and rejected by CreditBatch with
-		// the other bad problems.
-		if err := s.cfg.CheckPlans(&w.plans, w.members); err != nil {
-			if _, ok := errors.AsType[*advantage.BatchError](err); !ok {
-				return fail(err)
+		// Bad sets are rejected by CreditBatch with the same error.
+		if err := s.cfg.CheckPlans(&w.checked, w.sets); err != nil {
+			if _, ok := errors.AsType[*spiral.BatchError](err); !ok {
+				return fail(renamed(err))
 			}
 		}
-		b.Plans = &w.plans
+		b.Plans = &w.checked
 	}
 	if b.Rewards, err = readFloats(b.Rewards, &in.rewards, "rewards", false); err != nil {
 		return fail(err)
@@ -152,8 +136,8 @@ func spiral_credit_batch(cfg C.spiral_handle, plans C.spiral_handle, in *C.spira
 	c := &s.cfg
 	d := &w.credit
 	err = c.CreditBatch(d, *b)
-	if _, ok := errors.AsType[*advantage.BatchError](err); err != nil && !ok {
-		return fail(err)
+	if _, ok := errors.AsType[*spiral.BatchError](err); err != nil && !ok {
+		return fail(renamed(err))
 	}
 	p, n1, k := d.Problems, c.SearchTraces, c.Sets
 	if err := checkOutputs(
@@ -186,7 +170,7 @@ func spiral_credit_batch(cfg C.spiral_handle, plans C.spiral_handle, in *C.spira
 		report.overlong_total = C.double(o.Total)
 	}
 	if err != nil {
-		return fail(err)
+		return fail(renamed(err))
 	}
 	return 0
 }

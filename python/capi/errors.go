@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 	"unsafe"
 
+	"spiral"
 	"spiral/advantage"
 	"spiral/combin"
 	"spiral/eval"
@@ -46,6 +48,70 @@ type configErr struct{ err error }
 func (e *configErr) Error() string { return e.err.Error() }
 func (e *configErr) Unwrap() error { return e.err }
 
+// argumentNames maps the root package's names for a batch's fields to the
+// C ABI's (the fields of spiral_credit_in), which the Python package's
+// arguments share.
+var argumentNames = map[string]string{
+	"Batch.Plans":              "sets",
+	"members":                  "sets",
+	"Batch.Rewards":            "rewards",
+	"Batch.RewardCounts":       "reward_counts",
+	"Batch.Unscorable":         "unscorable",
+	"Batch.SearchLengths":      "search_lengths",
+	"Batch.AggregationLengths": "aggregation_lengths",
+	"SearchLengths":            "search_lengths",
+	"AggregationLengths":       "aggregation_lengths",
+}
+
+// argumentName returns the ABI's name for a field the root package names:
+// a batch's field by argumentNames, a Config field in the JSON names of
+// spiral_config_new ("Config.Gates.Search.Target" is
+// "gates.search.target"), anything else as it is.
+func argumentName(field string) string {
+	if a, ok := argumentNames[field]; ok {
+		return a
+	}
+	rest, ok := strings.CutPrefix(field, "Config.")
+	if !ok {
+		return field
+	}
+	parts := strings.Split(rest, ".")
+	for i, p := range parts {
+		var b strings.Builder
+		for j, r := range p {
+			if unicode.IsUpper(r) {
+				if j > 0 {
+					b.WriteByte('_')
+				}
+				r = unicode.ToLower(r)
+			}
+			b.WriteRune(r)
+		}
+		parts[i] = b.String()
+	}
+	return strings.Join(parts, ".")
+}
+
+// renamed returns err as the ABI's caller sees it: each *spiral.InputError
+// in it (alone, joined, or the problems of a *spiral.BatchError) renamed
+// with InputError.In to the caller's field, under the prefix "spiral".
+func renamed(err error) error {
+	switch e := err.(type) {
+	case *spiral.BatchError:
+		return e.In("spiral", argumentName)
+	case *spiral.InputError:
+		return e.In("spiral", argumentName(e.Field))
+	case interface{ Unwrap() []error }:
+		errs := e.Unwrap()
+		out := make([]error, len(errs))
+		for i, x := range errs {
+			out[i] = renamed(x)
+		}
+		return errors.Join(out...)
+	}
+	return err
+}
+
 // fail returns a handle to err, flattened: a *advantage.BatchError gives
 // one item per bad problem, any other error one item.
 func fail(err error) C.spiral_handle {
@@ -77,23 +143,31 @@ func item(err error) errorItem {
 		it.message = u.msg
 		return it
 	}
-	if _, ok := errors.AsType[*configErr](err); ok {
-		c.kind = C.SPIRAL_ERR_CONFIG
-		return it
-	}
+	_, config := errors.AsType[*configErr](err)
 	if ie, ok := errors.AsType[*advantage.InputError](err); ok {
 		c.kind = C.SPIRAL_ERR_INPUT
-		it.field = fieldName(ie.Field)
+		if config {
+			c.kind = C.SPIRAL_ERR_CONFIG
+		}
+		it.field = ie.Field
 		c.problem, c.set, c.output = C.int64_t(ie.Problem), C.int64_t(ie.Set), C.int64_t(ie.Output)
 		c.value = C.double(ie.Value)
 		setReason(c, err)
+		if c.reason == C.SPIRAL_REASON_NONE && ie.Output >= 0 && ie.Value < 0 &&
+			(ie.Field == "search_lengths" || ie.Field == "aggregation_lengths") {
+			c.reason = C.SPIRAL_REASON_NEGATIVE_LENGTH
+		}
+		return it
+	}
+	if config {
+		c.kind = C.SPIRAL_ERR_CONFIG
 		return it
 	}
 	if le, ok := errors.AsType[*loss.InputError](err); ok {
 		c.kind = C.SPIRAL_ERR_INPUT
-		it.field = le.Field
+		it.field = argumentName(le.Field)
 		c.output, c.value = C.int64_t(le.Row), C.double(le.Value)
-		if le.Row >= 0 && le.Value < 0 && (le.Field == "SearchLengths" || le.Field == "AggregationLengths") {
+		if le.Row >= 0 && le.Value < 0 && (it.field == "search_lengths" || it.field == "aggregation_lengths") {
 			c.reason = C.SPIRAL_REASON_NEGATIVE_LENGTH
 		}
 		return it
@@ -113,17 +187,6 @@ func item(err error) errorItem {
 	}
 	c.kind = C.SPIRAL_ERR_OTHER
 	return it
-}
-
-// fieldName returns the name this package's callers know for a field of
-// the root's errors: the Batch field without "Batch.", and "Sets" for the
-// plans (the flat sets the caller passed).
-func fieldName(f string) string {
-	switch f {
-	case "members", "Batch.Plans":
-		return "Sets"
-	}
-	return strings.TrimPrefix(f, "Batch.")
 }
 
 // setReason sets c's reason from the error err wraps.

@@ -7,7 +7,9 @@ import "C"
 
 import (
 	"errors"
+	"math"
 
+	"spiral/combin"
 	"spiral/eval"
 )
 
@@ -52,30 +54,39 @@ func spiral_pass_at_k(n, c, k, out *C.spiral_array) (ret C.spiral_handle) {
 }
 
 // spiral_coverage writes the coverage curve of a test set
-// (eval.CoverageCurveTo): out[k-1] is the mean over the problems of pass@k
-// for n[i] samples of which c[i] are correct, k = 1..len(out).
+// (eval.CoverageCurve): out[k-1] is the mean over the problems of pass@k
+// for n[i] samples of which c[i] are correct, k = 1..kmax. Arguments eval
+// refuses (kmax beyond its cost bound among them) get its error before
+// anything is allocated; out, kmax long, is then not read and may be
+// ABSENT.
 //
 //export spiral_coverage
-func spiral_coverage(n, c, out *C.spiral_array) (ret C.spiral_handle) {
+func spiral_coverage(n, c *C.spiral_array, kmax C.int64_t, out *C.spiral_array) (ret C.spiral_handle) {
 	defer guard(&ret)
 	nv, cv, err := readCounts(n, c)
 	if err != nil {
-		return fail(err)
-	}
-	if err := shape(out, "out", false, C.SPIRAL_F32, C.SPIRAL_F64); err != nil {
 		return fail(err)
 	}
 	problems := make([]eval.PassCount, len(nv))
 	for i := range nv {
 		problems[i] = eval.PassCount{N: nv[i], C: cv[i]}
 	}
-	res := make([]float64, int(out.len))
-	if err := eval.CoverageCurveTo(res, problems); err != nil {
+	res, err := eval.CoverageCurve(problems, int(min(int64(kmax), math.MaxInt)))
+	if err != nil {
+		return fail(err)
+	}
+	if err := checkOutputs(output{out, "out", len(res), 'f'}); err != nil {
 		return fail(err)
 	}
 	writeFloats(out, res)
 	return 0
 }
+
+// spiral_max_size returns the library's size cap (combin.MaxSize, 2^24):
+// the most members a batch's plans hold, the longest coverage curve.
+//
+//export spiral_max_size
+func spiral_max_size() C.int64_t { return C.int64_t(combin.MaxSize) }
 
 // readCounts copies the samples n and correct samples c of an evaluation,
 // arrays of one length.

@@ -211,7 +211,7 @@ def step(cfg: spiral.Config, policy: Policy, seed: int, t: int, problems: int, r
         next_key += len(fresh)
         resampled += len(fresh)
         extra = generate(cfg, policy, fresh, seed, t, rng)
-        batch = merge(batch, keep, extra)
+        batch = merge(cfg, seed, t, batch, keep, extra)
         cr, adv, lay = credit(cfg, batch)
     rows = batch["rows"]
     # The rows of problems that still have no signal leave the batch: they
@@ -250,16 +250,16 @@ def step(cfg: spiral.Config, policy: Policy, seed: int, t: int, problems: int, r
     }
 
 
-def merge(batch: dict, keep: np.ndarray, extra: dict) -> dict:
+def merge(cfg: spiral.Config, seed: int, step: int, batch: dict, keep: np.ndarray, extra: dict) -> dict:
     """The rows of the kept problems and of the fresh ones, the problems in key order."""
     rows = batch["rows"]
     mask = np.isin(rows["key"], keep)
-    keys = np.concatenate([keep, extra["keys"]])
-    order = np.argsort(keys, kind="stable")
-    old = np.isin(batch["keys"], keep)
-    sets = np.concatenate([np.asarray(batch["sets"])[old], extra["sets"].sets])[order]
+    keys = np.sort(np.concatenate([keep, extra["keys"]]))
     merged = {name: np.concatenate([col[mask], extra["rows"][name]]) for name, col in rows.items()}
-    return {"keys": keys[order], "sets": sets, "rows": merged}
+    # A problem's plan is a function of (seed, step, key) alone: planning the
+    # merged keys gives the kept problems the plans their prompts were built
+    # from, and the batch's Plans stay the library's own.
+    return {"keys": keys, "sets": cfg.plan(seed, step, keys), "rows": merged}
 
 
 def main(argv: list[str] | None = None) -> list[dict]:

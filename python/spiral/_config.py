@@ -183,6 +183,11 @@ class Config:
         DAPO's soft overlong punishment.
     reward_range : RewardRange
         OpenRLHF's filter on the mean raw reward.
+    aggregation_baseline : {"within_set", "leave_one_out"}
+        The aggregation advantage's baseline: the mean of the set's scored
+        rewards, the output's own included (the paper's), or the mean of the
+        others (S/(S-1) (r - f) for S scored outputs; needs N2 >= 2).
+        ``role_weights`` and ``loss_coefficients`` follow it.
     """
 
     search_traces: int = 8
@@ -195,17 +200,24 @@ class Config:
     gates: Gates = field(default_factory=Gates)
     overlong: Optional[SoftOverlong] = None
     reward_range: RewardRange = field(default_factory=RewardRange)
+    aggregation_baseline: str = "within_set"
 
     def __post_init__(self) -> None:
         for name in ("search_traces", "set_size", "sets", "aggregations_per_set"):
             object.__setattr__(self, name, operator.index(getattr(self, name)))
         object.__setattr__(self, "ordered", bool(self.ordered))
-        text = json.dumps(dataclasses.asdict(self)).encode()
+        if self.aggregation_baseline not in _BASELINES:
+            raise ConfigError(
+                f"spiral: aggregation_baseline = {self.aggregation_baseline!r}, want one of {sorted(_BASELINES)}",
+                "aggregation_baseline",
+            )
+        d = dataclasses.asdict(self)
+        d["aggregation_baseline"] = _BASELINES[self.aggregation_baseline]
+        text = json.dumps(d).encode()
         h = ctypes.c_size_t()
         _native.check(_lib.spiral_config_new(text, len(text), ctypes.byref(h)))
         object.__setattr__(self, "_handle", _Handle(h.value))
         object.__setattr__(self, "_plan_size", self.sets * self.set_size)
-        object.__setattr__(self, "_plan_shape", (self.search_traces, self.set_size, self.sets, self.ordered, self.design))
 
     @classmethod
     def paper(cls) -> "Config":
@@ -241,30 +253,36 @@ class Config:
         """Return M, the multiplier of Proposition 3.1, exactly (None beyond the exact cost bound)."""
         return self.constants().m
 
-    def plan(self, seed: int, step: int, problems: int, dtype: Any = np.int64) -> "_credit.Plans":
+    def plan(self, seed: int, step: int, keys: Any, dtype: Any = np.int64) -> "_credit.Plans":
         """Draw the plans of a batch of problems (Go's Planner.PlanTo).
 
-        The same seed and step give the same plans as Go's
-        ``planner.PlanTo(&batch, problems, rand.New(rand.NewPCG(seed, step)))``
-        and as ``spiral plan -seed S -step T``, on every machine.
+        The plan of a problem is a function of (seed, step, its key) alone:
+        the same whatever the other keys, their number or order, the thread or
+        the machine, and the same as Go's ``planner.PlanTo(&plans, seed, step,
+        keys)`` and ``spiral plan -seed S -step T`` (which plans keys
+        0..P-1) give. A data-parallel trainer whose ranks plan their own
+        shards gets the plans of one process planning every problem, and
+        dynamic sampling that replaces some problems leaves the others' plans
+        unchanged.
 
         Parameters
         ----------
         seed, step : int
             Unsigned 64-bit integers.
-        problems : int
-            P, the number of problems.
+        keys : int or array_like of int
+            Each problem's key, an unsigned 64-bit integer (for instance its
+            index in the data set); an int P plans the keys 0..P-1.
         dtype : {numpy.int64, numpy.int32}
-            The element type of the result.
+            The element type of ``sets``.
 
         Returns
         -------
         Plans
             ``plans.sets[q, i, j]`` (or ``plans[q, i, j]``) is candidate j of
-            set i of problem q, a search trace index in [0, N1), in
+            set i of problem ``keys[q]``, a search trace index in [0, N1), in
             presentation order; ``credit_batch`` credits them without a check.
         """
-        return _credit.plan(self, seed, step, problems, dtype)
+        return _credit.plan(self, seed, step, keys, dtype)
 
     credit_batch = _credit.credit_batch
 
@@ -276,7 +294,6 @@ class Config:
         aggregation_lengths: Any,
         reduction: str = "token-mean",
         update: str = "joint_gradient",
-        baseline: str = "within_set",
         split_roles: bool = False,
     ) -> "_credit.LossCoefficients":
         """Per-output coefficients for the trainer's own loss reduction (Go's Config.LossCoefficients).
@@ -305,9 +322,8 @@ class Config:
             ``"openrlhf-sequence"``; or ``"sum"``. Call it on the rows the
             trainer reduces together (verl: a mini-batch).
         update : {"joint_gradient", "paper"}
-            The update the trainer's gradient follows.
-        baseline : {"within_set", "leave_one_out"}
-            The aggregation baseline the credit was computed with.
+            The update the trainer's gradient follows (with this Config's
+            ``aggregation_baseline``, with which the credit was computed).
         split_roles : bool
             The trainer reduces search traces and aggregation outputs as two
             loss terms, each over its own outputs, and adds them.
@@ -324,25 +340,21 @@ class Config:
             A length negative or beyond the loss's bound (``field`` names the
             lengths, ``output`` the row).
         ConfigError
-            An unknown reduction, update or baseline.
+            An unknown reduction or update.
         """
-        return _credit.loss_coefficients(
-            self, credit, search_lengths, aggregation_lengths, reduction, update, baseline, split_roles
-        )
+        return _credit.loss_coefficients(self, credit, search_lengths, aggregation_lengths, reduction, update, split_roles)
 
-    def role_weights(self, baseline: str = "within_set", reduction: str = "sum", split_roles: bool = False) -> RoleWeights:
+    def role_weights(self, reduction: str = "sum", split_roles: bool = False) -> RoleWeights:
         """Return the role weights of the update (Go's Config.RoleWeights).
 
-        The weights the expected update puts on the search and aggregation
-        gradients under a sequence-level loss reduction; for the reductions
-        that weight outputs by their lengths, ``loss_coefficients`` gives the
-        per-output coefficients instead.
+        The weights the expected update (the advantages as they are, with
+        this Config's ``aggregation_baseline``) puts on the search and
+        aggregation gradients under a sequence-level loss reduction; for the
+        reductions that weight outputs by their lengths, ``loss_coefficients``
+        gives the per-output coefficients instead.
 
         Parameters
         ----------
-        baseline : {"within_set", "leave_one_out"}
-            The aggregation baseline: the paper's set mean including the
-            output's own reward, or the mean of the others.
         reduction : str
             ``"sum"``, or a sequence mean such as ``"seq-mean-token-sum"``
             (one of ``REDUCTIONS``).
@@ -353,16 +365,12 @@ class Config:
         Returns
         -------
         RoleWeights
-            At the paper's configuration (within_set, sum): search 1365/1541,
+            At the paper's configuration with a sum: search 1365/1541,
             aggregation 12.
         """
-        if baseline not in _BASELINES:
-            raise ConfigError(f"spiral: baseline {baseline!r} unknown (baselines {sorted(_BASELINES)})")
         f = (ctypes.c_double * 4)()
         name = reduction.encode()
-        t = _native.text(
-            _lib.spiral_role_weights, self._handle.value, name, len(name), _BASELINES[baseline], int(bool(split_roles)), f
-        ).split("\n")
+        t = _native.text(_lib.spiral_role_weights, self._handle.value, name, len(name), int(bool(split_roles)), f).split("\n")
         return RoleWeights(_fraction(t[0]), _fraction(t[1]), f[0], f[1], f[2], f[3])
 
 

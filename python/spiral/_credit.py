@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 import numpy as np
 
 from . import _native
-from ._errors import BatchError
+from ._errors import BatchError, InputError
 
 if TYPE_CHECKING:
     from ._config import Config
@@ -222,18 +222,10 @@ class LossCoefficients(NamedTuple):
     report: LossReport
 
 
-def _reductions() -> tuple[str, ...]:
-    needed = ctypes.c_int64()
-    buf = ctypes.create_string_buffer(4096)
-    _lib.spiral_loss_reductions(buf, len(buf), ctypes.byref(needed))
-    return tuple(buf.raw[: needed.value].decode().split("\n"))
-
-
-REDUCTIONS: tuple[str, ...] = _reductions()
+REDUCTIONS: tuple[str, ...] = _native.names(_lib.spiral_loss_reductions)
 """The loss reductions, named as the trainers name them (Go's loss.Reduction): ``"token-mean"``, ..."""
 
 _UPDATES = {"joint_gradient": 0, "paper": 1}
-_BASELINES = {"within_set": 0, "leave_one_out": 1}
 
 
 def loss_coefficients(
@@ -243,18 +235,14 @@ def loss_coefficients(
     aggregation_lengths: Any,
     reduction: str,
     update: str,
-    baseline: str,
     split_roles: bool,
 ) -> LossCoefficients:
     """Loss coefficients of a credited batch; see ``Config.loss_coefficients``."""
-    try:
-        u, b = _UPDATES[update], _BASELINES[baseline]
-    except KeyError as e:
+    if update not in _UPDATES:
         from ._errors import ConfigError
 
-        raise ConfigError(
-            f"spiral: update {update!r} or baseline {baseline!r} unknown (updates {sorted(_UPDATES)}, baselines {sorted(_BASELINES)})"
-        ) from e
+        raise ConfigError(f"spiral: update {update!r} unknown (updates {sorted(_UPDATES)})")
+    u = _UPDATES[update]
     ints, desc = _native.ints, _native.descriptor
     search = np.ascontiguousarray(credit.search)
     agg = np.ascontiguousarray(credit.aggregation)
@@ -268,7 +256,7 @@ def loss_coefficients(
     name = reduction.encode()
     _native.check(
         _lib.spiral_loss_coefficients(
-            cfg._handle.value, name, len(name), u, b, int(bool(split_roles)), base, base + 12 * 8, base + 15 * 8, ctypes.addressof(rep)
+            cfg._handle.value, name, len(name), u, int(bool(split_roles)), base, base + 12 * 8, base + 15 * 8, ctypes.addressof(rep)
         )
     )
     return LossCoefficients(out_s, out_a, LossReport(rep.scale, rep.outputs, rep.rows, rep.tokens, rep.dropped))
@@ -294,16 +282,19 @@ class Plans:
     Attributes
     ----------
     sets : ndarray, shape (P, K, n), read-only
+    keys : ndarray of uint64, shape (P,)
+        The problems' keys.
     seed, step : int
-        What the plans were drawn from.
+        What the plans were drawn from: the plan of problem ``keys[q]`` is a
+        function of (seed, step, keys[q]) alone.
     """
 
-    __slots__ = ("sets", "seed", "step", "_handle", "_shape", "__weakref__")
+    __slots__ = ("sets", "keys", "seed", "step", "_handle", "__weakref__")
 
-    def __init__(self, sets: np.ndarray, seed: int, step: int, handle: int, shape: tuple) -> None:
+    def __init__(self, sets: np.ndarray, keys: np.ndarray, seed: int, step: int, handle: int) -> None:
         sets.flags.writeable = False
-        self.sets, self.seed, self.step = sets, seed, step
-        self._handle, self._shape = handle, shape
+        self.sets, self.keys, self.seed, self.step = sets, keys, seed, step
+        self._handle = handle
 
     def __del__(self) -> None:
         if self._handle and _lib is not None:
@@ -328,17 +319,39 @@ class Plans:
         return f"Plans(problems={len(self.sets)}, seed={self.seed}, step={self.step})"
 
 
-def plan(cfg: "Config", seed: int, step: int, problems: Any, dtype: Any = np.int64) -> Plans:
+def _keys(keys: Any) -> np.ndarray:
+    """The problem keys as a contiguous uint64 array: 0..P-1 for an int P."""
+    if isinstance(keys, (int, np.integer)):
+        if keys < 0:
+            raise ValueError(f"spiral: problems = {keys} < 0")
+        return np.arange(int(keys), dtype=np.uint64)
+    k = np.asarray(_native._to_numpy(keys))
+    if k.size and k.dtype.kind not in "iu":
+        raise TypeError(f"spiral: keys must be integers, got an array of {k.dtype}")
+    if k.size and k.dtype.kind == "i" and k.min() < 0:
+        raise ValueError(f"spiral: keys hold {k.min()} < 0: a key is an unsigned 64-bit integer")
+    return np.ascontiguousarray(k.reshape(-1), dtype=np.uint64)
+
+
+def plan(cfg: "Config", seed: int, step: int, keys: Any, dtype: Any = np.int64) -> Plans:
     """Draw the plans of a batch; see ``Config.plan``."""
-    problems = len(problems) if hasattr(problems, "__len__") else int(problems)
-    if problems < 0:
-        raise ValueError(f"spiral: problems = {problems} < 0")
-    out = np.empty((problems, cfg.sets, cfg.set_size), dtype=dtype)
-    buf = _native.scratch(3)
-    buf[0], buf[1], buf[2] = _native.descriptor(out)
+    if isinstance(keys, (int, np.integer)) and keys > _native.MAX_SIZE // cfg._plan_size:
+        # Refused before the keys and the plans are allocated, as Go's
+        # PlanTo refuses them.
+        raise InputError(
+            f"spiral: keys: {keys} problems of K*n = {cfg._plan_size} members: more than the size cap "
+            f"{_native.MAX_SIZE} members (at most {_native.MAX_SIZE // cfg._plan_size} problems)",
+            "keys",
+            value=float(keys),
+        )
+    k = _keys(keys)
+    out = np.empty((len(k), cfg.sets, cfg.set_size), dtype=dtype)
+    buf = _native.scratch(6)
+    buf[0:6] = (*_native.descriptor(k.view(np.int64)), *_native.descriptor(out))
     h = ctypes.c_size_t()
-    _native.check(_lib.spiral_plan(cfg._handle.value, seed, step, problems, ctypes.addressof(buf), ctypes.addressof(h)))
-    return Plans(out, seed, step, h.value, cfg._plan_shape)
+    base = ctypes.addressof(buf)
+    _native.check(_lib.spiral_plan(cfg._handle.value, seed, step, base, base + 24, ctypes.addressof(h)))
+    return Plans(out, k, seed, step, h.value)
 
 
 def credit_batch(

@@ -7,7 +7,6 @@ advantage.BatchError, combin.SetError, eval.ArgError).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -77,15 +76,25 @@ class SpiralError(ValueError):
 
 
 class ConfigError(SpiralError):
-    """An invalid configuration or option (``Config``, ``GroupOptions``, a preset name)."""
+    """An invalid configuration or option (``Config``, ``GroupOptions``, a preset name).
+
+    Attributes
+    ----------
+    field : str
+        The field at fault, in ``Config``'s names (``"set_size"``,
+        ``"gates.search.target"``, ...), or "" when the error names none.
+    value : float
+        Its value, or 0.
+    """
+
+    def __init__(self, message: str, field: str = "", value: float = 0.0) -> None:
+        super().__init__(message)
+        self.field = field
+        self.value = value
 
 
 class UsageError(SpiralError):
     """A misuse of the C ABI, such as an output array of the wrong length."""
-
-
-def _snake(field: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", field).lower()
 
 
 class InputError(SpiralError):
@@ -94,11 +103,10 @@ class InputError(SpiralError):
     Attributes
     ----------
     field : str
-        The Go field at fault, as the library names it (``"Rewards"``,
-        ``"Sets"``, ...).
-    argument : str
-        The same field as this package's argument (``"rewards"``,
-        ``"sets"``, ``"reward_counts"``, ...).
+        The argument at fault: ``"sets"``, ``"rewards"``,
+        ``"reward_counts"``, ``"unscorable"``, ``"search_lengths"``,
+        ``"aggregation_lengths"``, ``"keys"``, or a group function's
+        ``"rewards"``, ``"ids"``, ``"lengths"``.
     problem : int
         The problem within the batch, or -1 for the batch as a whole.
     set : int
@@ -129,7 +137,6 @@ class InputError(SpiralError):
     ) -> None:
         super().__init__(message)
         self.field = field
-        self.argument = _snake(field)
         self.problem = problem
         self.set = set
         self.output = output
@@ -211,7 +218,7 @@ def from_items(kind: int, message: str, items: list[Item]) -> SpiralError:
     if kind == _ARG:
         return ArgError(message, it.func, it.field, it.output, it.reason == 5)
     if kind == _CONFIG:
-        return ConfigError(message)
+        return ConfigError(message, it.field, it.value)
     if kind == _USAGE:
         return UsageError(message)
     return SpiralError(message)

@@ -12,7 +12,7 @@ from . import _native
 _lib = _native.lib
 
 
-def _descs(*arrays: np.ndarray) -> tuple[Any, list[int]]:
+def _descs(*arrays: Any) -> tuple[Any, list[int]]:
     descs = (_native._Array * len(arrays))(*[_native._Array(*_native.descriptor(a)) for a in arrays])
     base = ctypes.addressof(descs)
     return descs, [base + i * ctypes.sizeof(_native._Array) for i in range(len(arrays))]
@@ -81,10 +81,9 @@ def coverage(n: Any, c: Any, kmax: int) -> np.ndarray:
     nv = _native.ints(n, "n").reshape(-1)
     cv = _native.ints(c, "c").reshape(-1)
     kmax = int(kmax)
-    if kmax < 0:
-        raise ValueError(f"spiral: kmax = {kmax} < 0")
-    out = np.empty(kmax, np.float64)
+    # Beyond the size cap eval refuses kmax before anything is allocated.
+    out = np.empty(kmax, np.float64) if 0 <= kmax <= _native.MAX_SIZE else None
     descs, p = _descs(nv, cv, out)
-    _native.check(_lib.spiral_coverage(*p))
+    _native.check(_lib.spiral_coverage(p[0], p[1], kmax, p[2]))
     del descs
     return out

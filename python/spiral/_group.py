@@ -67,14 +67,7 @@ class GroupOptions:
         return json.dumps(d).encode()
 
 
-def _presets() -> tuple[str, ...]:
-    needed = ctypes.c_int64()
-    buf = ctypes.create_string_buffer(4096)
-    _lib.spiral_group_presets(buf, len(buf), ctypes.byref(needed))
-    return tuple(buf.raw[: needed.value].decode().split("\n"))
-
-
-PRESETS: tuple[str, ...] = _presets()
+PRESETS: tuple[str, ...] = _native.names(_lib.spiral_group_presets)
 """The names of the group presets (Go's advantage.Preset), such as ``"verl-grpo"``."""
 
 
@@ -169,12 +162,21 @@ def group_advantages(
     if isinstance(ids_in, np.ndarray) and ids_in.dtype.kind == "i":
         codes = _native.ints(ids_in.reshape(-1), "ids")
     else:
-        # Any hashable ids (strings, Python ints, ...): numbered in order of
-        # first appearance, and given back as they came.
-        flat: Sequence = ids_in.reshape(-1).tolist() if isinstance(ids_in, np.ndarray) else list(ids_in)
-        seen: dict = {}
-        codes = np.fromiter((seen.setdefault(x, len(seen)) for x in flat), dtype=np.int64, count=len(flat))
-        decode = list(seen)
+        # Any hashable ids (strings, Python ints, ...): numbered, and given
+        # back as they came. An array of strings (verl's uid column) is
+        # numbered by numpy; anything else in order of first appearance.
+        codes = None
+        if isinstance(ids_in, np.ndarray) and ids_in.dtype.kind in "USO":
+            try:
+                uniq, inverse = np.unique(ids_in.reshape(-1), return_inverse=True)
+                codes, decode = inverse.astype(np.int64), uniq.tolist()
+            except TypeError:  # ids that do not sort (mixed types)
+                pass
+        if codes is None:
+            flat: Sequence = ids_in.reshape(-1).tolist() if isinstance(ids_in, np.ndarray) else list(ids_in)
+            seen: dict = {}
+            codes = np.fromiter((seen.setdefault(x, len(seen)) for x in flat), dtype=np.int64, count=len(flat))
+            decode = list(seen)
     out = np.empty(r.shape, r.dtype)
     n = max(len(codes), 1)
     lists = np.empty((3, n), np.int64)

@@ -113,16 +113,17 @@ def _load() -> ctypes.CDLL:
         "spiral_config_new": (h, [p, i64, ctypes.POINTER(h)]),
         "spiral_release": (None, [h]),
         "spiral_constants": (h, [h, p, p, i64, ctypes.POINTER(i64)]),
-        "spiral_role_weights": (h, [h, p, i64, i64, i64, p, p, i64, ctypes.POINTER(i64)]),
-        "spiral_plan": (h, [h, u64, u64, i64, p, p]),
+        "spiral_role_weights": (h, [h, p, i64, i64, p, p, i64, ctypes.POINTER(i64)]),
+        "spiral_plan": (h, [h, u64, u64, p, p, p]),
         "spiral_credit_batch": (h, [h, h, p, p, p]),
         "spiral_group_presets": (None, [p, i64, ctypes.POINTER(i64)]),
         "spiral_group_preset": (h, [p, i64, p, i64, ctypes.POINTER(i64)]),
         "spiral_group": (h, [p, i64, p, p, p, p, p, p, p, p, p]),
         "spiral_loss_reductions": (None, [p, i64, ctypes.POINTER(i64)]),
-        "spiral_loss_coefficients": (h, [h, p, i64, i64, i64, i64, p, p, p, p]),
+        "spiral_loss_coefficients": (h, [h, p, i64, i64, i64, p, p, p, p]),
         "spiral_pass_at_k": (h, [p, p, p, p]),
-        "spiral_coverage": (h, [p, p, p]),
+        "spiral_coverage": (h, [p, p, i64, p]),
+        "spiral_max_size": (i64, []),
         "spiral_error_summary": (h, [h, ctypes.POINTER(i64), ctypes.POINTER(i64)]),
         "spiral_error_get": (h, [h, i64, ctypes.POINTER(_ErrorItem)]),
         "spiral_error_text": (i64, [h, i64, i64, p, i64]),
@@ -134,6 +135,9 @@ def _load() -> ctypes.CDLL:
 
 
 lib = _load()
+
+MAX_SIZE: int = lib.spiral_max_size()
+"""The library's size cap (Go's combin.MaxSize, 2^24): the most members a batch's plans hold."""
 
 _local = threading.local()
 
@@ -219,6 +223,14 @@ def text(fn: Any, *args: Any) -> str:
         buf = ctypes.create_string_buffer(needed.value)
         check(fn(*args, buf, len(buf), ctypes.byref(needed)))
     return buf.raw[: needed.value].decode()
+
+
+def names(fn: Any) -> tuple[str, ...]:
+    """Call a function that writes names, one a line (buf, capacity, needed), and return them."""
+    needed = ctypes.c_int64()
+    buf = ctypes.create_string_buffer(4096)
+    fn(buf, len(buf), ctypes.byref(needed))
+    return tuple(buf.raw[: needed.value].decode().split("\n"))
 
 
 def error_text(h: int, i: int, which: int) -> str:

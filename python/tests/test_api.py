@@ -58,24 +58,24 @@ class ConfigTest(unittest.TestCase):
         }
         for (b, r, split), (s, a) in want.items():
             with self.subTest(baseline=b, reduction=r, split_roles=split):
-                w = cfg.role_weights(b, r, split)
+                w = cfg.replace(aggregation_baseline=b).role_weights(r, split)
                 self.assertEqual((w.search, w.aggregation), (s, a))
                 self.assertEqual((w.search_float, w.aggregation_float), (float(s), float(a)))
                 self.assertEqual(w.search_multiplier, 1 / float(s))
         with self.assertRaises(spiral.ConfigError):
-            cfg.role_weights("mean", "sum")
+            cfg.replace(aggregation_baseline="mean")
         with self.assertRaises(spiral.ConfigError):
-            cfg.role_weights("within_set", "mean")
+            cfg.role_weights("mean")
         with self.assertRaises(spiral.ConfigError):  # weights outputs by their lengths: loss_coefficients
-            cfg.role_weights("within_set", "token-mean")
+            cfg.role_weights("token-mean")
         with self.assertRaises(spiral.ConfigError):
-            spiral.Config(aggregations_per_set=1).role_weights("leave_one_out")
+            spiral.Config(aggregations_per_set=1, aggregation_baseline="leave_one_out")
 
     def test_invalid(self) -> None:
         for bad, word in (
-            (dict(set_size=9), "SetSize"),
-            (dict(sets=71), "Sets"),
-            (dict(search_traces=0), "SearchTraces"),
+            (dict(set_size=9), "set_size"),
+            (dict(sets=71), "sets"),
+            (dict(search_traces=0), "search_traces"),
             (dict(order="sorted"), "order"),
             (dict(design="random"), "design"),
             (dict(gates=spiral.Gates.shared(-1)), "arget"),
@@ -199,6 +199,21 @@ class CreditTest(unittest.TestCase):
         self.assertTrue(np.all(cr.search[cr.out_of_range] == 0))
         self.assertTrue(same(cr.skip, cr.out_of_range | cr.no_signal))
 
+    def test_leave_one_out(self) -> None:
+        # A_agg = r minus the mean of the set's other scored rewards,
+        # S/(S-1) (r - f); the search advantages do not change.
+        base = spiral.Config.paper()
+        loo = base.replace(aggregation_baseline="leave_one_out")
+        sets, rewards, _, _ = batch(base, 16)
+        rewards = rewards * np.random.default_rng(5).random(rewards.shape)
+        a, b = base.credit_batch(sets, rewards), loo.credit_batch(sets, rewards)
+        self.assertTrue(same(a.search, b.search))
+        np.testing.assert_allclose(b.aggregation, 4 / 3 * a.aggregation, rtol=1e-14, atol=1e-16)
+        w = loo.role_weights()
+        lc = loo.loss_coefficients(b, search_lengths=np.ones((16, 8), int), aggregation_lengths=np.ones((16, 4, 4), int), reduction="sum")
+        self.assertTrue(same(lc.aggregation, b.aggregation * w.aggregation_multiplier))
+        self.assertEqual(w.aggregation, Fraction(16))
+
     def test_no_signal(self) -> None:
         cfg = spiral.Config.paper()
         sets, rewards, _, _ = batch(cfg, 8)
@@ -219,25 +234,23 @@ class ErrorTest(unittest.TestCase):
             self.cfg.replace(**args.pop("config", {})).credit_batch(args.pop("sets"), args.pop("rewards"), **args)
         e = cm.exception
         self.assertEqual(e.field, field)
-        self.assertEqual(e.problem, -1 if field != "RewardCounts" else e.problem)
+        self.assertEqual(e.problem, -1 if field != "reward_counts" else e.problem)
         return e
 
     def test_layout(self) -> None:
         sets, rewards, sl, al = batch(self.cfg, 3)
-        e = self.layout_error("Sets", sets=sets.reshape(-1)[:-1])
-        self.assertEqual(e.argument, "sets")
+        e = self.layout_error("sets", sets=sets.reshape(-1)[:-1])
         self.assertIn("not a multiple of K*n", str(e))
-        self.layout_error("Rewards", rewards=rewards[:2])
-        self.layout_error("RewardCounts", reward_counts=[4] * 11, rewards=rewards.reshape(-1))
-        e = self.layout_error("RewardCounts", reward_counts=[4] * 5 + [5] + [4] * 6, rewards=np.zeros(49))
+        self.assertTrue(str(e).startswith("spiral: sets: "))
+        self.layout_error("rewards", rewards=rewards[:2])
+        self.layout_error("reward_counts", reward_counts=[4] * 11, rewards=rewards.reshape(-1))
+        e = self.layout_error("reward_counts", reward_counts=[4] * 5 + [5] + [4] * 6, rewards=np.zeros(49))
         self.assertEqual((e.problem, e.set, e.value), (1, 1, 5.0))
-        self.assertEqual(e.argument, "reward_counts")
-        self.layout_error("Unscorable", unscorable=np.zeros(5, bool))
-        self.layout_error("SearchLengths", config=dict(gates=spiral.Gates(spiral.Gate(10))))
-        self.layout_error("SearchLengths", search_lengths=sl[:2])
-        self.layout_error("AggregationLengths", config=dict(overlong=spiral.SoftOverlong(10, 1)))
-        e = self.layout_error("AggregationLengths", config=dict(gates=spiral.Gates(aggregation=spiral.Gate(10))))
-        self.assertEqual(e.argument, "aggregation_lengths")
+        self.layout_error("unscorable", unscorable=np.zeros(5, bool))
+        self.layout_error("search_lengths", config=dict(gates=spiral.Gates(spiral.Gate(10))))
+        self.layout_error("search_lengths", search_lengths=sl[:2])
+        self.layout_error("aggregation_lengths", config=dict(overlong=spiral.SoftOverlong(10, 1)))
+        self.layout_error("aggregation_lengths", config=dict(gates=spiral.Gates(aggregation=spiral.Gate(10))))
 
     def bad_problem(self, q: int, **kw):
         sets, rewards, sl, al = batch(self.cfg, 5)
@@ -262,7 +275,7 @@ class ErrorTest(unittest.TestCase):
 
     def test_bad_rewards(self) -> None:
         e = self.bad_problem(2, rewards=((2, 1, 3), np.nan))
-        self.assertEqual((e.field, e.argument, e.problem, e.set, e.output, e.reason), ("Rewards", "rewards", 2, 1, 3, "not_finite"))
+        self.assertEqual((e.field, e.problem, e.set, e.output, e.reason), ("rewards", 2, 1, 3, "not_finite"))
         self.assertTrue(np.isnan(e.value))
         self.assertIn("problem 2, set 1, output 3", str(e))
         e = self.bad_problem(0, rewards=((0, 0, 0), -np.inf))
@@ -272,6 +285,7 @@ class ErrorTest(unittest.TestCase):
 
     def test_bad_sets(self) -> None:
         e = self.bad_problem(1, sets=((1, 2, 3), 8))
+        self.assertEqual(e.field, "sets")
         self.assertEqual((e.reason, e.set_problem.reason, e.set_problem.set, e.set_problem.position, e.set_problem.index), ("set", "out_of_range", 2, 3, 8))
         sets, _, _, _ = batch(self.cfg, 5)
         e = self.bad_problem(3, sets=((3, 0, 1), sets[3, 0, 0]))
@@ -281,9 +295,9 @@ class ErrorTest(unittest.TestCase):
 
     def test_bad_lengths(self) -> None:
         e = self.bad_problem(2, search_lengths=((2, 5), -1))
-        self.assertEqual((e.field, e.output, e.value), ("SearchLengths", 5, -1.0))
+        self.assertEqual((e.field, e.output, e.value, e.reason), ("search_lengths", 5, -1.0, "negative_length"))
         e = self.bad_problem(3, aggregation_lengths=((3, 2, 1), -7))
-        self.assertEqual((e.field, e.set, e.output, e.value), ("AggregationLengths", 2, 1, -7.0))
+        self.assertEqual((e.field, e.set, e.output, e.value, e.reason), ("aggregation_lengths", 2, 1, -7.0, "negative_length"))
 
     def test_unbalanced(self) -> None:
         cfg = spiral.Config.paper().replace(design="balanced")
@@ -314,6 +328,9 @@ class ErrorTest(unittest.TestCase):
         with self.assertRaises(spiral.ArgError) as cm:
             spiral.coverage(np.full(1 << 15, 1 << 16), np.ones(1 << 15, int), 1 << 16)
         self.assertTrue(cm.exception.too_costly)
+        with self.assertRaises(spiral.ArgError) as cm:  # refused before anything is allocated
+            spiral.coverage([10], [1], 1 << 50)
+        self.assertEqual(cm.exception.arg, "kmax")
         self.assertEqual(spiral.pass_at_k(10, 0, 3), 0.0)
         self.assertEqual(spiral.pass_at_k(10, 8, 3), 1.0)
         self.assertTrue(same(spiral.coverage([10, 10], [0, 10], 3), np.array([0.5, 0.5, 0.5])))
@@ -336,18 +353,21 @@ class ErrorTest(unittest.TestCase):
         # The C ABI's own checks, reached directly: an output of the wrong
         # element type or length, an unknown handle.
         cfg = spiral.Config.paper()
-        out = np.empty((2, 4, 4), np.float64)
-        buf = _native.scratch(3)
-        buf[0], buf[1], buf[2] = _native.descriptor(out)
+        keys = np.arange(2, dtype=np.int64)
+        buf = _native.scratch(6)
+        base = ctypes.addressof(buf)
+
+        def plan(out: np.ndarray, handle: int = cfg._handle.value) -> None:
+            buf[0:6] = (*_native.descriptor(keys), *_native.descriptor(out))
+            _native.check(_native.lib.spiral_plan(handle, 1, 0, base, base + 24, None))
+
         with self.assertRaises(spiral.UsageError) as cm:
-            _native.check(_native.lib.spiral_plan(cfg._handle.value, 1, 0, 2, ctypes.addressof(buf), None))
+            plan(np.empty((2, 4, 4), np.float64))
         self.assertIn("element type float64", str(cm.exception))
-        out = np.empty(5, np.int64)
-        buf[0], buf[1], buf[2] = _native.descriptor(out)
         with self.assertRaises(spiral.UsageError):
-            _native.check(_native.lib.spiral_plan(cfg._handle.value, 1, 0, 2, ctypes.addressof(buf), None))
+            plan(np.empty(5, np.int64))
         with self.assertRaises(spiral.UsageError):
-            _native.check(_native.lib.spiral_plan(1 << 40, 1, 0, 2, ctypes.addressof(buf), None))
+            plan(np.empty(32, np.int64), 1 << 40)
         _native.lib.spiral_release(1 << 40)  # an unknown handle is ignored
 
 
@@ -385,7 +405,7 @@ class LossTest(unittest.TestCase):
         with self.assertRaises(spiral.InputError) as cm:
             cfg.loss_coefficients(cr, search_lengths=sl, aggregation_lengths=bad)
         e = cm.exception
-        self.assertEqual((e.field, e.argument, e.output, e.value, e.reason), ("AggregationLengths", "aggregation_lengths", 1 * 16 + 2 * 4 + 3, -1.0, "negative_length"))
+        self.assertEqual((e.field, e.output, e.value, e.reason), ("aggregation_lengths", 1 * 16 + 2 * 4 + 3, -1.0, "negative_length"))
         with self.assertRaises(spiral.ConfigError):
             cfg.loss_coefficients(cr, search_lengths=sl, aggregation_lengths=al, reduction="mean")
         with self.assertRaises(spiral.ConfigError):
@@ -405,6 +425,14 @@ class GroupTest(unittest.TestCase):
         m = r[:3].mean()
         self.assertAlmostEqual(adv[0], 1.5 * (1 - m), places=15)
         self.assertEqual(rep.groups, 2)
+        # verl's uid column: an object array of strings; and numpy strings.
+        uids = np.array(["u3", "u3", "u3", "u5", "u5", "u5"], dtype=object)
+        for col in (uids, uids.astype(str), list(uids)):
+            a2, rep2 = spiral.group_advantages(r, col, preset="rloo")
+            self.assertTrue(same(a2, adv))
+            self.assertEqual(rep2.groups, 2)
+        _, rep3 = spiral.group_advantages([1.0, 1.0, 0.0], np.array(["b", "b", "a"], dtype=object))
+        self.assertEqual((rep3.zero_variance, rep3.singletons), (["b"], ["a"]))
         adv32, _ = spiral.group_advantages(r.astype(np.float32), ids.astype(np.int32), preset="rloo")
         self.assertEqual(adv32.dtype, np.float32)
         self.assertTrue(same(adv32, adv.astype(np.float32)))
@@ -420,8 +448,9 @@ class PlanTest(unittest.TestCase):
             rewards = np.random.default_rng(4).integers(0, 2, (40, cfg.sets, cfg.aggregations_per_set)).astype(np.float64)
             assert_same_credit(self, cfg.credit_batch(plans, rewards), cfg.credit_batch(plans.sets.copy(), rewards))
             assert_same_credit(self, cfg.credit_batch(plans, rewards), cfg.credit_batch(np.asarray(plans), rewards))
-        with self.assertRaises(spiral.UsageError):  # plans of another shape
+        with self.assertRaises(spiral.InputError) as cm:  # plans of another shape
             spiral.Config.paper().credit_batch(spiral.Config(6, 3, 4, 4).plan(1, 0, 2), np.zeros((2, 4, 4)))
+        self.assertEqual(cm.exception.field, "sets")
 
     def test_out(self) -> None:
         cfg = spiral.Config.paper().replace(gates=spiral.Gates.shared(100))
@@ -451,6 +480,12 @@ class PlanTest(unittest.TestCase):
         self.assertEqual(cfg.plan(1, 0, 5, np.int32).sets.dtype, np.int32)
         with self.assertRaises(ValueError):
             cfg.plan(1, 0, -1)
+        with self.assertRaises(spiral.InputError) as cm:  # refused before anything is allocated
+            cfg.plan(1, 0, 1 << 40)
+        self.assertEqual(cm.exception.field, "keys")
+        with self.assertRaises(spiral.InputError) as cm:  # Go's own refusal
+            cfg.plan(1, 0, np.arange((1 << 20) + 1))
+        self.assertEqual(cm.exception.field, "keys")
 
 
 class ThreadTest(unittest.TestCase):

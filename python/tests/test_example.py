@@ -54,6 +54,18 @@ class TwoStageTest(unittest.TestCase):
             np.testing.assert_array_equal(adv[order], one.aggregation)
             self.assertTrue(np.all(adv[order][np.array(un, bool)] == 0))
 
+    def test_rows_in_any_order(self) -> None:
+        # The rows are gathered by their columns, not their order: shuffled
+        # rows get the same advantages.
+        rng = np.random.default_rng(6)
+        keys = np.arange(40, 60, dtype=np.uint64)
+        batch = two_stage.generate(self.cfg, two_stage.Policy(), keys, 1, 2, rng)
+        _, adv, _ = two_stage.credit(self.cfg, batch)
+        perm = rng.permutation(len(adv))
+        shuffled = dict(batch, rows={name: col[perm] for name, col in batch["rows"].items()})
+        _, adv2, _ = two_stage.credit(self.cfg, shuffled)
+        np.testing.assert_array_equal(adv2, adv[perm])
+
     def test_step(self) -> None:
         rng = np.random.default_rng(2)
         # A good policy: many problems have every output right (no signal),
@@ -81,6 +93,20 @@ class TwoStageTest(unittest.TestCase):
         w = self.cfg.role_weights()
         mult = np.where(rows["role"] == two_stage.SEARCH, w.search_multiplier, w.aggregation_multiplier)
         np.testing.assert_allclose(coef / tokens, rep.scale * r["advantages"] * mult * live, rtol=1e-12, atol=1e-15)
+
+    def test_merge_keeps_the_plans(self) -> None:
+        # Dynamic sampling plans the merged keys again: the kept problems get
+        # the plans their prompts were built from.
+        rng = np.random.default_rng(3)
+        keys = np.arange(10, 30, dtype=np.uint64)
+        batch = two_stage.generate(self.cfg, two_stage.Policy(), keys, 1, 4, rng)
+        extra = two_stage.generate(self.cfg, two_stage.Policy(), np.arange(90, 95, dtype=np.uint64), 1, 4, rng)
+        keep = keys[::2]
+        merged = two_stage.merge(self.cfg, 1, 4, batch, keep, extra)
+        for key in keep:
+            np.testing.assert_array_equal(merged["sets"].sets[merged["keys"] == key], batch["sets"].sets[keys == key])
+        for key in extra["keys"]:
+            np.testing.assert_array_equal(merged["sets"].sets[merged["keys"] == key], extra["sets"].sets[extra["keys"] == key])
 
     def test_trains(self) -> None:
         with contextlib.redirect_stdout(io.StringIO()):

@@ -73,7 +73,7 @@ class _Malformed(Exception):
     """A line that is not a credit input at all (the bridge's JSON errors)."""
 
 
-def credit_line(text: str, fl: dict[str, Optional[str]]) -> spiral.Credit:
+def credit_line(text: str, fl: dict[str, Optional[str]]) -> tuple[spiral.Credit, Optional[spiral.LossCoefficients]]:
     """Credit one bridge input line as a batch of one problem, as the bridge lays it out."""
     try:
         line = parse(text)
@@ -115,7 +115,7 @@ def credit_line(text: str, fl: dict[str, Optional[str]]) -> spiral.Credit:
         gates=gates,
     )
     flat = lambda rows: [v for row in rows for v in row]  # noqa: E731
-    return cfg.credit_batch(
+    credit = cfg.credit_batch(
         flat(sets),
         np.array(flat(rewards), dtype=np.float64),
         reward_counts=[len(r) for r in rewards],
@@ -123,11 +123,23 @@ def credit_line(text: str, fl: dict[str, Optional[str]]) -> spiral.Credit:
         search_lengths=line.get("search_lengths"),
         aggregation_lengths=None if al is None else flat(al),
     )
+    coefficients = None
+    if "coefficients" in fl:
+        # The loss coefficients (-coefficients R [-update paper] [-split-roles]).
+        coefficients = cfg.loss_coefficients(
+            credit,
+            search_lengths=line.get("search_lengths"),
+            aggregation_lengths=None if al is None else flat(al),
+            reduction=fl["coefficients"] or "",
+            update="paper" if fl.get("update") == "paper" else "joint_gradient",
+            split_roles="split-roles" in fl,
+        )
+    return credit, coefficients
 
 
 class CreditVectors(unittest.TestCase):
     def test_credit(self) -> None:
-        checked = 0
+        checked = coefficient_lines = 0
         for case in cases("credit"):
             fl = flags(case["command"])
             for i, (text, want_text) in enumerate(zip(lines(case["input"]), lines(case["output"]))):
@@ -139,7 +151,7 @@ class CreditVectors(unittest.TestCase):
                         with self.assertRaises((spiral.SpiralError, _Malformed, TypeError, OverflowError, ValueError)):
                             credit_line(text, fl)
                         continue
-                    got = credit_line(text, fl)
+                    got, coefficients = credit_line(text, fl)
                     self.assertEqual(bits(got.search), bits(want["search"]))
                     self.assertEqual(bits(got.aggregation), bits([v for row in want["aggregation"] for v in row]))
                     self.assertEqual(bits(got.set_scores), bits(want["set_scores"]))
@@ -155,8 +167,16 @@ class CreditVectors(unittest.TestCase):
                                 (rep.outputs, rep.positive, rep.at_target, rep.gated), (w["outputs"], w["positive"], w["at_target"], w["gated"])
                             )
                             self.assertEqual(bits([rep.mass_removed]), bits([w["mass_removed"]]))
+                    if coefficients is not None:
+                        self.assertEqual(bits(coefficients.search), bits(want["search_coefficients"]))
+                        self.assertEqual(
+                            bits(coefficients.aggregation), bits([v for row in want["aggregation_coefficients"] for v in row])
+                        )
+                        self.assertEqual(bits([coefficients.report.scale]), bits([want["scale"]]))
+                        coefficient_lines += 1
                     checked += 1
         self.assertGreater(checked, 100)
+        self.assertGreater(coefficient_lines, 10)
 
     def test_errors_name_what_the_reference_names(self) -> None:
         # The library's own errors for a reward, as fields: the reference's
@@ -167,7 +187,7 @@ class CreditVectors(unittest.TestCase):
                 with self.assertRaises(spiral.BatchError) as cm:
                     cfg.credit_batch([0, 1, 2, 3], np.array([1.0, 0.0, 0.0, bad]))
                 e = cm.exception.problems[0]
-                self.assertEqual((e.field, e.problem, e.set, e.output, e.reason), ("Rewards", 0, 1, 1, reason))
+                self.assertEqual((e.field, e.problem, e.set, e.output, e.reason), ("rewards", 0, 1, 1, reason))
 
 
 class GroupVectors(unittest.TestCase):
@@ -233,10 +253,26 @@ class PassAtKVectors(unittest.TestCase):
 
 class ConstantsVectors(unittest.TestCase):
     def test_constants(self) -> None:
+        role_lines = 0
         for case in cases("constants"):
+            fl = flags(case["command"])
+            n2 = int(fl.get("aggregations") or 4)
             for i, (text, want_text) in enumerate(zip(lines(case["input"]), lines(case["output"]))):
                 line, want = parse(text), parse(want_text)
-                with self.subTest(line=i + 1):
+                with self.subTest(case=case["name"], line=i + 1):
+                    if "role_weights" in want and "error" not in want:
+                        # -reduction R [-split-roles]: Config.RoleWeights.
+                        w = spiral.Config(
+                            search_traces=line["traces"], set_size=line["size"], sets=line["sets"], aggregations_per_set=n2,
+                            ordered=line["ordered"],
+                        ).role_weights(fl["reduction"] or "", "split-roles" in fl)
+                        rw = want["role_weights"]
+                        role_lines += 1
+                        self.assertEqual((w.search, w.aggregation), tuple(None if rw[k] is None else Fraction(rw[k]) for k in ("search", "aggregation")))
+                        self.assertEqual(
+                            bits([w.search_float, w.aggregation_float, w.search_multiplier, w.aggregation_multiplier]),
+                            bits([rw["search_float"], rw["aggregation_float"], rw["search_multiplier"], rw["aggregation_multiplier"]]),
+                        )
                     if "error" in want:
                         with self.assertRaises(spiral.SpiralError):
                             spiral.Config(
@@ -250,6 +286,7 @@ class ConstantsVectors(unittest.TestCase):
                         self.assertEqual(getattr(got, name), None if want[name] is None else Fraction(want[name]))
                     for name in ("miss_prob_float", "cover_prob_float", "m_float"):
                         self.assertEqual(bits([getattr(got, name)]), bits([want[name]]))
+        self.assertGreater(role_lines, 3)
 
 
 class PlanVectors(unittest.TestCase):

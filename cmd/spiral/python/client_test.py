@@ -250,6 +250,24 @@ class NumpyTest(WatchedTest):
             for i, got in enumerate(b.map(lines)):
                 self.assertEqual(got, want, i)
 
+    def test_answers_as_arrays(self) -> None:
+        want = alone([WORKED])[0]
+        ragged = dict(WORKED, rewards=[[1, 0], [0.5] * 4, [0, 0.5, 0.5], [1]])
+        with Bridge([BIN, "credit"], arrays=True) as b:
+            got, rag = b.map([WORKED, ragged])
+        for key in ("search", "set_scores", "set_advantages", "appearances", "scored_outputs"):
+            self.assertIsInstance(got[key], np.ndarray, key)
+            self.assertEqual(got[key].dtype, np.float64, key)
+            self.assertEqual(got[key].tolist(), want[key], key)
+        self.assertEqual([row.tolist() for row in got["aggregation"]], want["aggregation"])
+        self.assertEqual([len(row) for row in rag["aggregation"]], [2, 4, 3, 1])
+        self.assertEqual(got["search_gate"], want["search_gate"])  # objects stay dicts
+        self.assertIs(got["no_signal"], False)
+        with Bridge([BIN, "group"], arrays=True) as b:
+            out = b.call({"ids": np.array([3, 3, 4]), "rewards": np.array([1.0, 0.0, 1.0], dtype=np.float32)})
+        self.assertEqual(out["advantages"].tolist(), [0.5, -0.5, 0])
+        self.assertEqual((type(out["singletons"]), out["singletons"]), (list, [4]))
+
     def test_nan_of_every_float_dtype(self) -> None:
         for dt in (np.float16, np.float32, np.float64, np.longdouble):
             rewards = np.array(WORKED["rewards"], dtype=dt)

@@ -22,7 +22,8 @@ counting from 1. This client
   for ``timeout`` seconds is killed and raises :class:`BridgeTimeout`. A
   dead bridge is not restarted: make a new :class:`Bridge`;
 - accepts numpy arrays and scalars of every dtype (anything with a
-  ``tolist`` method, so torch tensors on the CPU too) without needing numpy.
+  ``tolist`` method, so torch tensors on the CPU too) without needing numpy,
+  and with ``arrays=True`` answers with numpy arrays.
 
 Example::
 
@@ -216,6 +217,22 @@ def _rows(x: Any) -> Any:
     return tolist() if tolist is not None and not isinstance(x, (list, tuple)) else x
 
 
+#: The answer fields that list ids (group's), which stay lists.
+_ID_FIELDS = frozenset({"singletons", "zero_variance", "unscored"})
+
+
+def _as_arrays(value: Any, np: Any) -> Any:
+    """The numeric lists of an answer as float64 arrays, rows as lists."""
+    if isinstance(value, dict):
+        return {k: v if k in _ID_FIELDS else _as_arrays(v, np) for k, v in value.items()}
+    if isinstance(value, list):
+        if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value):
+            return np.asarray(value, dtype=np.float64)
+        if value and all(isinstance(x, list) for x in value):
+            return [_as_arrays(x, np) for x in value]
+    return value
+
+
 def mark_unscorable(line: dict) -> dict:
     """Marks the NaN rewards of a credit or group line as unscorable.
 
@@ -256,6 +273,12 @@ class Bridge:
         The most seconds to wait for any one answer (default 60); the bridge
         is then killed and :class:`BridgeTimeout` raised. None waits as long
         as the bridge lives (a bridge that exits still raises at once).
+    arrays : bool, optional
+        Answer with numpy arrays (numpy is then required): every list of
+        numbers becomes a float64 array (counts too: they are exact below
+        2^53), and a list of such lists (the rows of ``"aggregation"``, which
+        may differ in length) a list of arrays; lists of ids stay lists.
+        Default False: plain lists.
 
     Notes
     -----
@@ -268,7 +291,12 @@ class Bridge:
     :class:`BridgeDied`.
     """
 
-    def __init__(self, argv: Sequence[str], timeout: float | None = 60.0) -> None:
+    def __init__(self, argv: Sequence[str], timeout: float | None = 60.0, arrays: bool = False) -> None:
+        self._np = None
+        if arrays:
+            import numpy
+
+            self._np = numpy
         self._proc = subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE,
@@ -391,8 +419,11 @@ class Bridge:
             raise self._fail(ProtocolError(number, text[:200], "not JSON")) from None
         if not isinstance(answer, dict):
             raise self._fail(ProtocolError(number, text[:200], "not a JSON object"))
-        if "error" in answer and answer.get("line") != number:
-            raise self._fail(ProtocolError(number, text[:200], "the error names another line"))
+        if "error" in answer:
+            if answer.get("line") != number:
+                raise self._fail(ProtocolError(number, text[:200], "the error names another line"))
+        elif self._np is not None:
+            answer = _as_arrays(answer, self._np)
         return answer
 
     def _drain(self) -> None:
