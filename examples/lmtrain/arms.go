@@ -105,9 +105,9 @@ func newSpiralArm(cfg spiral.Config, policy *Policy, search, agg Grammar, proble
 		return nil, err
 	}
 	// The loss sums each output's log-probability times its coefficient
-	// (loss.Sum), with the aggregation baseline inside the set, as
-	// CreditBatch computes it.
-	opt := spiral.LossOptions{Update: spiral.PaperUpdate, Baseline: spiral.WithinSet, Reduction: loss.Sum}
+	// (loss.Sum); the aggregation baseline is the Config's (inside the set),
+	// as CreditBatch computed the credit with.
+	opt := spiral.LossOptions{Update: spiral.PaperUpdate, Reduction: loss.Sum}
 	if unbiased {
 		opt.Update = spiral.JointGradient
 	}
