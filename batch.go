@@ -223,8 +223,15 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	if dst == nil {
 		panic("spiral: CreditBatch: dst is nil")
 	}
-	if _, err := c.validFamily(); err != nil {
+	if err := c.validateShape(); err != nil {
 		return err
+	}
+	// Plans of c's shape were made for a valid family (K no larger than
+	// it): only other plans need the comparison of K with the family.
+	if in.Plans == nil || in.Plans.shape != c.planShape() {
+		if _, err := c.validFamily(); err != nil {
+			return err
+		}
 	}
 	if err := c.checkLayout(&in); err != nil {
 		return err

@@ -45,11 +45,12 @@ func TestExactSumsAgree(t *testing.T) {
 		if !exact && e <= 16 && bits+16-e <= 40 && n <= 1<<10 {
 			t.Fatalf("scanRewards does not report exact sums of %v (multiples of 2^-%d below 2^%d)", rs, e, bits-e)
 		}
-		s0 := setMean(rs, nil, false)
+		var s0, s1 setStats
+		setMean(&s0, rs, nil, false)
 		if !exact {
 			return
 		}
-		if s1 := setMean(rs, nil, true); s0 != s1 {
+		if setMean(&s1, rs, nil, true); s0 != s1 {
 			t.Fatalf("setMean(%v): exact path %+v, compensated %+v", rs, s1, s0)
 		}
 	})

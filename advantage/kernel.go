@@ -77,14 +77,15 @@ func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], exact
 	for i, c := range counts {
 		rs, a, un := rewards[o:o+c], agg[o:o+c], sub(unscorable, o, o+c)
 		o += c
-		st[i] = setMean(rs, un, exact)
-		scored[i] = st[i].n
-		if st[i].n == 0 {
+		s := &st[i]
+		setMean(s, rs, un, exact)
+		scored[i] = s.n
+		if s.n == 0 {
 			scores[i] = 0
 			clear(a)
 			continue
 		}
-		h, l := st[i].h, st[i].l
+		h, l := s.h, s.l
 		scores[i] = F(h + l)
 		for j, x := range rs {
 			a[j] = F((float64(x) - h) - l)
@@ -188,15 +189,15 @@ func deviation(s *setStats, P float64) (e1, e2 float64) {
 	return numeric.MeanPair(numeric.Sum{S: t, C: (te + de) + s.sum.C}, s.div)
 }
 
-// setMean returns the statistics of the scored rewards of rs (those not
+// setMean sets st to the statistics of the scored rewards of rs (those not
 // marked in unscorable, which is nil or as long as rs): their number n,
 // their mean as the pair h + l of numeric.MeanPair and their sum with the
 // exact error of every addition; or, if they are all equal, their first
 // value as the mean (h = x0, l = 0) and as a sum of one. exact vouches
 // that every addition is exact (scanRewards), so that the errors need not
 // be computed.
-func setMean[F constraints.Float](rs []F, unscorable []bool, exact bool) setStats {
-	var st setStats
+func setMean[F constraints.Float](st *setStats, rs []F, unscorable []bool, exact bool) {
+	*st = setStats{}
 	var x0, ea float64 // the first value, sum |e_k|
 	var diff uint64    // the bits of every x - x0, ORed
 	for j, x := range rs {
@@ -220,17 +221,15 @@ func setMean[F constraints.Float](rs []F, unscorable []bool, exact bool) setStat
 	}
 	switch {
 	case st.n == 0:
-		return st
 	case diff&^(1<<63) == 0:
 		// For finite values, x - x0 is ±0 exactly when x == x0 (gradual
 		// underflow makes the difference of two distinct floats nonzero).
 		st.sum, st.div, st.h = numeric.Sum{S: x0}, 1, x0
-		return st
+	default:
+		st.div = st.n
+		st.h, st.l = numeric.MeanPair(st.sum, st.n)
+		st.err = float64(0x1p-53 * ea)
 	}
-	st.div = st.n
-	st.h, st.l = numeric.MeanPair(st.sum, st.n)
-	st.err = float64(0x1p-53 * ea)
-	return st
 }
 
 // searchTol returns the magnitude at or below which a computed search
@@ -266,7 +265,7 @@ func sub[T any](s []T, lo, hi int) []T {
 // rewardsValid reports whether every x is finite with |x| <= MaxAbsReward,
 // skipping the entries marked in unscorable (nil: none); see scanRewards.
 func rewardsValid[F constraints.Float](xs []F, unscorable []bool) bool {
-	valid, _ := scanRewards(xs, unscorable)
+	valid, _ := scan(xs, unscorable, false)
 	return valid
 }
 
@@ -281,6 +280,12 @@ func rewardsValid[F constraints.Float](xs []F, unscorable []bool) bool {
 // data; frac collects the bits of each x less x
 // rounded to a multiple of 2^-16 (see offGrid).
 func scanRewards[F constraints.Float](xs []F, unscorable []bool) (valid, exactSums bool) {
+	return scan(xs, unscorable, true)
+}
+
+// scan is scanRewards, which reports whether the sums are exact only when
+// exact is true (the caller that only checks saves offGrid).
+func scan[F constraints.Float](xs []F, unscorable []bool, exact bool) (valid, exactSums bool) {
 	const abs = 1<<63 - 1
 	n := len(xs)
 	var most, frac uint64
@@ -291,13 +296,15 @@ func scanRewards[F constraints.Float](xs []F, unscorable []bool) (valid, exactSu
 		}
 		x := math.Float64frombits(math.Float64bits(float64(x)) & keep)
 		most = max(most, math.Float64bits(x))
-		frac |= offGrid(x)
+		if exact {
+			frac |= offGrid(x)
+		}
 	}
 	if most > math.Float64bits(MaxAbsReward) {
 		return false, false
 	}
 	maxAbs := math.Float64frombits(most)
-	exactSums = frac&abs == 0 && maxAbs <= 0x1p34 && maxAbs*0x1p16 <= float64(int64(1<<53)/int64(max(n, 1)))
+	exactSums = exact && frac&abs == 0 && maxAbs <= 0x1p34 && maxAbs*0x1p16 <= float64(int64(1<<53)/int64(max(n, 1)))
 	return true, exactSums
 }
 
