@@ -56,7 +56,7 @@ type setStats struct {
 	div  int         // what it divides: the scored outputs, or 1 for a set whose rewards are equal (sum is then their value)
 	n    int         // N2_i: the scored outputs
 	h, l float64     // the mean as h + l
-	err  float64     // a bound on the error of sum: u sum_k |e_k| over its additions' errors e_k
+	err  float64     // a bound on the error of the mean: u sum_k |e_k| / n over its additions' errors e_k
 }
 
 // creditProblem computes the credit of problem q of in, checked, at sp,
@@ -108,7 +108,7 @@ func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], exact
 	}
 	var ebar numeric.Sum
 	var e0 float64
-	var errMax float64 // the largest error bound of a set's sum, over its divisor
+	var errMax float64 // the largest error bound of a set's mean
 	mixed, seen := false, false
 	for i := range st {
 		s := &st[i]
@@ -123,7 +123,9 @@ func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], exact
 		}
 		ebar.Add(s.h)
 		ebar.C += s.l
-		errMax = max(errMax, s.err/float64(s.div))
+		if s.err > errMax { // s.err >= +0 is never NaN: this is max(errMax, s.err)
+			errMax = s.err
+		}
 	}
 	var b1, b2 float64 // ebar as a pair
 	if mixed {
@@ -138,7 +140,9 @@ func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], exact
 		}
 		adv[i] = a
 		setAdv[i] = F(a)
-		advMax = max(advMax, math.Abs(a))
+		if math.Abs(a) > advMax { // a is finite: this is max(advMax, |a|)
+			advMax = math.Abs(a)
+		}
 	}
 
 	// The sums and counts of the sets holding each trace, in scratch that
@@ -228,7 +232,7 @@ func setMean[F constraints.Float](st *setStats, rs []F, unscorable []bool, exact
 	default:
 		st.div = st.n
 		st.h, st.l = numeric.MeanPair(st.sum, st.n)
-		st.err = float64(0x1p-53 * ea)
+		st.err = float64(0x1p-53*ea) / float64(st.n)
 	}
 }
 
