@@ -105,9 +105,9 @@ func newSpiralArm(cfg spiral.Config, policy *Policy, search, agg Grammar, proble
 		return nil, err
 	}
 	// The loss sums each output's log-probability times its coefficient
-	// (loss.Sum), with the aggregation baseline inside the set, as
-	// CreditBatch computes it.
-	opt := spiral.LossOptions{Update: spiral.PaperUpdate, Baseline: spiral.WithinSet, Reduction: loss.Sum}
+	// (loss.Sum); the aggregation baseline is the Config's (inside the set),
+	// as CreditBatch computed the credit with.
+	opt := spiral.LossOptions{Update: spiral.PaperUpdate, Reduction: loss.Sum}
 	if unbiased {
 		opt.Update = spiral.JointGradient
 	}
@@ -216,17 +216,16 @@ func (a *spiralArm) step(r *rand.Rand, pool []Problem) (StepStats, error) {
 			return st, fmt.Errorf("loss coefficients: %w", err)
 		}
 		st.Gated += a.credit.Gates.Search.Gated + a.credit.Gates.Aggregation.Gated
-		for q := range ro.problems {
+		for q, sp := range a.credit.Spans() {
 			if a.credit.Skip(q) || st.Kept == a.problems {
 				continue
 			}
 			st.Kept++
-			for y := range n1 {
-				i := q*n1 + y
+			for i := sp.Trace; i < sp.Trace+sp.Traces; i++ {
 				search.Rows = append(search.Rows, Row{Prompt: searchPrompt(ro.problems[q]), Output: ro.traces[i]})
 				search.Coef = append(search.Coef, float32(a.coef.Search[i]/float64(a.problems)))
 			}
-			for o := q * k * n2; o < (q+1)*k*n2; o++ {
+			for o := sp.Reward; o < sp.Reward+sp.Rewards; o++ {
 				agg.Rows = append(agg.Rows, Row{Prompt: ro.aggPrompt[o], Output: ro.aggOut[o]})
 				agg.Coef = append(agg.Coef, float32(a.coef.Aggregation[o]/float64(a.problems)))
 			}
