@@ -175,22 +175,28 @@ func (w *Whitening) UnmarshalText(text []byte) error {
 
 // Validate reports whether opt is valid: Scale and Whiten defined, Epsilon
 // finite and >= 0, Best without LeaveOneOut or ScaleBatch, Clip finite with
-// Low <= High.
+// Low <= High. A bad option is an *[InputError] whose Field is the
+// option's name ("Scale", "Epsilon", "Best", "Clip", "Whiten") and Value
+// its value (Clip's Low, 1 for Best), so that a caller can say it in its
+// own words.
 func (opt GroupOptions) Validate() error {
+	bad := func(field string, v float64, err error) error {
+		return &InputError{Field: field, Problem: -1, Set: -1, Output: -1, Value: v, Err: err}
+	}
 	if opt.Scale < ScaleNone || opt.Scale > ScaleBatch {
-		return fmt.Errorf("advantage: Scale = %d is not ScaleNone, ScaleGroup or ScaleBatch", int(opt.Scale))
+		return bad("Scale", float64(opt.Scale), fmt.Errorf("%d is not ScaleNone, ScaleGroup or ScaleBatch", int(opt.Scale)))
 	}
 	if math.IsNaN(opt.Epsilon) || math.IsInf(opt.Epsilon, 0) || opt.Epsilon < 0 {
-		return fmt.Errorf("advantage: Epsilon = %v, want finite and >= 0", opt.Epsilon)
+		return bad("Epsilon", opt.Epsilon, fmt.Errorf("%v, want finite and >= 0", opt.Epsilon))
 	}
 	if opt.Best && (opt.LeaveOneOut || opt.Scale == ScaleBatch) {
-		return fmt.Errorf("advantage: Best with LeaveOneOut = %v and Scale = %v: Best needs Scale none or group and no LeaveOneOut", opt.LeaveOneOut, opt.Scale)
+		return bad("Best", 1, fmt.Errorf("with LeaveOneOut = %v and Scale = %v: needs Scale none or group and no LeaveOneOut", opt.LeaveOneOut, opt.Scale))
 	}
 	if c := opt.Clip; c.Enabled() && !(c.Low <= c.High && !math.IsInf(c.Low, 0) && !math.IsInf(c.High, 0)) {
-		return fmt.Errorf("advantage: Clip = [%v, %v], want finite with Low <= High", c.Low, c.High)
+		return bad("Clip", c.Low, fmt.Errorf("[%v, %v], want finite with Low <= High", c.Low, c.High))
 	}
 	if opt.Whiten < WhitenNone || opt.Whiten > WhitenTRL {
-		return fmt.Errorf("advantage: Whiten = %d is not a defined Whitening", int(opt.Whiten))
+		return bad("Whiten", float64(opt.Whiten), fmt.Errorf("%d is not a defined Whitening", int(opt.Whiten)))
 	}
 	return nil
 }
@@ -325,7 +331,8 @@ func groupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 		return GroupReport[ID]{}, err
 	}
 	if len(rewards) > maxGroupRows {
-		return GroupReport[ID]{}, fmt.Errorf("advantage: len(rewards) = %d > combin.MaxSize = %d rows", len(rewards), maxGroupRows)
+		return GroupReport[ID]{}, &InputError{Field: "rewards", Problem: -1, Set: -1, Output: -1, Value: float64(len(rewards)),
+			Err: fmt.Errorf("len(rewards) = %d > combin.MaxSize = %d rows", len(rewards), maxGroupRows)}
 	}
 	unscorable := 0
 	for i, x := range rewards {

@@ -490,10 +490,10 @@ func TestGroupErrors(t *testing.T) {
 		want    string
 	}{
 		{"ids short", []float64{1, 0, 1}, []string{"a", "a"}, GroupOptions{}, "advantage: len(ids) = 2, want len(rewards) = 3"},
-		{"negative epsilon", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Epsilon: -1e-6}, "advantage: Epsilon = -1e-06, want finite and >= 0"},
-		{"NaN epsilon", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Epsilon: math.NaN()}, "Epsilon = NaN"},
-		{"Inf epsilon", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Epsilon: math.Inf(1)}, "Epsilon = +Inf"},
-		{"bad scale", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Scale: 3}, "Scale = 3 is not"},
+		{"negative epsilon", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Epsilon: -1e-6}, "advantage: Epsilon: -1e-06, want finite and >= 0"},
+		{"NaN epsilon", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Epsilon: math.NaN()}, "Epsilon: NaN"},
+		{"Inf epsilon", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Epsilon: math.Inf(1)}, "Epsilon: +Inf"},
+		{"bad scale", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Scale: 3}, "Scale: 3 is not"},
 		{"NaN reward", []float64{1, 0, math.NaN()}, []string{"a", "a", "b"}, GroupOptions{}, "advantage: rewards, output 2 = NaN: group b: reward is not finite"},
 		{"Inf reward", []float64{math.Inf(-1), 0, 1}, []string{"a", "a", "b"}, GroupOptions{}, "output 0 = -Inf: group a"},
 		{"large reward", []float64{1, 2e30, 1}, []string{"a", "a", "b"}, GroupOptions{}, "output 1 = 2e+30: group a: reward magnitude exceeds MaxAbsReward"},
@@ -511,6 +511,11 @@ func TestGroupErrors(t *testing.T) {
 	var ie *InputError
 	if !errors.As(err, &ie) || ie.Field != "rewards" || ie.Output != 1 || ie.Value != 2e30 || !errors.Is(err, ErrTooLarge) {
 		t.Errorf("large reward: %#v, want an *InputError for row 1 wrapping ErrTooLarge", err)
+	}
+	// A bad option is an *InputError naming the option and its value.
+	_, err = GroupRelative(dst, []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Epsilon: -2})
+	if !errors.As(err, &ie) || ie.Field != "Epsilon" || ie.Value != -2 {
+		t.Errorf("negative epsilon: %#v, want an *InputError for Epsilon = -2", err)
 	}
 	// More rows than the cap: refused before any work (the ids cost no
 	// memory, the rewards are never read).

@@ -317,16 +317,26 @@ func TestDrawToValid(t *testing.T) {
 	})
 }
 
-// TestDrawToGolden pins the sets DrawTo draws from a given source, so that
-// plans seeded the same way do not change unnoticed.
+// TestDrawToGolden pins what DrawTo (of both samplers) and Shuffle draw
+// from a given source, so that plans seeded the same way (the planner's,
+// the bridge's conformance vectors) do not change unnoticed.
 func TestDrawToGolden(t *testing.T) {
 	f := mustFamily(t, false, 8, 4)
 	s, _ := NewSampler(f, 4)
 	dst := make([]int, 16)
 	s.DrawTo(dst, rand.NewPCG(1, 2))
-	want := []int{1, 4, 6, 7, 2, 3, 6, 7, 0, 1, 3, 5, 3, 4, 6, 7}
-	if !slices.Equal(dst, want) {
+	if want := []int{1, 4, 6, 7, 2, 3, 6, 7, 0, 1, 3, 5, 3, 4, 6, 7}; !slices.Equal(dst, want) {
 		t.Errorf("DrawTo = %v, want %v", dst, want)
+	}
+	bs, _ := NewBalancedSampler(f, 4)
+	bs.DrawTo(dst, rand.NewPCG(1, 2))
+	if want := []int{0, 2, 5, 6, 1, 3, 4, 7, 2, 3, 5, 6, 0, 1, 4, 7}; !slices.Equal(dst, want) {
+		t.Errorf("BalancedSampler.DrawTo = %v, want %v", dst, want)
+	}
+	x := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	Shuffle(x, rand.NewPCG(1, 2))
+	if want := []int{6, 2, 1, 5, 0, 3, 7, 4}; !slices.Equal(x, want) {
+		t.Errorf("Shuffle = %v, want %v", x, want)
 	}
 }
 

@@ -1,11 +1,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
-	"strings"
 
 	"spiral"
+	"spiral/loss"
 )
 
 // coefficients are credit's -coefficients, -update and -split-roles: the
@@ -36,9 +37,11 @@ func (k *coefficients) parse() error {
 		return nil
 	}
 	k.on = true
-	if err := k.opt.Reduction.UnmarshalText([]byte(k.reduction)); err != nil {
-		return fmt.Errorf("-coefficients: %s", strings.TrimPrefix(err.Error(), "loss: "))
+	r, err := parseName[loss.Reduction]("-coefficients", k.reduction)
+	if err != nil {
+		return err
 	}
+	k.opt.Reduction = r
 	switch k.update {
 	case "joint":
 		k.opt.Update = spiral.JointGradient
@@ -61,9 +64,7 @@ func (k *coefficients) write(out *creditOutput, c spiral.Config, b *spiral.Batch
 		return fmt.Errorf("-coefficients needs search_lengths and aggregation_lengths: the loss reads every output's length")
 	}
 	if err := c.LossCoefficients(&k.dst, b, in, k.opt); err != nil {
-		// The lengths were checked by the credit; what remains is the
-		// configuration's (N2 = 1 with a baseline that needs two).
-		return fmt.Errorf("-coefficients: %s", strings.TrimPrefix(err.Error(), "spiral: "))
+		return coefficientsError(err, line)
 	}
 	k.rows = k.rows[:0]
 	o := 0
@@ -75,4 +76,29 @@ func (k *coefficients) write(out *creditOutput, c spiral.Config, b *spiral.Batch
 	out.AggregationCoefficients = k.rows
 	out.Scale = &k.dst.Report.Scale
 	return nil
+}
+
+// coefficientsError says what an error of Config.LossCoefficients means in
+// the line's fields. The credit has checked the lengths' layout and signs
+// and the configuration, so what remains is a length above the loss's
+// bound, which loss.InputError reports by the Batch field and row.
+func coefficientsError(err error, line *creditLine) error {
+	if e, ok := errors.AsType[*loss.InputError](err); ok && e.Row >= 0 {
+		switch e.Field {
+		case "SearchLengths":
+			return fmt.Errorf("search_lengths[%d] = %v, want a length in [0, %d] tokens", e.Row, e.Value, loss.MaxLength)
+		case "AggregationLengths":
+			o := e.Row
+			for i, rs := range line.Rewards {
+				if o < len(rs) {
+					return fmt.Errorf("aggregation_lengths[%d][%d] = %v, want a length in [0, %d] tokens", i, o, e.Value, loss.MaxLength)
+				}
+				o -= len(rs)
+			}
+		}
+	}
+	if len(inputErrors(err)) > 0 {
+		return configError(err)
+	}
+	return fmt.Errorf("-coefficients: %w", err)
 }

@@ -85,7 +85,7 @@ func TestCreditCoefficients(t *testing.T) {
 		want string
 	}{
 		{[]string{"-update", "paper"}, "-update and -split-roles need -coefficients"},
-		{[]string{"-coefficients", "mean"}, `-coefficients: reduction = "mean" is not one of`},
+		{[]string{"-coefficients", "mean"}, `-coefficients = "mean" is not one of "sum"`},
 		{[]string{"-coefficients", "sum", "-update", "plain"}, `-update = "plain", want joint or paper`},
 	} {
 		_, errOut, code := runCmd(t, "", append([]string{"credit"}, tc.args...)...)

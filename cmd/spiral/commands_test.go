@@ -258,9 +258,9 @@ func TestGroupUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"group", "-preset", "grpo"}, `-preset: `},
+		{[]string{"group", "-preset", "grpo"}, `-preset = "grpo" is not one of`},
 		{[]string{"group", "-preset", "verl-grpo", "-bessel"}, "not both"},
-		{[]string{"group", "-scale", "std"}, "-scale: "},
+		{[]string{"group", "-scale", "std"}, `-scale = "std" is not one of`},
 		{[]string{"group", "-scale", "group", "-epsilon", "-1"}, "-epsilon"},
 		{[]string{"group", "-scale", "group", "-epsilon", "NaN"}, "-epsilon"},
 	} {

@@ -9,6 +9,7 @@ import (
 
 	"spiral"
 	"spiral/combin"
+	"spiral/loss"
 )
 
 const constantsHelp = `usage: spiral constants -traces N1 -size n -sets K [-ordered | -balanced]
@@ -248,9 +249,11 @@ func runConstants(args []string, stdout, stderr io.Writer) int {
 		if *N2 < 1 {
 			return usageError(stderr, "constants", fmt.Sprintf("-aggregations (N2) = %d < 1", *N2))
 		}
-		if err := opt.Reduction.UnmarshalText([]byte(*reduction)); err != nil {
-			return usageError(stderr, "constants", "-reduction: "+strings.TrimPrefix(err.Error(), "loss: "))
+		r, err := parseName[loss.Reduction]("-reduction", *reduction)
+		if err != nil {
+			return usageError(stderr, "constants", err.Error())
 		}
+		opt.Reduction = r
 		b, ok := baselines[*baseline]
 		if !ok {
 			return usageError(stderr, "constants", fmt.Sprintf("-baseline = %q, want within-set or leave-one-out", *baseline))

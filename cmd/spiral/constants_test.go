@@ -41,7 +41,7 @@ func TestConstantsRoleWeights(t *testing.T) {
 		{paper + "-reduction trl-grpo", "spiral credit -coefficients trl-grpo"},
 		{"-traces 8 -size 4 -sets 4 -aggregations 1 -reduction sum -baseline leave-one-out", "-baseline leave-one-out needs -aggregations (N2) >= 2"},
 		{"-traces 8 -size 4 -sets 4 -reduction sum", "flag -aggregations is required"},
-		{paper + "-reduction mean", `-reduction: reduction = "mean" is not one of`},
+		{paper + "-reduction mean", `-reduction = "mean" is not one of "sum"`},
 		{paper + "-reduction sum -baseline loo", `-baseline = "loo"`},
 	} {
 		_, errOut, code := runCmd(t, "", strings.Fields("constants "+tc.args)...)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"spiral/advantage"
+	"spiral/combin"
 )
 
 const groupHelp = `usage: spiral group [-preset NAME | -scale none|group|batch -epsilon E -bessel -leave-one-out -best -clip LO,HI -whiten W] < lines
@@ -223,7 +224,17 @@ func (h *groupHandler) handle(line []byte) ([]byte, error) {
 			}
 			return nil, fmt.Errorf("rewards[%d] = %v (group %s): %v", e.Output, e.Value, in.IDs[e.Output], why)
 		}
-		return nil, errors.New(strings.TrimPrefix(err.Error(), "advantage: "))
+		if e, ok := errors.AsType[*advantage.InputError](err); ok {
+			if e.Field == "rewards" && e.Output < 0 {
+				return nil, fmt.Errorf("len(rewards) = %d > %d rows, the most one call takes: split the line", n, combin.MaxSize)
+			}
+			// GroupRelative's arguments are the line's fields, by the
+			// same names.
+			return nil, e.In("", e.Field)
+		}
+		// The layout (ids, unscorable and lengths one per row) was
+		// checked above; nothing else is refused.
+		return nil, err
 	}
 	return h.out.encode(groupOutput{
 		Advantages:   h.adv,
@@ -233,6 +244,35 @@ func (h *groupHandler) handle(line []byte) ([]byte, error) {
 		Unscored:     idList(rep.Unscored),
 		Unscorable:   rep.Unscorable,
 	}), nil
+}
+
+// groupFlagNames maps GroupOptions' fields to group's flags.
+var groupFlagNames = map[string]string{
+	"Scale":   "-scale",
+	"Epsilon": "-epsilon",
+	"Best":    "-best",
+	"Clip":    "-clip",
+	"Whiten":  "-whiten",
+}
+
+// optionError says what GroupOptions.Validate's error means in the flags'
+// words, from the *advantage.InputError's field and value.
+func optionError(err error) error {
+	e, ok := errors.AsType[*advantage.InputError](err)
+	if !ok {
+		return err
+	}
+	switch e.Field {
+	case "Epsilon":
+		return fmt.Errorf("-epsilon = %v, want a finite number >= 0", e.Value)
+	case "Best":
+		return errors.New("-best with -leave-one-out or -scale batch: -best needs -scale none or group and no -leave-one-out")
+	}
+	flag, ok := groupFlagNames[e.Field]
+	if !ok {
+		flag = e.Field
+	}
+	return e.In("", flag)
 }
 
 // groupFlags are group's explicit flags.
@@ -249,18 +289,19 @@ func groupOptions(preset string, explicit bool, f groupFlags) (advantage.GroupOp
 		if explicit {
 			return advantage.GroupOptions{}, errors.New("-preset with -scale, -epsilon, -bessel, -leave-one-out, -best, -clip or -whiten: give a preset or the explicit flags, not both")
 		}
-		var p advantage.Preset
-		if err := p.UnmarshalText([]byte(preset)); err != nil {
-			return advantage.GroupOptions{}, fmt.Errorf("-preset: %v", err)
+		p, err := parseName[advantage.Preset]("-preset", preset)
+		if err != nil {
+			return advantage.GroupOptions{}, err
 		}
 		return p.Options()
 	}
 	opt := advantage.GroupOptions{Epsilon: f.epsilon, Bessel: f.bessel, LeaveOneOut: f.leaveOneOut, Best: f.best}
-	if err := opt.Scale.UnmarshalText([]byte(f.scale)); err != nil {
-		return advantage.GroupOptions{}, fmt.Errorf("-scale: %v", err)
+	var err error
+	if opt.Scale, err = parseName[advantage.Scale]("-scale", f.scale); err != nil {
+		return advantage.GroupOptions{}, err
 	}
-	if err := opt.Whiten.UnmarshalText([]byte(f.whiten)); err != nil {
-		return advantage.GroupOptions{}, fmt.Errorf("-whiten: %v", err)
+	if opt.Whiten, err = parseName[advantage.Whitening]("-whiten", f.whiten); err != nil {
+		return advantage.GroupOptions{}, err
 	}
 	if f.clip != "" {
 		lo, hi, ok := strings.Cut(f.clip, ",")
@@ -272,11 +313,7 @@ func groupOptions(preset string, explicit bool, f groupFlags) (advantage.GroupOp
 		}
 	}
 	if err := opt.Validate(); err != nil {
-		flag := "-epsilon"
-		if opt.Best {
-			flag = "-best"
-		}
-		return advantage.GroupOptions{}, fmt.Errorf("%s: %v", flag, strings.TrimPrefix(err.Error(), "advantage: "))
+		return advantage.GroupOptions{}, optionError(err)
 	}
 	return opt, nil
 }

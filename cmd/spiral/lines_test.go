@@ -482,7 +482,7 @@ func TestAppendFloat(t *testing.T) {
 // names a field of the Go API or carries a package prefix: each is said
 // in the line's own fields (sets[2][3], len(sets), rewards[0][1]).
 func TestErrorsSpeakTheBridgesWords(t *testing.T) {
-	foreign := regexp.MustCompile(`Config\.|Batch\.|SoftOverlong|Max-|Plans|Members|RewardCounts|SetSizes|SearchTraces|AggregationsPerSet|(advantage|combin|spiral|lengthgate|estimator|eval): `)
+	foreign := regexp.MustCompile(`Config\.|Batch\.|SoftOverlong|Max-|MaxLength|MaxSize|Plans|Members|RewardCounts|SetSizes|SearchTraces|AggregationsPerSet|SearchLengths|AggregationLengths|Epsilon|LeaveOneOut|Scale|Whiten|Preset|LossOptions|(advantage|combin|spiral|lengthgate|estimator|eval|loss): `)
 	inputs := map[string][]string{
 		"credit": {
 			`{"traces":8,"sets":[[0,1],[0,1]],"rewards":[[1],[0]]}`,
@@ -521,6 +521,45 @@ func TestErrorsSpeakTheBridgesWords(t *testing.T) {
 	} {
 		if _, stderr, _ := runCmd(t, "", args...); foreign.MatchString(stderr) {
 			t.Errorf("%v: %s names the Go API", args, stderr)
+		}
+	}
+	// Errors the library reports as structured errors (advantage's
+	// options, loss's lengths) and names the bridge checks itself: each
+	// says the bridge's flag or field, once.
+	for _, tc := range []struct {
+		args  []string
+		stdin string
+		want  string
+	}{
+		{[]string{"group", "-epsilon", "-1"}, "", "-epsilon = -1, want a finite number >= 0"},
+		{[]string{"group", "-epsilon", "NaN"}, "", "-epsilon = NaN"},
+		{[]string{"group", "-best", "-leave-one-out"}, "", "-best with -leave-one-out or -scale batch"},
+		{[]string{"group", "-best", "-scale", "batch"}, "", "-best needs -scale none or group"},
+		{[]string{"group", "-preset", "grpo"}, "", `-preset = "grpo" is not one of "dr-grpo", "rloo", "verl-grpo"`},
+		{[]string{"group", "-scale", "std"}, "", `-scale = "std" is not one of "none", "group", "batch"`},
+		{[]string{"group", "-whiten", "yes"}, "", `-whiten = "yes" is not one of "none", "verl"`},
+		{[]string{"constants", "-traces", "8", "-size", "4", "-sets", "4", "-aggregations", "4", "-reduction", "mean"}, "", `-reduction = "mean" is not one of "sum", "token-mean"`},
+		{[]string{"loss", "-reduction", "mean"}, "", `-reduction = "mean" is not one of`},
+		{[]string{"credit", "-coefficients", "mean"}, "", `-coefficients = "mean" is not one of`},
+		{[]string{"credit", "-coefficients", "token-mean"},
+			`{"traces":2,"sets":[[0,1]],"rewards":[[1,0]],"search_lengths":[3,4],"aggregation_lengths":[[5,1000000000000]]}`,
+			"aggregation_lengths[0][1] = 1e+12, want a length in [0, 536870912] tokens"},
+		{[]string{"credit", "-coefficients", "token-mean"},
+			`{"traces":2,"sets":[[0,1]],"rewards":[[1,0]],"search_lengths":[1000000000000,4],"aggregation_lengths":[[5,1]]}`,
+			"search_lengths[0] = 1e+12, want a length in [0, 536870912] tokens"},
+	} {
+		stdin := tc.stdin
+		if stdin != "" {
+			stdin += "\n"
+		}
+		stdout, stderr, _ := runCmd(t, stdin, tc.args...)
+		got := stderr + stdout
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%v: %s, want it to say %q", tc.args, got, tc.want)
+		}
+		// The command's own prefix ("spiral loss: ") is the one prefix.
+		if m := foreign.FindString(strings.TrimPrefix(got, "spiral "+tc.args[0]+": ")); m != "" {
+			t.Errorf("%v: %s names the Go API (%q)", tc.args, got, m)
 		}
 	}
 }

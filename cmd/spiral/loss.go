@@ -116,9 +116,10 @@ func runLoss(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := requireFlags(fs, "reduction"); err != nil {
 		return usageError(stderr, "loss", err.Error())
 	}
-	h := &lossHandler{}
-	if err := h.reduction.UnmarshalText([]byte(*reduction)); err != nil {
-		return usageError(stderr, "loss", "-reduction: "+strings.TrimPrefix(err.Error(), "loss: "))
+	r, err := parseName[loss.Reduction]("-reduction", *reduction)
+	if err != nil {
+		return usageError(stderr, "loss", err.Error())
 	}
+	h := &lossHandler{reduction: r}
 	return runStream("loss", stdin, stdout, stderr, h)
 }
