@@ -26,7 +26,10 @@
 // is its unbiased estimator from n >= k samples, the average over all
 // C(n, k) subsets, computed exactly without visiting them.
 // docs/findings.md#evaluation-estimators compares these estimators with the
-// ones evaluation harnesses use.
+// ones evaluation harnesses use. For comparing policies and aggregators:
+// [AnswerEntropy] is the entropy of a problem's answers,
+// [CoverageOverlap] and [UniqueCoverage] how policies' coverage at k
+// overlaps, and [PairedAccuracy] two predictors on the same items.
 //
 // Every function checks its arguments before any work: bad values give an
 // [*ArgError] naming the argument, its value and its position, and sizes
