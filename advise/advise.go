@@ -699,8 +699,8 @@ func evaluate(f combin.Family, K int, design combin.Design, order combin.Order, 
 		return nil, nil, fmt.Errorf("%w: C(%d, %d) = %d sets, more than %d", errTooCostly, f.Traces(), f.SetSize(), T, maxFamilySets)
 	}
 	// Each design is bounded by its own enumeration: the uniform design's
-	// terms are in closed form (UniformSets refuses only more selections
-	// than it can index), the balanced design's law is found from its
+	// terms are in closed form for any number of selections (UniformSets
+	// lists none), the balanced design's law is found from its
 	// round sequences (BalancedSets' limit) and summed over its
 	// selections (selectionRuns' limit).
 	var d *estimator.SetDistribution

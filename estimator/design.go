@@ -31,11 +31,13 @@ type SetDistribution struct {
 	sels  [][]int
 	probs []*big.Rat
 	lazy  iter.Seq2[[]int, *big.Rat]
-	maxK  int // largest selection size
+	all   *big.Int // C(T, K), the number of lazy selections
+	maxK  int      // largest selection size
 }
 
 // maxListedSelections bounds the selections NewSetDistribution reads,
-// maxDesignSelections the selections UniformSets enumerates, maxRelabelN the N up to which all N! relabellings are
+// maxDesignSelections the sets times traces UniformSets stores and the
+// selections a method walks one by one, maxRelabelN the N up to which all N! relabellings are
 // enumerated, and maxRoundSequences the round sequences BalancedSets
 // enumerates.
 const (
@@ -169,8 +171,11 @@ func FixedSets(N int, sets [][]int) (*SetDistribution, error) {
 // uniformly without replacement from the family f, every one of the C(T, K)
 // selections with probability 1/C(T, K). The groups are f's, in f.All's
 // order; subsets are presented in ascending index order. The selections are
-// enumerated, not stored. It returns an error if K is not in [1, T], or T*N
-// or C(T, K) exceeds 33,554,432.
+// enumerated, not stored, and Coverage, M, PositionWeights and Moments sum
+// them in closed form, so the design is constructible for any C(T, K); the
+// methods that walk the selections one by one (Weights, and Moments when a
+// closed-form sum could overflow) refuse more than 33,554,432. It returns an
+// error if K is not in [1, T] or T*N exceeds 33,554,432.
 func UniformSets(f combin.Family, K int) (*SetDistribution, error) {
 	T64, ok := f.Count64()
 	if !ok || T64*uint64(f.Traces()) > maxDesignSelections {
@@ -180,9 +185,6 @@ func UniformSets(f combin.Family, K int) (*SetDistribution, error) {
 	if K < 1 || K > T {
 		return nil, fmt.Errorf("estimator: K = %d, want in [1, T = %d]", K, T)
 	}
-	if sel := new(big.Int).Binomial(int64(T), int64(K)); !sel.IsInt64() || sel.Int64() > maxDesignSelections {
-		return nil, fmt.Errorf("estimator: C(T, K) = C(%d, %d) = %v selections exceed the limit %d", T, K, sel, maxDesignSelections)
-	}
 	groups := make([][]int, 0, T)
 	for g := range f.All() {
 		groups = append(groups, slices.Clone(g))
@@ -191,8 +193,19 @@ func UniformSets(f combin.Family, K int) (*SetDistribution, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.lazy, d.maxK = UniformSelections(T, K), K
+	all := new(big.Int).Binomial(int64(T), int64(K))
+	d.lazy, d.maxK, d.all = uniformSelections(T, K, all), K, all
 	return d, nil
+}
+
+// enumerable returns an error if d's selections are too many to walk one by
+// one (only the uniform design's can be): what, the method that would walk
+// them, names itself in the error.
+func (d *SetDistribution) enumerable(what string) error {
+	if d.lazy == nil || d.all.Cmp(big.NewInt(maxDesignSelections)) <= 0 {
+		return nil
+	}
+	return fmt.Errorf("estimator: %s: C(T, K) = C(%d, %d) = %v selections exceed the limit %d to enumerate", what, len(d.groups), d.maxK, d.all, maxDesignSelections)
 }
 
 // RelabelledSets returns the design obtained from the fixed design sets by
@@ -456,7 +469,9 @@ func (d *SetDistribution) NumSets() int { return len(d.groups) }
 func (d *SetDistribution) Set(h int) []int { return slices.Clone(d.groups[h]) }
 
 // Selections yields every selection with its probability. The yielded slice
-// and probability must not be modified; copy them to keep them.
+// and probability must not be modified; copy them to keep them. The uniform
+// design yields all C(T, K) of them, however many: a caller that walks
+// them bounds its own work (or stops early).
 func (d *SetDistribution) Selections() iter.Seq2[[]int, *big.Rat] {
 	if d.lazy != nil {
 		return d.lazy
@@ -471,8 +486,13 @@ func (d *SetDistribution) Selections() iter.Seq2[[]int, *big.Rat] {
 }
 
 // Weights returns the design's credit matrix W (see Weights), by
-// DistributionWeights. For the uniform design SelectionWeights is much faster.
+// DistributionWeights. For the uniform design SelectionWeights is much
+// faster; Weights refuses a uniform design of more than 33,554,432
+// selections.
 func (d *SetDistribution) Weights() (*Weights, error) {
+	if err := d.enumerable("Weights"); err != nil {
+		return nil, err
+	}
 	return weights(d.n, d.groups, d.Selections(), -1)
 }
 
@@ -501,8 +521,11 @@ func (d *SetDistribution) runs(add func(s []int), flush func(prob *big.Rat)) {
 // sets holding trace i; otherwise a sum over the selections.
 func (d *SetDistribution) Coverage() *big.Rat {
 	if d.lazy != nil {
-		all := new(big.Int).Binomial(int64(len(d.groups)), int64(d.maxK))
-		return new(big.Rat).SetFrac(big.NewInt(d.uniformCovered(d.held())), all)
+		sum := new(big.Rat)
+		for _, q := range d.uniformMissed(d.held()) {
+			sum.Add(sum, q)
+		}
+		return sum.Sub(new(big.Rat).SetInt64(int64(d.n)), sum)
 	}
 	sum := new(big.Rat)
 	seen := make([]int, d.n) // seen[i] == stamp: i is in the current selection
@@ -556,7 +579,36 @@ func (d *SetDistribution) M() *big.Rat {
 // M; otherwise E[g] = M grad J still holds for every f that is symmetric (all
 // G_k equal) and under combin.Shuffled (which replaces every a_k by their
 // mean), and fails for objectives whose positional gradients differ.
+//
+// For the uniform design the sum is in closed form: the selections holding
+// set h in which trace i is also held by a of the other t_i - 1 sets
+// holding it number C(t_i - 1, a) C(T - t_i, K - 1 - a), so by Vandermonde
+// E_S[sum_{H in S} 1/c_{H[k]}] = sum_h (1 - q_{H_h[k]})/t_{H_h[k]}, q_i =
+// C(T - t_i, K)/C(T, K) the probability that no selected set holds i.
 func (d *SetDistribution) PositionWeights() []*big.Rat {
+	if d.lazy != nil {
+		held := d.held()
+		missed := d.uniformMissed(held)
+		sum := make([]*big.Rat, d.size)
+		one := big.NewRat(1, 1)
+		for k := range sum {
+			sum[k] = new(big.Rat).Neg(one)
+		}
+		// per[i] = (1 - q_i)/t_i, each set's share at a position of i.
+		per := make([]*big.Rat, d.n)
+		for i, t := range held {
+			if t > 0 {
+				per[i] = new(big.Rat).Sub(one, missed[i])
+				per[i].Quo(per[i], big.NewRat(int64(t), 1))
+			}
+		}
+		for _, g := range d.groups {
+			for k, i := range g {
+				sum[k].Add(sum[k], per[i])
+			}
+		}
+		return sum
+	}
 	// a_k = E_S[ sum_{H in S} 1/c_{H[k]} ] - 1: each selection's K sets give
 	// sum_H 1/K = 1. Within a run, cnt[k*(T+1)+c] counts the sets whose
 	// member at position k is in c selected sets (c <= T).

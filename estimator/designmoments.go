@@ -72,7 +72,8 @@ const maxMomentEntries = 1 << 24
 // It returns an error if c.Size() != t.V(), d's group size is not
 // t.Arity(), N2 < 0, p is unknown, V^N exceeds 1,048,576, T^2 N^2 exceeds
 // 16,777,216, or the numerators could overflow int64 (denominators of p and
-// of f too large for the configuration).
+// of f too large for the configuration), and for a uniform design of more
+// than 33,554,432 selections whose closed-form sums could overflow int64.
 func (d *SetDistribution) Moments(c *Categorical, t *Table, p combin.Order, N2 int) (*Moments, error) {
 	if err := checkPolicyTable(c, t); err != nil {
 		return nil, err
@@ -552,6 +553,9 @@ func (e *momentEngine) contract() (*Moments, error) {
 	pc := e.pairs()
 	sums := newMomentSums(e.V)
 	if !e.uniformTotals(pc, L, sums) {
+		if err := e.d.enumerable("Moments"); err != nil {
+			return nil, err
+		}
 		e.enumerate(pc, L, sums)
 	}
 	return e.assemble(sums, L), nil

@@ -55,9 +55,16 @@ func (e *momentEngine) uniformTotals(pc *pairCoeffs, L int64, sums *momentSums) 
 		return false
 	}
 	V, N, T, K, n := e.V, e.N, e.T, d.maxK, pc.n
-	all := new(big.Int).Binomial(int64(T), int64(K)) // <= maxDesignSelections
+	// Every int64 below is at most 8 N L^2 C(T, K): a count of selections
+	// (or a product of binomials counting them, or binom's partial
+	// products, at most K C(T, K)) times at most L^2; sum1 and sum2 sum
+	// such terms over disjoint selections (<= L^2 C(T, K)), s1sum over the
+	// 2n members (<= 2n L C(T, K)), missed over the traces (<= N C(T, K)),
+	// and y is at most (N + 5n) L^2 C(T, K). The int128 accumulators take
+	// the products with the coefficients.
+	all := d.all
 	bound := new(big.Int).Mul(all, big.NewInt(L*L))
-	bound.Mul(bound, big.NewInt(int64(N*N*K*K)))
+	bound.Mul(bound, big.NewInt(int64(8*N)))
 	if !fitsInt64(bound) {
 		return false
 	}
@@ -231,7 +238,8 @@ func (e *momentEngine) uniformTotals(pc *pairCoeffs, L int64, sums *momentSums) 
 // uniformCovered returns the sum over the C(T, K) selections of the uniform
 // design d of the number of traces they cover, held[i] being the number of
 // sets holding trace i: trace i is missed by the C(T - held[i], K)
-// selections of sets not holding it. It is at most N C(T, K) <= N 2^25.
+// selections of sets not holding it. It is at most N C(T, K), which
+// uniformTotals' bound keeps within int64.
 func (d *SetDistribution) uniformCovered(held []int) int64 {
 	T, K := len(d.groups), d.maxK
 	all := binom(T, K)
@@ -240,6 +248,22 @@ func (d *SetDistribution) uniformCovered(held []int) int64 {
 		covered += all - binom(T-t, K)
 	}
 	return covered
+}
+
+// uniformMissed returns, for each trace i of the uniform design d, the
+// probability q_i = C(T - held[i], K)/C(T, K) that no selected set holds
+// it, for any C(T, K).
+func (d *SetDistribution) uniformMissed(held []int) []*big.Rat {
+	T, K := int64(len(d.groups)), int64(d.maxK)
+	q := make([]*big.Rat, len(held))
+	memo := map[int]*big.Rat{}
+	for i, t := range held {
+		if memo[t] == nil {
+			memo[t] = new(big.Rat).SetFrac(new(big.Int).Binomial(T-int64(t), K), d.all)
+		}
+		q[i] = memo[t]
+	}
+	return q
 }
 
 // held returns, for each trace, the number of sets holding it.

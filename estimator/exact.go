@@ -368,6 +368,14 @@ func UniformSelections(T, K int) iter.Seq2[[]int, *big.Rat] {
 		if c.BitLen() > 62 {
 			return
 		}
+		uniformSelections(T, K, c)(yield)
+	}
+}
+
+// uniformSelections yields the C(T, K) = c K-subsets of [0, T), each with
+// probability 1/c, in lexicographic order, for any c.
+func uniformSelections(T, K int, c *big.Int) iter.Seq2[[]int, *big.Rat] {
+	return func(yield func([]int, *big.Rat) bool) {
 		prob := new(big.Rat).SetFrac(big.NewInt(1), c)
 		s := make([]int, K)
 		for k := range s {

@@ -237,7 +237,7 @@ func TestAdviseConfigErrors(t *testing.T) {
 		`{"search_traces": 9, "set_size": 3, "sets": 3, "aggregations_per_set": 2}`:                       "config search_traces = 9 not in [3, 8]",
 		`{"search_traces": 6, "set_size": 3, "sets": 3, "aggregations_per_set": 1}`:                       "config aggregations_per_set = 1 not in [2, 16]",
 		`{"search_traces": 6, "set_size": 6, "sets": 1, "aggregations_per_set": 2}`:                       "config set_size = 6 not in [2, 5]",
-		`{"search_traces": 8, "set_size": 4, "sets": 8, "aggregations_per_set": 2}`:                       "beyond the exact cost bound",
+		`{"search_traces": 8, "set_size": 4, "sets": 5, "aggregations_per_set": 2, "design": "balanced"}`: "beyond the exact cost bound",
 		`{"search_traces": 6, "set_size": 3, "sets": 3, "aggregations_per_set": 2, "ordered": true}`:      `unknown field "ordered"`,
 		`{"search_traces": 6, "set_size": 3, "sets": 3, "aggregations_per_set": 2, "design": "tuples"}`:   "tuples",
 		`{"search_traces": 6, "set_size": 3, "sets": 30, "aggregations_per_set": 2, "design": "uniform"}`: "Sets",
