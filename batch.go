@@ -124,6 +124,7 @@ type BatchCredit struct {
 	raw     advantage.BatchCredit[float64] // the credit of one problem's raw rewards (rawZero)
 	members []int                          // in.Plans' members, a rejected problem's cleared
 	bad     []*InputError                  // the rejected problems' errors
+	onGrid  bool                           // every plain sum of the raw rewards is exact (advantage.ScanRewards)
 }
 
 // layoutKey is the shape of the kernel layout kept in a BatchCredit.
@@ -303,9 +304,10 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 		}
 		dst.in.Members = dst.members
 	}
-	dst.in.Rewards, dst.in.Unscorable = rewards, in.Unscorable
+	// The raw rewards' sums are exact on the grid; shaped ones may not be.
+	dst.in.Rewards, dst.in.Unscorable, dst.in.ExactSums = rewards, in.Unscorable, dst.onGrid && c.Overlong == nil
 	err := advantage.ComputeBatch(&dst.kernel, dst.in)
-	dst.in.Rewards, dst.in.Unscorable = nil, nil
+	dst.in.Rewards, dst.in.Unscorable, dst.in.ExactSums = nil, nil, false
 	if err != nil {
 		panic(fmt.Sprintf("spiral: credit of checked input: %v", err)) // unreachable
 	}
@@ -472,8 +474,10 @@ func (b *BatchCredit) layout(c *Config, in *Batch) {
 // reward; it reports whether there is one.
 func (b *BatchCredit) findBad(c *Config, in *Batch) bool {
 	plansBad := in.Plans.bad
+	b.onGrid = false
 	if len(plansBad) == 0 && firstNegative(in.SearchLengths) < 0 && firstNegative(in.AggregationLengths) < 0 {
-		if j, _ := advantage.CheckRewards(in.Rewards, in.Unscorable); j < 0 {
+		if j, onGrid, _ := advantage.ScanRewards(in.Rewards, in.Unscorable); j < 0 {
+			b.onGrid = onGrid
 			return false
 		}
 	}

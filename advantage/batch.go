@@ -69,6 +69,13 @@ type Batch[F constraints.Float] struct {
 	// Check says how the sets are checked, and when two of them are
 	// identical: as subsets (the zero value) or as tuples.
 	Check SetCheck
+
+	// ExactSums, with Check = Unchecked, vouches also that every plain
+	// float64 sum of at most len(Rewards) scored rewards is exact, as
+	// [ScanRewards] reports of them (0/1 rewards, say): the set sums then
+	// skip their error terms, which would all be 0, and the credit has the
+	// same bits. It is ignored otherwise (ComputeBatch scans the rewards).
+	ExactSums bool
 }
 
 // SetCheck says how [ComputeBatch] checks the sets of a [Batch].
@@ -352,6 +359,8 @@ func (in Batch[F]) check() (v checked, err error) {
 	rewardsOK := true
 	if in.Check != Unchecked {
 		rewardsOK, v.exactSums = scanRewards(in.Rewards, in.Unscorable)
+	} else {
+		v.exactSums = in.ExactSums
 	}
 	// When every set has the same size and count and the sets fill
 	// Members and Rewards exactly, a problem of K sets has K*size members
@@ -430,21 +439,38 @@ func (in Batch[F]) check() (v checked, err error) {
 // reward is good. It is the check ComputeBatch makes; a caller that
 // reports bad rewards in its own terms calls it.
 func CheckRewards[F constraints.Float](rewards []F, unscorable []bool) (int, error) {
+	j, _, err := checkRewards(rewards, unscorable, "CheckRewards", false)
+	return j, err
+}
+
+// ScanRewards is [CheckRewards] that also reports, in the same pass, when
+// every scored reward is good, whether every plain float64 sum of at most
+// len(rewards) of them is exact: each is a multiple of 2^-16 small enough
+// that no such sum rounds (as 0/1 rewards are). A caller that checked its
+// rewards with it vouches for both with Batch.Check = Unchecked and
+// Batch.ExactSums.
+func ScanRewards[F constraints.Float](rewards []F, unscorable []bool) (j int, exactSums bool, err error) {
+	return checkRewards(rewards, unscorable, "ScanRewards", true)
+}
+
+// checkRewards is CheckRewards (by the name fn), and ScanRewards when
+// exact is true.
+func checkRewards[F constraints.Float](rewards []F, unscorable []bool, fn string, exact bool) (int, bool, error) {
 	if unscorable != nil && len(unscorable) != len(rewards) {
-		panic(fmt.Sprintf("advantage: CheckRewards: len(unscorable) = %d, want len(rewards) = %d", len(unscorable), len(rewards)))
+		panic(fmt.Sprintf("advantage: %s: len(unscorable) = %d, want len(rewards) = %d", fn, len(unscorable), len(rewards)))
 	}
-	if rewardsValid(rewards, unscorable) {
-		return -1, nil
+	if valid, exactSums := scan(rewards, unscorable, exact); valid {
+		return -1, exactSums, nil
 	}
 	for j, x := range rewards {
 		if unscorable != nil && unscorable[j] {
 			continue
 		}
 		if err := checkReward(float64(x)); err != nil {
-			return j, err
+			return j, false, err
 		}
 	}
-	return -1, nil // unreachable: rewardsValid found a bad reward
+	return -1, false, nil // unreachable: scan found a bad reward
 }
 
 // sumError returns the error of the first of problem p's sizes (or

@@ -86,3 +86,70 @@ func TestExactSumsBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestScanRewardsVouched: ScanRewards finds what CheckRewards finds and
+// reports exact sums as scanRewards does; a batch vouched for with
+// Check = Unchecked and ExactSums gets the same credit, bit for bit, as
+// the one the kernel sums with their (zero) errors.
+func TestScanRewardsVouched(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		const problems, k, n2 = 3, 4, 4
+		quarters := rapid.Bool().Draw(t, "quarters")
+		rs := make([]float64, problems*k*n2)
+		un := make([]bool, len(rs))
+		for j := range rs {
+			i := rapid.IntRange(-1, 2).Draw(t, "i")
+			rs[j] = float64(i)
+			if quarters {
+				rs[j] /= 4
+			}
+			un[j] = rapid.IntRange(0, 9).Draw(t, "u") == 0
+		}
+		if rapid.IntRange(0, 4).Draw(t, "tenth") == 0 {
+			rs[rapid.IntRange(0, len(rs)-1).Draw(t, "at")] = 0.1
+		}
+		if rapid.IntRange(0, 9).Draw(t, "nan") == 0 {
+			rs[rapid.IntRange(0, len(rs)-1).Draw(t, "at")] = math.NaN()
+		}
+		j, exact, err := ScanRewards(rs, un)
+		wantJ, wantErr := CheckRewards(rs, un)
+		_, wantExact := scanRewards(rs, un)
+		if j != wantJ || err != wantErr || exact != (wantExact && j < 0) {
+			t.Fatalf("ScanRewards = %d, %v, %v; CheckRewards = %d, %v; scanRewards exact = %v", j, exact, err, wantJ, wantErr, wantExact)
+		}
+		if j >= 0 || !exact {
+			return
+		}
+		sets := []int{0, 1, 2, 3, 4, 5, 6, 7, 0, 2, 4, 6, 1, 3, 5, 7}
+		in := Batch[float64]{Rewards: rs, Unscorable: un, Check: Unchecked}
+		for range problems {
+			in.Traces = append(in.Traces, 8)
+			in.Sets = append(in.Sets, k)
+			in.Members = append(in.Members, sets...)
+			for range k {
+				in.SetSizes = append(in.SetSizes, 4)
+				in.RewardCounts = append(in.RewardCounts, n2)
+			}
+		}
+		var plain, vouched BatchCredit[float64]
+		if err := ComputeBatch(&plain, in); err != nil {
+			t.Fatal(err)
+		}
+		in.ExactSums = true
+		if err := ComputeBatch(&vouched, in); err != nil {
+			t.Fatal(err)
+		}
+		same := func(a, b []float64) bool {
+			for i := range a {
+				if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+					return false
+				}
+			}
+			return len(a) == len(b)
+		}
+		if !same(plain.Search, vouched.Search) || !same(plain.Aggregation, vouched.Aggregation) ||
+			!same(plain.SetScores, vouched.SetScores) || !same(plain.SetAdvantages, vouched.SetAdvantages) {
+			t.Fatalf("rewards %v: vouched exact sums give %+v, the kernel's own %+v", rs, vouched, plain)
+		}
+	})
+}
