@@ -542,11 +542,11 @@ func TestErrorsSpeakTheBridgesWords(t *testing.T) {
 		{[]string{"loss", "-reduction", "mean"}, "", `-reduction = "mean" is not one of`},
 		{[]string{"credit", "-coefficients", "mean"}, "", `-coefficients = "mean" is not one of`},
 		{[]string{"credit", "-coefficients", "token-mean"},
-			`{"traces":2,"sets":[[0,1]],"rewards":[[1,0]],"search_lengths":[3,4],"aggregation_lengths":[[5,1000000000000]]}`,
-			"aggregation_lengths[0][1] = 1e+12, want a length in [0, 536870912] tokens"},
+			`{"traces":2,"sets":[[0,1]],"rewards":[[1,0]],"search_lengths":[3,4],"aggregation_lengths":[[5,1000000000]]}`,
+			"aggregation_lengths[0][1] = 1e+09, want a length in [0, 536870912] tokens"},
 		{[]string{"credit", "-coefficients", "token-mean"},
-			`{"traces":2,"sets":[[0,1]],"rewards":[[1,0]],"search_lengths":[1000000000000,4],"aggregation_lengths":[[5,1]]}`,
-			"search_lengths[0] = 1e+12, want a length in [0, 536870912] tokens"},
+			`{"traces":2,"sets":[[0,1]],"rewards":[[1,0]],"search_lengths":[1000000000,4],"aggregation_lengths":[[5,1]]}`,
+			"search_lengths[0] = 1e+09, want a length in [0, 536870912] tokens"},
 	} {
 		stdin := tc.stdin
 		if stdin != "" {
