@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode"
 	"unsafe"
 
 	"spiral"
@@ -77,17 +76,7 @@ func argumentName(field string) string {
 	}
 	parts := strings.Split(rest, ".")
 	for i, p := range parts {
-		var b strings.Builder
-		for j, r := range p {
-			if unicode.IsUpper(r) {
-				if j > 0 {
-					b.WriteByte('_')
-				}
-				r = unicode.ToLower(r)
-			}
-			b.WriteRune(r)
-		}
-		parts[i] = b.String()
+		parts[i] = jsonName(p)
 	}
 	return strings.Join(parts, ".")
 }

@@ -7,8 +7,10 @@ import "C"
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"unicode"
 
 	"spiral/advantage"
 )
@@ -79,6 +81,10 @@ func spiral_group(options *C.char, n C.int64_t, rewards, ids, lengths, unscorabl
 		return fail(&configErr{fmt.Errorf("advantage: group options: %w", err)})
 	}
 	if err := opt.Validate(); err != nil {
+		if e, ok := errors.AsType[*advantage.InputError](err); ok {
+			// GroupOptions' field, in the JSON (and Python) name.
+			err = e.In("spiral", "options."+jsonName(e.Field))
+		}
 		return fail(&configErr{err})
 	}
 	r, err := readFloats(nil, rewards, "rewards", false)
@@ -150,4 +156,20 @@ func spiral_group(options *C.char, n C.int64_t, rewards, ids, lengths, unscorabl
 		}
 	}
 	return 0
+}
+
+// jsonName returns a Go field name in the snake case of its JSON tag:
+// "LeaveOneOut" is "leave_one_out".
+func jsonName(field string) string {
+	var b []rune
+	for i, r := range field {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b = append(b, '_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b = append(b, r)
+	}
+	return string(b)
 }

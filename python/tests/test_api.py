@@ -87,6 +87,9 @@ class ConfigTest(unittest.TestCase):
                 with self.assertRaises(spiral.ConfigError) as cm:
                     spiral.Config(**bad)
                 self.assertIn(word, str(cm.exception))
+        with self.assertRaises(spiral.ConfigError) as cm:
+            spiral.Config(set_size=9)
+        self.assertEqual((cm.exception.field, cm.exception.value), ("set_size", 9.0))
         with self.assertRaises(TypeError):
             spiral.Config(sets=4.5)
 
@@ -344,8 +347,9 @@ class ErrorTest(unittest.TestCase):
         self.assertEqual((adv[1], rep.unscorable, rep.singletons), (0.0, 1, ["a"]))
         with self.assertRaises(spiral.ConfigError):
             spiral.group_advantages([1.0], [1], preset="grpo")
-        with self.assertRaises(spiral.ConfigError):
+        with self.assertRaises(spiral.ConfigError) as cm:
             spiral.group_advantages([1.0], [1], spiral.GroupOptions(epsilon=-1))
+        self.assertEqual((cm.exception.field, cm.exception.value), ("options.epsilon", -1.0))
         with self.assertRaises(spiral.SpiralError):
             spiral.group_advantages([1.0, 2.0], [1])
 
