@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"iter"
 	"math/big"
+	"math/bits"
 	"slices"
 
 	"spiral/combin"
+	"spiral/internal/numeric"
 )
 
 // A SetDistribution is a probability distribution over selections of sets:
@@ -175,7 +177,8 @@ func FixedSets(N int, sets [][]int) (*SetDistribution, error) {
 // them in closed form, so the design is constructible for any C(T, K); the
 // methods that walk the selections one by one (Weights, and Moments when a
 // closed-form sum could overflow) refuse more than 33,554,432. It returns an
-// error if K is not in [1, T] or T*N exceeds 33,554,432.
+// error if K is not in [1, T], T*N exceeds 33,554,432, or C(T, K) may have
+// more than 2^17 bits (min(K, T-K) times the bits of T).
 func UniformSets(f combin.Family, K int) (*SetDistribution, error) {
 	T64, ok := f.Count64()
 	if !ok || T64*uint64(f.Traces()) > maxDesignSelections {
@@ -184,6 +187,9 @@ func UniformSets(f combin.Family, K int) (*SetDistribution, error) {
 	T := int(T64)
 	if K < 1 || K > T {
 		return nil, fmt.Errorf("estimator: K = %d, want in [1, T = %d]", K, T)
+	}
+	if numeric.FallingBits(min(K, T-K), bits.Len(uint(T))) > numeric.MaxExactBits {
+		return nil, fmt.Errorf("estimator: C(T, K) = C(%d, %d) has more than %d bits, beyond exact arithmetic", T, K, numeric.MaxExactBits)
 	}
 	groups := make([][]int, 0, T)
 	for g := range f.All() {
@@ -521,9 +527,14 @@ func (d *SetDistribution) runs(add func(s []int), flush func(prob *big.Rat)) {
 // sets holding trace i; otherwise a sum over the selections.
 func (d *SetDistribution) Coverage() *big.Rat {
 	if d.lazy != nil {
+		held := d.held()
+		traces := map[int]int64{} // traces held by t sets
+		for _, t := range held {
+			traces[t]++
+		}
 		sum := new(big.Rat)
-		for _, q := range d.uniformMissed(d.held()) {
-			sum.Add(sum, q)
+		for t, q := range d.uniformMissed(held) {
+			sum.Add(sum, new(big.Rat).Mul(q, new(big.Rat).SetInt64(traces[t])))
 		}
 		return sum.Sub(new(big.Rat).SetInt64(int64(d.n)), sum)
 	}
@@ -588,23 +599,31 @@ func (d *SetDistribution) M() *big.Rat {
 func (d *SetDistribution) PositionWeights() []*big.Rat {
 	if d.lazy != nil {
 		held := d.held()
-		missed := d.uniformMissed(held)
-		sum := make([]*big.Rat, d.size)
-		one := big.NewRat(1, 1)
-		for k := range sum {
-			sum[k] = new(big.Rat).Neg(one)
-		}
-		// per[i] = (1 - q_i)/t_i, each set's share at a position of i.
-		per := make([]*big.Rat, d.n)
-		for i, t := range held {
-			if t > 0 {
-				per[i] = new(big.Rat).Sub(one, missed[i])
-				per[i].Quo(per[i], big.NewRat(int64(t), 1))
-			}
+		// cnt[k][t]: the sets whose member at position k is held by t sets.
+		cnt := make([]map[int]int64, d.size)
+		for k := range cnt {
+			cnt[k] = map[int]int64{}
 		}
 		for _, g := range d.groups {
 			for k, i := range g {
-				sum[k].Add(sum[k], per[i])
+				cnt[k][held[i]]++
+			}
+		}
+		one := big.NewRat(1, 1)
+		sum := make([]*big.Rat, d.size)
+		for k := range sum {
+			sum[k] = new(big.Rat).Neg(one)
+		}
+		for t, q := range d.uniformMissed(held) {
+			if t == 0 {
+				continue
+			}
+			per := new(big.Rat).Sub(one, q) // (1 - q_t)/t: each set's share
+			per.Quo(per, big.NewRat(int64(t), 1))
+			for k := range sum {
+				if c := cnt[k][t]; c != 0 {
+					sum[k].Add(sum[k], new(big.Rat).Mul(per, new(big.Rat).SetInt64(c)))
+				}
 			}
 		}
 		return sum

@@ -250,18 +250,17 @@ func (d *SetDistribution) uniformCovered(held []int) int64 {
 	return covered
 }
 
-// uniformMissed returns, for each trace i of the uniform design d, the
-// probability q_i = C(T - held[i], K)/C(T, K) that no selected set holds
-// it, for any C(T, K).
-func (d *SetDistribution) uniformMissed(held []int) []*big.Rat {
+// uniformMissed returns, for each number t of sets holding a trace of the
+// uniform design d (held's values), the probability q_t = C(T - t, K)/C(T, K)
+// that no selected set holds such a trace, for any C(T, K): one
+// binomial per distinct t.
+func (d *SetDistribution) uniformMissed(held []int) map[int]*big.Rat {
 	T, K := int64(len(d.groups)), int64(d.maxK)
-	q := make([]*big.Rat, len(held))
-	memo := map[int]*big.Rat{}
-	for i, t := range held {
-		if memo[t] == nil {
-			memo[t] = new(big.Rat).SetFrac(new(big.Int).Binomial(T-int64(t), K), d.all)
+	q := map[int]*big.Rat{}
+	for _, t := range held {
+		if q[t] == nil {
+			q[t] = new(big.Rat).SetFrac(new(big.Int).Binomial(T-int64(t), K), d.all)
 		}
-		q[i] = memo[t]
 	}
 	return q
 }

@@ -78,3 +78,34 @@ func TestUniformSetsAnySize(t *testing.T) {
 		break
 	}
 }
+
+// TestUniformSetsHugeBinomial: C(T, K) is exact up to 2^17 bits and
+// refused beyond, before any work: Subsets(181, 2) with K = T/2 (C(16290,
+// 8145), about 16,000 bits) has M, PositionWeights summing to n M, and
+// C(32640, 16320) is refused.
+func TestUniformSetsHugeBinomial(t *testing.T) {
+	d, err := UniformSets(family(t, false, 181, 2), 8145)
+	if err != nil {
+		t.Fatal(err)
+	}
+	M := d.M()
+	sum := new(big.Rat)
+	for _, a := range d.PositionWeights() {
+		sum.Add(sum, a)
+	}
+	if want := new(big.Rat).Mul(M, big.NewRat(2, 1)); sum.Cmp(want) != 0 {
+		t.Errorf("sum of position weights %v, want n M = %v", sum.FloatString(6), want.FloatString(6))
+	}
+	// Every trace is in 180 of the 16,290 pairs: M = (N/n)(1 - q) - 1 with
+	// q = C(16110, 8145)/C(16290, 8145).
+	q := new(big.Rat).SetFrac(new(big.Int).Binomial(16110, 8145), new(big.Int).Binomial(16290, 8145))
+	want := new(big.Rat).Sub(big.NewRat(1, 1), q)
+	want.Mul(want, big.NewRat(181, 2))
+	if want.Sub(want, big.NewRat(1, 1)); M.Cmp(want) != 0 {
+		t.Errorf("M = %v, want (181/2)(1 - q) - 1 = %v", M.FloatString(6), want.FloatString(6))
+	}
+	wantBoundedError(t, "UniformSets C(32640, 16320)", 1<<20, func() error {
+		_, err := UniformSets(family(t, false, 256, 2), 16320)
+		return err
+	}, "C(T, K) = C(32640, 16320) has more than 131072 bits")
+}

@@ -270,10 +270,14 @@ func mcCheckProposition(t *testing.T, name string, mc MonteCarlo, R int, seed ui
 // standard errors of M * grad J, and a wrong M' must fail the same check on
 // the same replicates: by default M' = N/n - 1 = 1, the constant that
 // ignores traces in no set (13% larger); under SPIRAL_LONG=1 the tuple
-// family's M' ((N/n) q_K - 1 with q_K of Tuples(8, 4), 1.2% smaller), which
-// takes about 1.2e6 replicates for a 10-standard-error separation, and two
-// more tables. TestMonteCarloWrongM shows a 22% error on a smaller
-// configuration.
+// family's M' ((N/n) q_K - 1 with q_K of Tuples(8, 4), 1.2% smaller), on
+// three tables. The long campaign's 5e6 replicates a table put M grad J and
+// M' grad J 20, 13 and 20 standard errors apart (measured: 91 at 1e8 for
+// the first, 6.2e-5 and 6.0e-5 standard errors at 2e7 for the others), so
+// a mean that follows M' instead of M is at least 8 standard errors beyond
+// the 5-standard-error band: it fails with probability 1 - 1e-15, while a
+// correct mean fails with probability about 1e-6 a component, at any R.
+// TestMonteCarloWrongM shows a 22% error on a smaller configuration.
 func TestMonteCarloPaperNoisy(t *testing.T) {
 	sub := mcFamily(t, 8, 4, false)
 	symmetric, err := SymmetricRandomTable(rand.New(rand.NewPCG(5, 5)), 2, 4, 8)
@@ -284,24 +288,23 @@ func TestMonteCarloPaperNoisy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// sd(g_0) ~ 0.213 and |grad J_0| = 0.1875, so 2e6 replicates put M grad J
-	// and the tuple family's M' grad J ~13 standard errors apart; 1e5 put
+	// sd(g_0) ~ 0.213 and |grad J_0| = 0.1875, so 5e6 replicates put M grad J
+	// and the tuple family's M' grad J ~20 standard errors apart; 1e5 put
 	// M grad J and 1 * grad J ~30 apart.
 	wrong, wrongM := "N/n - 1", 1.0
 	if long() {
 		wrong, wrongM = "q_K of Tuples(8, 4)", mcM(t, mcFamily(t, 8, 4, true), 4)
 	}
-	R := mcReplicates(100_000, 100_000_000)
+	R := mcReplicates(100_000, 5_000_000)
 	mcCheckProposition(t, "symmetric random table, p = (1/2, 1/2)",
 		MonteCarlo{Family: sub, K: 4, N2: 4, Policy: mcPolicy(t, "1/2", "1/2"), Objective: symmetric}, R, 100, wrong, wrongM)
 	if !long() {
 		return
 	}
-	R = 20_000_000
 	mcCheckProposition(t, "random (order-sensitive) table, p = (1/3, 2/3)",
-		MonteCarlo{Family: sub, K: 4, N2: 4, Policy: mcPolicy(t, "1/3", "2/3"), Objective: random}, R, 101, "", 0)
+		MonteCarlo{Family: sub, K: 4, N2: 4, Policy: mcPolicy(t, "1/3", "2/3"), Objective: random}, R, 101, wrong, wrongM)
 	mcCheckProposition(t, "find table, p = (3/4, 1/4)",
-		MonteCarlo{Family: sub, K: 4, N2: 4, Policy: mcPolicy(t, "3/4", "1/4"), Objective: mcFindTable(t, 2, 4)}, R, 102, "", 0)
+		MonteCarlo{Family: sub, K: 4, N2: 4, Policy: mcPolicy(t, "3/4", "1/4"), Objective: mcFindTable(t, 2, 4)}, R, 102, wrong, wrongM)
 }
 
 // TestMonteCarloWrongM shows, quickly, that the Monte Carlo check rejects a
@@ -351,7 +354,10 @@ func TestMonteCarloPresentation(t *testing.T) {
 	m := mcM(t, sub, 4)
 	want := mcScaled(m, mcGradient(t, pol, tab, combin.IndexOrder))
 	wantSort := mcScaled(m, mcGradient(t, pol, tab, SortedBySymbol))
-	R := mcReplicates(50_000, 20_000_000)
+	// The long campaign's 5e6 replicates an order give standard errors of
+	// about 1e-4 (5e-5 at 2e7): M grad J and M grad J_sort are about 180
+	// apart, and a 1.2% error in M (the tuple family's) about 11.
+	R := mcReplicates(50_000, 5_000_000)
 	for i, p := range []combin.Order{combin.IndexOrder, combin.Shuffled, SortedBySymbol} {
 		res := mcRun(t, MonteCarlo{Family: sub, K: 4, N2: 4, Policy: pol, Objective: tab, Order: p}, R, uint64(20+i))
 		z, zSort := mcZScore(res, want), mcZScore(res, wantSort)
@@ -706,14 +712,18 @@ func mcBinomial(n, k int) int {
 // expectation differs from M grad J: the gate's bias, which the test
 // requires to exceed 1e-3 in some component. And because the gate is not
 // linear in the set scores, the gated expectation depends on N2: noisy
-// scores (N2 = 2) move it by more than 1e-3 from the exact-score one.
+// scores (N2 = 2) move it by more than 1e-3 from the exact-score one. Under
+// SPIRAL_LONG=1 (5e5 replicates a configuration) the simulation must also
+// resolve the gate: the gated exact E[g] and the ungated M grad J_p at least
+// 10 standard errors apart (42 to 140 at 5e5), and the gated mean more
+// than 5 from the ungated one.
 func TestMonteCarloBruteForce(t *testing.T) {
 	pol := mcPolicy(t, "1/3", "2/3")
 	tab, err := RandomTable(rand.New(rand.NewPCG(9, 9)), 2, 2, 6)
 	if err != nil {
 		t.Fatal(err)
 	}
-	R := mcReplicates(10_000, 10_000_000)
+	R := mcReplicates(10_000, 500_000)
 	gate := lengthgate.Gate{Target: 2} // symbol 1 (length 3) is overlong
 	seed := uint64(40)
 	gatedExact := make(map[string][]float64) // E[g] with exact scores, by family and presentation
@@ -761,6 +771,16 @@ func TestMonteCarloBruteForce(t *testing.T) {
 					if z := mcZScore(res, exact.g); z > 5 {
 						t.Errorf("%s: mean %v is %.2f standard errors from the exact %v", name, res.Mean, z, exact.g)
 					}
+					if gated && long() {
+						sep, z := mcSeparation(res, exact.g, want), mcZScore(res, want)
+						t.Logf("%s: gated and ungated expectations %.1f standard errors apart; mean %.1f from the ungated", name, sep, z)
+						if sep < 10 {
+							t.Fatalf("%s: the gate's bias is only %.2f standard errors with R = %d, want >= 10", name, sep, R)
+						}
+						if z <= 5 {
+							t.Errorf("%s: mean %v is within %.2f standard errors of the ungated M grad J_p = %v", name, res.Mean, z, want)
+						}
+					}
 					check("SearchMean", res.SearchMean, exact.a)
 					check("SearchMeanSquare", res.SearchMeanSquare, exact.a2)
 					check("SearchVariance", res.SearchVariance, exact.var_)
@@ -787,7 +807,11 @@ func TestMonteCarloFiniteK(t *testing.T) {
 	tab := mcFindTable(t, 2, 4)
 	grad := mcGradient(t, pol, tab, combin.IndexOrder)
 	const N2 = 4
-	R := mcReplicates(10_000, 10_000_000)
+	// Under SPIRAL_LONG=1, 1e6 replicates a K: Var(A)'s standard error is
+	// about 3e-5 (1e-5 at 1e7), so the pinned gaps (0.009 from K = 2 to 4,
+	// 0.022 from K = 16 to 4) are about 200 and 500 combined standard
+	// errors.
+	R := mcReplicates(10_000, 1_000_000)
 	t.Logf("R = %d per K", R)
 	t.Logf(" K  P(no credit)  MC frequency         Var(A)               Var(A|credit)  M         SNR    SNR^2/rollout")
 	varA := make(map[int]Estimate)
@@ -849,7 +873,7 @@ func TestMonteCarloGateBias(t *testing.T) {
 	pol := mcPolicy(t, "1/2", "1/4", "1/4")
 	tab := mcFindTable(t, 3, 4)
 	want := mcScaled(mcM(t, sub, 4), mcGradient(t, pol, tab, combin.IndexOrder))
-	R := mcReplicates(50_000, 100_000_000)
+	R := mcReplicates(50_000, 5_000_000)
 	mc := MonteCarlo{Family: sub, K: 4, N2: 4, Policy: pol, Objective: tab,
 		Gate: lengthgate.Gate{Target: 4096}, Lengths: []int{2000, 3000, 6000}}
 	res := mcRun(t, mc, R, 77)
@@ -881,7 +905,7 @@ func TestMonteCarloNoisyScores(t *testing.T) {
 	pol := mcPolicy(t, "3/4", "1/4")
 	tab := mcFindTable(t, 2, 4)
 	want := mcScaled(mcM(t, sub, 4), mcGradient(t, pol, tab, combin.IndexOrder))
-	R := mcReplicates(20_000, 20_000_000)
+	R := mcReplicates(20_000, 5_000_000)
 	for _, N2 := range []int{0, 1, 4, 16} {
 		res := mcRun(t, MonteCarlo{Family: sub, K: 4, N2: N2, Policy: pol, Objective: tab}, R, uint64(300+N2))
 		z := mcZScore(res, want)
