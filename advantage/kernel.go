@@ -323,15 +323,17 @@ func scan[F constraints.Float](xs []F, unscorable []bool, exact bool) (valid, ex
 	const abs = 1<<63 - 1
 	n := len(xs)
 	var most, frac uint64
-	for j, x := range xs {
-		keep := uint64(abs)
-		if unscorable != nil && unscorable[j] {
-			keep = 0
+	if unscorable == nil { // no test for marks
+		for _, x := range xs {
+			most, frac = scanReward(most, frac, float64(x), abs, exact)
 		}
-		x := math.Float64frombits(math.Float64bits(float64(x)) & keep)
-		most = max(most, math.Float64bits(x))
-		if exact {
-			frac |= offGrid(x)
+	} else {
+		for j, x := range xs {
+			keep := uint64(abs)
+			if unscorable[j] {
+				keep = 0
+			}
+			most, frac = scanReward(most, frac, float64(x), keep, exact)
 		}
 	}
 	if most > math.Float64bits(MaxAbsReward) {
@@ -340,6 +342,18 @@ func scan[F constraints.Float](xs []F, unscorable []bool, exact bool) (valid, ex
 	maxAbs := math.Float64frombits(most)
 	exactSums = exact && frac&abs == 0 && maxAbs <= 0x1p34 && maxAbs*0x1p16 <= float64(int64(1<<53)/int64(max(n, 1)))
 	return true, exactSums
+}
+
+// scanReward is one step of scan: x's bits ANDed with keep (without the
+// sign, or 0 for an unscorable x), most their largest so far and, when
+// exact, frac with offGrid of them ORed in.
+func scanReward(most, frac uint64, x float64, keep uint64, exact bool) (uint64, uint64) {
+	x = math.Float64frombits(math.Float64bits(x) & keep)
+	most = max(most, math.Float64bits(x))
+	if exact {
+		frac |= offGrid(x)
+	}
+	return most, frac
 }
 
 // offGrid returns the bits of x less x rounded to a multiple of 2^-16,
