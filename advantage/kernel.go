@@ -150,7 +150,8 @@ func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], exact
 	// clears what this one used).
 	search, app := dst.Search[sp.Trace:sp.Trace+sp.Traces], dst.Appearances[sp.Trace:sp.Trace+sp.Traces]
 	members := in.Members[sp.Member : sp.Member+sp.Members]
-	sums, cnt := dst.sc.sums[:sp.Traces], dst.sc.count[:sp.Traces]
+	// len(search) each, so the last loop needs no bound checks.
+	sums, cnt, app := dst.sc.sums[:len(search)], dst.sc.count[:len(search)], app[:len(search)]
 	o = 0 // offset of set i's first member
 	for i, size := range sizes {
 		g := members[o : o+size]
@@ -158,13 +159,15 @@ func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], exact
 		if st[i].n == 0 {
 			continue
 		}
+		ai := adv[i]
 		for _, y := range g {
-			sums[y] += adv[i]
+			sums[y] += ai
 			cnt[y]++
 		}
 	}
 	tol := searchTol(scoredSets, advMax, errMax)
-	for y, n := range cnt {
+	for y := range search {
+		n := cnt[y]
 		app[y] = n
 		a := 0.0
 		if n != 0 {
