@@ -116,6 +116,7 @@ type BatchCredit struct {
 	Overlong lengthgate.PenaltyReport
 
 	spans   []Span
+	spansOf layoutKey // the shape whose spans (without RewardCounts) spans holds, or the zero key
 	kernel  advantage.BatchCredit[float64]
 	in      advantage.Batch[float64]       // the kernel's layout of the last batch
 	key     layoutKey                      // what in's Traces, Sets, SetSizes and counts hold
@@ -259,10 +260,10 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	// 2. Dynamic sampling on the raw rewards. Without shaping the credit
 	// below is that of the raw rewards, and NoSignal is read from it.
 	for q, sp := range dst.spans[:p] {
-		rs, un := in.Rewards[sp.Reward:sp.Reward+sp.Rewards], sub(in.Unscorable, sp.Reward, sp.Reward+sp.Rewards)
 		dst.NoSignal[q] = !dst.Rejected[q] && c.Overlong != nil && dst.rawZero(&in, q, sp)
 		dst.OutOfRange[q] = false
 		if c.RewardRange.Enabled() && !dst.Rejected[q] {
+			rs, un := in.Rewards[sp.Reward:sp.Reward+sp.Rewards], sub(in.Unscorable, sp.Reward, sp.Reward+sp.Rewards)
 			kept, _ := advantage.InRewardRange(c.RewardRange, rs, un)
 			dst.OutOfRange[q] = !kept
 		}
@@ -451,6 +452,22 @@ func (b *BatchCredit) layout(c *Config, in *Batch) {
 	kin.Members = in.Plans.members
 	kin.Check = advantage.Unchecked
 	b.Problems = p
+	// The spans of the last batch still hold for one of the same shape
+	// without RewardCounts.
+	if in.RewardCounts != nil || b.spansOf != key || len(b.spans) != p {
+		b.layoutSpans(c, in, p)
+		b.spansOf = layoutKey{}
+		if in.RewardCounts == nil {
+			b.spansOf = key
+		}
+	}
+	b.Rejected = grow(b.Rejected, p)
+	b.NoSignal = grow(b.NoSignal, p)
+	b.OutOfRange = grow(b.OutOfRange, p)
+}
+
+// layoutSpans records the spans of in's p problems.
+func (b *BatchCredit) layoutSpans(c *Config, in *Batch, p int) {
 	b.spans = grow(b.spans, p)
 	r := 0
 	for q := range p {
@@ -464,9 +481,6 @@ func (b *BatchCredit) layout(c *Config, in *Batch) {
 		b.spans[q] = sp
 		r += sp.Rewards
 	}
-	b.Rejected = grow(b.Rejected, p)
-	b.NoSignal = grow(b.NoSignal, p)
-	b.OutOfRange = grow(b.OutOfRange, p)
 }
 
 // findBad marks in b.Rejected and lists in b.bad every problem whose input

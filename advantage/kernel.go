@@ -150,7 +150,8 @@ func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], exact
 	// clears what this one used).
 	search, app := dst.Search[sp.Trace:sp.Trace+sp.Traces], dst.Appearances[sp.Trace:sp.Trace+sp.Traces]
 	members := in.Members[sp.Member : sp.Member+sp.Members]
-	sums, cnt := dst.sc.sums[:sp.Traces], dst.sc.count[:sp.Traces]
+	// len(search) each, so the last loop needs no bound checks.
+	sums, cnt, app := dst.sc.sums[:len(search)], dst.sc.count[:len(search)], app[:len(search)]
 	o = 0 // offset of set i's first member
 	for i, size := range sizes {
 		g := members[o : o+size]
@@ -158,13 +159,15 @@ func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], exact
 		if st[i].n == 0 {
 			continue
 		}
+		ai := adv[i]
 		for _, y := range g {
-			sums[y] += adv[i]
+			sums[y] += ai
 			cnt[y]++
 		}
 	}
 	tol := searchTol(scoredSets, advMax, errMax)
-	for y, n := range cnt {
+	for y := range search {
+		n := cnt[y]
 		app[y] = n
 		a := 0.0
 		if n != 0 {
@@ -210,39 +213,60 @@ func deviation(s *setStats, P float64) (e1, e2 float64) {
 // that every addition is exact (scanRewards), so that the errors need not
 // be computed.
 func setMean[F constraints.Float](st *setStats, rs []F, unscorable []bool, exact bool) {
-	*st = setStats{}
+	// The sums live in locals (addReward returns them), not in *st, which
+	// the compiler would store at every step; a set with no unscorable
+	// marks skips the test for them.
+	var sum numeric.Sum
 	var x0, ea float64 // the first value, sum |e_k|
 	var diff uint64    // the bits of every x - x0, ORed
-	for j, x := range rs {
-		if unscorable != nil && unscorable[j] {
-			continue
+	n := 0
+	if unscorable == nil {
+		if len(rs) > 0 {
+			x0 = float64(rs[0])
 		}
-		x := float64(x)
-		if st.n == 0 {
-			x0 = x
+		for _, x := range rs {
+			sum, ea, diff = addReward(sum, ea, diff, float64(x), x0, exact)
 		}
-		if exact {
-			st.sum.S += x
-		} else {
-			var e float64
-			st.sum.S, e = numeric.TwoSum(st.sum.S, x)
-			st.sum.C += e
-			ea += math.Abs(e)
+		n = len(rs)
+	} else {
+		for j, x := range rs {
+			if unscorable[j] {
+				continue
+			}
+			if n == 0 {
+				x0 = float64(x)
+			}
+			sum, ea, diff = addReward(sum, ea, diff, float64(x), x0, exact)
+			n++
 		}
-		diff |= math.Float64bits(x - x0)
-		st.n++
 	}
+	*st = setStats{n: n}
 	switch {
-	case st.n == 0:
+	case n == 0:
 	case diff&^(1<<63) == 0:
 		// For finite values, x - x0 is ±0 exactly when x == x0 (gradual
 		// underflow makes the difference of two distinct floats nonzero).
 		st.sum, st.div, st.h = numeric.Sum{S: x0}, 1, x0
 	default:
-		st.div = st.n
-		st.h, st.l = numeric.MeanPair(st.sum, st.n)
-		st.err = float64(0x1p-53*ea) / float64(st.n)
+		st.sum, st.div = sum, n
+		st.h, st.l = numeric.MeanPair(sum, n)
+		st.err = float64(0x1p-53*ea) / float64(n)
 	}
+}
+
+// addReward is one step of setMean: it adds x to the sum (with the exact
+// error of the addition, and its magnitude to ea, unless exact vouches
+// that it is 0) and ORs the bits of x - x0 into diff.
+func addReward(sum numeric.Sum, ea float64, diff uint64, x, x0 float64, exact bool) (numeric.Sum, float64, uint64) {
+	if exact {
+		sum.S += x
+	} else {
+		var e float64
+		sum.S, e = numeric.TwoSum(sum.S, x)
+		sum.C += e
+		ea += math.Abs(e)
+	}
+	return sum, ea, diff | math.Float64bits(x-x0)
 }
 
 // searchTol returns the magnitude at or below which a computed search
@@ -302,15 +326,17 @@ func scan[F constraints.Float](xs []F, unscorable []bool, exact bool) (valid, ex
 	const abs = 1<<63 - 1
 	n := len(xs)
 	var most, frac uint64
-	for j, x := range xs {
-		keep := uint64(abs)
-		if unscorable != nil && unscorable[j] {
-			keep = 0
+	if unscorable == nil { // no test for marks
+		for _, x := range xs {
+			most, frac = scanReward(most, frac, float64(x), abs, exact)
 		}
-		x := math.Float64frombits(math.Float64bits(float64(x)) & keep)
-		most = max(most, math.Float64bits(x))
-		if exact {
-			frac |= offGrid(x)
+	} else {
+		for j, x := range xs {
+			keep := uint64(abs)
+			if unscorable[j] {
+				keep = 0
+			}
+			most, frac = scanReward(most, frac, float64(x), keep, exact)
 		}
 	}
 	if most > math.Float64bits(MaxAbsReward) {
@@ -319,6 +345,18 @@ func scan[F constraints.Float](xs []F, unscorable []bool, exact bool) (valid, ex
 	maxAbs := math.Float64frombits(most)
 	exactSums = exact && frac&abs == 0 && maxAbs <= 0x1p34 && maxAbs*0x1p16 <= float64(int64(1<<53)/int64(max(n, 1)))
 	return true, exactSums
+}
+
+// scanReward is one step of scan: x's bits ANDed with keep (without the
+// sign, or 0 for an unscorable x), most their largest so far and, when
+// exact, frac with offGrid of them ORed in.
+func scanReward(most, frac uint64, x float64, keep uint64, exact bool) (uint64, uint64) {
+	x = math.Float64frombits(math.Float64bits(x) & keep)
+	most = max(most, math.Float64bits(x))
+	if exact {
+		frac |= offGrid(x)
+	}
+	return most, frac
 }
 
 // offGrid returns the bits of x less x rounded to a multiple of 2^-16,
