@@ -4,11 +4,13 @@ import (
 	"math"
 	"testing"
 
+	"spiral/internal/numeric"
+
 	"pgregory.net/rapid"
 )
 
 // TestExactSumsAgree: when scanRewards reports that plain sums are exact,
-// every twoSum error of setMean's compensated loop is 0 and its plain loop
+// every numeric.TwoSum error of setMean's compensated loop is 0 and its plain loop
 // gives the same bits; rewards off the 2^-16 grid, or too large for their
 // number, are never reported exact.
 func TestExactSumsAgree(t *testing.T) {
@@ -29,7 +31,7 @@ func TestExactSumsAgree(t *testing.T) {
 		var s, ea float64
 		for _, x := range rs {
 			var err float64
-			s, err = twoSum(s, x)
+			s, err = numeric.TwoSum(s, x)
 			ea += math.Abs(err)
 		}
 		if exact && ea != 0 {

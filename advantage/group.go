@@ -258,7 +258,7 @@ const maxGroupRows = combin.MaxSize
 // The mean is SPIRAL's set mean (a compensated sum, the mean kept as a
 // pair m0 + c), so that without a Scale r_i - m = (r_i - m0) - c is A_agg
 // bit for bit. With a Scale, the deviations are formed with one rounding
-// (twoSum), the sum of their squares is compensated (each square split
+// (numeric.TwoSum), the sum of their squares is compensated (each square split
 // exactly by math.FMA, the sum kept as a pair), scaled by a power of two
 // at or above the largest deviation so that it neither overflows nor
 // underflows, and a group whose rewards are all below 2^-900 in magnitude

@@ -311,7 +311,7 @@ func rewardsValid[F constraints.Float](xs []F, unscorable []bool) bool {
 // whether every plain float64 sum of at most len(xs) of them is exact:
 // when each is an integer multiple i 2^-16 with |i| <= 2^53/len(xs), every
 // partial sum is such a multiple with |i| <= 2^53, a float64, and setMean
-// needs no error terms (twoSum's would all be 0). It compares bit patterns
+// needs no error terms (numeric.TwoSum's would all be 0). It compares bit patterns
 // without the sign, which order non-negative floats as their values and
 // put infinities and NaNs above every finite value, with no branch on the
 // data; frac collects the bits of each x less x
