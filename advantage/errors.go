@@ -70,14 +70,7 @@ func (e *InputError) In(prefix, field string) *InputError {
 // follows the field after a comma).
 func (e *InputError) Error() string {
 	var b strings.Builder
-	prefix := "advantage"
-	if e.renamed {
-		prefix = e.prefix
-	}
-	if prefix != "" {
-		b.WriteString(prefix)
-		b.WriteString(": ")
-	}
+	writePrefix(&b, e.renamed, e.prefix)
 	b.WriteString(e.Field)
 	if e.Problem >= 0 {
 		fmt.Fprintf(&b, ": problem %d", e.Problem)
@@ -155,14 +148,7 @@ func (e *BatchError) In(prefix string, field func(string) string) *BatchError {
 func (e *BatchError) Error() string {
 	const shown = 3
 	var b strings.Builder
-	prefix := "advantage"
-	if e.renamed {
-		prefix = e.prefix
-	}
-	if prefix != "" {
-		b.WriteString(prefix)
-		b.WriteString(": ")
-	}
+	writePrefix(&b, e.renamed, e.prefix)
 	fmt.Fprintf(&b, "%d bad problem", len(e.Problems))
 	if len(e.Problems) != 1 {
 		b.WriteString("s")
@@ -199,4 +185,17 @@ func layoutError(field string, format string, args ...any) *InputError {
 
 func problemError(field string, p, set int, value float64, format string, args ...any) *InputError {
 	return &InputError{Field: field, Problem: p, Set: set, Output: -1, Value: value, Err: fmt.Errorf(format, args...)}
+}
+
+// writePrefix writes an error's package prefix and ": ": "advantage" unless
+// a layer above renamed the error (In), then that layer's prefix, or none
+// if it is "".
+func writePrefix(b *strings.Builder, renamed bool, prefix string) {
+	if !renamed {
+		prefix = "advantage"
+	}
+	if prefix != "" {
+		b.WriteString(prefix)
+		b.WriteString(": ")
+	}
 }
