@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"spiral/internal/cpubench"
+
+	"pgregory.net/rapid"
 )
 
 // naiveGate is the baseline the benchmark compares against: the obvious way
@@ -100,6 +102,34 @@ func TestNaiveGateAgrees(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestNaiveGateAgreesOnDrawnCases: the branch-free gate gives what the
+// plain rule (naiveGate) gives, bit for bit, advantages and report
+// (MassRemoved exactly), on drawn gates, lengths around the target and
+// advantages of every sign, through Apply, ApplyChecked and ApplyGate.
+func TestNaiveGateAgreesOnDrawnCases(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		g, adv, lengths := drawCase(t)
+		want := make([]float64, len(adv))
+		rw, err := naiveGate(g, want, adv, lengths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := slices.Clone(adv)
+		ra, err := g.Apply(got, lengths)
+		if err != nil || !sameBits(got, want) || ra.String() != rw.String() {
+			t.Fatalf("Apply %v %+v %v, naive %v %+v", got, ra, err, want, rw)
+		}
+		got = slices.Clone(adv)
+		if rc := g.ApplyChecked(got, lengths); !sameBits(got, want) || rc != ra {
+			t.Fatalf("ApplyChecked %v %+v, naive %v %+v", got, rc, want, rw)
+		}
+		dst := make([]float64, len(adv))
+		if rd, err := ApplyGate(g, dst, adv, lengths); err != nil || !sameBits(dst, want) || rd != ra {
+			t.Fatalf("ApplyGate %v %+v %v, naive %v %+v", dst, rd, err, want, rw)
+		}
+	})
 }
 
 // BenchmarkGate256x24 gates a batch of 256 problems x 24 outputs per

@@ -279,34 +279,37 @@ func (g Gate) ApplyChecked(adv []float64, lengths []int) Report {
 
 // gate applies a valid g to checked inputs with len(dst) == len(adv) ==
 // len(lengths).
+//
+// The loop has no branch on the data: whether an advantage is positive and
+// how its length compares with the target are mispredicted about as often
+// as not on real batches, so each entry's outcome is a 0/1 flag, the gated
+// advantage is selected by masking its bits, and a gate that keeps an
+// entry adds +0 to the mass, which leaves the sum and its error term
+// exactly as they were (the mass is never -0 and, once +Inf, stays so).
 func gate[F Float](g Gate, dst, adv []F, lengths []int) Report {
 	lengths = lengths[:len(adv)]
 	dst = dst[:len(adv)]
-	if len(adv) > 0 && &dst[0] != &adv[0] {
-		copy(dst, adv)
-	}
 	var positive, atTarget, gated int
 	var mass, low float64 // the sum is mass + low
-	on := g.Enabled()
+	on := b2i(g.Enabled())
 	target, keepAt := g.cut()
+	gateAt := 1 - b2i(keepAt)
 	for i, a := range adv {
-		if a > 0 {
-			positive++
-			// Every length below the target is kept: only those at or
-			// above it are looked at further.
-			if l := lengths[i]; l >= target {
-				if on && l == target {
-					atTarget++
-				}
-				if !keeps(l, target, keepAt) {
-					gated++
-					var e float64
-					mass, e = twoSum(mass, float64(a))
-					low += e
-					dst[i] = 0
-				}
-			}
-		}
+		l := lengths[i]
+		p := b2i(a > 0)
+		at := b2i(l == target)
+		// Eq. 8 with the boundary rule: gated when positive and
+		// !keeps(l, target, keepAt).
+		gd := p & (b2i(l > target) | at&gateAt)
+		positive += p
+		atTarget += p & at & on
+		gated += gd
+		bits := math.Float64bits(float64(a))
+		cut := -uint64(gd) // all ones when gated
+		var e float64
+		mass, e = twoSum(mass, math.Float64frombits(bits&cut))
+		low += e
+		dst[i] = F(math.Float64frombits(bits &^ cut))
 	}
 	// The terms are >= 0, so a sum that overflowed stayed +Inf: stopping it
 	// at MaxFloat64 once is stopping every partial sum there.
@@ -317,6 +320,15 @@ func gate[F Float](g Gate, dst, adv []F, lengths []int) Report {
 	}
 	r.MassRemoved, r.low = massOf(mass, low)
 	return r
+}
+
+// b2i returns 1 for true and 0 for false, without a branch.
+func b2i(b bool) int {
+	var i int
+	if b {
+		i = 1
+	}
+	return i
 }
 
 // checkValues checks that values and lengths (named vname and lname in
