@@ -108,7 +108,7 @@ func Analyze(s setup, opt Options, policies []namedPolicy) (Analysis, error) {
 	traces := make([][][]int32, len(policies))
 	for i, p := range policies {
 		an.Policies = append(an.Policies, p.Spec.Name)
-		g := Grammar{MaxPairs: p.Spec.MaxPairs}
+		g := s.grammar(p.Spec.MaxPairs)
 		var err error
 		if traces[i], err = sampleTraces(p.Policy, rng(uint64(i), 0), s.test, g, k); err != nil {
 			return an, err
