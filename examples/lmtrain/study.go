@@ -223,6 +223,11 @@ type studyStats struct {
 	Values map[string]Spread     `json:"values"`
 	Cross  map[string][]Spread   `json:"cross"`
 	ByArm  map[string]ArmSummary `json:"arms"`
+	// Selectors[policy] is each no-training selector (selectorNames) on
+	// the policy's sets of the cross-pairing, then the bayes selector's
+	// model ceiling; Comparisons the paired comparisons of summary.txt.
+	Selectors   map[string][]Spread `json:"selectors"`
+	Comparisons []Comparison        `json:"comparisons"`
 }
 
 // ArmSummary is one arm's training, over seeds.
@@ -250,6 +255,15 @@ func (st *Study) stats() studyStats {
 			st.over(func(s *Summary) float64 { return s.Analysis.Cross.Oracle[i] }))
 		ss.Cross[name] = row
 	}
+	ss.Selectors = map[string][]Spread{}
+	for j, name := range st.policies() {
+		var row []Spread
+		for sel := range numSelectors {
+			row = append(row, st.over(func(s *Summary) float64 { return meanOf(s.Analysis.Selectors[j].Sets[sel]) }))
+		}
+		ss.Selectors[name] = append(row, st.over(func(s *Summary) float64 { return s.Analysis.Selectors[j].Ceiling }))
+	}
+	_, ss.Comparisons = st.controls()
 	for ai := range st.Runs[0].Arms {
 		name := st.Runs[0].Arms[ai].Spec.Name
 		last := func(s *Summary) Point { h := s.Arms[ai].History; return h[len(h)-1] }
@@ -403,6 +417,9 @@ func (st *Study) text() string {
 			fmt.Fprintf(&b, "  %-13s majority at equal generated tokens %15s, at equal generated + prefill tokens %15s\n", other, gen.pm(3), tot.pm(3))
 		}
 	}
+	ctl, _ := st.controls()
+	b.WriteString(ctl)
+	b.WriteString(st.creditText())
 	if slices.ContainsFunc(st.Runs, func(s *Summary) bool { return len(s.Arms) == 0 }) {
 		b.WriteString("(some runs trained no arm)\n")
 	}
