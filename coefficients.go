@@ -20,15 +20,28 @@ const (
 	// PaperUpdate is the paper's update, the advantages as they are, whose
 	// expectation is M grad_search J + K a grad_agg J.
 	PaperUpdate
+	// ScoredGradient is the joint gradient with multipliers from the counts
+	// actually scored (docs/findings.md#missing-outputs): a problem's search
+	// advantages divided by M(K') P(K' >= 2), K' its scored sets, and a
+	// set's aggregation advantages by K (S - 1) P(S >= 2) (K S P(S >= 2)
+	// leave one out), S its scored outputs. When every aggregation output
+	// is missing (dropped or unscorable) with probability
+	// LossOptions.MissingRate, independently of its content, its expected
+	// update is grad J (for a balanced design, a problem with an empty set
+	// gets no search credit and P(K' = K) replaces P(K' >= 2)).
+	ScoredGradient
 )
 
-// String returns "JointGradient", "PaperUpdate" or "Update(v)".
+// String returns "JointGradient", "PaperUpdate", "ScoredGradient" or
+// "Update(v)".
 func (u Update) String() string {
 	switch u {
 	case JointGradient:
 		return "JointGradient"
 	case PaperUpdate:
 		return "PaperUpdate"
+	case ScoredGradient:
+		return "ScoredGradient"
 	}
 	return fmt.Sprintf("Update(%d)", int(u))
 }
@@ -47,6 +60,12 @@ type LossOptions struct {
 	// tokens, say), and adds them; otherwise every output of the batch is
 	// reduced together.
 	SplitRoles bool
+	// MissingRate is rho in [0, 1), the stated probability that each of a
+	// set's N2 aggregation outputs is missing (dropped or unscorable),
+	// independently of its content and of the other outputs. JointGradient
+	// divides by [Config.RoleWeights]' expected-count weights for it, and
+	// ScoredGradient by its [ScoredConstants]; PaperUpdate does not read it.
+	MissingRate float64
 }
 
 // LossCoefficients are the coefficients a trainer puts in its advantage
@@ -66,6 +85,7 @@ type LossCoefficients struct {
 	update, out []float64
 	lengths     []int
 	terms       []int
+	scored      scoredTable
 }
 
 // LossCoefficients writes to dst the coefficient of every search trace and
@@ -73,8 +93,10 @@ type LossCoefficients struct {
 // trainer reducing per-token losses -coefficient * ratio with
 // opt.Reduction produces opt.Update exactly for this batch, times
 // dst.Report.Scale: the advantages times the update's role multipliers
-// (1/M and 1/(K a) from [Config.RoleWeights] with a sum, a following
-// c.AggregationBaseline as the credit does; or 1 and 1), then
+// (1/M and 1/(K a) from [Config.RoleWeights] with a sum and
+// opt.MissingRate, a following c.AggregationBaseline as the credit does;
+// ScoredGradient's from each problem's and set's scored counts; or 1 and
+// 1), then
 // [loss.Coefficients] over the P*N1 search traces and the outputs as one
 // loss term, or as two with opt.SplitRoles. Both in.SearchLengths and
 // in.AggregationLengths are required: the lengths in tokens the trainer's
@@ -94,18 +116,21 @@ type LossCoefficients struct {
 // exceeds loss.MaxUpdate (1/M beyond 1e170), the *loss.InputError about
 // "Update" with Row the output (search traces first).
 func (c Config) LossCoefficients(dst *LossCoefficients, b *BatchCredit, in Batch, opt LossOptions) error {
-	w, err := c.RoleWeights(LossOptions{})
-	if err != nil {
-		return err
-	}
 	var ms, ma float64
 	switch opt.Update {
 	case JointGradient:
+		w, err := c.RoleWeights(LossOptions{MissingRate: opt.MissingRate})
+		if err != nil {
+			return err
+		}
 		ms, ma = w.SearchMultiplier, w.AggregationMultiplier
-	case PaperUpdate:
+	case PaperUpdate, ScoredGradient:
+		if err := c.Validate(); err != nil {
+			return err
+		}
 		ms, ma = 1, 1
 	default:
-		return fmt.Errorf("spiral: LossOptions.Update = %d is neither JointGradient nor PaperUpdate", int(opt.Update))
+		return fmt.Errorf("spiral: LossOptions.Update = %d is not JointGradient, PaperUpdate or ScoredGradient", int(opt.Update))
 	}
 	ns, na := b.Problems*c.SearchTraces, len(b.Aggregation)
 	if len(b.Search) != ns {
@@ -121,11 +146,17 @@ func (c Config) LossCoefficients(dst *LossCoefficients, b *BatchCredit, in Batch
 	dst.update = grow(dst.update, n)
 	dst.out = grow(dst.out, n)
 	dst.lengths = grow(dst.lengths, n)
-	for y, a := range b.Search {
-		dst.update[y] = a * ms
-	}
-	for o, a := range b.Aggregation {
-		dst.update[ns+o] = a * ma
+	if opt.Update == ScoredGradient {
+		if err := c.scoredUpdate(dst.update, &dst.scored, b, in, opt.MissingRate); err != nil {
+			return err
+		}
+	} else {
+		for y, a := range b.Search {
+			dst.update[y] = a * ms
+		}
+		for o, a := range b.Aggregation {
+			dst.update[ns+o] = a * ma
+		}
 	}
 	copy(dst.lengths, in.SearchLengths)
 	copy(dst.lengths[ns:], in.AggregationLengths)
