@@ -60,7 +60,7 @@ type LossOptions struct {
 	// tokens, say), and adds them; otherwise every output of the batch is
 	// reduced together.
 	SplitRoles bool
-	// MissingRate is rho in [0, 1), the stated probability that each of a
+	// MissingRate is delta in [0, 1), the stated probability that each of a
 	// set's N2 aggregation outputs is missing (dropped or unscorable),
 	// independently of its content and of the other outputs. JointGradient
 	// divides by [Config.RoleWeights]' expected-count weights for it, and

@@ -11,9 +11,9 @@ import (
 // Missing outputs (docs/findings.md#missing-outputs). An aggregation output
 // is missing when it was dropped (its generation failed: a set with fewer
 // than N2 rewards) or marked Unscorable. When each of a set's N2 planned
-// outputs is missing with probability rho, independently of its content and
-// of every other output, a set keeps S ~ Binomial(N2, 1 - rho) scored
-// outputs, is empty with probability e = rho^N2, and a problem keeps
+// outputs is missing with probability delta, independently of its content and
+// of every other output, a set keeps S ~ Binomial(N2, 1 - delta) scored
+// outputs, is empty with probability e = delta^N2, and a problem keeps
 // K' ~ Binomial(K, 1 - e) sets. Given the counts, the credit's expectation
 // is (S - 1) grad E[r] for a set with the within-set baseline, S grad E[r]
 // (S >= 2) leave one out, and M(K') grad_search J for the search part of a
@@ -24,55 +24,55 @@ import (
 const maxMissingSets = 1024
 
 // maxExactMissing bounds the exact form of the expected-count weights: K
-// at most 64 sets and K*N2 at most 1024 outputs, so that the powers of rho
+// at most 64 sets and K*N2 at most 1024 outputs, so that the powers of delta
 // stay below about 54,000 bits.
 const (
 	maxExactMissingSets    = 64
 	maxExactMissingOutputs = 1024
 )
 
-// checkMissingRate checks LossOptions.MissingRate: rho in [0, 1).
-func checkMissingRate(rho float64) error {
-	if !(rho >= 0 && rho < 1) {
-		return &InputError{Field: "LossOptions.MissingRate", Problem: -1, Set: -1, Output: -1, Value: rho,
-			Err: fmt.Errorf("rho = %v outside [0, 1): the probability that an aggregation output is missing", rho)}
+// checkMissingRate checks LossOptions.MissingRate: delta in [0, 1).
+func checkMissingRate(delta float64) error {
+	if !(delta >= 0 && delta < 1) {
+		return &InputError{Field: "LossOptions.MissingRate", Problem: -1, Set: -1, Output: -1, Value: delta,
+			Err: fmt.Errorf("delta = %v outside [0, 1): the probability that an aggregation output is missing", delta)}
 	}
 	return nil
 }
 
 // missingRoleWeights returns the expected-count role weights of the paper's
 // update (the advantages as they are) when every aggregation output is
-// missing with probability rho independently of its content:
+// missing with probability delta independently of its content:
 //
-//	Search      = E[M(K')] / sd,  K' ~ Binomial(K, 1 - rho^N2), M(0) = M(1) = 0
+//	Search      = E[M(K')] / sd,  K' ~ Binomial(K, 1 - delta^N2), M(0) = M(1) = 0
 //	Aggregation = K E[(S - 1)+] / ad   (within the set)
-//	            = K E[S; S >= 2] / ad  (leave one out),  S ~ Binomial(N2, 1 - rho)
+//	            = K E[S; S >= 2] / ad  (leave one out),  S ~ Binomial(N2, 1 - delta)
 //
-// with E[(S-1)+] = N2 (1 - rho) - 1 + rho^N2 and E[S; S >= 2] =
-// N2 (1 - rho) (1 - rho^(N2-1)). The uniform design only: the remaining
+// with E[(S-1)+] = N2 (1 - delta) - 1 + delta^N2 and E[S; S >= 2] =
+// N2 (1 - delta) (1 - delta^(N2-1)). The uniform design only: the remaining
 // sets of a balanced design are not a balanced design, and their M is not
 // computed.
 func (c Config) missingRoleWeights(opt LossOptions, sd, ad int64) (RoleWeights, error) {
-	rho, k, n2 := opt.MissingRate, c.Sets, c.AggregationsPerSet
+	delta, k, n2 := opt.MissingRate, c.Sets, c.AggregationsPerSet
 	if sd != 1 || ad != 1 {
-		return RoleWeights{}, fmt.Errorf("spiral: LossOptions.Reduction = %v with MissingRate = %v: a mean's divisor counts the outputs, which dropped outputs make random; use loss.Sum or loss.SeqMeanTokenSumNorm, or Config.LossCoefficients for the exact update per batch", opt.Reduction, rho)
+		return RoleWeights{}, fmt.Errorf("spiral: LossOptions.Reduction = %v with MissingRate = %v: a mean's divisor counts the outputs, which dropped outputs make random; use loss.Sum or loss.SeqMeanTokenSumNorm, or Config.LossCoefficients for the exact update per batch", opt.Reduction, delta)
 	}
 	fam, err := c.validFamily()
 	if err != nil {
 		return RoleWeights{}, err
 	}
 	if c.Design != combin.Uniform {
-		return RoleWeights{}, configError("Design", float64(c.Design), fmt.Errorf("balanced design with LossOptions.MissingRate = %v: the M of a balanced design's remaining sets is not computed (ScoredGradient keeps it unbiased)", rho))
+		return RoleWeights{}, configError("Design", float64(c.Design), fmt.Errorf("balanced design with LossOptions.MissingRate = %v: the M of a balanced design's remaining sets is not computed (ScoredGradient keeps it unbiased)", delta))
 	}
 	if k > maxMissingSets {
-		return RoleWeights{}, configError("Sets", float64(k), symbolic("K = %d > %d with LossOptions.MissingRate = %v: the expected search weight sums M(K') over K' = 0..K", k, maxMissingSets, rho))
+		return RoleWeights{}, configError("Sets", float64(k), symbolic("K = %d > %d with LossOptions.MissingRate = %v: the expected search weight sums M(K') over K' = 0..K", k, maxMissingSets, delta))
 	}
 	var w RoleWeights
 	exact := k <= maxExactMissingSets && k*n2 <= maxExactMissingOutputs
 	if exact {
-		r := new(big.Rat).SetFloat64(rho)
+		r := new(big.Rat).SetFloat64(delta)
 		one := big.NewRat(1, 1)
-		keep := new(big.Rat).Sub(one, r) // 1 - rho
+		keep := new(big.Rat).Sub(one, r) // 1 - delta
 		// Aggregation.
 		n2r := big.NewRat(int64(n2), 1)
 		agg := new(big.Rat).Mul(n2r, keep)
@@ -111,14 +111,14 @@ func (c Config) missingRoleWeights(opt LossOptions, sd, ad int64) (RoleWeights, 
 	if !exact {
 		var agg float64
 		if c.AggregationBaseline == LeaveOneOut {
-			agg = float64(n2) * (1 - rho) * -math.Expm1(float64(n2-1)*math.Log(rho))
+			agg = float64(n2) * (1 - delta) * -math.Expm1(float64(n2-1)*math.Log(delta))
 		} else {
-			agg = float64(n2)*(1-rho) - 1 + math.Pow(rho, float64(n2))
+			agg = float64(n2)*(1-delta) - 1 + math.Pow(delta, float64(n2))
 		}
 		if w.Aggregation == nil {
 			w.AggregationFloat = float64(k) * agg / float64(ad)
 		}
-		logE := float64(n2) * math.Log(rho) // -Inf for rho = 0
+		logE := float64(n2) * math.Log(delta) // -Inf for delta = 0
 		sum := 0.0
 		for kk := 2; kk <= k; kk++ {
 			cs, err := fam.Constants(combin.Uniform, kk)
@@ -158,40 +158,40 @@ func ratPow(x *big.Rat, n int) *big.Rat {
 
 // ScoredConstants are the probabilities by which [ScoredGradient] divides
 // its multipliers so that its expected update is grad J when every
-// aggregation output is missing with probability rho (see
+// aggregation output is missing with probability delta (see
 // [Config.ScoredConstants]).
 type ScoredConstants struct {
 	// Search is the probability that a problem's search credit is kept:
 	// P(K' >= 2) = 1 - e^K - K (1 - e) e^(K-1) for the uniform design,
-	// P(K' = K) = (1 - e)^K for the balanced design, e = rho^N2.
+	// P(K' = K) = (1 - e)^K for the balanced design, e = delta^N2.
 	Search float64
-	// Aggregation is P(S >= 2) = 1 - rho^N2 - N2 (1 - rho) rho^(N2-1), the
+	// Aggregation is P(S >= 2) = 1 - delta^N2 - N2 (1 - delta) delta^(N2-1), the
 	// probability that a set's aggregation credit is not identically 0.
 	Aggregation float64
 }
 
 // ScoredConstants returns the constants of [ScoredGradient] for c and the
-// missing rate rho in [0, 1). Search is 0 when K = 1 and Aggregation is 0
+// missing rate delta in [0, 1). Search is 0 when K = 1 and Aggregation is 0
 // when N2 = 1: the role has no credit. It returns an error if c is not
-// valid or rho is outside [0, 1).
-func (c Config) ScoredConstants(rho float64) (ScoredConstants, error) {
+// valid or delta is outside [0, 1).
+func (c Config) ScoredConstants(delta float64) (ScoredConstants, error) {
 	if err := c.Validate(); err != nil {
 		return ScoredConstants{}, err
 	}
-	if err := checkMissingRate(rho); err != nil {
+	if err := checkMissingRate(delta); err != nil {
 		return ScoredConstants{}, err
 	}
-	return c.scoredConstants(rho), nil
+	return c.scoredConstants(delta), nil
 }
 
-func (c Config) scoredConstants(rho float64) ScoredConstants {
+func (c Config) scoredConstants(delta float64) ScoredConstants {
 	k, n2 := float64(c.Sets), float64(c.AggregationsPerSet)
 	var sc ScoredConstants
 	if c.AggregationsPerSet >= 2 {
-		sc.Aggregation = 1 - math.Pow(rho, n2-1)*(rho+n2*(1-rho))
+		sc.Aggregation = 1 - math.Pow(delta, n2-1)*(delta+n2*(1-delta))
 	}
 	if c.Sets >= 2 {
-		e := math.Pow(rho, n2)
+		e := math.Pow(delta, n2)
 		if c.Design == combin.Balanced {
 			sc.Search = math.Exp(k * math.Log1p(-e))
 		} else {
@@ -205,7 +205,7 @@ func (c Config) scoredConstants(rho float64) ScoredConstants {
 // [ScoredGradient], for the counts K' that batches hold.
 type scoredTable struct {
 	shape  planShape
-	rho    float64
+	delta  float64
 	consts ScoredConstants
 	fam    combin.Family
 	ks     []int
@@ -236,16 +236,16 @@ func (t *scoredTable) m(c *Config, k int) (float64, error) {
 // output of a set of S scored outputs, 1/(K (S - 1) Aggregation) within
 // the set or 1/(K S Aggregation) leave one out when S >= 2, and 0
 // otherwise.
-func (c *Config) scoredUpdate(update []float64, t *scoredTable, b *BatchCredit, in Batch, rho float64) error {
-	if err := checkMissingRate(rho); err != nil {
+func (c *Config) scoredUpdate(update []float64, t *scoredTable, b *BatchCredit, in Batch, delta float64) error {
+	if err := checkMissingRate(delta); err != nil {
 		return err
 	}
-	if t.shape != c.planShape() || t.rho != rho || t.ks == nil {
+	if t.shape != c.planShape() || t.delta != delta || t.ks == nil {
 		fam, err := c.validFamily()
 		if err != nil {
 			return err
 		}
-		*t = scoredTable{shape: c.planShape(), rho: rho, consts: c.scoredConstants(rho), fam: fam, ks: t.ks[:0], ms: t.ms[:0]}
+		*t = scoredTable{shape: c.planShape(), delta: delta, consts: c.scoredConstants(delta), fam: fam, ks: t.ks[:0], ms: t.ms[:0]}
 	}
 	k, n2 := c.Sets, c.AggregationsPerSet
 	p := b.Problems

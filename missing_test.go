@@ -290,11 +290,11 @@ func expectMissing(t *testing.T, c Config, opts []LossOptions) []missingExpectat
 	return out
 }
 
-// missingConstants returns, exactly, for c and rho: E[M(K')] (uniform
+// missingConstants returns, exactly, for c and delta: E[M(K')] (uniform
 // design), K E[(S-1)+] or K E[S; S >= 2], P(K' >= 2) and P(S >= 2), from
-// the distributions of S ~ Binomial(N2, 1 - rho) and K' ~ Binomial(K,
-// 1 - rho^N2) summed term by term (not the closed forms of missing.go).
-func missingConstants(t *testing.T, c Config, rho *big.Rat) (em, ka, pk, ps *big.Rat) {
+// the distributions of S ~ Binomial(N2, 1 - delta) and K' ~ Binomial(K,
+// 1 - delta^N2) summed term by term (not the closed forms of missing.go).
+func missingConstants(t *testing.T, c Config, delta *big.Rat) (em, ka, pk, ps *big.Rat) {
 	k, n2 := c.Sets, c.AggregationsPerSet
 	one := big.NewRat(1, 1)
 	binom := func(n, j int, p *big.Rat) *big.Rat { // P(Binomial(n, p) = j)
@@ -302,7 +302,7 @@ func missingConstants(t *testing.T, c Config, rho *big.Rat) (em, ka, pk, ps *big
 		v.Mul(v, ratPow(p, j))
 		return v.Mul(v, ratPow(new(big.Rat).Sub(one, p), n-j))
 	}
-	keep := new(big.Rat).Sub(one, rho)
+	keep := new(big.Rat).Sub(one, delta)
 	ea, ps := new(big.Rat), new(big.Rat)
 	for s := 2; s <= n2; s++ {
 		p := binom(n2, s, keep)
@@ -314,7 +314,7 @@ func missingConstants(t *testing.T, c Config, rho *big.Rat) (em, ka, pk, ps *big
 		ea.Add(ea, new(big.Rat).Mul(p, big.NewRat(a, 1)))
 	}
 	ka = ea.Mul(ea, big.NewRat(int64(k), 1))
-	kept := new(big.Rat).Sub(one, ratPow(rho, n2))
+	kept := new(big.Rat).Sub(one, ratPow(delta, n2))
 	em, pk = new(big.Rat), new(big.Rat)
 	for kk := 2; kk <= k; kk++ {
 		ck := c
@@ -353,7 +353,7 @@ func closeRat(got, want *big.Rat) bool {
 // (MissingRate 0) gives E[M(K')]/M and E[(S-1)+]/(N2-1) (E[S; S >= 2]/N2),
 // not 1; ScoredGradient with MissingRate 0 gives P(K' >= 2) and P(S >= 2).
 func TestMissingOutputsByEnumeration(t *testing.T) {
-	rho := big.NewRat(1, 4)
+	delta := big.NewRat(1, 4)
 	opts := []LossOptions{
 		{Update: ScoredGradient, MissingRate: 0.25},
 		{Update: JointGradient, MissingRate: 0.25},
@@ -367,7 +367,7 @@ func TestMissingOutputsByEnumeration(t *testing.T) {
 			c := Config{SearchTraces: shape[0], SetSize: shape[1], Sets: shape[2], AggregationsPerSet: shape[3], AggregationBaseline: base}
 			t.Run(fmt.Sprintf("%d/%d/%d/%d/%v", shape[0], shape[1], shape[2], shape[3], base), func(t *testing.T) {
 				gs, ga := missingToy{n: c.SetSize}.grads()
-				em, ka, pk, ps := missingConstants(t, c, rho)
+				em, ka, pk, ps := missingConstants(t, c, delta)
 				m, err := c.M()
 				if err != nil {
 					t.Fatal(err)
@@ -400,7 +400,7 @@ func TestMissingOutputsByEnumeration(t *testing.T) {
 							opt.Update, opt.MissingRate, rs.FloatString(12), ra.FloatString(12), want[i][0].RatString(), want[i][1].RatString())
 					}
 				}
-				t.Logf("rho = 1/4: paper's update weights %s (M = %s) and %s (K a = %d); today's JointGradient %s and %s",
+				t.Logf("delta = 1/4: paper's update weights %s (M = %s) and %s (K a = %d); today's JointGradient %s and %s",
 					em.RatString(), m.RatString(), ka.RatString(), int64(c.Sets)*a, new(big.Rat).Quo(em, m).RatString(), today.RatString())
 			})
 		}
@@ -422,7 +422,7 @@ func TestMissingOutputsMonteCarlo(t *testing.T) {
 		problems = 1_000_000
 	}
 	const batch = 500
-	rho := big.NewRat(1, 4)
+	delta := big.NewRat(1, 4)
 	toy := missingToy{n: 4}
 	gs, ga := toy.grads()
 	gsf, _ := gs.Float64()
@@ -434,7 +434,7 @@ func TestMissingOutputsMonteCarlo(t *testing.T) {
 			opts := []LossOptions{{Update: ScoredGradient, MissingRate: 0.25}}
 			want := [][2]float64{{1, 1}}
 			if design == combin.Uniform {
-				em, ka, _, _ := missingConstants(t, c, rho)
+				em, ka, _, _ := missingConstants(t, c, delta)
 				m, _ := c.M()
 				a := int64(c.AggregationsPerSet - 1)
 				if base == LeaveOneOut {
@@ -580,10 +580,10 @@ func TestScoredGradientWithoutMissing(t *testing.T) {
 				}
 			}
 		}
-		for _, rho := range []float64{-0.1, 1, math.NaN(), math.Inf(1)} {
-			err := c.LossCoefficients(&scored, &b, in, LossOptions{Update: ScoredGradient, MissingRate: rho})
+		for _, delta := range []float64{-0.1, 1, math.NaN(), math.Inf(1)} {
+			err := c.LossCoefficients(&scored, &b, in, LossOptions{Update: ScoredGradient, MissingRate: delta})
 			if e, ok := errors.AsType[*InputError](err); !ok || e.Field != "LossOptions.MissingRate" {
-				t.Errorf("MissingRate %v: %v, want an *InputError about LossOptions.MissingRate", rho, err)
+				t.Errorf("MissingRate %v: %v, want an *InputError about LossOptions.MissingRate", delta, err)
 			}
 		}
 	}
@@ -598,8 +598,8 @@ func TestScoredGradientWithoutMissing(t *testing.T) {
 }
 
 // TestRoleWeightsMissingRate: the expected-count weights at the paper's
-// configuration for rho = 1/4 are E[M(K')] and K E[(S-1)+] = 12 - 4 + 1/64
-// ... summed term by term (missingConstants), exactly; rho = 0 gives
+// configuration for delta = 1/4 are E[M(K')] and K E[(S-1)+] = 12 - 4 + 1/64
+// ... summed term by term (missingConstants), exactly; delta = 0 gives
 // today's weights; and a large K has float weights only.
 func TestRoleWeightsMissingRate(t *testing.T) {
 	for _, base := range []AggregationBaseline{WithinSet, LeaveOneOut} {

@@ -74,13 +74,13 @@ type RoleWeights struct {
 // update exact per batch instead. At the paper's configuration (WithinSet,
 // sum) the weights are 1365/1541 ~ 0.886 and 12.
 //
-// With opt.MissingRate = rho > 0 (each aggregation output missing with
-// probability rho, independently of its content) the weights are the
+// With opt.MissingRate = delta > 0 (each aggregation output missing with
+// probability delta, independently of its content) the weights are the
 // expected counts (docs/findings.md#missing-outputs): Search = E[M(K')]
-// over the K' ~ Binomial(K, 1 - rho^N2) sets with a scored output, and
+// over the K' ~ Binomial(K, 1 - delta^N2) sets with a scored output, and
 // Aggregation = K E[(S-1)+] within the set or K E[S; S >= 2] leave one
-// out, S ~ Binomial(N2, 1 - rho) (81/32 and 135/32 for N1 = 2, n = 1,
-// K = 2, N2 = 3, rho = 1/4, against 4 and 6); exact for K <= 64 and
+// out, S ~ Binomial(N2, 1 - delta) (81/32 and 135/32 for N1 = 2, n = 1,
+// K = 2, N2 = 3, delta = 1/4, against 4 and 6); exact for K <= 64 and
 // K N2 <= 1024, floats up to K = 1024, and only for the uniform design and
 // the sum reductions.
 //
