@@ -248,8 +248,8 @@ func expectMissing(t *testing.T, c Config, opts []LossOptions) []missingExpectat
 					in.RewardCounts = append(in.RewardCounts, count)
 				}
 			}
-			in.SearchLengths = filled(in.SearchLengths, problems*n1, 1)
-			in.AggregationLengths = filled(in.AggregationLengths, len(in.Rewards), 1)
+			in.SearchLengths = ones(in.SearchLengths, problems*n1)
+			in.AggregationLengths = ones(in.AggregationLengths, len(in.Rewards))
 			if err := c.CreditBatch(&credit, in); err != nil {
 				t.Fatal(err)
 			}
@@ -464,7 +464,7 @@ func TestMissingOutputsMonteCarlo(t *testing.T) {
 					sumSq  = make([][2]float64, len(opts))
 				)
 				in := Batch{Plans: &plans, Rewards: make([]float64, batch*k*n2), Unscorable: make([]bool, batch*k*n2),
-					SearchLengths: filled(nil, batch*n1, 1), AggregationLengths: filled(nil, batch*k*n2, 1)}
+					SearchLengths: ones(nil, batch*n1), AggregationLengths: ones(nil, batch*k*n2)}
 				for step := range problems / batch {
 					if err := planner.PlanTo(&plans, 7, uint64(step), keys(batch)); err != nil {
 						t.Fatal(err)
@@ -630,4 +630,13 @@ func TestRoleWeightsMissingRate(t *testing.T) {
 	if w.Search != nil || math.Abs(w.SearchFloat-emf) > 1e-12*emf || math.Abs(w.AggregationFloat-kaf) > 1e-12*kaf {
 		t.Errorf("K = 100: RoleWeights %v, %v (exact %v); want %v, %v", w.SearchFloat, w.AggregationFloat, w.Search, emf, kaf)
 	}
+}
+
+// ones returns s with length n, every entry 1.
+func ones(s []int, n int) []int {
+	s = append(s[:0], make([]int, n)...)
+	for i := range s {
+		s[i] = 1
+	}
+	return s
 }
