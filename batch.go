@@ -126,6 +126,7 @@ type BatchCredit struct {
 	members []int                          // in.Plans' members, a rejected problem's cleared
 	bad     []*InputError                  // the rejected problems' errors
 	onGrid  bool                           // every plain sum of the raw rewards is exact (advantage.ScanRewards)
+	made    creditShape                    // the shape of the Config that filled it (Config.LossCoefficients compares)
 }
 
 // layoutKey is the shape of the kernel layout kept in a BatchCredit.
@@ -239,6 +240,7 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 		return err
 	}
 	dst.layout(&c, &in)
+	dst.made = c.creditShape()
 	p := dst.Problems
 
 	// 1. Rejection.
