@@ -3,6 +3,7 @@ package spiral
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"spiral/combin"
 	"spiral/loss"
@@ -188,16 +189,16 @@ func (c Config) coefficients(dst *LossCoefficients, credit *BatchCredit, search,
 	if rows.Multipliers, err = c.multipliers(dst, credit, ns, n, opt.Update); err != nil {
 		return err
 	}
-	dst.update = grow(dst.update, n)
-	dst.out = grow(dst.out, n)
-	dst.lengths = grow(dst.lengths, n)
+	dst.update = slices.Grow(dst.update[:0], n)[:n]
+	dst.out = slices.Grow(dst.out[:0], n)[:n]
+	dst.lengths = slices.Grow(dst.lengths[:0], n)[:n]
 	copy(dst.update, search)
 	copy(dst.update[ns:], aggregation)
 	copy(dst.lengths, in.SearchLengths)
 	copy(dst.lengths[ns:], in.AggregationLengths)
 	rows.Update, rows.Lengths = dst.update, dst.lengths
 	if opt.SplitRoles {
-		dst.terms = grow(dst.terms, n)
+		dst.terms = slices.Grow(dst.terms[:0], n)[:n]
 		clear(dst.terms[:ns])
 		for o := ns; o < n; o++ {
 			dst.terms[o] = 1
@@ -232,7 +233,7 @@ func (c Config) multipliers(dst *LossCoefficients, credit *BatchCredit, ns, n in
 		if err := dst.joint.compute(c); err != nil {
 			return nil, err
 		}
-		dst.mult = grow(dst.mult, n)
+		dst.mult = slices.Grow(dst.mult[:0], n)[:n]
 		fill(dst.mult[:ns], dst.joint.search)
 		fill(dst.mult[ns:], dst.joint.aggregation)
 		return dst.mult, nil
