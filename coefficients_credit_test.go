@@ -110,7 +110,7 @@ func TestAdvantageCoefficients(t *testing.T) {
 			if err := c.AdvantageCoefficients(&got, b.Search, b.Aggregation, in, opt); err != nil {
 				t.Fatal(err)
 			}
-			if !bitsEqual(got.Search, want.Search) || !bitsEqual(got.Aggregation, want.Aggregation) || got.Report != want.Report {
+			if !sameBits(got.Search, want.Search) || !sameBits(got.Aggregation, want.Aggregation) || got.Report != want.Report {
 				t.Errorf("%+v: AdvantageCoefficients differs from LossCoefficients", opt)
 			}
 		}
@@ -118,52 +118,6 @@ func TestAdvantageCoefficients(t *testing.T) {
 	err := c.AdvantageCoefficients(&LossCoefficients{}, b.Search[1:], b.Aggregation, in, LossOptions{})
 	if e, ok := errors.AsType[*InputError](err); !ok || e.Field != "search" {
 		t.Errorf("39 search advantages: %v, want an *InputError about search", err)
-	}
-}
-
-func bitsEqual(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// TestLossCoefficientsAllocs: with a reused LossCoefficients, after one
-// call for the configuration, LossCoefficients allocates nothing for every
-// update, aggregation baseline, reduction, one or two terms, design and
-// order of sets, and at a family whose M takes big.Rat long to compute.
-func TestLossCoefficientsAllocs(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates")
-	}
-	configs := []Config{
-		Paper(),
-		{SearchTraces: 8, SetSize: 4, Sets: 4, AggregationsPerSet: 4, Design: combin.Balanced},
-		{SearchTraces: 8, SetSize: 4, Sets: 4, AggregationsPerSet: 4, AggregationBaseline: LeaveOneOut},
-		{SearchTraces: 6, SetSize: 3, Sets: 5, AggregationsPerSet: 2, Ordered: true},
-		{SearchTraces: 256, SetSize: 16, Sets: 32, AggregationsPerSet: 3},
-	}
-	for _, c := range configs {
-		in, b := credited(t, c, 4, 3)
-		var dst LossCoefficients
-		for _, u := range []Update{JointGradient, PaperUpdate} {
-			for _, r := range reductions() {
-				for _, split := range []bool{false, true} {
-					opt := LossOptions{Update: u, Reduction: r, SplitRoles: split}
-					if err := c.LossCoefficients(&dst, b, in, opt); err != nil { // grows dst
-						t.Fatal(err)
-					}
-					if a := testing.AllocsPerRun(5, func() { _ = c.LossCoefficients(&dst, b, in, opt) }); a != 0 {
-						t.Errorf("%v %+v: %v allocations a call with a reused dst, want 0", c.creditShape(), opt, a)
-					}
-				}
-			}
-		}
 	}
 }
 
