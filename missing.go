@@ -229,14 +229,14 @@ func (t *scoredTable) m(c *Config, k int) (float64, error) {
 	return consts.MFloat, nil
 }
 
-// scoredUpdate writes to update (the P*N1 search traces, then the
-// outputs) the credit of b times ScoredGradient's multipliers: for a search
+// scoredMultipliers writes to mult (the P*N1 search traces, then the
+// outputs) ScoredGradient's multipliers of b's credit of in: for a search
 // trace of a problem of K' scored sets, 1/(M(K') Search) when K' >= 2 (for
 // a balanced design only when K' = K) and 0 otherwise; for an aggregation
 // output of a set of S scored outputs, 1/(K (S - 1) Aggregation) within
 // the set or 1/(K S Aggregation) leave one out when S >= 2, and 0
 // otherwise.
-func (c *Config) scoredUpdate(update []float64, t *scoredTable, b *BatchCredit, in Batch, delta float64) error {
+func (c *Config) scoredMultipliers(mult []float64, t *scoredTable, b *BatchCredit, in *Batch, delta float64) error {
 	if err := checkMissingRate(delta); err != nil {
 		return err
 	}
@@ -247,12 +247,9 @@ func (c *Config) scoredUpdate(update []float64, t *scoredTable, b *BatchCredit, 
 		}
 		*t = scoredTable{shape: c.planShape(), delta: delta, consts: c.scoredConstants(delta), fam: fam, ks: t.ks[:0], ms: t.ms[:0]}
 	}
-	k, n2 := c.Sets, c.AggregationsPerSet
-	p := b.Problems
-	if in.RewardCounts != nil {
-		if len(in.RewardCounts) != p*k {
-			return fmt.Errorf("spiral: len(Batch.RewardCounts) = %d, want P*K = %d*%d", len(in.RewardCounts), p, k)
-		}
+	k, n2, p := c.Sets, c.AggregationsPerSet, b.Problems
+	if in.RewardCounts != nil && len(in.RewardCounts) != p*k {
+		return argumentError("Batch.RewardCounts", float64(len(in.RewardCounts)), "len(RewardCounts) = %d, want P*K = %d*%d, the credit's", len(in.RewardCounts), p, k)
 	}
 	ns := p * c.SearchTraces
 	agg := 1 / (float64(k) * t.consts.Aggregation)
@@ -267,17 +264,15 @@ func (c *Config) scoredUpdate(update []float64, t *scoredTable, b *BatchCredit, 
 				ms = 1 / (m * t.consts.Search)
 			}
 		}
-		for y := sp.Trace; y < sp.Trace+sp.Traces; y++ {
-			update[y] = b.Search[y] * ms
-		}
+		fill(mult[sp.Trace:sp.Trace+sp.Traces], ms)
 		o := sp.Reward
 		for s := sp.Set; s < sp.Set+sp.Sets; s++ {
 			count := n2
 			if in.RewardCounts != nil {
 				count = in.RewardCounts[s]
 			}
-			if o+count > len(b.Aggregation) {
-				return fmt.Errorf("spiral: Batch.RewardCounts hold more outputs than the %d credited", len(b.Aggregation))
+			if count < 0 || o+count > sp.Reward+sp.Rewards {
+				return argumentError("Batch.RewardCounts", float64(count), "the counts of problem %d hold more outputs than the %d credited", q, sp.Rewards)
 			}
 			ma := 0.0
 			if scored := b.ScoredOutputs[s]; scored >= 2 && t.consts.Aggregation > 0 {
@@ -287,9 +282,7 @@ func (c *Config) scoredUpdate(update []float64, t *scoredTable, b *BatchCredit, 
 				}
 				ma = agg / float64(a)
 			}
-			for j := o; j < o+count; j++ {
-				update[ns+j] = b.Aggregation[j] * ma
-			}
+			fill(mult[ns+o:ns+o+count], ma)
 			o += count
 		}
 	}
