@@ -27,12 +27,18 @@ const (
 	// baseline stays the group's own (TRL's scale_rewards="batch", LitePPO's
 	// "group mean, batch std").
 	ScaleBatch
+	// ScaleOthers divides row i's centred reward by the standard deviation
+	// of the group's other scored rewards about their own mean, plus
+	// Epsilon, and leaves it undivided where that deviation is 0 (the
+	// others all equal) or undefined: NeMo-RL's normalize_rewards with its
+	// leave-one-out baseline (see group_others.go).
+	ScaleOthers
 )
 
-var scaleText = [...]string{ScaleNone: "none", ScaleGroup: "group", ScaleBatch: "batch"}
+var scaleText = [...]string{ScaleNone: "none", ScaleGroup: "group", ScaleBatch: "batch", ScaleOthers: "others"}
 
-// String returns "none", "group" or "batch", or "Scale(v)" for an undefined
-// value.
+// String returns "none", "group", "batch" or "others", or "Scale(v)" for an
+// undefined value.
 func (s Scale) String() string {
 	if s >= 0 && int(s) < len(scaleText) {
 		return scaleText[s]
@@ -40,17 +46,17 @@ func (s Scale) String() string {
 	return fmt.Sprintf("Scale(%d)", int(s))
 }
 
-// MarshalText encodes s as "none", "group" or "batch"; an undefined value is
-// an error.
+// MarshalText encodes s as "none", "group", "batch" or "others"; an
+// undefined value is an error.
 func (s Scale) MarshalText() ([]byte, error) {
 	if s >= 0 && int(s) < len(scaleText) {
 		return []byte(scaleText[s]), nil
 	}
-	return nil, fmt.Errorf("advantage: scale = %d is not ScaleNone, ScaleGroup or ScaleBatch", int(s))
+	return nil, fmt.Errorf("advantage: scale = %d is not ScaleNone, ScaleGroup, ScaleBatch or ScaleOthers", int(s))
 }
 
-// UnmarshalText decodes "none", "group" or "batch"; anything else is an error
-// naming the text.
+// UnmarshalText decodes "none", "group", "batch" or "others"; anything else
+// is an error naming the text.
 func (s *Scale) UnmarshalText(text []byte) error {
 	for v, t := range scaleText {
 		if string(text) == t {
@@ -58,7 +64,7 @@ func (s *Scale) UnmarshalText(text []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("advantage: scale = %q, want \"none\", \"group\" or \"batch\"", text)
+	return fmt.Errorf("advantage: scale = %q, want \"none\", \"group\", \"batch\" or \"others\"", text)
 }
 
 // GroupOptions selects a member of the GRPO family for [GroupRelative]. The
@@ -183,11 +189,14 @@ func (opt GroupOptions) Validate() error {
 	bad := func(field string, v float64, err error) error {
 		return &InputError{Field: field, Problem: -1, Set: -1, Output: -1, Value: v, Err: err}
 	}
-	if opt.Scale < ScaleNone || opt.Scale > ScaleBatch {
-		return bad("Scale", float64(opt.Scale), fmt.Errorf("%d is not ScaleNone, ScaleGroup or ScaleBatch", int(opt.Scale)))
+	if opt.Scale < ScaleNone || opt.Scale > ScaleOthers {
+		return bad("Scale", float64(opt.Scale), fmt.Errorf("%d is not ScaleNone, ScaleGroup, ScaleBatch or ScaleOthers", int(opt.Scale)))
 	}
 	if math.IsNaN(opt.Epsilon) || math.IsInf(opt.Epsilon, 0) || opt.Epsilon < 0 {
 		return bad("Epsilon", opt.Epsilon, fmt.Errorf("%v, want finite and >= 0", opt.Epsilon))
+	}
+	if err := opt.validateOthers(); err != nil {
+		return err
 	}
 	if opt.Best && (opt.LeaveOneOut || opt.Scale == ScaleBatch) {
 		return bad("Best", 1, fmt.Errorf("with LeaveOneOut = %v and Scale = %v: needs Scale none or group and no LeaveOneOut", opt.LeaveOneOut, opt.Scale))
@@ -238,6 +247,7 @@ const maxGroupRows = combin.MaxSize
 //	A_i = r_i - m                       ScaleNone (Dr. GRPO)
 //	A_i = (G/(G-1)) (r_i - m)           ScaleNone, LeaveOneOut (RLOO)
 //	A_i = (r_i - m) / (s + Epsilon)     ScaleGroup (GRPO), ScaleBatch
+//	A_i = (r_i - m) / (s_-i + Epsilon)  ScaleOthers, where s_-i > 0
 //
 // (LeaveOneOut with a Scale divides the RLOO value; Best gives the group's
 // best row alone r_max - r_second, divided as Scale says). Then Clip
@@ -251,8 +261,8 @@ const maxGroupRows = combin.MaxSize
 // listed in ZeroVariance; an unscorable row (see
 // [GroupOptions.NaNUnscorable]) gets 0. Every advantage is finite: with a
 // Scale its magnitude is at most 2 sqrt(n), n the number of scored rewards
-// the standard deviation is taken over, and without one at most
-// 2 [MaxAbsReward].
+// the standard deviation is taken over, with ScaleOthers at most
+// 4 [MaxAbsReward]/Epsilon, and without one at most 2 [MaxAbsReward].
 //
 // Rewards are converted to float64 and results rounded to F when stored.
 // The mean is SPIRAL's set mean (a compensated sum, the mean kept as a
@@ -418,7 +428,7 @@ func groupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 	// Passes 2 and 3: the largest deviation, rounded up to a power of two
 	// 2^e, and the compensated sum of squares of the deviations times 2^-e.
 	switch opt.Scale {
-	case ScaleGroup:
+	case ScaleGroup, ScaleOthers:
 		for i, x := range rewards {
 			if scored(x) {
 				st := &gs[group[i]]
@@ -455,6 +465,10 @@ func groupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 
 	rep := groupReport(ids, group, gs)
 	rep.Unscorable = unscorable
+	var others []othersRange
+	if opt.Scale == ScaleOthers {
+		others = othersRanges(rewards, group, groups)
+	}
 
 	// Pass 4: the advantages, into dst or, to be whitened, into vals (NaN
 	// for a row without a defined advantage).
@@ -490,8 +504,10 @@ func groupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 			a = st.divide(st.dev(float64(x)), st.lifted())
 		case opt.Scale == ScaleBatch:
 			a = batch.divide(st.dev(float64(x)), st.lifted())
+		case opt.Scale == ScaleOthers:
+			a = st.advantageOthers(&others[group[i]], float64(x), opt)
 		}
-		if opt.LeaveOneOut {
+		if opt.LeaveOneOut && opt.Scale != ScaleOthers {
 			a *= float64(n) / float64(n-1)
 		}
 		if opt.Clip.Enabled() {
