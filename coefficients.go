@@ -3,6 +3,7 @@ package spiral
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"spiral/loss"
 )
@@ -118,9 +119,9 @@ func (c Config) LossCoefficients(dst *LossCoefficients, b *BatchCredit, in Batch
 		return fmt.Errorf("spiral: len(Batch.AggregationLengths) = %d, want the %d aggregation outputs credited (the loss reads every length)", len(in.AggregationLengths), na)
 	}
 	n := ns + na
-	dst.update = grow(dst.update, n)
-	dst.out = grow(dst.out, n)
-	dst.lengths = grow(dst.lengths, n)
+	dst.update = slices.Grow(dst.update[:0], n)[:n]
+	dst.out = slices.Grow(dst.out[:0], n)[:n]
+	dst.lengths = slices.Grow(dst.lengths[:0], n)[:n]
 	for y, a := range b.Search {
 		dst.update[y] = a * ms
 	}
@@ -131,7 +132,7 @@ func (c Config) LossCoefficients(dst *LossCoefficients, b *BatchCredit, in Batch
 	copy(dst.lengths[ns:], in.AggregationLengths)
 	rows := loss.Rows{Update: dst.update, Lengths: dst.lengths}
 	if opt.SplitRoles {
-		dst.terms = grow(dst.terms, n)
+		dst.terms = slices.Grow(dst.terms[:0], n)[:n]
 		for o := range dst.terms {
 			dst.terms[o] = 0
 			if o >= ns {

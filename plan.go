@@ -3,6 +3,7 @@ package spiral
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"spiral/advantage"
 	"spiral/combin"
@@ -170,7 +171,7 @@ func (p *Planner) PlanTo(dst *Plans, seed, step uint64, keys []uint64) error {
 			Err: fmt.Errorf("len(keys) = %d problems of K*n = %d members: more than combin.MaxSize = %d members (at most %d problems)",
 				len(keys), size, combin.MaxSize, combin.MaxSize/size)}).In("spiral", "keys")
 	}
-	dst.members = grow(dst.members, len(keys)*size)
+	dst.members = slices.Grow(dst.members[:0], len(keys)*size)[:len(keys)*size]
 	dst.shape, dst.bad = p.shape, dst.bad[:0]
 	n := p.c.SetSize
 	for q, key := range keys {
@@ -234,7 +235,7 @@ func (c Config) CheckPlans(dst *Plans, members []int) error {
 		}
 		return (&InputError{Field: "members", Problem: -1, Set: -1, Output: -1, Value: float64(len(members)), Err: why}).In("spiral", "members")
 	}
-	dst.members = grow(dst.members, len(members))
+	dst.members = slices.Grow(dst.members[:0], len(members))[:len(members)]
 	copy(dst.members, members)
 	dst.shape, dst.bad = c.planShape(), dst.bad[:0]
 	var sc setScratch
@@ -301,7 +302,7 @@ type setScratch struct {
 // names the set and member (Problem -1, Field "members").
 func (c *Config) checkSets(flat []int, sc *setScratch) *InputError {
 	if len(sc.sizes) != c.Sets || c.Sets > 0 && sc.sizes[0] != c.SetSize {
-		sc.sizes = grow(sc.sizes, c.Sets)
+		sc.sizes = slices.Grow(sc.sizes[:0], c.Sets)[:c.Sets]
 		for i := range sc.sizes {
 			sc.sizes[i] = c.SetSize
 		}
@@ -327,7 +328,7 @@ func (c *Config) checkSets(flat []int, sc *setScratch) *InputError {
 // times when n1 divides len(flat), as a Balanced design does. It counts in
 // sc.counts and skips indices out of range, which the set check reports.
 func balanceError(n1 int, flat []int, sc *setScratch) *InputError {
-	sc.counts = grow(sc.counts, n1)
+	sc.counts = slices.Grow(sc.counts[:0], n1)[:n1]
 	cnt := sc.counts
 	clear(cnt)
 	for _, y := range flat {
@@ -347,12 +348,4 @@ func balanceError(n1 int, flat []int, sc *setScratch) *InputError {
 		}
 	}
 	return nil
-}
-
-// grow returns s with length n, reusing its array when it is large enough.
-func grow[T any](s []T, n int) []T {
-	if cap(s) >= n {
-		return s[:n]
-	}
-	return make([]T, n)
 }

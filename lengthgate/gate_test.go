@@ -491,45 +491,6 @@ func TestMassRemovedFinite(t *testing.T) {
 	}
 }
 
-// TestApplyCheckedIsApply: on inputs that pass Apply's checks, ApplyChecked
-// gives the same advantages, bit for bit, and the same report.
-func TestApplyCheckedIsApply(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		g, before, lengths := drawCase(t)
-		want := slices.Clone(before)
-		rw, err := g.Apply(want, lengths)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := slices.Clone(before)
-		if rg := g.ApplyChecked(got, lengths); rg != rw {
-			t.Fatalf("ApplyChecked report %+v, Apply %+v", rg, rw)
-		}
-		for i := range got {
-			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
-				t.Fatalf("adv[%d] = %v: ApplyChecked %v, Apply %v", i, before[i], got[i], want[i])
-			}
-		}
-	})
-}
-
-// TestApplyCheckedUnchecked: on inputs Apply rejects, ApplyChecked applies
-// Eq. 8 entry by entry as documented: a negative length is below the
-// target, a NaN or -Inf is not positive and passes, +Inf above the target
-// is gated.
-func TestApplyCheckedUnchecked(t *testing.T) {
-	g := Gate{Target: 10}
-	adv := []float64{1, math.NaN(), math.Inf(-1), math.Inf(1), 2}
-	lengths := []int{-5, 20, 20, 20, math.MinInt}
-	r := g.ApplyChecked(adv, lengths)
-	if adv[0] != 1 || !math.IsNaN(adv[1]) || !math.IsInf(adv[2], -1) || adv[3] != 0 || adv[4] != 2 {
-		t.Errorf("advantages %v", adv)
-	}
-	if want := (Report{Outputs: 5, Positive: 3, Gated: 1, MassRemoved: math.MaxFloat64}); r != want {
-		t.Errorf("report %+v, want %+v", r, want)
-	}
-}
-
 // sameReport reports whether a and b have the same exported fields.
 func sameReport(a, b Report) bool { return a.String() == b.String() }
 
