@@ -40,6 +40,7 @@ var abiStructs = []struct {
 	{"spiral_loss_report", reflect.TypeFor[C.spiral_loss_report]()},
 	{"spiral_group_report", reflect.TypeFor[C.spiral_group_report]()},
 	{"spiral_error_item", reflect.TypeFor[C.spiral_error_item]()},
+	{"spiral_part_in", reflect.TypeFor[C.spiral_part_in]()},
 }
 
 // spiral_abi_layout writes the layout the C compiler gave the structures of
