@@ -48,6 +48,12 @@
 //
 // # Group baselines
 //
+// The group baselines and SPIRAL's credit share only the reward check and
+// [InputError]; each reads alone (batch.go and credit.go hold SPIRAL's
+// credit, whose kernel is internal/credit; group.go, group_preset.go and
+// group_range.go the baselines, group.go's GroupRelative one pass over the
+// rows after one function per Scale, and whiten).
+//
 // [GroupRelative] centres rewards within groups given by an id per row, in
 // any order (verl's layout), optionally dividing by the group's standard
 // deviation (GRPO) or using a leave-one-out baseline (RLOO); see

@@ -324,88 +324,135 @@ func GroupRelativeTokens[F constraints.Float, ID comparable](dst, rewards []F, i
 }
 
 func groupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []ID, lengths []int, opt GroupOptions) (GroupReport[ID], error) {
-	if len(ids) != len(rewards) {
-		return GroupReport[ID]{}, fmt.Errorf("advantage: len(ids) = %d, want len(rewards) = %d", len(ids), len(rewards))
-	}
-	if err := opt.Validate(); err != nil {
+	unscorable, err := checkGroupInput(rewards, ids, opt)
+	if err != nil {
 		return GroupReport[ID]{}, err
 	}
+	if len(dst) != len(rewards) {
+		panic(fmt.Sprintf("advantage: len(dst) = %d, want len(rewards) = %d", len(dst), len(rewards)))
+	}
+	group, groups := numberGroups(ids)
+	gs := make([]groupStats, groups)
+	var batch groupStats // every scored reward, with ScaleBatch
+	sumGroups(gs, &batch, rewards, group, opt)
+	switch opt.Scale {
+	case ScaleGroup:
+		scaleGroups(gs, rewards, group, opt)
+	case ScaleBatch:
+		scaleBatch(&batch, rewards, opt)
+	}
+	rep := groupReport(ids, group, gs)
+	rep.Unscorable = unscorable
+
+	// The advantages, into dst or, to be whitened, into vals (NaN for a
+	// row without a defined advantage: unscorable, or in a group of fewer
+	// than two scored rows).
+	var vals []float64
+	if opt.Whiten != WhitenNone {
+		vals = make([]float64, len(rewards))
+	}
+	for i, x := range rewards {
+		st := &gs[group[i]]
+		defined := x == x && st.raw.n >= 2
+		a := 0.0
+		if defined && st.raw.mixed {
+			a = opt.advantage(st, &batch, i, float64(x))
+		}
+		switch {
+		case vals == nil:
+			dst[i] = F(a)
+		case defined:
+			vals[i] = a
+		default:
+			vals[i] = math.NaN()
+		}
+	}
+	if vals != nil {
+		if opt.Whiten == WhitenTRL {
+			lengths = nil // TRL whitens rows, whatever their lengths
+		}
+		whiten(dst, vals, lengths, opt.Whiten)
+	}
+	return rep, nil
+}
+
+// checkGroupInput checks GroupRelative's arguments other than dst and
+// returns the number of rows NaNUnscorable marks unscorable.
+func checkGroupInput[F constraints.Float, ID comparable](rewards []F, ids []ID, opt GroupOptions) (unscorable int, err error) {
+	if len(ids) != len(rewards) {
+		return 0, &InputError{Field: "ids", Problem: -1, Set: -1, Output: -1, Value: float64(len(ids)),
+			Err: fmt.Errorf("len(ids) = %d, want len(rewards) = %d", len(ids), len(rewards))}
+	}
+	if err := opt.Validate(); err != nil {
+		return 0, err
+	}
 	if len(rewards) > maxGroupRows {
-		return GroupReport[ID]{}, &InputError{Field: "rewards", Problem: -1, Set: -1, Output: -1, Value: float64(len(rewards)),
+		return 0, &InputError{Field: "rewards", Problem: -1, Set: -1, Output: -1, Value: float64(len(rewards)),
 			Err: fmt.Errorf("len(rewards) = %d > combin.MaxSize = %d rows", len(rewards), maxGroupRows)}
 	}
-	unscorable := 0
 	for i, x := range rewards {
 		if x != x && opt.NaNUnscorable {
 			unscorable++
 			continue
 		}
 		if err := checkReward(float64(x)); err != nil {
-			return GroupReport[ID]{}, &InputError{Field: "rewards", Problem: -1, Set: -1, Output: i, Value: float64(x),
+			return 0, &InputError{Field: "rewards", Problem: -1, Set: -1, Output: i, Value: float64(x),
 				Err: fmt.Errorf("group %v: %w", ids[i], err)}
 		}
 	}
+	// An id whose dynamic value is a slice, map or function cannot be
+	// hashed (numberGroups).
 	if !strictlyComparable(reflect.TypeFor[ID]()) {
 		for i := range ids {
 			if !reflect.ValueOf(&ids[i]).Elem().Comparable() {
-				return GroupReport[ID]{}, &InputError{Field: "ids", Problem: -1, Set: -1, Output: i,
+				return 0, &InputError{Field: "ids", Problem: -1, Set: -1, Output: i,
 					Err: fmt.Errorf("id of type %T cannot be compared or hashed", ids[i])}
 			}
 		}
 	}
-	if len(dst) != len(rewards) {
-		panic(fmt.Sprintf("advantage: len(dst) = %d, want len(rewards) = %d", len(dst), len(rewards)))
-	}
+	return unscorable, nil
+}
 
-	group, groups := numberGroups(ids)
-	gs := make([]groupStats, groups)
-	scored := func(x F) bool { return x == x } // NaN only under NaNUnscorable
+// sumGroups is the first pass: the compensated sum of each group's scored
+// rewards (and, with ScaleBatch, of every scored reward), with a Scale
+// their largest magnitude, and with Best each group's two largest. With a
+// Scale, a group whose rewards are all below 2^-900 in magnitude is summed
+// again times 2^1000 (exactly), so that its mean and deviations keep their
+// precision where they would be subnormal. It leaves each mean as a pair.
+func sumGroups[F constraints.Float](gs []groupStats, batch *groupStats, rewards []F, group []int32, opt GroupOptions) {
 	scaled := opt.Scale != ScaleNone
-
-	// Pass 1: the sum of each group (and of the batch), compensated, and
-	// with a Scale the largest magnitude.
-	var batch groupStats
 	for i, x := range rewards {
-		if scored(x) {
-			st := &gs[group[i]]
-			if opt.Best {
-				switch r := float64(x); {
-				case st.raw.n == 0:
-					st.best, st.second, st.bestRow = r, math.Inf(-1), int32(i)
-				case r > st.best:
-					st.best, st.second, st.bestRow = r, st.best, int32(i)
-				case r > st.second:
-					st.second = r
-				}
-			}
-			st.raw.add(float64(x))
-			if scaled {
-				st.top = max(st.top, math.Abs(float64(x)))
-			}
-			if opt.Scale == ScaleBatch {
-				batch.raw.add(float64(x))
-				batch.top = max(batch.top, math.Abs(float64(x)))
-			}
+		if x != x {
+			continue // unscorable
+		}
+		st, r := &gs[group[i]], float64(x)
+		if opt.Best {
+			st.rank(r, i)
+		}
+		st.raw.add(r)
+		if scaled {
+			st.top = max(st.top, math.Abs(r))
+		}
+		if opt.Scale == ScaleBatch {
+			batch.raw.add(r)
+			batch.top = max(batch.top, math.Abs(r))
 		}
 	}
 	if scaled {
-		// A group whose rewards are all below 2^-900 in magnitude is summed
-		// again times 2^1000 (exactly), so that its mean and deviations
-		// keep their precision where they would be subnormal.
 		again := false
 		for g := range gs {
 			again = gs[g].lift() || again
 		}
 		if batch.lift() {
 			for _, x := range rewards {
-				if scored(x) {
+				if x == x {
 					batch.raw.add(float64(x) * up)
 				}
 			}
 		}
 		if again {
 			for i, x := range rewards {
-				if st := &gs[group[i]]; scored(x) && st.up != 0 {
+				if st := &gs[group[i]]; x == x && st.up != 0 {
 					st.raw.add(float64(x) * up)
 				}
 			}
@@ -415,101 +462,78 @@ func groupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 		gs[g].m0, gs[g].c = gs[g].raw.pair()
 	}
 	batch.m0, batch.c = batch.raw.pair()
-	// Passes 2 and 3: the largest deviation, rounded up to a power of two
-	// 2^e, and the compensated sum of squares of the deviations times 2^-e.
-	switch opt.Scale {
-	case ScaleGroup:
-		for i, x := range rewards {
-			if scored(x) {
-				st := &gs[group[i]]
-				st.scale = max(st.scale, math.Abs(st.dev(float64(x))))
-			}
+}
+
+// scaleGroups sets each group's standard deviation (ScaleGroup): the
+// largest deviation rounded up to a power of two 2^e, then the
+// compensated sum of squares of the deviations times 2^-e.
+func scaleGroups[F constraints.Float](gs []groupStats, rewards []F, group []int32, opt GroupOptions) {
+	for i, x := range rewards {
+		if x == x {
+			st := &gs[group[i]]
+			st.scale = max(st.scale, math.Abs(st.dev(float64(x))))
 		}
-		for g := range gs {
-			gs[g].power()
-		}
-		for i, x := range rewards {
-			if st := &gs[group[i]]; scored(x) && st.inv > 0 {
-				st.square(st.dev(float64(x)))
-			}
-		}
-		for g := range gs {
-			gs[g].spread(opt)
-		}
-	case ScaleBatch:
-		for _, x := range rewards {
-			if scored(x) {
-				batch.scale = max(batch.scale, math.Abs(batch.dev(float64(x))))
-			}
-		}
-		batch.power()
-		if batch.inv > 0 {
-			for _, x := range rewards {
-				if scored(x) {
-					batch.square(batch.dev(float64(x)))
-				}
-			}
-		}
-		batch.spread(opt)
 	}
-
-	rep := groupReport(ids, group, gs)
-	rep.Unscorable = unscorable
-
-	// Pass 4: the advantages, into dst or, to be whitened, into vals (NaN
-	// for a row without a defined advantage).
-	var vals []float64
-	if opt.Whiten != WhitenNone {
-		vals = make([]float64, len(rewards))
+	for g := range gs {
+		gs[g].power()
 	}
 	for i, x := range rewards {
-		st := &gs[group[i]]
+		if st := &gs[group[i]]; x == x && st.inv > 0 {
+			st.square(st.dev(float64(x)))
+		}
+	}
+	for g := range gs {
+		gs[g].spread(opt)
+	}
+}
+
+// scaleBatch sets the batch's standard deviation about its own mean
+// (ScaleBatch), as scaleGroups does for a group.
+func scaleBatch[F constraints.Float](batch *groupStats, rewards []F, opt GroupOptions) {
+	for _, x := range rewards {
+		if x == x {
+			batch.scale = max(batch.scale, math.Abs(batch.dev(float64(x))))
+		}
+	}
+	batch.power()
+	if batch.inv > 0 {
+		for _, x := range rewards {
+			if x == x {
+				batch.square(batch.dev(float64(x)))
+			}
+		}
+	}
+	batch.spread(opt)
+}
+
+// advantage returns the advantage of row i, of scored reward x, in the
+// group st of two or more rewards that are not all equal: the baseline
+// (Best, LeaveOneOut), the Scale, then Clip.
+func (opt GroupOptions) advantage(st, batch *groupStats, i int, x float64) float64 {
+	var a float64
+	switch {
+	case opt.Best:
+		if int(st.bestRow) == i {
+			a = st.best - st.second // exact when within a factor 2
+			if opt.Scale == ScaleGroup {
+				a = st.divide(a*st.lifted(), st.lifted())
+			}
+		}
+	case opt.Scale == ScaleNone:
+		a = st.centred(x)
+	case opt.Scale == ScaleGroup:
+		a = st.divide(st.dev(x), st.lifted())
+	case opt.Scale == ScaleBatch:
+		a = batch.divide(st.dev(x), st.lifted())
+	}
+	if opt.LeaveOneOut {
 		n := st.raw.n
-		if !scored(x) || n < 2 || !st.raw.mixed {
-			dst[i] = 0
-			if vals != nil {
-				vals[i] = math.NaN()
-				if scored(x) && n >= 2 {
-					vals[i] = 0 // an all-equal group: defined, 0
-				}
-			}
-			continue
-		}
-		var a float64
-		switch {
-		case opt.Best:
-			if int(st.bestRow) == i {
-				a = st.best - st.second // exact when within a factor 2
-				if opt.Scale == ScaleGroup {
-					a = st.divide(a*st.lifted(), st.lifted())
-				}
-			}
-		case opt.Scale == ScaleNone:
-			a = st.centred(float64(x))
-		case opt.Scale == ScaleGroup:
-			a = st.divide(st.dev(float64(x)), st.lifted())
-		case opt.Scale == ScaleBatch:
-			a = batch.divide(st.dev(float64(x)), st.lifted())
-		}
-		if opt.LeaveOneOut {
-			a *= float64(n) / float64(n-1)
-		}
-		if opt.Clip.Enabled() {
-			a = min(max(a, opt.Clip.Low), opt.Clip.High)
-		}
-		if vals != nil {
-			vals[i] = a
-			continue
-		}
-		dst[i] = F(a)
+		a *= float64(n) / float64(n-1)
 	}
-	if vals != nil {
-		if opt.Whiten == WhitenTRL {
-			lengths = nil // TRL whitens rows, whatever their lengths
-		}
-		whiten(dst, vals, lengths, opt.Whiten)
+	if opt.Clip.Enabled() {
+		a = min(max(a, opt.Clip.Low), opt.Clip.High)
 	}
-	return rep, nil
+	return a
 }
 
 // whiten writes (v_i - mu)/sigma to dst[i] for every defined v_i (not NaN)
@@ -590,6 +614,18 @@ type groupStats struct {
 	// (with Best), bestRow the first row holding best.
 	best, second float64
 	bestRow      int32
+}
+
+// rank records r, of row i, among the group's two largest rewards (Best).
+func (st *groupStats) rank(r float64, i int) {
+	switch {
+	case st.raw.n == 0:
+		st.best, st.second, st.bestRow = r, math.Inf(-1), int32(i)
+	case r > st.best:
+		st.best, st.second, st.bestRow = r, st.best, int32(i)
+	case r > st.second:
+		st.second = r
+	}
 }
 
 // lift marks a group whose rewards are all below tiny (and not all 0) as

@@ -489,7 +489,7 @@ func TestGroupErrors(t *testing.T) {
 		opt     GroupOptions
 		want    string
 	}{
-		{"ids short", []float64{1, 0, 1}, []string{"a", "a"}, GroupOptions{}, "advantage: len(ids) = 2, want len(rewards) = 3"},
+		{"ids short", []float64{1, 0, 1}, []string{"a", "a"}, GroupOptions{}, "advantage: ids: len(ids) = 2, want len(rewards) = 3"},
 		{"negative epsilon", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Epsilon: -1e-6}, "advantage: Epsilon: -1e-06, want finite and >= 0"},
 		{"NaN epsilon", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Epsilon: math.NaN()}, "Epsilon: NaN"},
 		{"Inf epsilon", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Epsilon: math.Inf(1)}, "Epsilon: +Inf"},
