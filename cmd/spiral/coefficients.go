@@ -13,7 +13,7 @@ import (
 // loss coefficients of Config.LossCoefficients for each line.
 type coefficients struct {
 	reduction, update string
-	split             bool
+	split, given      bool // given: -coefficients was set, even to ""
 
 	on   bool
 	opt  spiral.LossOptions
@@ -22,7 +22,7 @@ type coefficients struct {
 }
 
 func (k *coefficients) flags(fs *flag.FlagSet) {
-	fs.StringVar(&k.reduction, "coefficients", "", "")
+	fs.Func("coefficients", "", func(r string) error { k.reduction, k.given = r, true; return nil })
 	fs.StringVar(&k.update, "update", "joint", "")
 	fs.BoolVar(&k.split, "split-roles", false, "")
 }
@@ -30,7 +30,7 @@ func (k *coefficients) flags(fs *flag.FlagSet) {
 // parse checks the flags and sets opt; -update and -split-roles need
 // -coefficients.
 func (k *coefficients) parse() error {
-	if k.reduction == "" {
+	if !k.given {
 		if k.update != "joint" || k.split {
 			return fmt.Errorf("-update and -split-roles need -coefficients")
 		}

@@ -86,6 +86,7 @@ func TestCreditCoefficients(t *testing.T) {
 	}{
 		{[]string{"-update", "paper"}, "-update and -split-roles need -coefficients"},
 		{[]string{"-coefficients", "mean"}, `-coefficients = "mean" is not one of "sum"`},
+		{[]string{"-coefficients", ""}, `-coefficients = "" is not one of "sum"`},
 		{[]string{"-coefficients", "sum", "-update", "plain"}, `-update = "plain", want joint or paper`},
 	} {
 		_, errOut, code := runCmd(t, "", append([]string{"credit"}, tc.args...)...)
