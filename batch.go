@@ -125,6 +125,7 @@ type BatchCredit struct {
 	rewards []float64              // the owned copy of the rewards, shaped by Config.Overlong
 	raw     credit.Output[float64] // the credit of one problem's raw rewards (rawZero)
 	bad     []*InputError          // the rejected problems' errors
+	made    creditShape            // the shape of the Config that filled it (Config.LossCoefficients compares)
 }
 
 // layoutKey is the shape of the kernel layout kept in a BatchCredit.
@@ -228,6 +229,7 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 		return err
 	}
 	dst.layout(&c, &in)
+	dst.made = c.creditShape()
 	dst.reject(&c, &in)
 	dst.rewardRange(&c, &in)
 	dst.shape(&c, &in)

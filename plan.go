@@ -36,6 +36,7 @@ type Plans struct {
 	shape   planShape
 	members []int                   // problem after problem, set after set
 	bad     []*advantage.InputError // problems CheckPlans rejected, in order
+	scratch setScratch              // CheckPlans' memory
 }
 
 // Problems returns the number of problems planned: 0 for the zero value,
@@ -237,7 +238,8 @@ func (c Config) CheckPlans(dst *Plans, members []int) error {
 	if dst == nil {
 		return errNilPlans
 	}
-	if _, err := c.validFamily(); err != nil {
+	fam, err := c.validFamily()
+	if err != nil {
 		return err
 	}
 	size := c.PlanSize()
@@ -251,9 +253,8 @@ func (c Config) CheckPlans(dst *Plans, members []int) error {
 	dst.members = slices.Grow(dst.members[:0], len(members))[:len(members)]
 	copy(dst.members, members)
 	dst.shape, dst.bad = c.planShape(), dst.bad[:0]
-	var sc setScratch
 	for q := range len(members) / size {
-		if e := c.checkSets(dst.members[q*size:(q+1)*size], &sc); e != nil {
+		if e := c.checkSets(fam, dst.members[q*size:(q+1)*size], &dst.scratch); e != nil {
 			e.Problem = q
 			dst.bad = append(dst.bad, e.In("spiral", "members"))
 		}
@@ -272,7 +273,8 @@ func (c Config) CheckPlans(dst *Plans, members []int) error {
 // plan gets an *[InputError] about "Plan.Sets" naming the set and the
 // member (Problem is -1). It also returns an error if c is invalid.
 func (c Config) CheckPlan(p Plan) error {
-	if err := c.Validate(); err != nil {
+	fam, err := c.validFamily()
+	if err != nil {
 		return err
 	}
 	flat, err := c.flatten(p, "Plan.Sets")
@@ -280,7 +282,7 @@ func (c Config) CheckPlan(p Plan) error {
 		return err
 	}
 	var sc setScratch
-	if e := c.checkSets(flat, &sc); e != nil {
+	if e := c.checkSets(fam, flat, &sc); e != nil {
 		return e.In("spiral", "Plan.Sets")
 	}
 	return nil
@@ -306,21 +308,16 @@ func (c Config) flatten(p Plan, field string) ([]int, error) {
 
 // setScratch is the memory checkSets reuses.
 type setScratch struct {
-	sizes  []int // K copies of n
+	sets   combin.SetChecker
 	counts []int // appearances of each trace (Balanced design)
 }
 
-// checkSets checks one problem's K*n flat members for the valid c:
-// combin's set check, then the balance of a Balanced design. The error
-// names the set and member (Problem -1, Field "members").
-func (c *Config) checkSets(flat []int, sc *setScratch) *InputError {
-	if len(sc.sizes) != c.Sets || c.Sets > 0 && sc.sizes[0] != c.SetSize {
-		sc.sizes = slices.Grow(sc.sizes[:0], c.Sets)[:c.Sets]
-		for i := range sc.sizes {
-			sc.sizes[i] = c.SetSize
-		}
-	}
-	if err := combin.CheckSets(c.SearchTraces, c.Ordered, sc.sizes, flat); err != nil {
+// checkSets checks one problem's K*n flat members for the valid c, whose
+// family is fam: combin's set check, then the balance of a Balanced
+// design. The error names the set and member (Problem -1, Field
+// "members").
+func (c *Config) checkSets(fam combin.Family, flat []int, sc *setScratch) *InputError {
+	if err := sc.sets.Check(fam, flat); err != nil {
 		e := &InputError{Field: "members", Problem: -1, Set: -1, Output: -1, Err: err}
 		if se, ok := err.(*combin.SetError); ok {
 			e.Set, e.Output = se.Set, se.Position

@@ -102,9 +102,10 @@ func ScaleOf(r Reduction, outputs, rows int64) float64 {
 // PartCoefficients returns the errors of [Coefficients] for in, and an
 // *[InputError] before writing anything if part.Scale is not in [0,
 // MaxScale] (Field "Scale"), part.Over lacks a term in.Terms names (Field
-// "Over", Row -1), or a divisor is below the part's own count, above
-// [MaxRows] sequences or 2^53 tokens (Field "Over.Sequences" or
-// "Over.Tokens", Row the term). It panics if len(dst) != len(in.Update).
+// "Over", Row -1), or a divisor r reads (Tokens for the token means,
+// Sequences for the sequence means, neither for the sums) is below the
+// part's own count, above [MaxRows] sequences or 2^53 tokens (Field
+// "Over.Sequences" or "Over.Tokens", Row the term). It panics if len(dst) != len(in.Update).
 // It allocates nothing.
 func PartCoefficients(dst []float64, in Rows, r Reduction, part Part) (Report, error) {
 	if !r.defined() {
@@ -147,17 +148,23 @@ func PartCoefficients(dst []float64, in Rows, r Reduction, part Part) (Report, e
 			return Report{}, &InputError{Field: "Over", Row: -1, Value: float64(len(part.Over)),
 				Err: fmt.Errorf("len(Over) = %d, want the %d terms Terms names", len(part.Over), terms)}
 		}
+		// Only the divisor r reads is checked and used.
+		useSeq := k != kindSum && k != kindTokens
 		for t := range terms {
 			d := part.Over[t]
-			if d.Sequences < seq[t] || d.Sequences > MaxRows {
-				return Report{}, &InputError{Field: "Over.Sequences", Row: t, Value: float64(d.Sequences),
-					Err: fmt.Errorf("outside [%d (the part's own), MaxRows = %d]", seq[t], MaxRows)}
+			if useSeq {
+				if d.Sequences < seq[t] || d.Sequences > MaxRows {
+					return Report{}, &InputError{Field: "Over.Sequences", Row: t, Value: float64(d.Sequences),
+						Err: fmt.Errorf("outside [%d (the part's own), MaxRows = %d]", seq[t], MaxRows)}
+				}
+				seq[t] = d.Sequences
+			} else if k == kindTokens {
+				if d.Tokens < tokens[t] || d.Tokens > 1<<53 {
+					return Report{}, &InputError{Field: "Over.Tokens", Row: t, Value: float64(d.Tokens),
+						Err: fmt.Errorf("outside [%d (the part's own), 2^53]", tokens[t])}
+				}
+				tokens[t] = d.Tokens
 			}
-			if d.Tokens < tokens[t] || d.Tokens > 1<<53 {
-				return Report{}, &InputError{Field: "Over.Tokens", Row: t, Value: float64(d.Tokens),
-					Err: fmt.Errorf("outside [%d (the part's own), 2^53]", tokens[t])}
-			}
-			seq[t], tokens[t] = d.Sequences, d.Tokens
 		}
 	}
 	rep.Scale = part.Scale

@@ -44,12 +44,13 @@ func spiral_loss_coefficients(cfg C.spiral_handle, reduction *C.char, n C.int64_
 	if err != nil {
 		return fail(err)
 	}
-	var b spiral.BatchCredit
 	var bin spiral.Batch
-	if b.Search, err = readFloats(nil, &in.search, "search", false); err != nil {
+	search, err := readFloats(nil, &in.search, "search", false)
+	if err != nil {
 		return fail(err)
 	}
-	if b.Aggregation, err = readFloats(nil, &in.aggregation, "aggregation", false); err != nil {
+	aggregation, err := readFloats(nil, &in.aggregation, "aggregation", false)
+	if err != nil {
 		return fail(err)
 	}
 	if bin.SearchLengths, err = readInts(nil, &in.search_lengths, "search_lengths", false); err != nil {
@@ -59,12 +60,11 @@ func spiral_loss_coefficients(cfg C.spiral_handle, reduction *C.char, n C.int64_
 		return fail(err)
 	}
 	n1 := s.cfg.SearchTraces
-	if len(b.Search)%n1 != 0 {
-		return fail(usageError("search has %d advantages, not a multiple of N1 = %d", len(b.Search), n1))
+	if len(search)%n1 != 0 {
+		return fail(usageError("search has %d advantages, not a multiple of N1 = %d", len(search), n1))
 	}
-	b.Problems = len(b.Search) / n1
 	var dst spiral.LossCoefficients
-	if err := s.cfg.LossCoefficients(&dst, &b, bin, opt); err != nil {
+	if err := s.cfg.AdvantageCoefficients(&dst, search, aggregation, bin, opt); err != nil {
 		return fail(err)
 	}
 	if err := checkOutputs(

@@ -31,7 +31,8 @@ var partArgument = map[string]string{
 // (loss.Reduction's text), scale is kappa, the same for every part of the
 // batch; in holds the outputs' updates, lengths and terms and, optionally,
 // the divisors of each term beyond the part (over_sequences and
-// over_tokens, both or neither). out is F32 or F64 of update's length; the
+// over_tokens, both or neither; the one the reduction does not read may
+// be 0). out is F32 or F64 of update's length; the
 // part's report goes to report (may be NULL). On error nothing is written.
 //
 //export spiral_part_coefficients

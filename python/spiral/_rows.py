@@ -118,8 +118,7 @@ def part_coefficients(
       ``steps_per_generation`` steps share one generation) is reduced on its
       own: no ``over_*``. ``"dapo"`` (the default) divides by
       ``num_items_in_batch``, the generation batch's tokens gathered from
-      every process: ``over_tokens=[that]`` (``over_sequences`` any count at
-      least the part's rows, unused).
+      every process: ``over_tokens=[that]``.
 
     Truncated outputs: TRL's ``mask_truncated_completions=True`` zeroes their
     mask, so pass length 0 for them (they carry nothing, and are counted in
@@ -142,7 +141,9 @@ def part_coefficients(
         The loss term of each output (two terms: search and aggregation
         outputs reduced separately); one term when omitted.
     over_sequences, over_tokens : array_like of int, one per term, optional
-        The divisors beyond the part, both or neither.
+        The divisors beyond the part: the count the sequence means divide
+        by, the tokens the token means divide by. Only the one the reduction
+        reads is needed (and checked: at least the part's own count).
 
     Returns
     -------
@@ -160,14 +161,22 @@ def part_coefficients(
         tm = _one_dim(_native.ints(terms, "terms"), "terms")
         if tm.shape != u.shape:
             raise ValueError(f"spiral: terms has shape {tm.shape}, want update's {u.shape}")
-    if (over_sequences is None) != (over_tokens is None):
-        raise ValueError("spiral: over_sequences and over_tokens go together: give both or neither")
     os_ = ot = None
-    if over_sequences is not None:
-        os_ = np.ascontiguousarray(np.atleast_1d(_native.ints(over_sequences, "over_sequences")), np.int64)
-        ot = np.ascontiguousarray(np.atleast_1d(_native.ints(over_tokens, "over_tokens")), np.int64)
-        if os_.ndim != 1 or ot.shape != os_.shape:
-            raise ValueError(f"spiral: over_sequences {os_.shape} and over_tokens {ot.shape} must be one count per term")
+    if over_sequences is not None or over_tokens is not None:
+        given = {}
+        for name, v in (("over_sequences", over_sequences), ("over_tokens", over_tokens)):
+            if v is not None:
+                a = np.ascontiguousarray(np.atleast_1d(_native.ints(v, name)), np.int64)
+                if a.ndim != 1:
+                    raise ValueError(f"spiral: {name} must hold one count per term, got shape {a.shape}")
+                given[name] = a
+        if len(given) == 2 and given["over_sequences"].shape != given["over_tokens"].shape:
+            raise ValueError(
+                f"spiral: over_sequences has shape {given['over_sequences'].shape}, want over_tokens' {given['over_tokens'].shape}"
+            )
+        shape = next(iter(given.values())).shape
+        os_ = given.get("over_sequences", np.zeros(shape, np.int64))
+        ot = given.get("over_tokens", np.zeros(shape, np.int64))
     try:
         s = float(scale)
     except (TypeError, ValueError):
