@@ -22,15 +22,30 @@ const (
 	// PaperUpdate is the paper's update, the advantages as they are, whose
 	// expectation is M grad_search J + K a grad_agg J.
 	PaperUpdate
+	// ScoredGradient is the joint gradient with multipliers from the counts
+	// actually scored (docs/findings.md#missing-outputs): a problem's search
+	// advantages divided by M(K') P(K' >= 2), K' its scored sets, and a
+	// set's aggregation advantages by K (S - 1) P(S >= 2) (K S P(S >= 2)
+	// leave one out), S its scored outputs. When every aggregation output
+	// is missing (dropped or unscorable) with probability
+	// LossOptions.MissingRate, independently of its content, its expected
+	// update is grad J (for a balanced design, a problem with an empty set
+	// gets no search credit and P(K' = K) replaces P(K' >= 2)).
+	// [Config.AdvantageCoefficients] reads the counts from the Batch's
+	// RewardCounts and Unscorable.
+	ScoredGradient
 )
 
-// String returns "JointGradient", "PaperUpdate" or "Update(v)".
+// String returns "JointGradient", "PaperUpdate", "ScoredGradient" or
+// "Update(v)".
 func (u Update) String() string {
 	switch u {
 	case JointGradient:
 		return "JointGradient"
 	case PaperUpdate:
 		return "PaperUpdate"
+	case ScoredGradient:
+		return "ScoredGradient"
 	}
 	return fmt.Sprintf("Update(%d)", int(u))
 }
@@ -49,6 +64,12 @@ type LossOptions struct {
 	// tokens, say), and adds them; otherwise every output of the batch is
 	// reduced together.
 	SplitRoles bool
+	// MissingRate is delta in [0, 1), the stated probability that each of a
+	// set's N2 aggregation outputs is missing (dropped or unscorable),
+	// independently of its content and of the other outputs. JointGradient
+	// divides by [Config.RoleWeights]' expected-count weights for it, and
+	// ScoredGradient by its [ScoredConstants]; PaperUpdate does not read it.
+	MissingRate float64
 }
 
 // LossCoefficients are the coefficients a trainer puts in its advantage
@@ -68,6 +89,7 @@ type LossCoefficients struct {
 	Report loss.Report
 
 	joint     jointMultipliers
+	scored    scoredTable
 	mult, out []float64
 	term1     []int // 1s, the loss term of the aggregation outputs under SplitRoles
 }
@@ -108,6 +130,7 @@ func (s creditShape) String() string {
 // one credit shape, computed once for it.
 type jointMultipliers struct {
 	of                  creditShape
+	missingRate         float64
 	search, aggregation float64
 	set                 bool
 }
@@ -117,8 +140,10 @@ type jointMultipliers struct {
 // a trainer reducing per-token losses -coefficient * ratio with
 // opt.Reduction produces opt.Update exactly for this batch, times
 // dst.Report.Scale: the advantages times the update's role multipliers
-// (1/M and 1/(K a) from [Config.RoleWeights] with a sum, a following
-// c.AggregationBaseline as the credit does; or 1 and 1), then
+// (1/M and 1/(K a) from [Config.RoleWeights] with a sum and
+// opt.MissingRate, a following c.AggregationBaseline as the credit does;
+// ScoredGradient's from each problem's and set's scored counts; or 1 and
+// 1), then
 // [loss.Coefficients] over the P*N1 search traces and the outputs as one
 // loss term, or as two with opt.SplitRoles; each multiplier is applied to
 // the reduction's ratio before the advantage ([loss.Rows].Multipliers).
@@ -196,7 +221,7 @@ func (c Config) coefficients(dst *LossCoefficients, credit *BatchCredit, search,
 	if n > loss.MaxRows {
 		return argumentError("Batch", float64(n), "%d search traces and %d aggregation outputs: %d outputs > loss.MaxRows = %d (credit and reduce fewer problems at a time)", ns, na, n, loss.MaxRows)
 	}
-	mult, err := c.multipliers(dst, credit, ns, n, opt.Update)
+	mult, err := c.multipliers(dst, credit, in, ns, n, opt)
 	if err != nil {
 		return err
 	}
@@ -235,10 +260,13 @@ func (c Config) coefficients(dst *LossCoefficients, credit *BatchCredit, search,
 // update u, search traces (ns of them) first, n outputs in all, in dst's
 // memory; nil means 1 for every output. credit, when not nil, is the
 // credit whose advantages they multiply.
-func (c Config) multipliers(dst *LossCoefficients, credit *BatchCredit, ns, n int, u Update) ([]float64, error) {
-	switch u {
+func (c Config) multipliers(dst *LossCoefficients, credit *BatchCredit, in *Batch, ns, n int, opt LossOptions) ([]float64, error) {
+	switch u := opt.Update; u {
+	case ScoredGradient:
+		dst.mult = slices.Grow(dst.mult[:0], n)[:n]
+		return dst.mult, c.scoredMultipliers(dst.mult, &dst.scored, credit, in, ns, opt.MissingRate)
 	case JointGradient:
-		if err := dst.joint.compute(c); err != nil {
+		if err := dst.joint.compute(c, opt.MissingRate); err != nil {
 			return nil, err
 		}
 		dst.mult = slices.Grow(dst.mult[:0], n)[:n]
@@ -248,20 +276,20 @@ func (c Config) multipliers(dst *LossCoefficients, credit *BatchCredit, ns, n in
 	case PaperUpdate:
 		return nil, nil
 	}
-	return nil, argumentError("LossOptions.Update", float64(u), "%d is neither JointGradient nor PaperUpdate", int(u))
+	return nil, argumentError("LossOptions.Update", float64(opt.Update), "%d is not JointGradient, PaperUpdate or ScoredGradient", int(opt.Update))
 }
 
 // compute sets j to c's multipliers unless it holds them already.
-func (j *jointMultipliers) compute(c Config) error {
+func (j *jointMultipliers) compute(c Config, missingRate float64) error {
 	shape := c.creditShape()
-	if j.set && j.of == shape {
+	if j.set && j.of == shape && j.missingRate == missingRate {
 		return nil
 	}
-	w, err := c.RoleWeights(LossOptions{})
+	w, err := c.RoleWeights(LossOptions{MissingRate: missingRate})
 	if err != nil {
 		return err
 	}
-	*j = jointMultipliers{of: shape, search: w.SearchMultiplier, aggregation: w.AggregationMultiplier, set: true}
+	*j = jointMultipliers{of: shape, missingRate: missingRate, search: w.SearchMultiplier, aggregation: w.AggregationMultiplier, set: true}
 	return nil
 }
 

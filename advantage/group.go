@@ -27,12 +27,18 @@ const (
 	// baseline stays the group's own (TRL's scale_rewards="batch", LitePPO's
 	// "group mean, batch std").
 	ScaleBatch
+	// ScaleOthers divides row i's centred reward by the standard deviation
+	// of the group's other scored rewards about their own mean, plus
+	// Epsilon, and leaves it undivided where that deviation is 0 (the
+	// others all equal) or undefined: NeMo-RL's normalize_rewards with its
+	// leave-one-out baseline (see group_others.go).
+	ScaleOthers
 )
 
-var scaleText = [...]string{ScaleNone: "none", ScaleGroup: "group", ScaleBatch: "batch"}
+var scaleText = [...]string{ScaleNone: "none", ScaleGroup: "group", ScaleBatch: "batch", ScaleOthers: "others"}
 
-// String returns "none", "group" or "batch", or "Scale(v)" for an undefined
-// value.
+// String returns "none", "group", "batch" or "others", or "Scale(v)" for an
+// undefined value.
 func (s Scale) String() string {
 	if s >= 0 && int(s) < len(scaleText) {
 		return scaleText[s]
@@ -40,17 +46,17 @@ func (s Scale) String() string {
 	return fmt.Sprintf("Scale(%d)", int(s))
 }
 
-// MarshalText encodes s as "none", "group" or "batch"; an undefined value is
-// an error.
+// MarshalText encodes s as "none", "group", "batch" or "others"; an
+// undefined value is an error.
 func (s Scale) MarshalText() ([]byte, error) {
 	if s >= 0 && int(s) < len(scaleText) {
 		return []byte(scaleText[s]), nil
 	}
-	return nil, fmt.Errorf("advantage: scale = %d is not ScaleNone, ScaleGroup or ScaleBatch", int(s))
+	return nil, fmt.Errorf("advantage: scale = %d is not ScaleNone, ScaleGroup, ScaleBatch or ScaleOthers", int(s))
 }
 
-// UnmarshalText decodes "none", "group" or "batch"; anything else is an error
-// naming the text.
+// UnmarshalText decodes "none", "group", "batch" or "others"; anything else
+// is an error naming the text.
 func (s *Scale) UnmarshalText(text []byte) error {
 	for v, t := range scaleText {
 		if string(text) == t {
@@ -58,7 +64,7 @@ func (s *Scale) UnmarshalText(text []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("advantage: scale = %q, want \"none\", \"group\" or \"batch\"", text)
+	return fmt.Errorf("advantage: scale = %q, want \"none\", \"group\", \"batch\" or \"others\"", text)
 }
 
 // GroupOptions selects a member of the GRPO family for [GroupRelative]. The
@@ -183,11 +189,14 @@ func (opt GroupOptions) Validate() error {
 	bad := func(field string, v float64, err error) error {
 		return &InputError{Field: field, Problem: -1, Set: -1, Output: -1, Value: v, Err: err}
 	}
-	if opt.Scale < ScaleNone || opt.Scale > ScaleBatch {
-		return bad("Scale", float64(opt.Scale), fmt.Errorf("%d is not ScaleNone, ScaleGroup or ScaleBatch", int(opt.Scale)))
+	if opt.Scale < ScaleNone || opt.Scale > ScaleOthers {
+		return bad("Scale", float64(opt.Scale), fmt.Errorf("%d is not ScaleNone, ScaleGroup, ScaleBatch or ScaleOthers", int(opt.Scale)))
 	}
 	if math.IsNaN(opt.Epsilon) || math.IsInf(opt.Epsilon, 0) || opt.Epsilon < 0 {
 		return bad("Epsilon", opt.Epsilon, fmt.Errorf("%v, want finite and >= 0", opt.Epsilon))
+	}
+	if err := opt.validateOthers(); err != nil {
+		return err
 	}
 	if opt.Best && (opt.LeaveOneOut || opt.Scale == ScaleBatch) {
 		return bad("Best", 1, fmt.Errorf("with LeaveOneOut = %v and Scale = %v: needs Scale none or group and no LeaveOneOut", opt.LeaveOneOut, opt.Scale))
@@ -238,6 +247,7 @@ const maxGroupRows = combin.MaxSize
 //	A_i = r_i - m                       ScaleNone (Dr. GRPO)
 //	A_i = (G/(G-1)) (r_i - m)           ScaleNone, LeaveOneOut (RLOO)
 //	A_i = (r_i - m) / (s + Epsilon)     ScaleGroup (GRPO), ScaleBatch
+//	A_i = (r_i - m) / (s_-i + Epsilon)  ScaleOthers, where s_-i > 0
 //
 // (LeaveOneOut with a Scale divides the RLOO value; Best gives the group's
 // best row alone r_max - r_second, divided as Scale says). Then Clip
@@ -251,8 +261,8 @@ const maxGroupRows = combin.MaxSize
 // listed in ZeroVariance; an unscorable row (see
 // [GroupOptions.NaNUnscorable]) gets 0. Every advantage is finite: with a
 // Scale its magnitude is at most 2 sqrt(n), n the number of scored rewards
-// the standard deviation is taken over, and without one at most
-// 2 [MaxAbsReward].
+// the standard deviation is taken over, with ScaleOthers at most
+// 4 [MaxAbsReward]/Epsilon, and without one at most 2 [MaxAbsReward].
 //
 // Rewards are converted to float64 and results rounded to F when stored.
 // The mean is SPIRAL's set mean (a compensated sum, the mean kept as a
@@ -335,11 +345,15 @@ func groupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 	gs := make([]groupStats, groups)
 	var batch groupStats // every scored reward, with ScaleBatch
 	sumGroups(gs, &batch, rewards, group, opt)
+	var others []othersRange // with ScaleOthers
 	switch opt.Scale {
 	case ScaleGroup:
 		scaleGroups(gs, rewards, group, opt)
 	case ScaleBatch:
 		scaleBatch(&batch, rewards, opt)
+	case ScaleOthers:
+		scaleGroups(gs, rewards, group, opt)
+		others = othersRanges(rewards, group, len(gs))
 	}
 	rep := groupReport(ids, group, gs)
 	rep.Unscorable = unscorable
@@ -356,7 +370,11 @@ func groupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 		defined := x == x && st.raw.n >= 2
 		a := 0.0
 		if defined && st.raw.mixed {
-			a = opt.advantage(st, &batch, i, float64(x))
+			var o *othersRange
+			if others != nil {
+				o = &others[group[i]]
+			}
+			a = opt.advantage(st, &batch, o, i, float64(x))
 		}
 		switch {
 		case vals == nil:
@@ -464,7 +482,8 @@ func sumGroups[F constraints.Float](gs []groupStats, batch *groupStats, rewards 
 	batch.m0, batch.c = batch.raw.pair()
 }
 
-// scaleGroups sets each group's standard deviation (ScaleGroup): the
+// scaleGroups sets each group's standard deviation (ScaleGroup, and the
+// sums ScaleOthers reads): the
 // largest deviation rounded up to a power of two 2^e, then the
 // compensated sum of squares of the deviations times 2^-e.
 func scaleGroups[F constraints.Float](gs []groupStats, rewards []F, group []int32, opt GroupOptions) {
@@ -508,8 +527,9 @@ func scaleBatch[F constraints.Float](batch *groupStats, rewards []F, opt GroupOp
 
 // advantage returns the advantage of row i, of scored reward x, in the
 // group st of two or more rewards that are not all equal: the baseline
-// (Best, LeaveOneOut), the Scale, then Clip.
-func (opt GroupOptions) advantage(st, batch *groupStats, i int, x float64) float64 {
+// (Best, LeaveOneOut), the Scale, then Clip. o is the group's othersRange
+// with ScaleOthers.
+func (opt GroupOptions) advantage(st, batch *groupStats, o *othersRange, i int, x float64) float64 {
 	var a float64
 	switch {
 	case opt.Best:
@@ -525,8 +545,10 @@ func (opt GroupOptions) advantage(st, batch *groupStats, i int, x float64) float
 		a = st.divide(st.dev(x), st.lifted())
 	case opt.Scale == ScaleBatch:
 		a = batch.divide(st.dev(x), st.lifted())
+	case opt.Scale == ScaleOthers:
+		a = st.advantageOthers(o, x, opt) // the leave-one-out factor included
 	}
-	if opt.LeaveOneOut {
+	if opt.LeaveOneOut && opt.Scale != ScaleOthers {
 		n := st.raw.n
 		a *= float64(n) / float64(n-1)
 	}

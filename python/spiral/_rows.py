@@ -22,15 +22,7 @@ SEARCH, AGGREGATION = 0, 1
 _lib = _native.lib
 
 
-class _PartIn(ctypes.Structure):
-    # spiral_part_in (spiral_abi.h): five spiral_array.
-    _fields_ = [
-        ("update", _native._Array),
-        ("lengths", _native._Array),
-        ("terms", _native._Array),
-        ("over_sequences", _native._Array),
-        ("over_tokens", _native._Array),
-    ]
+_PartIn = _native.STRUCTS["spiral_part_in"]  # built from spiral_abi.h
 
 
 _lib.spiral_part_coefficients.restype = ctypes.c_size_t

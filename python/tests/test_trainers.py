@@ -121,11 +121,18 @@ class TestMicroBatches(unittest.TestCase):
             cls.owns_group = False
         cls.step = spiral_step(7, np.arange(100, 112, dtype=np.uint64))
         cls.rng = np.random.default_rng(11)
+        cls.errors = {}
 
     @classmethod
     def tearDownClass(cls) -> None:
+        if os.environ.get("SPIRAL_VERBOSE"):
+            print("\n" + "\n".join(f"{case}: {err:.1e}" for case, err in sorted(cls.errors.items())))
         if cls.owns_group:
             torch.distributed.destroy_process_group()
+
+    def assertSmall(self, err: float, case: str) -> None:
+        self.errors[case] = err
+        self.assertLess(err, 1e-12, case)
 
     def theta(self, n: int) -> "torch.Tensor":
         return torch.zeros(n, WIDTH, dtype=torch.float64, requires_grad=True)
@@ -155,13 +162,13 @@ class TestMicroBatches(unittest.TestCase):
             coef = self.parts(step, reduction, bounds)
             g = self.h.verl_legacy_grad(self.theta(n), torch.from_numpy(coef), mask, mode, micro, None)
             err = relative_error(g, want_grad(step["update"], step["lengths"], kappa * extra / ga))
-            self.assertLess(err, 1e-12, f"{mode} fixed micro-batches")
+            self.assertSmall(err, f"verl legacy {mode}, fixed micro-batches")
             # use_dynamic_bsz: unequal rows, loss_scale_factor = rows / ppo_mini_batch_size.
             cuts = cuts_for(n, self.rng, 4)
             coef = self.parts(step, reduction, [0, *cuts, n], scale_of=lambda k, rows: k * n / rows)
             g = self.h.verl_legacy_grad(self.theta(n), torch.from_numpy(coef), mask, mode, micro, cuts)
             err = relative_error(g, want_grad(step["update"], step["lengths"], kappa * extra))
-            self.assertLess(err, 1e-12, f"{mode} dynamic micro-batches")
+            self.assertSmall(err, f"verl legacy {mode}, use_dynamic_bsz")
             if mode != "seq-mean-token-sum-norm":
                 # The control: coefficients computed once for the mini-batch are off per micro-batch.
                 whole, rep = step["rows"].coefficients(step["credit"], lengths=step["lengths"], reduction=reduction)
@@ -182,7 +189,7 @@ class TestMicroBatches(unittest.TestCase):
             theta = self.theta(n)
             self.h.verl_engine_grad(theta, torch.arange(n), torch.from_numpy(coef), mask, mode, n, cuts)
             err = relative_error(theta.grad, want_grad(step["update"], step["lengths"], kappa * extra))
-            self.assertLess(err, 1e-12, mode)
+            self.assertSmall(err, f"verl new engine {mode}")
             if mode in ("seq-mean-token-sum", "seq-mean-token-mean"):
                 # The control: dividing by the rows with tokens overstates kappa by B/R.
                 whole, rep = step["rows"].coefficients(step["credit"], lengths=step["lengths"], reduction=reduction)
@@ -205,7 +212,7 @@ class TestMicroBatches(unittest.TestCase):
             theta = self.theta(n)
             self.h.trl_grad(theta, torch.arange(n), torch.from_numpy(coef), mask, loss_type, cuts)
             err = relative_error(theta.grad, want_grad(step["update"], step["lengths"], kappa * factor))
-            self.assertLess(err, 1e-12, loss_type)
+            self.assertSmall(err, f"trl {loss_type}")
             if loss_type in ("grpo", "bnpo"):
                 whole, rep = step["rows"].coefficients(step["credit"], lengths=step["lengths"], reduction=reduction)
                 theta = self.theta(n)
