@@ -101,16 +101,19 @@ func main() {
 	flag.Uint64Var(&opt.Seed, "seed", opt.Seed, "random seed")
 	seeds := flag.String("seeds", "", "comma-separated seeds: run the study, each seed into -out/seed-<seed>, the study's summary and plots into -out")
 	analyze := flag.String("analyze", "", "comma-separated directories of seed runs with their weights: measure the policies again, rewrite each summary.json, and write the study to -out")
+	sweep := flag.String("sweep", "", "comma-separated study directories, one per setting of -noise: write the sweep's map (sweep.txt, sweep.json) to -out")
 	combine := flag.String("combine", "", "comma-separated directories of seed runs: write their study's summary and plots to -out without training")
 	flag.Parse()
-	if err := run(opt, *seeds, *analyze, *combine); err != nil {
+	if err := run(opt, *seeds, *analyze, *sweep, *combine); err != nil {
 		fmt.Fprintln(os.Stderr, "lmtrain:", err)
 		os.Exit(1)
 	}
 }
 
-func run(opt Options, seeds, analyze, combine string) error {
+func run(opt Options, seeds, analyze, sweep, combine string) error {
 	switch {
+	case sweep != "":
+		return RunSweep(strings.Split(sweep, ","), opt.Out)
 	case analyze != "":
 		st, err := Reanalyze(strings.Split(analyze, ","), os.Stderr)
 		if err != nil {
