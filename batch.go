@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"spiral/advantage"
+	"spiral/internal/credit"
 	"spiral/lengthgate"
 )
 
@@ -116,16 +117,15 @@ type BatchCredit struct {
 	Overlong lengthgate.PenaltyReport
 
 	spans   []Span
-	spansOf layoutKey // the shape whose spans (without RewardCounts) spans holds, or the zero key
-	kernel  advantage.BatchCredit[float64]
-	in      advantage.Batch[float64]       // the kernel's layout of the last batch
-	key     layoutKey                      // what in's Traces, Sets, SetSizes and counts hold
-	counts  []int                          // N2 for every set
-	shaped  []float64                      // rewards after Config.Overlong
-	raw     advantage.BatchCredit[float64] // the credit of one problem's raw rewards (rawZero)
-	members []int                          // in.Plans' members, a rejected problem's cleared
-	bad     []*InputError                  // the rejected problems' errors
-	onGrid  bool                           // every plain sum of the raw rewards is exact (advantage.ScanRewards)
+	spansOf layoutKey              // the shape whose spans (without RewardCounts) spans holds, or the zero key
+	kernel  credit.Output[float64] // the credit, whose slices the exported ones are
+	in      credit.Input[float64]  // the kernel's view of the last batch
+	key     layoutKey              // the shape in's SetSizes and counts were filled for
+	counts  []int                  // N2 for every set
+	rewards []float64              // the owned copy of the rewards, shaped by Config.Overlong
+	raw     credit.Output[float64] // the credit of one problem's raw rewards (rawZero)
+	bad     []*InputError          // the rejected problems' errors
+	made    creditShape            // the shape of the Config that filled it (Config.LossCoefficients compares)
 }
 
 // layoutKey is the shape of the kernel layout kept in a BatchCredit.
@@ -225,6 +225,26 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	if dst == nil {
 		panic("spiral: CreditBatch: dst is nil")
 	}
+	if err := c.checkBatch(&in); err != nil {
+		return err
+	}
+	dst.layout(&c, &in)
+	dst.made = c.creditShape()
+	dst.reject(&c, &in)
+	dst.rewardRange(&c, &in)
+	dst.shape(&c, &in)
+	dst.credit(&c, &in)
+	dst.noSignal(&c, &in)
+	dst.skip()
+	c.gate(dst, &in)
+	if len(dst.bad) > 0 {
+		return (&BatchError{Problems: dst.bad}).In("spiral", func(f string) string { return f })
+	}
+	return nil
+}
+
+// checkBatch checks c's shape and in's plans and layout against it.
+func (c *Config) checkBatch(in *Batch) error {
 	if err := c.validateShape(); err != nil {
 		return err
 	}
@@ -235,113 +255,124 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 			return err
 		}
 	}
-	if err := c.checkLayout(&in); err != nil {
-		return err
-	}
-	dst.layout(&c, &in)
-	p := dst.Problems
+	return c.checkLayout(in)
+}
 
-	// 1. Rejection.
-	rewards := in.Rewards
-	dst.bad = dst.bad[:0]
-	clear(dst.Rejected)
-	if dst.findBad(&c, &in) {
-		// The kernel reads every reward: a rejected problem's are
-		// replaced by 0, its credit is cleared below.
-		dst.shaped = grow(dst.shaped, len(rewards))
-		copy(dst.shaped, rewards)
-		rewards = dst.shaped
-		for _, e := range dst.bad {
-			sp := dst.spans[e.Problem]
-			clear(rewards[sp.Reward : sp.Reward+sp.Rewards])
+// reject marks in b.Rejected and lists in b.bad every problem whose input
+// is bad: sets that CheckPlans rejected, a bad scored reward, a negative
+// length. It also records whether every plain sum of the rewards is exact
+// (credit.Scan), which the kernel then need not compensate.
+func (b *BatchCredit) reject(c *Config, in *Batch) {
+	b.bad = b.bad[:0]
+	clear(b.Rejected)
+	valid, exact := credit.Scan(in.Rewards, in.Unscorable, true)
+	b.in.ExactSums = exact && c.Overlong == nil // shaped rewards may be off the grid
+	if valid && len(in.Plans.bad) == 0 && firstNegative(in.SearchLengths) < 0 && firstNegative(in.AggregationLengths) < 0 {
+		return
+	}
+	plansBad := in.Plans.bad
+	for q, sp := range b.spans[:b.Problems] {
+		var e *InputError
+		if len(plansBad) > 0 && plansBad[0].Problem == q {
+			e, plansBad = plansBad[0].In("spiral", "Batch.Plans"), plansBad[1:]
+		} else {
+			e = c.problemError(in, q, sp)
+		}
+		if e != nil {
+			b.Rejected[q] = true
+			b.bad = append(b.bad, e)
 		}
 	}
+}
 
-	// 2. Dynamic sampling on the raw rewards. Without shaping the credit
-	// below is that of the raw rewards, and NoSignal is read from it.
-	for q, sp := range dst.spans[:p] {
-		dst.NoSignal[q] = !dst.Rejected[q] && c.Overlong != nil && dst.rawZero(&in, q, sp)
-		dst.OutOfRange[q] = false
-		if c.RewardRange.Enabled() && !dst.Rejected[q] {
+// rewardRange sets b.OutOfRange from the raw rewards (dynamic sampling).
+func (b *BatchCredit) rewardRange(c *Config, in *Batch) {
+	clear(b.OutOfRange)
+	if !c.RewardRange.Enabled() {
+		return
+	}
+	for q, sp := range b.spans[:b.Problems] {
+		if !b.Rejected[q] {
 			rs, un := in.Rewards[sp.Reward:sp.Reward+sp.Rewards], sub(in.Unscorable, sp.Reward, sp.Reward+sp.Rewards)
 			kept, _ := advantage.InRewardRange(c.RewardRange, rs, un)
-			dst.OutOfRange[q] = !kept
+			b.OutOfRange[q] = !kept
 		}
 	}
+}
 
-	// 3. Reward shaping.
-	dst.Gates, dst.Overlong = lengthgate.GatesReport{}, lengthgate.PenaltyReport{}
-	if c.Overlong != nil {
-		if len(dst.bad) == 0 { // rewards are still in.Rewards
-			dst.shaped = grow(dst.shaped, len(rewards))
-			copy(dst.shaped, rewards)
-			rewards = dst.shaped
-		}
-		for q, sp := range dst.spans[:p] {
-			if dst.Rejected[q] {
-				continue
-			}
-			sh := rewards[sp.Reward : sp.Reward+sp.Rewards]
-			for j, u := range sub(in.Unscorable, sp.Reward, sp.Reward+sp.Rewards) {
-				if u {
-					sh[j] = 0 // not read by the kernel; keeps the penalty finite
-				}
-			}
-			rep, err := c.Overlong.Apply(sh, in.AggregationLengths[sp.Reward:sp.Reward+sp.Rewards])
-			if err != nil {
-				panic(fmt.Sprintf("spiral: overlong punishment of checked input: %v", err)) // unreachable
-			}
-			dst.Overlong.Add(rep)
-		}
+// shape copies the rewards into b.rewards, which the credit reads, and
+// adds c.Overlong's length penalty to every scored reward of a problem
+// that is not rejected.
+func (b *BatchCredit) shape(c *Config, in *Batch) {
+	b.rewards = append(b.rewards[:0], in.Rewards...)
+	b.in.Rewards, b.in.Unscorable = b.rewards, in.Unscorable
+	b.Gates, b.Overlong = lengthgate.GatesReport{}, lengthgate.PenaltyReport{}
+	if c.Overlong == nil {
+		return
 	}
+	for q, sp := range b.spans[:b.Problems] {
+		if b.Rejected[q] {
+			continue
+		}
+		sh := b.rewards[sp.Reward : sp.Reward+sp.Rewards]
+		for j, u := range sub(in.Unscorable, sp.Reward, sp.Reward+sp.Rewards) {
+			if u {
+				sh[j] = 0 // not read by the kernel; keeps the penalty finite
+			}
+		}
+		rep, err := c.Overlong.Apply(sh, in.AggregationLengths[sp.Reward:sp.Reward+sp.Rewards])
+		if err != nil {
+			panic(fmt.Sprintf("spiral: overlong punishment of checked input: %v", err)) // unreachable
+		}
+		b.Overlong.Add(rep)
+	}
+}
 
-	// 4. Credit, once. A rejected problem's members may be out of range:
-	// the kernel, which does not check them again, reads 0 instead.
-	if len(in.Plans.bad) > 0 {
-		dst.members = append(dst.members[:0], in.Plans.members...)
-		for _, e := range in.Plans.bad {
-			sp := dst.spans[e.Problem]
-			clear(dst.members[sp.Member : sp.Member+sp.Members])
+// credit runs the kernel on every problem that is not rejected (a
+// rejected one gets zero credit) and, under LeaveOneOut, rescales the
+// aggregation advantages.
+func (b *BatchCredit) credit(c *Config, in *Batch) {
+	k := &b.kernel
+	for q, sp := range b.spans[:b.Problems] {
+		if b.Rejected[q] {
+			k.Clear(q, credit.Span(sp))
+		} else {
+			credit.Problem(k, &b.in, q, credit.Span(sp))
 		}
-		dst.in.Members = dst.members
 	}
-	// The raw rewards' sums are exact on the grid; shaped ones may not be.
-	dst.in.Rewards, dst.in.Unscorable, dst.in.ExactSums = rewards, in.Unscorable, dst.onGrid && c.Overlong == nil
-	err := advantage.ComputeBatch(&dst.kernel, dst.in)
-	dst.in.Rewards, dst.in.Unscorable, dst.in.ExactSums = nil, nil, false
-	if err != nil {
-		panic(fmt.Sprintf("spiral: credit of checked input: %v", err)) // unreachable
-	}
-	k := &dst.kernel
-	dst.Search, dst.Aggregation, dst.SetScores, dst.SetAdvantages = k.Search, k.Aggregation, k.SetScores, k.SetAdvantages
-	dst.ScoredOutputs, dst.Appearances, dst.ScoredSets = k.ScoredOutputs, k.Appearances, k.ScoredSets
+	b.Search, b.Aggregation, b.SetScores, b.SetAdvantages = k.Search, k.Aggregation, k.SetScores, k.SetAdvantages
+	b.ScoredOutputs, b.Appearances, b.ScoredSets = k.ScoredOutputs, k.Appearances, k.ScoredSets
 	if c.AggregationBaseline == LeaveOneOut {
-		c.leaveOneOut(dst, &in, p)
+		c.leaveOneOut(b, in, b.Problems)
 	}
-	for q, sp := range dst.spans[:p] {
-		if c.Overlong == nil && !dst.Rejected[q] {
-			dst.NoSignal[q] = allZero(dst.Search[sp.Trace:sp.Trace+sp.Traces]) && allZero(dst.Aggregation[sp.Reward:sp.Reward+sp.Rewards])
-		}
-		switch {
-		case dst.Rejected[q]:
-			clear(dst.SetScores[sp.Set : sp.Set+sp.Sets])
-			clear(dst.SetAdvantages[sp.Set : sp.Set+sp.Sets])
-			clear(dst.ScoredOutputs[sp.Set : sp.Set+sp.Sets])
-			clear(dst.Appearances[sp.Trace : sp.Trace+sp.Traces])
-			dst.ScoredSets[q] = 0
-			fallthrough
-		case dst.NoSignal[q] || dst.OutOfRange[q]:
-			clear(dst.Search[sp.Trace : sp.Trace+sp.Traces])
-			clear(dst.Aggregation[sp.Reward : sp.Reward+sp.Rewards])
-		}
-	}
+}
 
-	// 5. The length gates.
-	c.gate(dst, &in)
-	if len(dst.bad) > 0 {
-		return (&BatchError{Problems: dst.bad}).In("spiral", func(f string) string { return f })
+// noSignal sets b.NoSignal: a problem that is not rejected and whose raw
+// rewards give every search and aggregation advantage 0. Without shaping
+// the credit is that of the raw rewards and is read; with it, rawZero
+// decides from the raw rewards.
+func (b *BatchCredit) noSignal(c *Config, in *Batch) {
+	for q, sp := range b.spans[:b.Problems] {
+		switch {
+		case b.Rejected[q]:
+			b.NoSignal[q] = false
+		case c.Overlong == nil:
+			b.NoSignal[q] = allZero(b.Search[sp.Trace:sp.Trace+sp.Traces]) && allZero(b.Aggregation[sp.Reward:sp.Reward+sp.Rewards])
+		default:
+			b.NoSignal[q] = b.rawZero(in, sp)
+		}
 	}
-	return nil
+}
+
+// skip zeroes the search and aggregation advantages of every problem with
+// NoSignal or OutOfRange (a rejected one's credit is already 0).
+func (b *BatchCredit) skip() {
+	for q, sp := range b.spans[:b.Problems] {
+		if b.NoSignal[q] || b.OutOfRange[q] {
+			clear(b.Search[sp.Trace : sp.Trace+sp.Traces])
+			clear(b.Aggregation[sp.Reward : sp.Reward+sp.Rewards])
+		}
+	}
 }
 
 // leaveOneOut turns the within-set aggregation advantages r - f of the
@@ -432,17 +463,16 @@ func lengthsLen(field string, lengths []int, want int, needed bool, why, wantExp
 	return (&InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: err}).In("spiral", field)
 }
 
-// layout records the spans of in's problems and the kernel's view of in,
-// and sizes dst's per-problem slices.
+// layout records the spans of in's problems and the kernel's view of
+// in, and sizes dst's slices.
 func (b *BatchCredit) layout(c *Config, in *Batch) {
 	p := in.Plans.Problems()
-	key := layoutKey{p, c.SearchTraces, c.Sets, c.SetSize, c.AggregationsPerSet}
+	n1, k, n, n2 := c.SearchTraces, c.Sets, c.SetSize, c.AggregationsPerSet
+	key := layoutKey{p, n1, k, n, n2}
 	kin := &b.in
 	if b.key != key {
-		kin.Traces = filled(kin.Traces, p, c.SearchTraces)
-		kin.Sets = filled(kin.Sets, p, c.Sets)
-		kin.SetSizes = filled(kin.SetSizes, p*c.Sets, c.SetSize)
-		b.counts = filled(b.counts, p*c.Sets, c.AggregationsPerSet)
+		kin.SetSizes = slices.Repeat([]int{n}, p*k)
+		b.counts = slices.Repeat([]int{n2}, p*k)
 		b.key = key
 	}
 	kin.RewardCounts = b.counts
@@ -450,7 +480,6 @@ func (b *BatchCredit) layout(c *Config, in *Batch) {
 		kin.RewardCounts = in.RewardCounts
 	}
 	kin.Members = in.Plans.members
-	kin.Check = advantage.Unchecked
 	b.Problems = p
 	// The spans of the last batch still hold for one of the same shape
 	// without RewardCounts.
@@ -461,14 +490,15 @@ func (b *BatchCredit) layout(c *Config, in *Batch) {
 			b.spansOf = key
 		}
 	}
-	b.Rejected = grow(b.Rejected, p)
-	b.NoSignal = grow(b.NoSignal, p)
-	b.OutOfRange = grow(b.OutOfRange, p)
+	b.kernel.Resize(p, p*n1, p*k, len(in.Rewards), n1, k)
+	b.Rejected = slices.Grow(b.Rejected[:0], p)[:p]
+	b.NoSignal = slices.Grow(b.NoSignal[:0], p)[:p]
+	b.OutOfRange = slices.Grow(b.OutOfRange[:0], p)[:p]
 }
 
 // layoutSpans records the spans of in's p problems.
 func (b *BatchCredit) layoutSpans(c *Config, in *Batch, p int) {
-	b.spans = grow(b.spans, p)
+	b.spans = slices.Grow(b.spans[:0], p)[:p]
 	r := 0
 	for q := range p {
 		sp := c.Span(q)
@@ -481,33 +511,6 @@ func (b *BatchCredit) layoutSpans(c *Config, in *Batch, p int) {
 		b.spans[q] = sp
 		r += sp.Rewards
 	}
-}
-
-// findBad marks in b.Rejected and lists in b.bad every problem whose input
-// is bad: sets that CheckPlans rejected, a negative length, a bad scored
-// reward; it reports whether there is one.
-func (b *BatchCredit) findBad(c *Config, in *Batch) bool {
-	plansBad := in.Plans.bad
-	b.onGrid = false
-	if len(plansBad) == 0 && firstNegative(in.SearchLengths) < 0 && firstNegative(in.AggregationLengths) < 0 {
-		if j, onGrid, _ := advantage.ScanRewards(in.Rewards, in.Unscorable); j < 0 {
-			b.onGrid = onGrid
-			return false
-		}
-	}
-	for q, sp := range b.spans[:b.Problems] {
-		var e *InputError
-		if len(plansBad) > 0 && plansBad[0].Problem == q {
-			e, plansBad = plansBad[0].In("spiral", "Batch.Plans"), plansBad[1:]
-		} else {
-			e = c.problemError(in, q, sp)
-		}
-		if e != nil {
-			b.Rejected[q] = true
-			b.bad = append(b.bad, e)
-		}
-	}
-	return true
 }
 
 // problemError returns the first error of the rewards and lengths of
@@ -550,14 +553,13 @@ func (c *Config) setOf(in *Batch, q, o int) (i, j int) {
 var errNegativeLength = fmt.Errorf("length < 0")
 
 // rawZero reports whether every search and aggregation advantage of the
-// raw rewards of problem q, at sp, is 0, for a batch whose credit is
+// raw rewards of the problem at sp is 0, for a batch whose credit is
 // computed from shaped rewards. Every A_agg is 0 exactly when every set's
 // scored rewards are equal; then every A_search is 0 if the set scores are
 // all equal, and otherwise (as in a balanced plan whose sets score
 // 1, 1, 0, 0) the kernel says, run on this problem alone.
-func (b *BatchCredit) rawZero(in *Batch, q int, sp Span) bool {
-	kin := &b.in
-	counts := kin.RewardCounts[sp.Set : sp.Set+sp.Sets]
+func (b *BatchCredit) rawZero(in *Batch, sp Span) bool {
+	counts := b.in.RewardCounts[sp.Set : sp.Set+sp.Sets]
 	var first float64
 	seen, equalScores := false, true
 	o := sp.Reward
@@ -579,16 +581,13 @@ func (b *BatchCredit) rawZero(in *Batch, q int, sp Span) bool {
 	if equalScores {
 		return true
 	}
-	one := advantage.Batch[float64]{
-		Traces: kin.Traces[q : q+1], Sets: kin.Sets[q : q+1],
-		SetSizes: kin.SetSizes[sp.Set : sp.Set+sp.Sets], RewardCounts: counts,
-		Members: kin.Members[sp.Member : sp.Member+sp.Members],
+	one := credit.Input[float64]{
+		SetSizes: b.in.SetSizes[sp.Set : sp.Set+sp.Sets], RewardCounts: counts,
+		Members: b.in.Members[sp.Member : sp.Member+sp.Members],
 		Rewards: in.Rewards[sp.Reward : sp.Reward+sp.Rewards], Unscorable: sub(in.Unscorable, sp.Reward, sp.Reward+sp.Rewards),
-		Check: advantage.Unchecked,
 	}
-	if err := advantage.ComputeBatch(&b.raw, one); err != nil {
-		panic(fmt.Sprintf("spiral: credit of checked raw rewards: %v", err)) // unreachable
-	}
+	b.raw.Resize(1, sp.Traces, sp.Sets, sp.Rewards, sp.Traces, sp.Sets)
+	credit.Problem(&b.raw, &one, 0, credit.Span{Traces: sp.Traces, Sets: sp.Sets, Members: sp.Members, Rewards: sp.Rewards})
 	return allZero(b.raw.Search)
 }
 
@@ -621,47 +620,37 @@ func allEqual(xs []float64, unscorable []bool) (*float64, bool) {
 }
 
 // gate applies c's length gates to every problem of dst that is not
-// rejected, adding their reports to dst.Gates. The gates, lengths and
-// advantages of those problems were checked (Config.Validate, findBad and
-// advantage's finite credit), so it applies them with Gate.ApplyChecked.
+// rejected, adding their reports to dst.Gates: one call per role for the
+// whole batch, unless a rejected problem's lengths may be bad. The gates,
+// lengths and advantages it passes were checked (Config.Validate, reject
+// and the kernel's finite credit), so the gates' own checks pass.
 func (c *Config) gate(dst *BatchCredit, in *Batch) {
 	g := c.Gates
 	if !g.Search.Enabled() && !g.Aggregation.Enabled() {
 		return
 	}
-	// One call per role for the whole batch, unless a rejected problem's
-	// lengths may be bad.
+	apply := func(g lengthgate.Gate, adv []float64, lengths []int, r *lengthgate.Report) {
+		if !g.Enabled() {
+			return
+		}
+		rep, err := g.Apply(adv, lengths)
+		if err != nil {
+			panic(fmt.Sprintf("spiral: length gate of checked input: %v", err)) // unreachable
+		}
+		r.Add(rep)
+	}
 	if len(dst.bad) == 0 {
-		if g.Search.Enabled() {
-			dst.Gates.Search = g.Search.ApplyChecked(dst.Search, in.SearchLengths)
-		}
-		if g.Aggregation.Enabled() {
-			dst.Gates.Aggregation = g.Aggregation.ApplyChecked(dst.Aggregation, in.AggregationLengths)
-		}
+		apply(g.Search, dst.Search, in.SearchLengths, &dst.Gates.Search)
+		apply(g.Aggregation, dst.Aggregation, in.AggregationLengths, &dst.Gates.Aggregation)
 		return
 	}
 	for q, sp := range dst.spans[:dst.Problems] {
-		if dst.Rejected[q] {
-			continue
-		}
-		if g.Search.Enabled() {
-			t := sp.Trace
-			dst.Gates.Search.Add(g.Search.ApplyChecked(dst.Search[t:t+sp.Traces], in.SearchLengths[t:t+sp.Traces]))
-		}
-		if g.Aggregation.Enabled() {
-			r := sp.Reward
-			dst.Gates.Aggregation.Add(g.Aggregation.ApplyChecked(dst.Aggregation[r:r+sp.Rewards], in.AggregationLengths[r:r+sp.Rewards]))
+		if !dst.Rejected[q] {
+			t, r := sp.Trace, sp.Reward
+			apply(g.Search, dst.Search[t:t+sp.Traces], sub(in.SearchLengths, t, t+sp.Traces), &dst.Gates.Search)
+			apply(g.Aggregation, dst.Aggregation[r:r+sp.Rewards], sub(in.AggregationLengths, r, r+sp.Rewards), &dst.Gates.Aggregation)
 		}
 	}
-}
-
-// filled returns s with length n, every entry v.
-func filled(s []int, n, v int) []int {
-	s = grow(s, n)
-	for i := range s {
-		s[i] = v
-	}
-	return s
 }
 
 // sub returns s[lo:hi], or nil when s is nil.

@@ -3,7 +3,9 @@ package spiral
 import (
 	"errors"
 	"fmt"
+	"slices"
 
+	"spiral/combin"
 	"spiral/loss"
 )
 
@@ -20,15 +22,30 @@ const (
 	// PaperUpdate is the paper's update, the advantages as they are, whose
 	// expectation is M grad_search J + K a grad_agg J.
 	PaperUpdate
+	// ScoredGradient is the joint gradient with multipliers from the counts
+	// actually scored (docs/findings.md#missing-outputs): a problem's search
+	// advantages divided by M(K') P(K' >= 2), K' its scored sets, and a
+	// set's aggregation advantages by K (S - 1) P(S >= 2) (K S P(S >= 2)
+	// leave one out), S its scored outputs. When every aggregation output
+	// is missing (dropped or unscorable) with probability
+	// LossOptions.MissingRate, independently of its content, its expected
+	// update is grad J (for a balanced design, a problem with an empty set
+	// gets no search credit and P(K' = K) replaces P(K' >= 2)). It needs
+	// the BatchCredit: [Config.LossCoefficients], not
+	// [Config.AdvantageCoefficients].
+	ScoredGradient
 )
 
-// String returns "JointGradient", "PaperUpdate" or "Update(v)".
+// String returns "JointGradient", "PaperUpdate", "ScoredGradient" or
+// "Update(v)".
 func (u Update) String() string {
 	switch u {
 	case JointGradient:
 		return "JointGradient"
 	case PaperUpdate:
 		return "PaperUpdate"
+	case ScoredGradient:
+		return "ScoredGradient"
 	}
 	return fmt.Sprintf("Update(%d)", int(u))
 }
@@ -47,12 +64,20 @@ type LossOptions struct {
 	// tokens, say), and adds them; otherwise every output of the batch is
 	// reduced together.
 	SplitRoles bool
+	// MissingRate is delta in [0, 1), the stated probability that each of a
+	// set's N2 aggregation outputs is missing (dropped or unscorable),
+	// independently of its content and of the other outputs. JointGradient
+	// divides by [Config.RoleWeights]' expected-count weights for it, and
+	// ScoredGradient by its [ScoredConstants]; PaperUpdate does not read it.
+	MissingRate float64
 }
 
 // LossCoefficients are the coefficients a trainer puts in its advantage
 // tensor, in the layout of the [Batch], written by
 // [Config.LossCoefficients]. The zero value is ready to use; reused from
-// step to step, it allocates nothing once grown.
+// step to step, it allocates nothing once grown: the role multipliers of
+// [Config.RoleWeights] are computed at the first call for a configuration
+// and kept for the next calls of the same one.
 type LossCoefficients struct {
 	// Search[q*N1+y] is the coefficient of search trace y of problem q.
 	Search []float64
@@ -63,22 +88,55 @@ type LossCoefficients struct {
 	// chosen update (times the trainer's own constants).
 	Report loss.Report
 
-	update, out []float64
-	lengths     []int
-	terms       []int
+	joint             jointMultipliers
+	scored            scoredTable
+	update, mult, out []float64
+	lengths, terms    []int
+}
+
+// creditShape is what the loss coefficients of a credit depend on besides
+// its advantages: the family and design, which give M, and K, N2 and the
+// aggregation baseline, which give K a. [Config.CreditBatch] records it in
+// the BatchCredit it fills.
+type creditShape struct {
+	traces, setSize, sets, perSet int
+	ordered                       bool
+	design                        combin.Design
+	baseline                      AggregationBaseline
+}
+
+func (c *Config) creditShape() creditShape {
+	return creditShape{c.SearchTraces, c.SetSize, c.Sets, c.AggregationsPerSet, c.Ordered, c.Design, c.AggregationBaseline}
+}
+
+func (s creditShape) String() string {
+	return fmt.Sprintf("N1 = %d, n = %d, K = %d, N2 = %d, Ordered = %v, Design = %v, AggregationBaseline = %v",
+		s.traces, s.setSize, s.sets, s.perSet, s.ordered, s.design, s.baseline)
+}
+
+// jointMultipliers are the JointGradient multipliers 1/M and 1/(K a) of
+// one credit shape, computed once for it.
+type jointMultipliers struct {
+	of                  creditShape
+	missingRate         float64
+	search, aggregation float64
+	set                 bool
 }
 
 // LossCoefficients writes to dst the coefficient of every search trace and
-// aggregation output of the batch in, credited by c into b, so that a
-// trainer reducing per-token losses -coefficient * ratio with
+// aggregation output of the batch in, credited by c into credit, so that
+// a trainer reducing per-token losses -coefficient * ratio with
 // opt.Reduction produces opt.Update exactly for this batch, times
 // dst.Report.Scale: the advantages times the update's role multipliers
-// (1/M and 1/(K a) from [Config.RoleWeights] with a sum, a following
-// c.AggregationBaseline as the credit does; or 1 and 1), then
+// (1/M and 1/(K a) from [Config.RoleWeights] with a sum and
+// opt.MissingRate, a following c.AggregationBaseline as the credit does;
+// ScoredGradient's from each problem's and set's scored counts; or 1 and
+// 1), then
 // [loss.Coefficients] over the P*N1 search traces and the outputs as one
-// loss term, or as two with opt.SplitRoles. Both in.SearchLengths and
-// in.AggregationLengths are required: the lengths in tokens the trainer's
-// loss reads.
+// loss term, or as two with opt.SplitRoles; each multiplier is applied to
+// the reduction's ratio before the advantage ([loss.Rows].Multipliers).
+// Both in.SearchLengths and in.AggregationLengths are required: the
+// lengths in tokens the trainer's loss reads.
 //
 // The reduction's rows are the batch's: call it on the rows a trainer
 // reduces together (for verl's token-mean, a mini-batch; for TRL's grpo,
@@ -86,31 +144,61 @@ type LossCoefficients struct {
 // see: compute the coefficients with loss.Sum, which leaves the update as
 // it is, and pass each micro-batch's rows to loss.Coefficients).
 //
-// It returns an error if c is invalid, opt's update, baseline or reduction
-// is undefined, b does not hold c's credit of a batch of in's size, or a
-// length is missing, negative or above loss.MaxLength: then a
+// The multipliers are computed at the first call for c's N1, n, K, N2,
+// Ordered, Design and AggregationBaseline (with big.Rat: milliseconds for
+// a large family) and kept in dst; later calls of the same shape allocate
+// nothing once dst has grown.
+//
+// Errors, before anything is written to dst: an *[InputError] about "dst"
+// if dst is nil; about "credit" if credit is nil or was not filled by
+// [Config.CreditBatch] under a Config of c's N1, n, K, N2, Ordered, Design
+// and AggregationBaseline; about "Batch" if the batch holds more than
+// loss.MaxRows = 2^24 outputs (P*N1 search traces and the aggregation
+// outputs, Value their number); about "LossOptions.Update" if the update
+// is undefined; an error if c is invalid or opt.Reduction undefined; an
+// error if in.SearchLengths or in.AggregationLengths does not have the
+// credit's length; a length that is negative or above loss.MaxLength is a
 // *loss.InputError whose Field is "SearchLengths" or "AggregationLengths"
-// and Row the position in it; or, when an advantage times its multiplier
-// exceeds loss.MaxUpdate (1/M beyond 1e170), the *loss.InputError about
-// "Update" with Row the output (search traces first).
-func (c Config) LossCoefficients(dst *LossCoefficients, b *BatchCredit, in Batch, opt LossOptions) error {
-	w, err := c.RoleWeights(LossOptions{})
-	if err != nil {
+// and Row the position in it; an advantage times its multiplier above
+// loss.MaxUpdate in magnitude (1/M beyond 1e170) is the *loss.InputError
+// about "Update" with Row the output (search traces first).
+func (c Config) LossCoefficients(dst *LossCoefficients, credit *BatchCredit, in Batch, opt LossOptions) error {
+	if credit == nil {
+		return argumentError("credit", 0, "nil *BatchCredit")
+	}
+	if want := c.creditShape(); credit.made != want {
+		if credit.made == (creditShape{}) {
+			return argumentError("credit", 0, "filled by no Config.CreditBatch call")
+		}
+		return argumentError("credit", 0, "made by a Config of %v; this Config has %v", credit.made, want)
+	}
+	return c.coefficients(dst, credit, credit.Search, credit.Aggregation, &in, opt)
+}
+
+// AdvantageCoefficients is [Config.LossCoefficients] for advantages held
+// outside a [BatchCredit] (the C ABI's, say): search (P*N1 entries) and
+// aggregation (one per aggregation output) are taken to be c's credit of
+// in, with the lengths of in.SearchLengths and in.AggregationLengths.
+// Nothing can check that c made them; a trainer holding the BatchCredit
+// calls LossCoefficients, which does. The errors are LossCoefficients',
+// with "search" or "aggregation" for a length that does not fit.
+func (c Config) AdvantageCoefficients(dst *LossCoefficients, search, aggregation []float64, in Batch, opt LossOptions) error {
+	if n1 := c.SearchTraces; n1 >= 1 && len(search)%n1 != 0 {
+		return argumentError("search", float64(len(search)), "len(search) = %d is not a multiple of N1 = %d", len(search), n1)
+	}
+	return c.coefficients(dst, nil, search, aggregation, &in, opt)
+}
+
+// coefficients is LossCoefficients of the advantages search and
+// aggregation, credit's when credit is not nil.
+func (c Config) coefficients(dst *LossCoefficients, credit *BatchCredit, search, aggregation []float64, in *Batch, opt LossOptions) error {
+	if dst == nil {
+		return argumentError("dst", 0, "nil *LossCoefficients")
+	}
+	if err := c.validateShape(); err != nil {
 		return err
 	}
-	var ms, ma float64
-	switch opt.Update {
-	case JointGradient:
-		ms, ma = w.SearchMultiplier, w.AggregationMultiplier
-	case PaperUpdate:
-		ms, ma = 1, 1
-	default:
-		return fmt.Errorf("spiral: LossOptions.Update = %d is neither JointGradient nor PaperUpdate", int(opt.Update))
-	}
-	ns, na := b.Problems*c.SearchTraces, len(b.Aggregation)
-	if len(b.Search) != ns {
-		return fmt.Errorf("spiral: BatchCredit holds %d search advantages, want Problems*N1 = %d*%d", len(b.Search), b.Problems, c.SearchTraces)
-	}
+	ns, na := len(search), len(aggregation)
 	if len(in.SearchLengths) != ns {
 		return fmt.Errorf("spiral: len(Batch.SearchLengths) = %d, want P*N1 = %d (the loss reads every length)", len(in.SearchLengths), ns)
 	}
@@ -118,25 +206,27 @@ func (c Config) LossCoefficients(dst *LossCoefficients, b *BatchCredit, in Batch
 		return fmt.Errorf("spiral: len(Batch.AggregationLengths) = %d, want the %d aggregation outputs credited (the loss reads every length)", len(in.AggregationLengths), na)
 	}
 	n := ns + na
-	dst.update = grow(dst.update, n)
-	dst.out = grow(dst.out, n)
-	dst.lengths = grow(dst.lengths, n)
-	for y, a := range b.Search {
-		dst.update[y] = a * ms
+	if n > loss.MaxRows {
+		return argumentError("Batch", float64(n), "%d search traces and %d aggregation outputs: %d outputs > loss.MaxRows = %d (credit and reduce fewer problems at a time)", ns, na, n, loss.MaxRows)
 	}
-	for o, a := range b.Aggregation {
-		dst.update[ns+o] = a * ma
+	rows := loss.Rows{}
+	var err error
+	if rows.Multipliers, err = c.multipliers(dst, credit, in, ns, n, opt); err != nil {
+		return err
 	}
+	dst.update = slices.Grow(dst.update[:0], n)[:n]
+	dst.out = slices.Grow(dst.out[:0], n)[:n]
+	dst.lengths = slices.Grow(dst.lengths[:0], n)[:n]
+	copy(dst.update, search)
+	copy(dst.update[ns:], aggregation)
 	copy(dst.lengths, in.SearchLengths)
 	copy(dst.lengths[ns:], in.AggregationLengths)
-	rows := loss.Rows{Update: dst.update, Lengths: dst.lengths}
+	rows.Update, rows.Lengths = dst.update, dst.lengths
 	if opt.SplitRoles {
-		dst.terms = grow(dst.terms, n)
-		for o := range dst.terms {
-			dst.terms[o] = 0
-			if o >= ns {
-				dst.terms[o] = 1
-			}
+		dst.terms = slices.Grow(dst.terms[:0], n)[:n]
+		clear(dst.terms[:ns])
+		for o := ns; o < n; o++ {
+			dst.terms[o] = 1
 		}
 		rows.Terms = dst.terms
 	}
@@ -156,4 +246,57 @@ func (c Config) LossCoefficients(dst *LossCoefficients, b *BatchCredit, in Batch
 	dst.Search, dst.Aggregation = dst.out[:ns:ns], dst.out[ns:n:n]
 	dst.Report = rep
 	return nil
+}
+
+// multipliers returns the multiplier of every output's advantage under
+// update u, search traces (ns of them) first, n outputs in all, in dst's
+// memory; nil means 1 for every output. credit, when not nil, is the
+// credit whose advantages they multiply.
+func (c Config) multipliers(dst *LossCoefficients, credit *BatchCredit, in *Batch, ns, n int, opt LossOptions) ([]float64, error) {
+	switch u := opt.Update; u {
+	case ScoredGradient:
+		if credit == nil {
+			return nil, argumentError("LossOptions.Update", float64(u), "ScoredGradient reads the scored counts of the BatchCredit: call Config.LossCoefficients")
+		}
+		dst.mult = slices.Grow(dst.mult[:0], n)[:n]
+		return dst.mult, c.scoredMultipliers(dst.mult, &dst.scored, credit, in, opt.MissingRate)
+	case JointGradient:
+		if err := dst.joint.compute(c, opt.MissingRate); err != nil {
+			return nil, err
+		}
+		dst.mult = slices.Grow(dst.mult[:0], n)[:n]
+		fill(dst.mult[:ns], dst.joint.search)
+		fill(dst.mult[ns:], dst.joint.aggregation)
+		return dst.mult, nil
+	case PaperUpdate:
+		return nil, nil
+	}
+	return nil, argumentError("LossOptions.Update", float64(opt.Update), "%d is not JointGradient, PaperUpdate or ScoredGradient", int(opt.Update))
+}
+
+// compute sets j to c's multipliers unless it holds them already.
+func (j *jointMultipliers) compute(c Config, missingRate float64) error {
+	shape := c.creditShape()
+	if j.set && j.of == shape && j.missingRate == missingRate {
+		return nil
+	}
+	w, err := c.RoleWeights(LossOptions{MissingRate: missingRate})
+	if err != nil {
+		return err
+	}
+	*j = jointMultipliers{of: shape, missingRate: missingRate, search: w.SearchMultiplier, aggregation: w.AggregationMultiplier, set: true}
+	return nil
+}
+
+// fill sets every element of s to v.
+func fill(s []float64, v float64) {
+	for i := range s {
+		s[i] = v
+	}
+}
+
+// argumentError returns the *InputError about an argument (or a whole
+// value) of the caller: field names it, value is its bad value or size.
+func argumentError(field string, value float64, format string, args ...any) error {
+	return (&InputError{Field: field, Problem: -1, Set: -1, Output: -1, Value: value, Err: fmt.Errorf(format, args...)}).In("spiral", field)
 }

@@ -3,6 +3,7 @@ package spiral
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"spiral/advantage"
 	"spiral/combin"
@@ -34,6 +35,7 @@ type Plans struct {
 	shape   planShape
 	members []int                   // problem after problem, set after set
 	bad     []*advantage.InputError // problems CheckPlans rejected, in order
+	scratch setScratch              // CheckPlans' memory
 }
 
 // Problems returns the number of problems planned.
@@ -170,7 +172,7 @@ func (p *Planner) PlanTo(dst *Plans, seed, step uint64, keys []uint64) error {
 			Err: fmt.Errorf("len(keys) = %d problems of K*n = %d members: more than combin.MaxSize = %d members (at most %d problems)",
 				len(keys), size, combin.MaxSize, combin.MaxSize/size)}).In("spiral", "keys")
 	}
-	dst.members = grow(dst.members, len(keys)*size)
+	dst.members = slices.Grow(dst.members[:0], len(keys)*size)[:len(keys)*size]
 	dst.shape, dst.bad = p.shape, dst.bad[:0]
 	n := p.c.SetSize
 	for q, key := range keys {
@@ -223,7 +225,8 @@ func mix(z uint64) uint64 {
 // naming the problem, set and member, and CreditBatch rejects them with the
 // same error and credits the others.
 func (c Config) CheckPlans(dst *Plans, members []int) error {
-	if _, err := c.validFamily(); err != nil {
+	fam, err := c.validFamily()
+	if err != nil {
 		return err
 	}
 	size := c.PlanSize()
@@ -234,12 +237,11 @@ func (c Config) CheckPlans(dst *Plans, members []int) error {
 		}
 		return (&InputError{Field: "members", Problem: -1, Set: -1, Output: -1, Value: float64(len(members)), Err: why}).In("spiral", "members")
 	}
-	dst.members = grow(dst.members, len(members))
+	dst.members = slices.Grow(dst.members[:0], len(members))[:len(members)]
 	copy(dst.members, members)
 	dst.shape, dst.bad = c.planShape(), dst.bad[:0]
-	var sc setScratch
 	for q := range len(members) / size {
-		if e := c.checkSets(dst.members[q*size:(q+1)*size], &sc); e != nil {
+		if e := c.checkSets(fam, dst.members[q*size:(q+1)*size], &dst.scratch); e != nil {
 			e.Problem = q
 			dst.bad = append(dst.bad, e.In("spiral", "members"))
 		}
@@ -258,7 +260,8 @@ func (c Config) CheckPlans(dst *Plans, members []int) error {
 // plan gets an *[InputError] about "Plan.Sets" naming the set and the
 // member (Problem is -1). It also returns an error if c is invalid.
 func (c Config) CheckPlan(p Plan) error {
-	if err := c.Validate(); err != nil {
+	fam, err := c.validFamily()
+	if err != nil {
 		return err
 	}
 	flat, err := c.flatten(p, "Plan.Sets")
@@ -266,7 +269,7 @@ func (c Config) CheckPlan(p Plan) error {
 		return err
 	}
 	var sc setScratch
-	if e := c.checkSets(flat, &sc); e != nil {
+	if e := c.checkSets(fam, flat, &sc); e != nil {
 		return e.In("spiral", "Plan.Sets")
 	}
 	return nil
@@ -292,21 +295,16 @@ func (c Config) flatten(p Plan, field string) ([]int, error) {
 
 // setScratch is the memory checkSets reuses.
 type setScratch struct {
-	sizes  []int // K copies of n
+	sets   combin.SetChecker
 	counts []int // appearances of each trace (Balanced design)
 }
 
-// checkSets checks one problem's K*n flat members for the valid c:
-// combin's set check, then the balance of a Balanced design. The error
-// names the set and member (Problem -1, Field "members").
-func (c *Config) checkSets(flat []int, sc *setScratch) *InputError {
-	if len(sc.sizes) != c.Sets || c.Sets > 0 && sc.sizes[0] != c.SetSize {
-		sc.sizes = grow(sc.sizes, c.Sets)
-		for i := range sc.sizes {
-			sc.sizes[i] = c.SetSize
-		}
-	}
-	if err := combin.CheckSets(c.SearchTraces, c.Ordered, sc.sizes, flat); err != nil {
+// checkSets checks one problem's K*n flat members for the valid c, whose
+// family is fam: combin's set check, then the balance of a Balanced
+// design. The error names the set and member (Problem -1, Field
+// "members").
+func (c *Config) checkSets(fam combin.Family, flat []int, sc *setScratch) *InputError {
+	if err := sc.sets.Check(fam, flat); err != nil {
 		e := &InputError{Field: "members", Problem: -1, Set: -1, Output: -1, Err: err}
 		if se, ok := err.(*combin.SetError); ok {
 			e.Set, e.Output = se.Set, se.Position
@@ -327,7 +325,7 @@ func (c *Config) checkSets(flat []int, sc *setScratch) *InputError {
 // times when n1 divides len(flat), as a Balanced design does. It counts in
 // sc.counts and skips indices out of range, which the set check reports.
 func balanceError(n1 int, flat []int, sc *setScratch) *InputError {
-	sc.counts = grow(sc.counts, n1)
+	sc.counts = slices.Grow(sc.counts[:0], n1)[:n1]
 	cnt := sc.counts
 	clear(cnt)
 	for _, y := range flat {
@@ -347,12 +345,4 @@ func balanceError(n1 int, flat []int, sc *setScratch) *InputError {
 		}
 	}
 	return nil
-}
-
-// grow returns s with length n, reusing its array when it is large enough.
-func grow[T any](s []T, n int) []T {
-	if cap(s) >= n {
-		return s[:n]
-	}
-	return make([]T, n)
 }

@@ -364,10 +364,14 @@ func TestBalancedPlans(t *testing.T) {
 			t.Fatal(err)
 		}
 		flat := in.AppendMembers(nil)
+		fam, err := c.validFamily()
+		if err != nil {
+			t.Fatal(err)
+		}
 		var sc setScratch
 		for q := range problems {
 			one := flat[q*c.PlanSize() : (q+1)*c.PlanSize()]
-			if err := c.checkSets(one, &sc); err != nil {
+			if err := c.checkSets(fam, one, &sc); err != nil {
 				t.Fatalf("%v: problem %d: %v", order, q, err)
 			}
 			var counts [8]int

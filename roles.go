@@ -72,12 +72,27 @@ type RoleWeights struct {
 // and the per-sequence token means weight outputs by their lengths, so
 // their weights are not constants: [Config.LossCoefficients] makes their
 // update exact per batch instead. At the paper's configuration (WithinSet,
-// sum) the weights are 1365/1541 ~ 0.886 and 12. It returns an error if c
-// is not valid (LeaveOneOut with N2 = 1 included), or the reduction is
-// undefined or weights outputs by their lengths.
+// sum) the weights are 1365/1541 ~ 0.886 and 12.
+//
+// With opt.MissingRate = delta > 0 (each aggregation output missing with
+// probability delta, independently of its content) the weights are the
+// expected counts (docs/findings.md#missing-outputs): Search = E[M(K')]
+// over the K' ~ Binomial(K, 1 - delta^N2) sets with a scored output, and
+// Aggregation = K E[(S-1)+] within the set or K E[S; S >= 2] leave one
+// out, S ~ Binomial(N2, 1 - delta) (81/32 and 135/32 for N1 = 2, n = 1,
+// K = 2, N2 = 3, delta = 1/4, against 4 and 6); exact for K <= 64 and
+// K N2 <= 1024, floats up to K = 1024, and only for the uniform design and
+// the sum reductions.
+//
+// It returns an error if c is not valid (LeaveOneOut with N2 = 1
+// included), the reduction is undefined or weights outputs by their
+// lengths, or MissingRate is outside [0, 1) or not supported as above.
 func (c Config) RoleWeights(opt LossOptions) (RoleWeights, error) {
 	consts, err := c.Constants()
 	if err != nil {
+		return RoleWeights{}, err
+	}
+	if err := checkMissingRate(opt.MissingRate); err != nil {
 		return RoleWeights{}, err
 	}
 	n1, k, n2 := int64(c.SearchTraces), int64(c.Sets), int64(c.AggregationsPerSet)
@@ -100,6 +115,9 @@ func (c Config) RoleWeights(opt LossOptions) (RoleWeights, error) {
 			return RoleWeights{}, fmt.Errorf("spiral: LossOptions.Reduction = %d is not a defined loss.Reduction", int(opt.Reduction))
 		}
 		return RoleWeights{}, fmt.Errorf("spiral: LossOptions.Reduction = %v weights each output by its length (or the batch's tokens): its role weights are not constants; Config.LossCoefficients gives the exact update per batch", opt.Reduction)
+	}
+	if opt.MissingRate != 0 {
+		return c.missingRoleWeights(opt, sd, ad)
 	}
 	w := RoleWeights{Aggregation: big.NewRat(k*a, ad)}
 	if consts.M != nil {

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"slices"
 
 	"golang.org/x/exp/constraints"
 
 	"spiral/combin"
+	"spiral/internal/credit"
 )
 
 // MaxAbsReward is the largest reward magnitude accepted. A scored reward r
@@ -18,7 +20,7 @@ import (
 // as float32, so every output is finite. SPIRAL's rewards lie in [0, 1].
 // The bound applies to the value: float32(1e30) is 1.0000000150474662e30,
 // and is rejected.
-const MaxAbsReward = 1e30
+const MaxAbsReward = credit.MaxAbsReward
 
 // Batch is the input of [ComputeBatch]: problems laid out flat, problem
 // after problem and, inside a problem, set after set. Sets are numbered
@@ -66,19 +68,12 @@ type Batch[F constraints.Float] struct {
 	// used are reported in BatchCredit.ScoredOutputs and ScoredSets.
 	Unscorable []bool
 
-	// Check says how the sets are checked, and when two of them are
-	// identical: as subsets (the zero value) or as tuples.
+	// Check says when two sets of a problem are identical: as subsets
+	// (the zero value) or as tuples.
 	Check SetCheck
-
-	// ExactSums, with Check = Unchecked, vouches also that every plain
-	// float64 sum of at most len(Rewards) scored rewards is exact, as
-	// [ScanRewards] reports of them (0/1 rewards, say): the set sums then
-	// skip their error terms, which would all be 0, and the credit has the
-	// same bits. It is ignored otherwise (ComputeBatch scans the rewards).
-	ExactSums bool
 }
 
-// SetCheck says how [ComputeBatch] checks the sets of a [Batch].
+// SetCheck says how [ComputeBatch] compares the sets of a problem.
 type SetCheck int
 
 const (
@@ -89,16 +84,6 @@ const (
 	// Tuples: the same check, two sets being identical when they list the
 	// same members in the same order (ordered tuples).
 	Tuples
-	// Unchecked: the caller vouches that every problem's sets pass
-	// combin.CheckSets (as a sampler's draws do) and every scored reward
-	// is finite with magnitude at most 2*MaxAbsReward (as a checked reward
-	// plus a length penalty of at most lengthgate.MaxFactor is), and
-	// neither is checked again; the layout and the counts still are.
-	// Input that does not pass gives meaningless credit or a panic (an
-	// index out of range), never memory corruption. The root package uses
-	// it only for plans that the library itself drew or checked, and for
-	// rewards it checked.
-	Unchecked
 )
 
 // Span locates one problem in a [Batch] and in its [BatchCredit]: the
@@ -144,22 +129,14 @@ func (b Batch[F]) Spans() iter.Seq2[int, Span] {
 
 // sumTo returns the sum of xs and whether every x and the sum are in
 // [0, limit], adding nothing that could overflow.
-func sumTo(xs []int, limit int) (int, bool) {
-	s, _, ok := sumMin(xs, limit)
-	return s, ok
-}
-
-// sumMin is sumTo that also returns the least x (limit if xs is empty).
-func sumMin(xs []int, limit int) (s, least int, ok bool) {
-	least = limit
+func sumTo(xs []int, limit int) (s int, ok bool) {
 	for _, x := range xs {
 		if x < 0 || x > limit-s {
-			return s, least, false
+			return s, false
 		}
 		s += x
-		least = min(least, x)
 	}
-	return s, least, true
+	return s, true
 }
 
 // BatchCredit receives the results of [ComputeBatch], in the layout of the
@@ -193,7 +170,7 @@ type BatchCredit[F constraints.Float] struct {
 	// Rejected[p] reports that problem p was bad and got zero credit.
 	Rejected []bool
 
-	sc scratch
+	out credit.Output[F] // the kernel's view of the slices above, and its scratch
 }
 
 // NewUniformBatch returns the layout of a batch of problems that all have
@@ -225,21 +202,13 @@ func NewUniformBatch[F constraints.Float](problems, traces, sets, setSize, rewar
 	}
 	nSets := problems * sets
 	return Batch[F]{
-		Traces:       filled(problems, traces),
-		Sets:         filled(problems, sets),
-		SetSizes:     filled(nSets, setSize),
+		Traces:       slices.Repeat([]int{traces}, problems),
+		Sets:         slices.Repeat([]int{sets}, problems),
+		SetSizes:     slices.Repeat([]int{setSize}, nSets),
 		Members:      make([]int, nSets*setSize),
-		RewardCounts: filled(nSets, rewards),
+		RewardCounts: slices.Repeat([]int{rewards}, nSets),
 		Rewards:      make([]F, nSets*rewards),
 	}, nil
-}
-
-func filled(n, v int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = v
-	}
-	return s
 }
 
 // ComputeBatch computes SPIRAL's credit (the formulas of the package
@@ -253,7 +222,7 @@ func filled(n, v int) []int {
 // Otherwise every problem is checked, and a *[BatchError] lists each bad
 // one with its first *InputError: no traces, no sets, an empty set, a
 // member out of range [0, Traces[p]) or repeated inside a set, two
-// identical sets (see Batch.Check; not checked when it is Unchecked), a
+// identical sets (see Batch.Check), a
 // set with no outputs, a scored reward that is NaN, infinite or larger in
 // magnitude than [MaxAbsReward]. On a layout error dst is left untouched;
 // with a *BatchError the good problems are credited and the bad ones get
@@ -270,66 +239,48 @@ func ComputeBatch[F constraints.Float](dst *BatchCredit[F], in Batch[F]) error {
 	if _, ok := err.(*BatchError); err != nil && !ok {
 		return err
 	}
-	dst.resize(len(in.Traces), v.traces, len(in.SetSizes), len(in.Rewards), v.maxTraces, v.maxSets)
+	out := dst.resize(len(in.Traces), v.traces, len(in.SetSizes), len(in.Rewards), v.maxTraces, v.maxSets)
 	var bad []*InputError
 	if err != nil {
 		bad = err.(*BatchError).Problems
 	}
-	var sp Span // problem q's ranges
+	kin := credit.Input[F]{SetSizes: in.SetSizes, RewardCounts: in.RewardCounts, Members: in.Members,
+		Rewards: in.Rewards, Unscorable: in.Unscorable, ExactSums: v.exactSums}
+	var sp credit.Span // problem q's ranges
 	for q, nt := range in.Traces {
 		k := in.Sets[q]
 		sp.Trace, sp.Set, sp.Member, sp.Reward = sp.Trace+sp.Traces, sp.Set+sp.Sets, sp.Member+sp.Members, sp.Reward+sp.Rewards
 		sp.Traces, sp.Sets, sp.Members, sp.Rewards = nt, k, k*v.size, k*v.count
 		if v.size == 0 {
-			sp.Members = sum(in.SetSizes[sp.Set : sp.Set+k])
+			sp.Members, _ = sumTo(in.SetSizes[sp.Set:sp.Set+k], len(in.Members))
 		}
 		if v.count == 0 {
-			sp.Rewards = sum(in.RewardCounts[sp.Set : sp.Set+k])
+			sp.Rewards, _ = sumTo(in.RewardCounts[sp.Set:sp.Set+k], len(in.Rewards))
 		}
-		if len(bad) == 0 || bad[0].Problem != q {
-			dst.Rejected[q] = false
-			creditProblem(dst, &in, v.exactSums, q, sp)
+		dst.Rejected[q] = len(bad) > 0 && bad[0].Problem == q
+		if dst.Rejected[q] {
+			bad = bad[1:]
+			out.Clear(q, sp)
 			continue
 		}
-		bad = bad[1:]
-		dst.Rejected[q] = true
-		clear(dst.SetScores[sp.Set : sp.Set+k])
-		clear(dst.SetAdvantages[sp.Set : sp.Set+k])
-		clear(dst.ScoredOutputs[sp.Set : sp.Set+k])
-		clear(dst.Search[sp.Trace : sp.Trace+nt])
-		clear(dst.Appearances[sp.Trace : sp.Trace+nt])
-		clear(dst.Aggregation[sp.Reward : sp.Reward+sp.Rewards])
-		dst.ScoredSets[q] = 0
+		credit.Problem(out, &kin, q, sp)
 	}
 	return err
 }
 
 // resize sets the length of every slice of c for p problems with traces
 // traces, sets sets and rewards rewards in all, and at most maxTraces
-// traces and maxSets sets in one problem.
-func (c *BatchCredit[F]) resize(p, traces, sets, rewards, maxTraces, maxSets int) {
-	c.SetScores = grow(c.SetScores, sets)
-	c.SetAdvantages = grow(c.SetAdvantages, sets)
-	c.ScoredOutputs = grow(c.ScoredOutputs, sets)
-	c.Search = grow(c.Search, traces)
-	c.Appearances = grow(c.Appearances, traces)
-	c.Aggregation = grow(c.Aggregation, rewards)
-	c.ScoredSets = grow(c.ScoredSets, p)
-	c.Rejected = grow(c.Rejected, p)
-	c.sc.sums = grow(c.sc.sums, maxTraces)
-	c.sc.count = grow(c.sc.count, maxTraces)
-	clear(c.sc.sums) // the kernel keeps them zero between problems
-	clear(c.sc.count)
-	c.sc.sets = grow(c.sc.sets, maxSets)
-	c.sc.adv = grow(c.sc.adv, maxSets)
-}
-
-// grow returns s with length n, reusing its array when it is large enough.
-func grow[T any](s []T, n int) []T {
-	if cap(s) >= n {
-		return s[:n]
-	}
-	return make([]T, n)
+// traces and maxSets sets in one problem, and returns the kernel's view of
+// them.
+func (c *BatchCredit[F]) resize(p, traces, sets, rewards, maxTraces, maxSets int) *credit.Output[F] {
+	o := &c.out
+	o.SetScores, o.SetAdvantages, o.Search, o.Appearances = c.SetScores, c.SetAdvantages, c.Search, c.Appearances
+	o.Aggregation, o.ScoredOutputs, o.ScoredSets = c.Aggregation, c.ScoredOutputs, c.ScoredSets
+	o.Resize(p, traces, sets, rewards, maxTraces, maxSets)
+	c.SetScores, c.SetAdvantages, c.Search, c.Appearances = o.SetScores, o.SetAdvantages, o.Search, o.Appearances
+	c.Aggregation, c.ScoredOutputs, c.ScoredSets = o.Aggregation, o.ScoredOutputs, o.ScoredSets
+	c.Rejected = slices.Grow(c.Rejected[:0], p)[:p]
+	return o
 }
 
 // checked summarizes a batch that passed check.
@@ -338,7 +289,7 @@ type checked struct {
 	// size and count are the common size and reward count of every set
 	// (see common), or 0.
 	size, count int
-	exactSums   bool // see scanRewards
+	exactSums   bool // see credit.Scan
 }
 
 // check checks in: its layout (an *InputError, which comes first), and each
@@ -353,15 +304,8 @@ func (in Batch[F]) check() (v checked, err error) {
 	if in.Unscorable != nil && len(in.Unscorable) != len(in.Rewards) {
 		return v, layoutError("Unscorable", "len(Unscorable) = %d, want len(Rewards) = %d", len(in.Unscorable), len(in.Rewards))
 	}
-	// Rewards vouched for by the caller are not scanned again: their set
-	// means are then summed with their errors (the same bits as the plain
-	// sums where those are exact).
-	rewardsOK := true
-	if in.Check != Unchecked {
-		rewardsOK, v.exactSums = scanRewards(in.Rewards, in.Unscorable)
-	} else {
-		v.exactSums = in.ExactSums
-	}
+	rewardsOK, exactSums := credit.Scan(in.Rewards, in.Unscorable, true)
+	v.exactSums = exactSums
 	// When every set has the same size and count and the sets fill
 	// Members and Rewards exactly, a problem of K sets has K*size members
 	// and K*count rewards, within the slices: no sums are needed.
@@ -388,7 +332,7 @@ func (in Batch[F]) check() (v checked, err error) {
 			return v, &InputError{Field: "Sets", Problem: p, Set: -1, Output: -1, Value: float64(k),
 				Err: fmt.Errorf("sets = %d, but len(SetSizes) = %d leaves %d", k, len(in.SetSizes), len(in.SetSizes)-s)}
 		}
-		var nm, nr, least int
+		var nm, nr int
 		var ok bool
 		if sameSize {
 			nm, ok = k*size, true
@@ -399,19 +343,17 @@ func (in Batch[F]) check() (v checked, err error) {
 			return v, sumError("SetSizes", "size", p, in.SetSizes[s:s+k], "Members", len(in.Members), m)
 		}
 		if sameCount {
-			nr, least, ok = k*count, count, true
+			nr, ok = k*count, true
 		} else {
-			nr, least, ok = sumMin(in.RewardCounts[s:s+k], len(in.Rewards)-r)
+			nr, ok = sumTo(in.RewardCounts[s:s+k], len(in.Rewards)-r)
 		}
 		if !ok {
 			return v, sumError("RewardCounts", "count", p, in.RewardCounts[s:s+k], "Rewards", len(in.Rewards), r)
 		}
 		// A problem of sound layout is good when it has traces and sets,
 		// every set has outputs, and its sets and rewards pass.
-		if nt < 1 || k < 1 || least < 1 || in.Check != Unchecked || !rewardsOK {
-			if e := in.checkProblem(p, nt, in.SetSizes[s:s+k], in.RewardCounts[s:s+k], in.Members[m:m+nm], r, nr, rewardsOK); e != nil {
-				bad = append(bad, e)
-			}
+		if e := in.checkProblem(p, nt, in.SetSizes[s:s+k], in.RewardCounts[s:s+k], in.Members[m:m+nm], r, nr, rewardsOK); e != nil {
+			bad = append(bad, e)
 		}
 		v.traces += nt
 		v.maxTraces = max(v.maxTraces, nt)
@@ -439,38 +381,21 @@ func (in Batch[F]) check() (v checked, err error) {
 // reward is good. It is the check ComputeBatch makes; a caller that
 // reports bad rewards in its own terms calls it.
 func CheckRewards[F constraints.Float](rewards []F, unscorable []bool) (int, error) {
-	j, _, err := checkRewards(rewards, unscorable, "CheckRewards", false)
-	return j, err
-}
-
-// ScanRewards is [CheckRewards] that also reports, in the same pass, when
-// every scored reward is good, whether every plain float64 sum of at most
-// len(rewards) of them is exact: each is a multiple of 2^-16 small enough
-// that no such sum rounds (as 0/1 rewards are). A caller that checked its
-// rewards with it vouches for both with Batch.Check = Unchecked and
-// Batch.ExactSums.
-func ScanRewards[F constraints.Float](rewards []F, unscorable []bool) (j int, exactSums bool, err error) {
-	return checkRewards(rewards, unscorable, "ScanRewards", true)
-}
-
-// checkRewards is CheckRewards (by the name fn), and ScanRewards when
-// exact is true.
-func checkRewards[F constraints.Float](rewards []F, unscorable []bool, fn string, exact bool) (int, bool, error) {
 	if unscorable != nil && len(unscorable) != len(rewards) {
-		panic(fmt.Sprintf("advantage: %s: len(unscorable) = %d, want len(rewards) = %d", fn, len(unscorable), len(rewards)))
+		panic(fmt.Sprintf("advantage: CheckRewards: len(unscorable) = %d, want len(rewards) = %d", len(unscorable), len(rewards)))
 	}
-	if valid, exactSums := scan(rewards, unscorable, exact); valid {
-		return -1, exactSums, nil
+	if valid, _ := credit.Scan(rewards, unscorable, false); valid {
+		return -1, nil
 	}
 	for j, x := range rewards {
 		if unscorable != nil && unscorable[j] {
 			continue
 		}
 		if err := checkReward(float64(x)); err != nil {
-			return j, false, err
+			return j, err
 		}
 	}
-	return -1, false, nil // unreachable: scan found a bad reward
+	return -1, nil // unreachable: Scan found a bad reward
 }
 
 // sumError returns the error of the first of problem p's sizes (or
@@ -505,21 +430,19 @@ func (in Batch[F]) checkProblem(p, nt int, sizes, counts, members []int, r, nr i
 			return problemError("RewardCounts", p, i, 0, "no outputs (count 0)")
 		}
 	}
-	if in.Check != Unchecked {
-		if err := combin.CheckSets(nt, in.Check == Tuples, sizes, members); err != nil {
-			e := &InputError{Field: "Members", Problem: p, Set: -1, Output: -1, Err: err}
-			var se *combin.SetError
-			if errors.As(err, &se) {
-				e.Set, e.Output = se.Set, se.Position
-				switch se.Reason {
-				case combin.Empty:
-					e.Field, e.Value = "SetSizes", float64(se.Index)
-				case combin.OutOfRange, combin.Repeated:
-					e.Value = float64(se.Index)
-				}
+	if err := combin.CheckSets(nt, in.Check == Tuples, sizes, members); err != nil {
+		e := &InputError{Field: "Members", Problem: p, Set: -1, Output: -1, Err: err}
+		var se *combin.SetError
+		if errors.As(err, &se) {
+			e.Set, e.Output = se.Set, se.Position
+			switch se.Reason {
+			case combin.Empty:
+				e.Field, e.Value = "SetSizes", float64(se.Index)
+			case combin.OutOfRange, combin.Repeated:
+				e.Value = float64(se.Index)
 			}
-			return e
 		}
+		return e
 	}
 	if rewardsOK {
 		return nil
@@ -529,7 +452,7 @@ func (in Batch[F]) checkProblem(p, nt int, sizes, counts, members []int, r, nr i
 	if in.Unscorable != nil {
 		un = in.Unscorable[r : r+nr]
 	}
-	if rewardsValid(rs, un) {
+	if valid, _ := credit.Scan(rs, un, false); valid {
 		return nil
 	}
 	o := 0
@@ -544,7 +467,7 @@ func (in Batch[F]) checkProblem(p, nt int, sizes, counts, members []int, r, nr i
 		}
 		o += c
 	}
-	return nil // unreachable: rewardsValid found a bad reward
+	return nil // unreachable: Scan found a bad reward
 }
 
 // checkReward returns ErrNotFinite or ErrTooLarge if x is not a valid
@@ -574,12 +497,4 @@ func common(xs []int, total int) (v int, ok bool) {
 		diff |= x ^ v
 	}
 	return v, diff == 0
-}
-
-func sum(xs []int) int {
-	n := 0
-	for _, x := range xs {
-		n += x
-	}
-	return n
 }

@@ -10,27 +10,20 @@ import (
 
 // The paper's configuration: N1 = 8 traces, K = 4 sets of n = 4, N2 = 4
 // rewards per set; one problem, and a batch of 256. Each case runs
-// ComputeBatch into a reused dst (float64 and float32, and with the sets
-// vouched for by SetsChecked), and Compute (which allocates its result).
+// ComputeBatch into a reused dst (float64 and float32), and Compute
+// (which allocates its result).
 func BenchmarkCredit(b *testing.B) {
 	for _, problems := range []int{1, 256} {
 		specs := paperSpecs(problems, 1)
 		in64, in32 := toBatch[float64](specs), toBatch[float32](specs)
-		checked := in64
-		checked.Check = Unchecked
-		for _, c := range []struct {
-			name string
-			in   Batch[float64]
-		}{{"float64", in64}, {"float64-Unchecked", checked}} {
-			b.Run(fmt.Sprintf("problems=%d/ComputeBatch/%s", problems, c.name), func(b *testing.B) {
-				var dst BatchCredit[float64]
-				cpubench.Loop(b, func() {
-					if err := ComputeBatch(&dst, c.in); err != nil {
-						b.Fatal(err)
-					}
-				})
+		b.Run(fmt.Sprintf("problems=%d/ComputeBatch/float64", problems), func(b *testing.B) {
+			var dst BatchCredit[float64]
+			cpubench.Loop(b, func() {
+				if err := ComputeBatch(&dst, in64); err != nil {
+					b.Fatal(err)
+				}
 			})
-		}
+		})
 		b.Run(fmt.Sprintf("problems=%d/ComputeBatch/float32", problems), func(b *testing.B) {
 			var dst BatchCredit[float32]
 			cpubench.Loop(b, func() {

@@ -48,6 +48,12 @@
 //
 // # Group baselines
 //
+// The group baselines and SPIRAL's credit share only the reward check and
+// [InputError]; each reads alone (batch.go and credit.go hold SPIRAL's
+// credit, whose kernel is internal/credit; group.go, group_preset.go and
+// group_range.go the baselines, group.go's GroupRelative one pass over the
+// rows after one function per Scale, and whiten).
+//
 // [GroupRelative] centres rewards within groups given by an id per row, in
 // any order (verl's layout), optionally dividing by the group's standard
 // deviation (GRPO) or using a leave-one-out baseline (RLOO); see
@@ -60,8 +66,9 @@
 // A bad entry gets an *[InputError] naming the field, problem, set and
 // position; in a batch, a *[BatchError] lists every bad problem, and
 // the others are credited. Sets are checked by combin.CheckSets.
-// No output is ever NaN or infinite. Functions panic only on a nil
-// destination, on sets vouched for by Batch.Check = Unchecked that hold a trace
-// index out of range, or, for GroupRelative, on a destination of the wrong
-// length.
+// No output is ever NaN or infinite. Every exported function checks its
+// input: none can be told to trust it (the kernel that skips the checks is
+// internal, for the root package's plans and rewards, which it checked
+// itself). Functions panic only on a nil destination or, for
+// GroupRelative, on a destination of the wrong length.
 package advantage

@@ -327,31 +327,23 @@ func TestUnscorable(t *testing.T) {
 	})
 }
 
-// TestSetsChecked: with Check = Unchecked the sets and rewards are not
-// checked (two identical sets are credited as given, and so is a reward
-// beyond MaxAbsReward), the layout and counts still are, and a member out
-// of range is a panic, never a write out of place.
-func TestSetsChecked(t *testing.T) {
-	in := toBatch[float64]([]spec{{Traces: 3, Sets: [][]int{{0, 1}, {1, 0}}, Rewards: [][]float64{{1}, {0}}}})
-	in.Check = Unchecked
-	var dst BatchCredit[float64]
-	if err := ComputeBatch(&dst, in); err != nil {
-		t.Fatalf("SetsChecked: %v", err)
-	}
-	in.Rewards[0] = -2 * MaxAbsReward
-	if err := ComputeBatch(&dst, in); err != nil || dst.SetScores[0] != -2*MaxAbsReward {
-		t.Errorf("Unchecked, reward -2 MaxAbsReward: error %v, set score %v; want it credited", err, dst.SetScores[0])
-	}
-	in.Rewards[0] = 1
-	in.RewardCounts[0], in.RewardCounts[1] = 0, 2
-	var be *BatchError
-	if err := ComputeBatch(&dst, in); !errors.As(err, &be) || be.Problems[0].Field != "RewardCounts" {
-		t.Errorf("SetsChecked, a set with no outputs: error %v, want a RewardCounts error", err)
-	}
-	in.RewardCounts[0], in.RewardCounts[1] = 1, 1
-	in.Members[3] = 3
-	if msg := panicMessage(func() { _ = ComputeBatch(&dst, in) }); !strings.Contains(msg, "index out of range") {
-		t.Errorf("SetsChecked, member out of range: panic %q, want an index out of range", msg)
+// TestNoVouching: no value of Batch.Check turns the checks off: identical
+// sets and a reward beyond MaxAbsReward are rejected whatever it holds
+// (Check = 2 once vouched for both).
+func TestNoVouching(t *testing.T) {
+	for _, check := range []SetCheck{Subsets, Tuples, 2, -1} {
+		in := toBatch[float64]([]spec{{Traces: 3, Sets: [][]int{{0, 1}, {0, 1}}, Rewards: [][]float64{{1}, {0}}}})
+		in.Check = check
+		var dst BatchCredit[float64]
+		var be *BatchError
+		if err := ComputeBatch(&dst, in); !errors.As(err, &be) || be.Problems[0].Field != "Members" {
+			t.Errorf("Check = %d, identical sets: error %v, want a Members error", check, err)
+		}
+		in.Members = []int{0, 1, 1, 2}
+		in.Rewards[0] = -2 * MaxAbsReward
+		if err := ComputeBatch(&dst, in); !errors.As(err, &be) || be.Problems[0].Field != "Rewards" {
+			t.Errorf("Check = %d, reward -2 MaxAbsReward: error %v, want a Rewards error", check, err)
+		}
 	}
 }
 

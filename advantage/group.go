@@ -27,12 +27,18 @@ const (
 	// baseline stays the group's own (TRL's scale_rewards="batch", LitePPO's
 	// "group mean, batch std").
 	ScaleBatch
+	// ScaleOthers divides row i's centred reward by the standard deviation
+	// of the group's other scored rewards about their own mean, plus
+	// Epsilon, and leaves it undivided where that deviation is 0 (the
+	// others all equal) or undefined: NeMo-RL's normalize_rewards with its
+	// leave-one-out baseline (see group_others.go).
+	ScaleOthers
 )
 
-var scaleText = [...]string{ScaleNone: "none", ScaleGroup: "group", ScaleBatch: "batch"}
+var scaleText = [...]string{ScaleNone: "none", ScaleGroup: "group", ScaleBatch: "batch", ScaleOthers: "others"}
 
-// String returns "none", "group" or "batch", or "Scale(v)" for an undefined
-// value.
+// String returns "none", "group", "batch" or "others", or "Scale(v)" for an
+// undefined value.
 func (s Scale) String() string {
 	if s >= 0 && int(s) < len(scaleText) {
 		return scaleText[s]
@@ -40,17 +46,17 @@ func (s Scale) String() string {
 	return fmt.Sprintf("Scale(%d)", int(s))
 }
 
-// MarshalText encodes s as "none", "group" or "batch"; an undefined value is
-// an error.
+// MarshalText encodes s as "none", "group", "batch" or "others"; an
+// undefined value is an error.
 func (s Scale) MarshalText() ([]byte, error) {
 	if s >= 0 && int(s) < len(scaleText) {
 		return []byte(scaleText[s]), nil
 	}
-	return nil, fmt.Errorf("advantage: scale = %d is not ScaleNone, ScaleGroup or ScaleBatch", int(s))
+	return nil, fmt.Errorf("advantage: scale = %d is not ScaleNone, ScaleGroup, ScaleBatch or ScaleOthers", int(s))
 }
 
-// UnmarshalText decodes "none", "group" or "batch"; anything else is an error
-// naming the text.
+// UnmarshalText decodes "none", "group", "batch" or "others"; anything else
+// is an error naming the text.
 func (s *Scale) UnmarshalText(text []byte) error {
 	for v, t := range scaleText {
 		if string(text) == t {
@@ -58,7 +64,7 @@ func (s *Scale) UnmarshalText(text []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("advantage: scale = %q, want \"none\", \"group\" or \"batch\"", text)
+	return fmt.Errorf("advantage: scale = %q, want \"none\", \"group\", \"batch\" or \"others\"", text)
 }
 
 // GroupOptions selects a member of the GRPO family for [GroupRelative]. The
@@ -183,11 +189,14 @@ func (opt GroupOptions) Validate() error {
 	bad := func(field string, v float64, err error) error {
 		return &InputError{Field: field, Problem: -1, Set: -1, Output: -1, Value: v, Err: err}
 	}
-	if opt.Scale < ScaleNone || opt.Scale > ScaleBatch {
-		return bad("Scale", float64(opt.Scale), fmt.Errorf("%d is not ScaleNone, ScaleGroup or ScaleBatch", int(opt.Scale)))
+	if opt.Scale < ScaleNone || opt.Scale > ScaleOthers {
+		return bad("Scale", float64(opt.Scale), fmt.Errorf("%d is not ScaleNone, ScaleGroup, ScaleBatch or ScaleOthers", int(opt.Scale)))
 	}
 	if math.IsNaN(opt.Epsilon) || math.IsInf(opt.Epsilon, 0) || opt.Epsilon < 0 {
 		return bad("Epsilon", opt.Epsilon, fmt.Errorf("%v, want finite and >= 0", opt.Epsilon))
+	}
+	if err := opt.validateOthers(); err != nil {
+		return err
 	}
 	if opt.Best && (opt.LeaveOneOut || opt.Scale == ScaleBatch) {
 		return bad("Best", 1, fmt.Errorf("with LeaveOneOut = %v and Scale = %v: needs Scale none or group and no LeaveOneOut", opt.LeaveOneOut, opt.Scale))
@@ -238,6 +247,7 @@ const maxGroupRows = combin.MaxSize
 //	A_i = r_i - m                       ScaleNone (Dr. GRPO)
 //	A_i = (G/(G-1)) (r_i - m)           ScaleNone, LeaveOneOut (RLOO)
 //	A_i = (r_i - m) / (s + Epsilon)     ScaleGroup (GRPO), ScaleBatch
+//	A_i = (r_i - m) / (s_-i + Epsilon)  ScaleOthers, where s_-i > 0
 //
 // (LeaveOneOut with a Scale divides the RLOO value; Best gives the group's
 // best row alone r_max - r_second, divided as Scale says). Then Clip
@@ -251,8 +261,8 @@ const maxGroupRows = combin.MaxSize
 // listed in ZeroVariance; an unscorable row (see
 // [GroupOptions.NaNUnscorable]) gets 0. Every advantage is finite: with a
 // Scale its magnitude is at most 2 sqrt(n), n the number of scored rewards
-// the standard deviation is taken over, and without one at most
-// 2 [MaxAbsReward].
+// the standard deviation is taken over, with ScaleOthers at most
+// 4 [MaxAbsReward]/Epsilon, and without one at most 2 [MaxAbsReward].
 //
 // Rewards are converted to float64 and results rounded to F when stored.
 // The mean is SPIRAL's set mean (a compensated sum, the mean kept as a
@@ -324,88 +334,143 @@ func GroupRelativeTokens[F constraints.Float, ID comparable](dst, rewards []F, i
 }
 
 func groupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []ID, lengths []int, opt GroupOptions) (GroupReport[ID], error) {
-	if len(ids) != len(rewards) {
-		return GroupReport[ID]{}, fmt.Errorf("advantage: len(ids) = %d, want len(rewards) = %d", len(ids), len(rewards))
-	}
-	if err := opt.Validate(); err != nil {
+	unscorable, err := checkGroupInput(rewards, ids, opt)
+	if err != nil {
 		return GroupReport[ID]{}, err
 	}
+	if len(dst) != len(rewards) {
+		panic(fmt.Sprintf("advantage: len(dst) = %d, want len(rewards) = %d", len(dst), len(rewards)))
+	}
+	group, groups := numberGroups(ids)
+	gs := make([]groupStats, groups)
+	var batch groupStats // every scored reward, with ScaleBatch
+	sumGroups(gs, &batch, rewards, group, opt)
+	var others []othersRange // with ScaleOthers
+	switch opt.Scale {
+	case ScaleGroup:
+		scaleGroups(gs, rewards, group, opt)
+	case ScaleBatch:
+		scaleBatch(&batch, rewards, opt)
+	case ScaleOthers:
+		scaleGroups(gs, rewards, group, opt)
+		others = othersRanges(rewards, group, len(gs))
+	}
+	rep := groupReport(ids, group, gs)
+	rep.Unscorable = unscorable
+
+	// The advantages, into dst or, to be whitened, into vals (NaN for a
+	// row without a defined advantage: unscorable, or in a group of fewer
+	// than two scored rows).
+	var vals []float64
+	if opt.Whiten != WhitenNone {
+		vals = make([]float64, len(rewards))
+	}
+	for i, x := range rewards {
+		st := &gs[group[i]]
+		defined := x == x && st.raw.n >= 2
+		a := 0.0
+		if defined && st.raw.mixed {
+			var o *othersRange
+			if others != nil {
+				o = &others[group[i]]
+			}
+			a = opt.advantage(st, &batch, o, i, float64(x))
+		}
+		switch {
+		case vals == nil:
+			dst[i] = F(a)
+		case defined:
+			vals[i] = a
+		default:
+			vals[i] = math.NaN()
+		}
+	}
+	if vals != nil {
+		if opt.Whiten == WhitenTRL {
+			lengths = nil // TRL whitens rows, whatever their lengths
+		}
+		whiten(dst, vals, lengths, opt.Whiten)
+	}
+	return rep, nil
+}
+
+// checkGroupInput checks GroupRelative's arguments other than dst and
+// returns the number of rows NaNUnscorable marks unscorable.
+func checkGroupInput[F constraints.Float, ID comparable](rewards []F, ids []ID, opt GroupOptions) (unscorable int, err error) {
+	if len(ids) != len(rewards) {
+		return 0, &InputError{Field: "ids", Problem: -1, Set: -1, Output: -1, Value: float64(len(ids)),
+			Err: fmt.Errorf("len(ids) = %d, want len(rewards) = %d", len(ids), len(rewards))}
+	}
+	if err := opt.Validate(); err != nil {
+		return 0, err
+	}
 	if len(rewards) > maxGroupRows {
-		return GroupReport[ID]{}, &InputError{Field: "rewards", Problem: -1, Set: -1, Output: -1, Value: float64(len(rewards)),
+		return 0, &InputError{Field: "rewards", Problem: -1, Set: -1, Output: -1, Value: float64(len(rewards)),
 			Err: fmt.Errorf("len(rewards) = %d > combin.MaxSize = %d rows", len(rewards), maxGroupRows)}
 	}
-	unscorable := 0
 	for i, x := range rewards {
 		if x != x && opt.NaNUnscorable {
 			unscorable++
 			continue
 		}
 		if err := checkReward(float64(x)); err != nil {
-			return GroupReport[ID]{}, &InputError{Field: "rewards", Problem: -1, Set: -1, Output: i, Value: float64(x),
+			return 0, &InputError{Field: "rewards", Problem: -1, Set: -1, Output: i, Value: float64(x),
 				Err: fmt.Errorf("group %v: %w", ids[i], err)}
 		}
 	}
+	// An id whose dynamic value is a slice, map or function cannot be
+	// hashed (numberGroups).
 	if !strictlyComparable(reflect.TypeFor[ID]()) {
 		for i := range ids {
 			if !reflect.ValueOf(&ids[i]).Elem().Comparable() {
-				return GroupReport[ID]{}, &InputError{Field: "ids", Problem: -1, Set: -1, Output: i,
+				return 0, &InputError{Field: "ids", Problem: -1, Set: -1, Output: i,
 					Err: fmt.Errorf("id of type %T cannot be compared or hashed", ids[i])}
 			}
 		}
 	}
-	if len(dst) != len(rewards) {
-		panic(fmt.Sprintf("advantage: len(dst) = %d, want len(rewards) = %d", len(dst), len(rewards)))
-	}
+	return unscorable, nil
+}
 
-	group, groups := numberGroups(ids)
-	gs := make([]groupStats, groups)
-	scored := func(x F) bool { return x == x } // NaN only under NaNUnscorable
+// sumGroups is the first pass: the compensated sum of each group's scored
+// rewards (and, with ScaleBatch, of every scored reward), with a Scale
+// their largest magnitude, and with Best each group's two largest. With a
+// Scale, a group whose rewards are all below 2^-900 in magnitude is summed
+// again times 2^1000 (exactly), so that its mean and deviations keep their
+// precision where they would be subnormal. It leaves each mean as a pair.
+func sumGroups[F constraints.Float](gs []groupStats, batch *groupStats, rewards []F, group []int32, opt GroupOptions) {
 	scaled := opt.Scale != ScaleNone
-
-	// Pass 1: the sum of each group (and of the batch), compensated, and
-	// with a Scale the largest magnitude.
-	var batch groupStats
 	for i, x := range rewards {
-		if scored(x) {
-			st := &gs[group[i]]
-			if opt.Best {
-				switch r := float64(x); {
-				case st.raw.n == 0:
-					st.best, st.second, st.bestRow = r, math.Inf(-1), int32(i)
-				case r > st.best:
-					st.best, st.second, st.bestRow = r, st.best, int32(i)
-				case r > st.second:
-					st.second = r
-				}
-			}
-			st.raw.add(float64(x))
-			if scaled {
-				st.top = max(st.top, math.Abs(float64(x)))
-			}
-			if opt.Scale == ScaleBatch {
-				batch.raw.add(float64(x))
-				batch.top = max(batch.top, math.Abs(float64(x)))
-			}
+		if x != x {
+			continue // unscorable
+		}
+		st, r := &gs[group[i]], float64(x)
+		if opt.Best {
+			st.rank(r, i)
+		}
+		st.raw.add(r)
+		if scaled {
+			st.top = max(st.top, math.Abs(r))
+		}
+		if opt.Scale == ScaleBatch {
+			batch.raw.add(r)
+			batch.top = max(batch.top, math.Abs(r))
 		}
 	}
 	if scaled {
-		// A group whose rewards are all below 2^-900 in magnitude is summed
-		// again times 2^1000 (exactly), so that its mean and deviations
-		// keep their precision where they would be subnormal.
 		again := false
 		for g := range gs {
 			again = gs[g].lift() || again
 		}
 		if batch.lift() {
 			for _, x := range rewards {
-				if scored(x) {
+				if x == x {
 					batch.raw.add(float64(x) * up)
 				}
 			}
 		}
 		if again {
 			for i, x := range rewards {
-				if st := &gs[group[i]]; scored(x) && st.up != 0 {
+				if st := &gs[group[i]]; x == x && st.up != 0 {
 					st.raw.add(float64(x) * up)
 				}
 			}
@@ -415,101 +480,82 @@ func groupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 		gs[g].m0, gs[g].c = gs[g].raw.pair()
 	}
 	batch.m0, batch.c = batch.raw.pair()
-	// Passes 2 and 3: the largest deviation, rounded up to a power of two
-	// 2^e, and the compensated sum of squares of the deviations times 2^-e.
-	switch opt.Scale {
-	case ScaleGroup:
-		for i, x := range rewards {
-			if scored(x) {
-				st := &gs[group[i]]
-				st.scale = max(st.scale, math.Abs(st.dev(float64(x))))
-			}
+}
+
+// scaleGroups sets each group's standard deviation (ScaleGroup, and the
+// sums ScaleOthers reads): the
+// largest deviation rounded up to a power of two 2^e, then the
+// compensated sum of squares of the deviations times 2^-e.
+func scaleGroups[F constraints.Float](gs []groupStats, rewards []F, group []int32, opt GroupOptions) {
+	for i, x := range rewards {
+		if x == x {
+			st := &gs[group[i]]
+			st.scale = max(st.scale, math.Abs(st.dev(float64(x))))
 		}
-		for g := range gs {
-			gs[g].power()
-		}
-		for i, x := range rewards {
-			if st := &gs[group[i]]; scored(x) && st.inv > 0 {
-				st.square(st.dev(float64(x)))
-			}
-		}
-		for g := range gs {
-			gs[g].spread(opt)
-		}
-	case ScaleBatch:
-		for _, x := range rewards {
-			if scored(x) {
-				batch.scale = max(batch.scale, math.Abs(batch.dev(float64(x))))
-			}
-		}
-		batch.power()
-		if batch.inv > 0 {
-			for _, x := range rewards {
-				if scored(x) {
-					batch.square(batch.dev(float64(x)))
-				}
-			}
-		}
-		batch.spread(opt)
 	}
-
-	rep := groupReport(ids, group, gs)
-	rep.Unscorable = unscorable
-
-	// Pass 4: the advantages, into dst or, to be whitened, into vals (NaN
-	// for a row without a defined advantage).
-	var vals []float64
-	if opt.Whiten != WhitenNone {
-		vals = make([]float64, len(rewards))
+	for g := range gs {
+		gs[g].power()
 	}
 	for i, x := range rewards {
-		st := &gs[group[i]]
+		if st := &gs[group[i]]; x == x && st.inv > 0 {
+			st.square(st.dev(float64(x)))
+		}
+	}
+	for g := range gs {
+		gs[g].spread(opt)
+	}
+}
+
+// scaleBatch sets the batch's standard deviation about its own mean
+// (ScaleBatch), as scaleGroups does for a group.
+func scaleBatch[F constraints.Float](batch *groupStats, rewards []F, opt GroupOptions) {
+	for _, x := range rewards {
+		if x == x {
+			batch.scale = max(batch.scale, math.Abs(batch.dev(float64(x))))
+		}
+	}
+	batch.power()
+	if batch.inv > 0 {
+		for _, x := range rewards {
+			if x == x {
+				batch.square(batch.dev(float64(x)))
+			}
+		}
+	}
+	batch.spread(opt)
+}
+
+// advantage returns the advantage of row i, of scored reward x, in the
+// group st of two or more rewards that are not all equal: the baseline
+// (Best, LeaveOneOut), the Scale, then Clip. o is the group's othersRange
+// with ScaleOthers.
+func (opt GroupOptions) advantage(st, batch *groupStats, o *othersRange, i int, x float64) float64 {
+	var a float64
+	switch {
+	case opt.Best:
+		if int(st.bestRow) == i {
+			a = st.best - st.second // exact when within a factor 2
+			if opt.Scale == ScaleGroup {
+				a = st.divide(a*st.lifted(), st.lifted())
+			}
+		}
+	case opt.Scale == ScaleNone:
+		a = st.centred(x)
+	case opt.Scale == ScaleGroup:
+		a = st.divide(st.dev(x), st.lifted())
+	case opt.Scale == ScaleBatch:
+		a = batch.divide(st.dev(x), st.lifted())
+	case opt.Scale == ScaleOthers:
+		a = st.advantageOthers(o, x, opt) // the leave-one-out factor included
+	}
+	if opt.LeaveOneOut && opt.Scale != ScaleOthers {
 		n := st.raw.n
-		if !scored(x) || n < 2 || !st.raw.mixed {
-			dst[i] = 0
-			if vals != nil {
-				vals[i] = math.NaN()
-				if scored(x) && n >= 2 {
-					vals[i] = 0 // an all-equal group: defined, 0
-				}
-			}
-			continue
-		}
-		var a float64
-		switch {
-		case opt.Best:
-			if int(st.bestRow) == i {
-				a = st.best - st.second // exact when within a factor 2
-				if opt.Scale == ScaleGroup {
-					a = st.divide(a*st.lifted(), st.lifted())
-				}
-			}
-		case opt.Scale == ScaleNone:
-			a = st.centred(float64(x))
-		case opt.Scale == ScaleGroup:
-			a = st.divide(st.dev(float64(x)), st.lifted())
-		case opt.Scale == ScaleBatch:
-			a = batch.divide(st.dev(float64(x)), st.lifted())
-		}
-		if opt.LeaveOneOut {
-			a *= float64(n) / float64(n-1)
-		}
-		if opt.Clip.Enabled() {
-			a = min(max(a, opt.Clip.Low), opt.Clip.High)
-		}
-		if vals != nil {
-			vals[i] = a
-			continue
-		}
-		dst[i] = F(a)
+		a *= float64(n) / float64(n-1)
 	}
-	if vals != nil {
-		if opt.Whiten == WhitenTRL {
-			lengths = nil // TRL whitens rows, whatever their lengths
-		}
-		whiten(dst, vals, lengths, opt.Whiten)
+	if opt.Clip.Enabled() {
+		a = min(max(a, opt.Clip.Low), opt.Clip.High)
 	}
-	return rep, nil
+	return a
 }
 
 // whiten writes (v_i - mu)/sigma to dst[i] for every defined v_i (not NaN)
@@ -590,6 +636,18 @@ type groupStats struct {
 	// (with Best), bestRow the first row holding best.
 	best, second float64
 	bestRow      int32
+}
+
+// rank records r, of row i, among the group's two largest rewards (Best).
+func (st *groupStats) rank(r float64, i int) {
+	switch {
+	case st.raw.n == 0:
+		st.best, st.second, st.bestRow = r, math.Inf(-1), int32(i)
+	case r > st.best:
+		st.best, st.second, st.bestRow = r, st.best, int32(i)
+	case r > st.second:
+		st.second = r
+	}
 }
 
 // lift marks a group whose rewards are all below tiny (and not all 0) as

@@ -24,6 +24,12 @@ import "fmt"
 //	openrlhf-dr-grpo             OpenRLHF advantage_estimator=dr_grpo           Clip [-10, 10]
 //	openrlhf-rloo                OpenRLHF advantage_estimator=rloo              LeaveOneOut, Clip [-10, 10]
 //	openrlhf-reinforce-baseline  OpenRLHF advantage_estimator=reinforce_baseline  Clip [-10, 10], WhitenOpenRLHF
+//	nemo-rl-grpo                 NeMo-RL adv_estimator grpo (its defaults)      LeaveOneOut, ScaleOthers, Bessel, Epsilon 1e-6
+//	nemo-rl-grpo-no-leave-one-out  NeMo-RL grpo, use_leave_one_out_baseline=False  ScaleGroup, Bessel, Epsilon 1e-6
+//	nemo-rl-reinforce-pp         NeMo-RL adv_estimator reinforce_plus_plus      WhitenOpenRLHF
+//
+// The NeMo-RL presets, what NeMo-RL does to a reward first, and where they
+// differ from it are documented in group_preset_nemorl.go.
 //
 // verl and OpenRLHF divide by torch.std, which is Bessel-corrected; TRL
 // divides by its nanstd, Bessel-corrected over the non-NaN rewards, and
@@ -99,6 +105,10 @@ var presets = [...]struct {
 	VerlReinforcePPBaseline:   {"verl-reinforce-pp-baseline", GroupOptions{Whiten: WhitenVerl}},
 	TRLRLOONormalized:         {"trl-rloo-normalized", GroupOptions{LeaveOneOut: true, NaNUnscorable: true, Whiten: WhitenTRL}},
 	OpenRLHFReinforceBaseline: {"openrlhf-reinforce-baseline", GroupOptions{Clip: openRLHFClip, Whiten: WhitenOpenRLHF}},
+
+	NeMoRLGRPO:              {"nemo-rl-grpo", nemoRLGRPO},
+	NeMoRLGRPONoLeaveOneOut: {"nemo-rl-grpo-no-leave-one-out", nemoRLGRPONoLeaveOneOut},
+	NeMoRLReinforcePlusPlus: {"nemo-rl-reinforce-pp", nemoRLReinforcePlusPlus},
 }
 
 func (p Preset) defined() bool { return p >= 0 && int(p) < len(presets) }

@@ -259,6 +259,8 @@ func trainerFormula(p Preset, rewards []float64, g int) (want []float64, nan boo
 		return openRLHF(rewards, g, "rloo"), false
 	case VerlGRPOPassK, VerlReinforcePPBaseline, TRLRLOONormalized, OpenRLHFReinforceBaseline:
 		return nil, false // checked against the trainers' code in TestPresetsMatchTrainerVectors
+	case NeMoRLGRPO, NeMoRLGRPONoLeaveOneOut, NeMoRLReinforcePlusPlus:
+		return nil, false // checked against NeMo-RL's code in TestNeMoRLPresetsMatchVectors
 	}
 	panic(fmt.Sprint("no formula for ", p))
 }
@@ -334,7 +336,8 @@ func TestPresetsMatchTrainers(t *testing.T) {
 func TestPresetText(t *testing.T) {
 	names := []string{"dr-grpo", "rloo", "verl-grpo", "verl-dr-grpo", "verl-rloo", "trl-grpo", "trl-grpo-batch",
 		"trl-dr-grpo", "trl-rloo", "openrlhf-grpo", "openrlhf-dr-grpo", "openrlhf-rloo",
-		"verl-grpo-passk", "verl-reinforce-pp-baseline", "trl-rloo-normalized", "openrlhf-reinforce-baseline"}
+		"verl-grpo-passk", "verl-reinforce-pp-baseline", "trl-rloo-normalized", "openrlhf-reinforce-baseline",
+		"nemo-rl-grpo", "nemo-rl-grpo-no-leave-one-out", "nemo-rl-reinforce-pp"}
 	if len(names) != len(presets) {
 		t.Fatalf("%d names for %d presets", len(names), len(presets))
 	}
@@ -360,11 +363,11 @@ func TestPresetText(t *testing.T) {
 	if _, err := bad.MarshalText(); err == nil {
 		t.Errorf("undefined preset marshalled")
 	}
-	if _, err := bad.Options(); err == nil || bad.String() != "Preset(16)" {
+	if _, err := bad.Options(); err == nil || bad.String() != "Preset(19)" {
 		t.Errorf("undefined preset: Options error %v, String %q", err, bad)
 	}
 
-	for _, s := range []Scale{ScaleNone, ScaleGroup, ScaleBatch} {
+	for _, s := range []Scale{ScaleNone, ScaleGroup, ScaleBatch, ScaleOthers} {
 		b, err := s.MarshalText()
 		var u Scale
 		if err != nil || u.UnmarshalText(b) != nil || u != s || string(b) != s.String() {

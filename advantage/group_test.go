@@ -489,11 +489,13 @@ func TestGroupErrors(t *testing.T) {
 		opt     GroupOptions
 		want    string
 	}{
-		{"ids short", []float64{1, 0, 1}, []string{"a", "a"}, GroupOptions{}, "advantage: len(ids) = 2, want len(rewards) = 3"},
+		{"ids short", []float64{1, 0, 1}, []string{"a", "a"}, GroupOptions{}, "advantage: ids: len(ids) = 2, want len(rewards) = 3"},
 		{"negative epsilon", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Epsilon: -1e-6}, "advantage: Epsilon: -1e-06, want finite and >= 0"},
 		{"NaN epsilon", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Epsilon: math.NaN()}, "Epsilon: NaN"},
 		{"Inf epsilon", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Epsilon: math.Inf(1)}, "Epsilon: +Inf"},
-		{"bad scale", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Scale: 3}, "Scale: 3 is not"},
+		{"bad scale", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Scale: 4}, "Scale: 4 is not"},
+		{"others without leave-one-out", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Scale: ScaleOthers, Epsilon: 1e-6}, "Scale: others needs LeaveOneOut"},
+		{"others without epsilon", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Scale: ScaleOthers, LeaveOneOut: true}, "Epsilon: 0 with Scale others, want > 0"},
 		{"NaN reward", []float64{1, 0, math.NaN()}, []string{"a", "a", "b"}, GroupOptions{}, "advantage: rewards, output 2 = NaN: group b: reward is not finite"},
 		{"Inf reward", []float64{math.Inf(-1), 0, 1}, []string{"a", "a", "b"}, GroupOptions{}, "output 0 = -Inf: group a"},
 		{"large reward", []float64{1, 2e30, 1}, []string{"a", "a", "b"}, GroupOptions{}, "output 1 = 2e+30: group a: reward magnitude exceeds MaxAbsReward"},

@@ -309,3 +309,11 @@ func paperSpecs(problems int, seed uint64) []spec {
 	}
 	return specs
 }
+
+func sum(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}

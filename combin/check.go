@@ -101,7 +101,7 @@ func CheckSets(traces int, ordered bool, sizes []int, members []int) error {
 	if err := checkSetArgs(traces, len(members)); err != nil {
 		return err
 	}
-	return checkSets(traces, ordered, sizes, 0, members)
+	return checkSets(traces, ordered, sizes, 0, members, nil)
 }
 
 // CheckSets is [CheckSets] for sets of f: it checks len(members)/n sets of
@@ -116,7 +116,27 @@ func (f Family) CheckSets(members []int) error {
 	if err := checkSetArgs(f.size, len(members)); err != nil {
 		return err
 	}
-	return checkSets(f.size, f.ordered, nil, f.n, members)
+	return checkSets(f.size, f.ordered, nil, f.n, members, nil)
+}
+
+// A SetChecker checks sets as [Family.CheckSets] does, keeping the scratch
+// memory of large inputs from call to call: once it has grown to the
+// largest input it checked, it allocates nothing but the error it returns.
+// The zero value is ready to use. A SetChecker must not be used by two
+// goroutines at the same time.
+type SetChecker struct {
+	scratch []int32
+}
+
+// Check is f.CheckSets(members), with c's scratch memory.
+func (c *SetChecker) Check(f Family, members []int) error {
+	if err := f.check(); err != nil {
+		return err
+	}
+	if err := checkSetArgs(f.size, len(members)); err != nil {
+		return err
+	}
+	return checkSets(f.size, f.ordered, nil, f.n, members, &c.scratch)
 }
 
 func checkSetArgs(traces, m int) error {
@@ -130,8 +150,9 @@ func checkSetArgs(traces, m int) error {
 }
 
 // checkSets is CheckSets for sizes when n = 0, or, when n >= 1, for sets of
-// n members each (sizes unused).
-func checkSets(traces int, ordered bool, sizes []int, n int, members []int) error {
+// n members each (sizes unused). Scratch beyond the stack's comes from
+// *scratch, grown when too short, or is allocated when scratch is nil.
+func checkSets(traces int, ordered bool, sizes []int, n int, members []int, scratch *[]int32) error {
 	m := len(members)
 	ragged := n == 0
 	K := len(sizes)
@@ -154,10 +175,17 @@ func checkSets(traces int, ordered bool, sizes []int, n int, members []int) erro
 	}
 	var stack [stackScratch]int32
 	var buf []int32
-	if need <= len(stack) {
+	switch {
+	case need <= len(stack):
 		buf = stack[:need]
 		clear(buf[m:])
-	} else {
+	case scratch != nil:
+		if cap(*scratch) < need {
+			*scratch = make([]int32, need)
+		}
+		buf = (*scratch)[:need]
+		clear(buf[m:])
+	default:
 		buf = make([]int32, need)
 	}
 	sorted, table := buf[:m], buf[m:m+slots]

@@ -284,10 +284,9 @@ func newMCWorker(mc *MonteCarlo, rewardsPerSet int) (*mcWorker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("estimator: %w", err)
 	}
-	// The sets are drawn by combin's sampler, which gives K distinct valid
-	// sets of f, and the rewards are 0, 1 or set scores in [0, 1]:
-	// ComputeBatch need not check them on every replicate.
-	batch.Check = advantage.Unchecked
+	if f.Ordered() {
+		batch.Check = advantage.Tuples
+	}
 	pcg := rand.NewPCG(0, 0)
 	w := &mcWorker{
 		mc:      mc,

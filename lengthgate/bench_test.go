@@ -107,7 +107,7 @@ func TestNaiveGateAgrees(t *testing.T) {
 // TestNaiveGateAgreesOnDrawnCases: the branch-free gate gives what the
 // plain rule (naiveGate) gives, bit for bit, advantages and report
 // (MassRemoved exactly), on drawn gates, lengths around the target and
-// advantages of every sign, through Apply, ApplyChecked and ApplyGate.
+// advantages of every sign, through Apply and ApplyGate.
 func TestNaiveGateAgreesOnDrawnCases(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		g, adv, lengths := drawCase(t)
@@ -120,10 +120,6 @@ func TestNaiveGateAgreesOnDrawnCases(t *testing.T) {
 		ra, err := g.Apply(got, lengths)
 		if err != nil || !sameBits(got, want) || ra.String() != rw.String() {
 			t.Fatalf("Apply %v %+v %v, naive %v %+v", got, ra, err, want, rw)
-		}
-		got = slices.Clone(adv)
-		if rc := g.ApplyChecked(got, lengths); !sameBits(got, want) || rc != ra {
-			t.Fatalf("ApplyChecked %v %+v, naive %v %+v", got, rc, want, rw)
 		}
 		dst := make([]float64, len(adv))
 		if rd, err := ApplyGate(g, dst, adv, lengths); err != nil || !sameBits(dst, want) || rd != ra {
@@ -174,9 +170,6 @@ func BenchmarkGate256x24(b *testing.B) {
 				b.Fatal(err)
 			}
 		})
-	})
-	b.Run("ApplyChecked/in-place", func(b *testing.B) {
-		each(b, clone(), func(adv []float64, lengths []int) { g.ApplyChecked(adv, lengths) })
 	})
 	b.Run("naive", func(b *testing.B) {
 		each(b, pool, func(adv []float64, lengths []int) {

@@ -44,10 +44,9 @@
 //
 // Lengths, advantages and rewards are checked first: a negative length, a
 // NaN or infinite value, or slices of different lengths give an error naming
-// the argument, the position and the value, and nothing is written
-// ([Gate.ApplyChecked], for inputs its caller has checked, checks none of
-// this). No
-// finite input gives a non-finite output. The only panics are for a
+// the argument, the position and the value, and nothing is written;
+// every exported function checks. No finite input gives a non-finite
+// output. The only panics are for a
 // destination slice of the wrong length, a programmer error documented on
 // each such function. The generic forms ([ApplyGate], [ApplySoftOverlong])
 // take float32 as well as float64.

@@ -266,17 +266,6 @@ func ApplyGate[F Float](g Gate, dst, adv []F, lengths []int) (Report, error) {
 	return gate(g, dst, adv, lengths), nil
 }
 
-// ApplyChecked is [Gate.Apply] for inputs the caller has already checked:
-// g valid (see [Gate.Validate]), len(lengths) == len(adv), every length
-// >= 0 and every advantage finite. It gates adv in place and returns the
-// same report as Apply, without checking any of this again. On other
-// inputs it applies Eq. 8 entry by entry as written (a negative length is
-// shorter than any target, a NaN is not positive) and panics only if
-// lengths is shorter than adv.
-func (g Gate) ApplyChecked(adv []float64, lengths []int) Report {
-	return gate(g, adv, adv, lengths)
-}
-
 // gate applies a valid g to checked inputs with len(dst) == len(adv) ==
 // len(lengths).
 //

@@ -163,9 +163,10 @@ const MaxTerms = 8
 // MaxLength is the largest output length accepted, in tokens.
 const MaxLength = 1 << 29
 
-// MaxRows is the largest number of outputs accepted: 2^24, so that with
-// MaxLength every count, product and token total (at most 2^53) is exact
-// in float64.
+// MaxRows is the largest number of outputs accepted (len(Rows.Update)):
+// 2^24, so that with MaxLength every count, product and token total (at
+// most 2^53) is exact in float64. More outputs get an *[InputError] about
+// "Rows" whose Value is their number.
 const MaxRows = 1 << 24
 
 // Rows are the outputs a trainer reduces together, in its order.
@@ -173,6 +174,13 @@ type Rows struct {
 	// Update[o] is u_o, the chosen update's coefficient of
 	// grad log pi(y_o): the update is sum_o u_o grad log pi(y_o).
 	Update []float64
+	// Multipliers, if not nil, is parallel to Update: the update's
+	// coefficient is then u_o = Update[o] * Multipliers[o] (an advantage
+	// times its role's multiplier, say), and [Coefficients] multiplies the
+	// multiplier by the reduction's ratio before it multiplies Update[o],
+	// so that a coefficient within float64's range is not flushed to 0 by
+	// a subnormal intermediate product. Nil means 1 for every output.
+	Multipliers []float64
 	// Lengths[o] is L_o, the number of tokens of output o the loss reads
 	// (its response mask's sum); 0 for an output with none.
 	Lengths []int
@@ -200,12 +208,14 @@ type Report struct {
 
 // InputError describes a bad entry of [Rows]. Recover it with errors.As.
 type InputError struct {
-	// Field is "Update", "Lengths" or "Terms".
+	// Field is "Update", "Multipliers", "Lengths" or "Terms", or "Rows"
+	// for more than [MaxRows] outputs.
 	Field string
-	// Row is the output's position, or -1 for a length of the field as a
-	// whole.
+	// Row is the output's position, or -1 for a length of the field (or
+	// the number of outputs) as a whole.
 	Row int
-	// Value is the bad value, or the bad length of the field.
+	// Value is the bad value, or the bad length of the field, or the
+	// number of outputs.
 	Value float64
 	// Err says what is wrong.
 	Err error
@@ -239,24 +249,30 @@ func (e *InputError) Unwrap() error { return e.Err }
 // length; a per-sequence mean multiplies each output by its own length
 // (undoing the 1/L_o); the sequence means leave the update as it is.
 // An output with no token gets 0 (counted in Report.Dropped if its update
-// is not 0). Each c_o is rounded at most twice (the ratio, the product).
+// is not 0). Each c_o is rounded at most twice (the ratio, the product),
+// or three times with [Rows].Multipliers: c_o = Update[o] * (Multipliers[o]
+// * ratio), the ratio being one of the fractions above.
 //
 // Coefficients returns an *[InputError], before writing anything, if the
 // fields' lengths differ, a length is negative or above [MaxLength], a
-// term is outside [0, MaxTerms), an update is not finite or above
-// [MaxUpdate] in magnitude, or there are more
-// than [MaxRows] outputs; an error if r is undefined. It panics if
-// len(dst) != len(in.Update), a programmer's error. It allocates nothing.
+// term is outside [0, MaxTerms), an update, a multiplier or their product
+// is not finite or above [MaxUpdate] in magnitude, or there are more than
+// [MaxRows] outputs (Field "Rows"); an error if r is undefined. It panics
+// if len(dst) != len(in.Update), a programmer's error. It allocates
+// nothing.
 func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
 	if !r.defined() {
 		return Report{}, fmt.Errorf("loss: reduction = %d is not a defined Reduction", int(r))
 	}
 	n := len(in.Update)
 	if n > MaxRows {
-		return Report{}, &InputError{Field: "Update", Row: -1, Value: float64(n), Err: fmt.Errorf("%d outputs > MaxRows = %d", n, MaxRows)}
+		return Report{}, &InputError{Field: "Rows", Row: -1, Value: float64(n), Err: fmt.Errorf("%d outputs > MaxRows = %d", n, MaxRows)}
 	}
 	if len(in.Lengths) != n {
 		return Report{}, &InputError{Field: "Lengths", Row: -1, Value: float64(len(in.Lengths)), Err: fmt.Errorf("len(Lengths) = %d, want len(Update) = %d", len(in.Lengths), n)}
+	}
+	if in.Multipliers != nil && len(in.Multipliers) != n {
+		return Report{}, &InputError{Field: "Multipliers", Row: -1, Value: float64(len(in.Multipliers)), Err: fmt.Errorf("len(Multipliers) = %d, want len(Update) = %d", len(in.Multipliers), n)}
 	}
 	if in.Terms != nil && len(in.Terms) != n {
 		return Report{}, &InputError{Field: "Terms", Row: -1, Value: float64(len(in.Terms)), Err: fmt.Errorf("len(Terms) = %d, want len(Update) = %d", len(in.Terms), n)}
@@ -269,6 +285,11 @@ func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
 		}
 		if math.Abs(u) > MaxUpdate {
 			return Report{}, &InputError{Field: "Update", Row: o, Value: u, Err: errTooLarge}
+		}
+		if in.Multipliers != nil {
+			if err := checkMultiplier(u, in.Multipliers[o], o); err != nil {
+				return Report{}, err
+			}
 		}
 		l := in.Lengths[o]
 		if l < 0 || l > MaxLength {
@@ -308,9 +329,13 @@ func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
 		rep.Scale = 1 / denominator
 	}
 	for o, u := range in.Update {
+		m := 1.0
+		if in.Multipliers != nil {
+			m = in.Multipliers[o]
+		}
 		l := in.Lengths[o]
 		if l == 0 || rep.Rows == 0 {
-			if u != 0 {
+			if u != 0 && m != 0 {
 				rep.Dropped++
 			}
 			dst[o] = 0
@@ -323,7 +348,7 @@ func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
 		var numerator int64 // at most 2^53: exact in float64
 		switch k {
 		case kindSum:
-			dst[o] = u
+			dst[o] = u * m
 			continue
 		case kindTokens:
 			numerator = tokens[t]
@@ -336,9 +361,29 @@ func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
 		case kindAll, kindAllConst:
 			numerator = int64(all[t])
 		}
-		dst[o] = u * (float64(numerator) / denominator)
+		ratio := float64(numerator) / denominator
+		if in.Multipliers != nil {
+			ratio *= m
+		}
+		dst[o] = u * ratio
 	}
 	return rep, nil
+}
+
+// checkMultiplier returns the *InputError about output o's multiplier m,
+// or about its update u times m, or nil if both are finite and at most
+// MaxUpdate in magnitude.
+func checkMultiplier(u, m float64, o int) error {
+	if math.IsNaN(m) || math.IsInf(m, 0) {
+		return &InputError{Field: "Multipliers", Row: o, Value: m, Err: errNotFinite}
+	}
+	if math.Abs(m) > MaxUpdate {
+		return &InputError{Field: "Multipliers", Row: o, Value: m, Err: errTooLarge}
+	}
+	if math.Abs(u) > MaxUpdate/math.Abs(m) { // |u m| > MaxUpdate, without overflow
+		return &InputError{Field: "Update", Row: o, Value: u, Err: fmt.Errorf("times Multipliers[%d] = %v: magnitude above MaxUpdate = %g", o, m, MaxUpdate)}
+	}
+	return nil
 }
 
 var (

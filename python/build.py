@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Build, install and test the Python package spiral (numpy over the Go library).
+"""Developer shortcut: build, link and test the package spiral in this clone.
+
+The install is ``pip install --no-build-isolation ./python`` (see README.md);
+this script builds the library in place for working on the package.
 
     python3 python/build.py            build the shared library (go build -buildmode=c-shared)
     python3 python/build.py install    build, then make `import spiral` work for this python3
@@ -17,7 +20,6 @@ clone, so a `git pull` and a new build update it.
 from __future__ import annotations
 
 import os
-import shutil
 import site
 import subprocess
 import sys
@@ -25,19 +27,14 @@ import sysconfig
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LIB = os.path.join(HERE, "spiral", "_libspiral.so")
+sys.path.insert(0, HERE)
+import gobuild  # noqa: E402
 
 
 def build() -> str:
-    """Build the shared library with go build and return its path."""
-    go = shutil.which("go")
-    if go is None:
-        sys.exit("build.py: the Go toolchain (go) is not on PATH: https://go.dev/dl/")
-    cmd = [go, "build", "-buildmode=c-shared", "-trimpath", "-o", LIB, "./capi"]
-    r = subprocess.run(cmd, cwd=HERE)
-    if r.returncode != 0:
-        sys.exit(f"build.py: {' '.join(cmd)} failed (exit {r.returncode})")
-    return LIB
+    """Check for numpy and Go, build the shared library with go build and return its path."""
+    gobuild.require_numpy()
+    return gobuild.build(os.path.join(HERE, "spiral"))
 
 
 def install() -> str:

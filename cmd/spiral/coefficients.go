@@ -9,11 +9,13 @@ import (
 	"spiral/loss"
 )
 
-// coefficients are credit's -coefficients, -update and -split-roles: the
-// loss coefficients of Config.LossCoefficients for each line.
+// coefficients are credit's -coefficients, -update, -split-roles and
+// -missing-rate: the loss coefficients of Config.LossCoefficients for each
+// line.
 type coefficients struct {
 	reduction, update string
 	split             bool
+	missingRate       float64
 
 	on   bool
 	opt  spiral.LossOptions
@@ -25,14 +27,15 @@ func (k *coefficients) flags(fs *flag.FlagSet) {
 	fs.StringVar(&k.reduction, "coefficients", "", "")
 	fs.StringVar(&k.update, "update", "joint", "")
 	fs.BoolVar(&k.split, "split-roles", false, "")
+	fs.Float64Var(&k.missingRate, "missing-rate", 0, "")
 }
 
-// parse checks the flags and sets opt; -update and -split-roles need
-// -coefficients.
+// parse checks the flags and sets opt; -update, -split-roles and
+// -missing-rate need -coefficients.
 func (k *coefficients) parse() error {
 	if k.reduction == "" {
-		if k.update != "joint" || k.split {
-			return fmt.Errorf("-update and -split-roles need -coefficients")
+		if k.update != "joint" || k.split || k.missingRate != 0 {
+			return fmt.Errorf("-update, -split-roles and -missing-rate need -coefficients")
 		}
 		return nil
 	}
@@ -47,10 +50,16 @@ func (k *coefficients) parse() error {
 		k.opt.Update = spiral.JointGradient
 	case "paper":
 		k.opt.Update = spiral.PaperUpdate
+	case "scored":
+		k.opt.Update = spiral.ScoredGradient
 	default:
-		return fmt.Errorf("-update = %q, want joint or paper", k.update)
+		return fmt.Errorf("-update = %q, want joint, paper or scored", k.update)
 	}
 	k.opt.SplitRoles = k.split
+	if _, err := spiral.Paper().ScoredConstants(k.missingRate); err != nil {
+		return fmt.Errorf("%s", sizeError(err))
+	}
+	k.opt.MissingRate = k.missingRate
 	return nil
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,13 +85,70 @@ func TestCreditCoefficients(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-update", "paper"}, "-update and -split-roles need -coefficients"},
+		{[]string{"-update", "paper"}, "-update, -split-roles and -missing-rate need -coefficients"},
+		{[]string{"-missing-rate", "0.1"}, "-update, -split-roles and -missing-rate need -coefficients"},
+		{[]string{"-coefficients", "sum", "-missing-rate", "1"}, "-missing-rate: delta = 1 outside [0, 1)"},
 		{[]string{"-coefficients", "mean"}, `-coefficients = "mean" is not one of "sum"`},
-		{[]string{"-coefficients", "sum", "-update", "plain"}, `-update = "plain", want joint or paper`},
+		{[]string{"-coefficients", "sum", "-update", "plain"}, `-update = "plain", want joint, paper or scored`},
 	} {
 		_, errOut, code := runCmd(t, "", append([]string{"credit"}, tc.args...)...)
 		if code != exitUsage || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, %q; want %q", tc.args, code, errOut, tc.want)
 		}
+	}
+}
+
+// TestCreditScoredCoefficients: credit -update scored -missing-rate writes
+// Config.LossCoefficients with ScoredGradient and the rate, bit for bit, on
+// a line with a dropped output, an unscorable one and a set of one scored
+// output; and constants -missing-rate gives RoleWeights' expected counts
+// (81/32 at N1 = 2, n = 1, K = 2, N2 = 3, rate 1/4).
+func TestCreditScoredCoefficients(t *testing.T) {
+	line := `{"traces":4,"sets":[[0,1],[1,2],[2,3]],"rewards":[[1,0,1],[0,1],[1,0,0]],"unscorable":[[false,false,false],[false,false],[true,true,false]],` +
+		`"search_lengths":[3,4,5,6],"aggregation_lengths":[[1,2,3],[4,5],[6,7,8]]}`
+	for _, update := range []string{"scored", "joint"} {
+		out, errOut, code := runCmd(t, line, "credit", "-coefficients", "token-mean", "-update", update, "-missing-rate", "0.25")
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var got creditOutput
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		c := spiral.Config{SearchTraces: 4, SetSize: 2, Sets: 3, AggregationsPerSet: 3, Order: combin.Shuffled}
+		var plans spiral.Plans
+		if err := c.CheckPlans(&plans, []int{0, 1, 1, 2, 2, 3}); err != nil {
+			t.Fatal(err)
+		}
+		in := spiral.Batch{Plans: &plans, Rewards: []float64{1, 0, 1, 0, 1, 1, 0, 0}, RewardCounts: []int{3, 2, 3},
+			Unscorable:    []bool{false, false, false, false, false, true, true, false},
+			SearchLengths: []int{3, 4, 5, 6}, AggregationLengths: []int{1, 2, 3, 4, 5, 6, 7, 8}}
+		var b spiral.BatchCredit
+		if err := c.CreditBatch(&b, in); err != nil {
+			t.Fatal(err)
+		}
+		opt := spiral.LossOptions{Update: spiral.ScoredGradient, Reduction: loss.TokenMean, MissingRate: 0.25}
+		if update == "joint" {
+			opt.Update = spiral.JointGradient
+		}
+		var want spiral.LossCoefficients
+		if err := c.LossCoefficients(&want, &b, in, opt); err != nil {
+			t.Fatal(err)
+		}
+		var flat []float64
+		for _, row := range got.AggregationCoefficients {
+			flat = append(flat, row...)
+		}
+		if !slices.Equal(got.SearchCoefficients, want.Search) || !slices.Equal(flat, want.Aggregation) {
+			t.Errorf("-update %s: %v %v, want %v %v", update, got.SearchCoefficients, flat, want.Search, want.Aggregation)
+		}
+	}
+	out, errOut, code := runCmd(t, "", "constants", "-traces", "2", "-size", "1", "-sets", "2", "-aggregations", "3", "-reduction", "sum", "-missing-rate", "0.25")
+	if code != exitOK || !strings.Contains(out, `"aggregation":"81/32"`) || !strings.Contains(out, `"search":"3969/4096"`) {
+		t.Errorf("constants -missing-rate 0.25: exit %d, %s %s", code, out, errOut)
+	}
+	_, errOut, code = runCmd(t, "", "constants", "-traces", "8", "-size", "4", "-sets", "4", "-balanced", "-aggregations", "4", "-reduction", "sum", "-missing-rate", "0.25")
+	if code != exitUsage || !strings.Contains(errOut, "-balanced") {
+		t.Errorf("constants -balanced -missing-rate: exit %d, %s", code, errOut)
 	}
 }

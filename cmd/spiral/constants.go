@@ -13,7 +13,8 @@ import (
 )
 
 const constantsHelp = `usage: spiral constants -traces N1 -size n -sets K [-ordered | -balanced]
-         [-aggregations N2 -reduction NAME [-baseline B] [-split-roles]]
+         [-aggregations N2 -reduction NAME [-baseline B] [-split-roles]
+          [-missing-rate D]]
 
 constants writes one JSON object with the constants of Proposition 3.1 for
 K distinct sets drawn uniformly without replacement from the family of the
@@ -45,6 +46,12 @@ Role weights (Config.RoleWeights), written when -reduction is given:
                     or leave-one-out
   -split-roles      the search and aggregation outputs are two loss terms, each
                     reduced over its own outputs
+  -missing-rate D   each aggregation output is missing (dropped or unscorable)
+                    with probability D in [0, 1), independently of its content:
+                    the weights are the expected counts E[M(K')] and
+                    K E[(S-1)+] (K E[S; S >= 2] leave one out), for the
+                    uniform design and -reduction sum or seq-mean-token-sum-norm
+                    (default 0: every output scored)
 
 Output (one line):
   {"family_size": "T",           T = C(N1, n) or (N1)_n, a decimal string, exact;
@@ -80,7 +87,9 @@ For N1 = 8, n = 4, K = 4 (the paper): family_size "70", miss_prob
 expected_appearances 2; with -balanced, miss_prob "0/1", cover_prob "1/1",
 m "1/1". With -aggregations 4 -reduction sum: role weights 1365/1541 and 12,
 multipliers 1.1289 and 1/12; -reduction seq-mean-token-sum -split-roles:
-1365/12328 and 3/4.
+1365/12328 and 3/4. -traces 2 -size 1 -sets 2 -aggregations 3 -reduction
+sum -missing-rate 0.25: aggregation weight 81/32 (135/32 leave one out),
+not 4 (6).
 
 Exit status: 0 on success, 2 for bad flags or values (the error on stderr).
 `
@@ -93,6 +102,8 @@ var flagNames = map[string]string{
 	"Config.Sets":         "-sets",
 	"Config.Design":       "-balanced",
 	"Config.Order":        "-shuffle",
+	// LossOptions.MissingRate is -missing-rate in constants and credit.
+	"LossOptions.MissingRate": "-missing-rate",
 }
 
 // sizeError says what a Config error about the flags' sizes means in the
@@ -230,6 +241,7 @@ func runConstants(args []string, stdout, stderr io.Writer) int {
 	reduction := fs.String("reduction", "", "")
 	baseline := fs.String("baseline", "within-set", "")
 	split := fs.Bool("split-roles", false, "")
+	missing := fs.Float64("missing-rate", 0, "")
 	if code, done := parseFlags(fs, constantsHelp, args, stdout, stderr); done {
 		return code
 	}
@@ -238,13 +250,13 @@ func runConstants(args []string, stdout, stderr io.Writer) int {
 	}
 	roles := false
 	fs.Visit(func(f *flag.Flag) {
-		roles = roles || f.Name == "aggregations" || f.Name == "reduction" || f.Name == "baseline" || f.Name == "split-roles"
+		roles = roles || f.Name == "aggregations" || f.Name == "reduction" || f.Name == "baseline" || f.Name == "split-roles" || f.Name == "missing-rate"
 	})
 	var opt spiral.LossOptions
 	var base spiral.AggregationBaseline
 	if roles {
 		if err := requireFlags(fs, "aggregations", "reduction"); err != nil {
-			return usageError(stderr, "constants", err.Error()+" with -aggregations, -reduction, -baseline or -split-roles")
+			return usageError(stderr, "constants", err.Error()+" with -aggregations, -reduction, -baseline, -split-roles or -missing-rate")
 		}
 		if *N2 < 1 {
 			return usageError(stderr, "constants", fmt.Sprintf("-aggregations (N2) = %d < 1", *N2))
@@ -258,7 +270,7 @@ func runConstants(args []string, stdout, stderr io.Writer) int {
 		if !ok {
 			return usageError(stderr, "constants", fmt.Sprintf("-baseline = %q, want within-set or leave-one-out", *baseline))
 		}
-		base, opt.SplitRoles = b, *split
+		base, opt.SplitRoles, opt.MissingRate = b, *split, *missing
 		if b == spiral.LeaveOneOut && *N2 < 2 {
 			return usageError(stderr, "constants", fmt.Sprintf("-baseline leave-one-out needs -aggregations (N2) >= 2, have %d", *N2))
 		}

@@ -16,7 +16,8 @@ import (
 const creditHelp = `usage: spiral credit [-search-target L] [-aggregation-target L] [-boundary gate|keep]
                      [-overlong-max L [-overlong-buffer B] [-overlong-factor F]]
                      [-reward-range LOW,HIGH] [-ordered]
-                     [-coefficients REDUCTION [-update joint|paper] [-split-roles]] < lines
+                     [-coefficients REDUCTION [-update joint|paper|scored] [-split-roles]
+                      [-missing-rate D]] < lines
 
 credit computes SPIRAL's credit for one problem per input line, with the
 root package's Config.CreditBatch (the credit of package advantage, then the
@@ -60,10 +61,20 @@ Flags:
                          take -coefficients sum (the update itself) and spiral
                          loss over the batch's rows. Needs
                          search_lengths and aggregation_lengths
-  -update joint|paper    the update the coefficients produce: joint (default),
+  -update joint|paper|scored
+                         the update the coefficients produce: joint (default),
                          SPIRAL's unbiased joint gradient (search advantages over
-                         M, aggregation advantages over K (N2 - 1)), or paper, the
-                         advantages as they are
+                         M, aggregation advantages over K (N2 - 1)); paper, the
+                         advantages as they are; or scored, the joint gradient
+                         from the counts actually scored (search over
+                         M(K') P(K' >= 2) for K' sets with a scored output,
+                         aggregation over K (S - 1) P(S >= 2) for S scored
+                         outputs), unbiased when outputs go missing at the rate
+                         -missing-rate
+  -missing-rate D        each aggregation output is missing (dropped or
+                         unscorable) with probability D in [0, 1), independently
+                         of its content (default 0): joint divides by the
+                         expected counts, scored by P(K' >= 2) and P(S >= 2)
   -split-roles           the trainer reduces the search traces and the aggregation
                          outputs as two loss terms, each over its own outputs
 

@@ -8,7 +8,7 @@
 //	spiral plan -traces N1 -size n -sets K [-ordered] [-shuffle] [-balanced] -seed S [-step T] (-problems P | -keys K1,K2,...)
 //	spiral credit [-search-target L] [-aggregation-target L] [-boundary gate|keep]
 //	              [-overlong-max L [-overlong-buffer B] [-overlong-factor F]] [-reward-range LOW,HIGH] [-ordered] < lines
-//	spiral group [-preset NAME | -scale none|group|batch -epsilon E -bessel -leave-one-out] < lines
+//	spiral group [-preset NAME | -scale none|group|batch|others -epsilon E -bessel -leave-one-out] < lines
 //	spiral loss -reduction NAME < lines
 //	spiral passk -k 1,8,64 < lines
 //	spiral vectors -out DIR

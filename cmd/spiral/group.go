@@ -15,7 +15,7 @@ import (
 	"spiral/combin"
 )
 
-const groupHelp = `usage: spiral group [-preset NAME | -scale none|group|batch -epsilon E -bessel -leave-one-out -best -clip LO,HI -whiten W] < lines
+const groupHelp = `usage: spiral group [-preset NAME | -scale none|group|batch|others -epsilon E -bessel -leave-one-out -best -clip LO,HI -whiten W] < lines
 
 group computes the group-relative advantages of GRPO-style trainers (GRPO,
 Dr. GRPO, RLOO, grpo_passk, REINFORCE++-baseline) with advantage.GroupRelative,
@@ -27,6 +27,9 @@ deviation the options select:
     A_i = r_i - m                      -scale none (Dr. GRPO)
     A_i = (G/(G-1)) (r_i - m)          -scale none -leave-one-out (RLOO)
     A_i = (r_i - m) / (s + E)          -scale group (GRPO) or -scale batch
+    A_i = (G/(G-1)) (r_i - m) / (s_-i + E)  -scale others -leave-one-out (NeMo-RL;
+                                       s_-i the others' standard deviation,
+                                       undivided where it is 0)
     A_best = r_max - r_second, else 0  -best (verl's grpo_passk; divided by s + E
                                        with -scale group)
 
@@ -56,10 +59,19 @@ Flags:
                       openrlhf-rloo                OpenRLHF rloo, clipped to [-10, 10]
                       openrlhf-reinforce-baseline  OpenRLHF reinforce_baseline: r - mean, clipped
                                                    to [-10, 10], whitened over the line's tokens
+                      nemo-rl-grpo                 NeMo-RL grpo (its defaults): r - mean of the
+                                                   others, divided by their std (n-1) + 1e-6
+                                                   where it is positive
+                      nemo-rl-grpo-no-leave-one-out  NeMo-RL grpo, use_leave_one_out_baseline=False
+                      nemo-rl-reinforce-pp         NeMo-RL reinforce_plus_plus: r - mean,
+                                                   whitened over the line's tokens
+                    NeMo-RL's valid_mask 0 is "unscorable": true.
                     What each trainer does to rewards before the baseline (KL
                     terms, clipping) is in the advantage package's Preset doc.
   -scale S          instead of a preset: none, group (the group's standard
-                    deviation) or batch (that of every scored reward of the line)
+                    deviation), batch (that of every scored reward of the line) or
+                    others (that of the row's group's other rewards; with
+                    -leave-one-out and E > 0)
   -epsilon E        added to the standard deviation, E >= 0 (default 0)
   -bessel           the standard deviation with denominator n-1 (torch.std)
   -leave-one-out    the RLOO baseline

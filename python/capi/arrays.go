@@ -6,7 +6,10 @@ package main
 import "C"
 
 import (
+	"fmt"
 	"unsafe"
+
+	"spiral/advantage"
 )
 
 // dtypeName names an element type in errors.
@@ -53,6 +56,22 @@ func shape(a *C.spiral_array, name string, optional bool, allowed ...C.int64_t) 
 	}
 	if a.len < 0 || a.len > 0 && a.data == nil {
 		return usageError("%s has length %d at address %p", name, int64(a.len), a.data)
+	}
+	return nil
+}
+
+// maxElements caps the length of an array whose length nothing else
+// bounds (the rows of spiral_group, the problems of an evaluation, a
+// credit's search advantages): 2^27 elements, 1 GiB of float64.
+const maxElements = 1 << 27
+
+// atMost returns an error naming a unless it holds at most most elements:
+// a length checked before anything is copied, so that no length from a
+// caller makes the library allocate beyond its inputs' layout.
+func atMost(a *C.spiral_array, name string, most int) error {
+	if a.dtype != C.SPIRAL_ABSENT && (a.len < 0 || int64(a.len) > int64(most)) {
+		return &advantage.InputError{Field: name, Problem: -1, Set: -1, Output: -1, Value: float64(a.len),
+			Err: fmt.Errorf("%d elements, more than the %d its layout allows", int64(a.len), most)}
 	}
 	return nil
 }

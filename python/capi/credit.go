@@ -8,20 +8,65 @@ import "C"
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"spiral"
+	"spiral/combin"
 	"spiral/lengthgate"
 )
 
-// A plansState is what a plans handle stands for: plans a Planner drew,
-// kept by the library (the caller gets a copy), so that crediting them
-// needs no check of the sets.
+// A plansState holds plans a Planner drew, kept by the library (the caller
+// gets a copy), so that crediting them needs no check of the sets. It is
+// reused through plansPool once its handle is released and no call uses it.
 type plansState struct {
 	plans spiral.Plans
+	// state packs the generation of the plans (high 32 bits: one per
+	// spiral_plan that filled them) and their references (low 32 bits: the
+	// handle's, and one per call crediting them).
+	state atomic.Uint64
 }
 
-var plansPool sync.Pool // *plansState, given back by spiral_release
+var plansPool sync.Pool // *plansState whose references are all dropped
+
+// A plansRef is what a plans handle stands for: plans of one generation.
+type plansRef struct {
+	ps  *plansState
+	gen uint64
+}
+
+// newPlansRef returns plans from the pool (or new ones) in a new
+// generation, referenced once (by the handle about to be made).
+func newPlansRef() *plansRef {
+	ps, _ := plansPool.Get().(*plansState)
+	if ps == nil {
+		ps = new(plansState)
+	}
+	gen := ps.state.Load()>>32 + 1
+	ps.state.Store(gen<<32 | 1)
+	return &plansRef{ps, gen}
+}
+
+// acquire adds a reference for a call, or reports false if the plans of
+// r's generation were released.
+func (r *plansRef) acquire() bool {
+	for {
+		s := r.ps.state.Load()
+		if s>>32 != r.gen || s&(1<<32-1) == 0 {
+			return false
+		}
+		if r.ps.state.CompareAndSwap(s, s+1) {
+			return true
+		}
+	}
+}
+
+// release drops a reference; the last one gives the plans back to the pool.
+func (r *plansRef) release() {
+	if r.ps.state.Add(^uint64(0))&(1<<32-1) == 0 {
+		plansPool.Put(r.ps)
+	}
+}
 
 // spiral_plan draws the plans of the problems named by keys (I64, each an
 // unsigned 64-bit key as its bits) into out (I32 or I64, P*K*n entries:
@@ -51,18 +96,21 @@ func spiral_plan(cfg C.spiral_handle, seed, step C.uint64_t, keys, out *C.spiral
 		}
 	}
 	dst := &w.plans
-	var ps *plansState
+	var ref *plansRef
 	if plans != nil {
-		ps, _ = plansPool.Get().(*plansState)
-		if ps == nil {
-			ps = new(plansState)
-		}
-		dst = &ps.plans
+		ref = newPlansRef()
+		dst = &ref.ps.plans
 	}
 	if err := w.planner.PlanTo(dst, uint64(seed), uint64(step), ks); err != nil {
+		if ref != nil {
+			ref.release()
+		}
 		return fail(renamed(err))
 	}
 	if err := checkOutputs(output{out, "plans", dst.Problems() * s.cfg.PlanSize(), 'i'}); err != nil {
+		if ref != nil {
+			ref.release()
+		}
 		return fail(err)
 	}
 	if out.dtype == C.SPIRAL_I64 && intIs64 {
@@ -74,7 +122,7 @@ func spiral_plan(cfg C.spiral_handle, seed, step C.uint64_t, keys, out *C.spiral
 		writeInts(out, w.members)
 	}
 	if plans != nil {
-		*plans = newHandle(ps)
+		*plans = newHandle(ref)
 	}
 	return 0
 }
@@ -101,12 +149,19 @@ func spiral_credit_batch(cfg C.spiral_handle, plans C.spiral_handle, in *C.spira
 	b := &w.batch
 	defer func() { b.Plans = nil }() // the worker keeps no plans
 	if plans != 0 {
-		ps, err := lookup[*plansState](plans, "plans")
+		ref, err := lookup[*plansRef](plans, "plans")
 		if err != nil {
 			return fail(err)
 		}
-		b.Plans = &ps.plans
+		if !ref.acquire() {
+			return fail(usageError("plans handle %d is not valid (released)", uint64(plans)))
+		}
+		defer ref.release()
+		b.Plans = &ref.ps.plans
 	} else {
+		if err := atMost(&in.sets, "sets", combin.MaxSize); err != nil {
+			return fail(err)
+		}
 		if w.sets, err = readInts(w.sets, &in.sets, "sets", false); err != nil {
 			return fail(err)
 		}
@@ -117,6 +172,29 @@ func spiral_credit_batch(cfg C.spiral_handle, plans C.spiral_handle, in *C.spira
 			}
 		}
 		b.Plans = &w.checked
+	}
+	// Every length bounded by the plans' problems before anything is copied.
+	kn := s.cfg.PlanSize()
+	p := (len(w.sets) + kn - 1) / kn
+	if plans != 0 {
+		p = b.Plans.Problems()
+	}
+	most := p * s.cfg.Sets * s.cfg.AggregationsPerSet
+	if in.reward_counts.dtype != C.SPIRAL_ABSENT {
+		most *= 2 // room for a count beyond N2, which CreditBatch names
+	}
+	for _, l := range []struct {
+		a    *C.spiral_array
+		name string
+		most int
+	}{
+		{&in.rewards, "rewards", most}, {&in.reward_counts, "reward_counts", p * s.cfg.Sets},
+		{&in.unscorable, "unscorable", most}, {&in.search_lengths, "search_lengths", p * s.cfg.SearchTraces},
+		{&in.aggregation_lengths, "aggregation_lengths", most},
+	} {
+		if err := atMost(l.a, l.name, l.most); err != nil {
+			return fail(err)
+		}
 	}
 	if b.Rewards, err = readFloats(b.Rewards, &in.rewards, "rewards", false); err != nil {
 		return fail(err)

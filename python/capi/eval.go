@@ -26,6 +26,9 @@ func spiral_pass_at_k(n, c, k, out *C.spiral_array) (ret C.spiral_handle) {
 	if err != nil {
 		return fail(err)
 	}
+	if err := atMost(k, "k", maxElements); err != nil {
+		return fail(err)
+	}
 	kv, err := readInts(nil, k, "k", false)
 	if err != nil {
 		return fail(err)
@@ -91,6 +94,12 @@ func spiral_max_size() C.int64_t { return C.int64_t(combin.MaxSize) }
 // readCounts copies the samples n and correct samples c of an evaluation,
 // arrays of one length.
 func readCounts(n, c *C.spiral_array) (nv, cv []int, err error) {
+	if err := atMost(n, "n", maxElements); err != nil {
+		return nil, nil, err
+	}
+	if err := atMost(c, "c", maxElements); err != nil {
+		return nil, nil, err
+	}
 	if nv, err = readInts(nil, n, "n", false); err != nil {
 		return nil, nil, err
 	}

@@ -87,6 +87,14 @@ func spiral_group(options *C.char, n C.int64_t, rewards, ids, lengths, unscorabl
 		}
 		return fail(&configErr{err})
 	}
+	for _, a := range []struct {
+		a    *C.spiral_array
+		name string
+	}{{rewards, "rewards"}, {ids, "ids"}, {lengths, "lengths"}, {unscorable, "unscorable"}} {
+		if err := atMost(a.a, a.name, maxElements); err != nil {
+			return fail(err)
+		}
+	}
 	r, err := readFloats(nil, rewards, "rewards", false)
 	if err != nil {
 		return fail(err)

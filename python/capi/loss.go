@@ -44,12 +44,27 @@ func spiral_loss_coefficients(cfg C.spiral_handle, reduction *C.char, n C.int64_
 	if err != nil {
 		return fail(err)
 	}
-	var b spiral.BatchCredit
 	var bin spiral.Batch
-	if b.Search, err = readFloats(nil, &in.search, "search", false); err != nil {
+	n1, k, n2 := s.cfg.SearchTraces, s.cfg.Sets, s.cfg.AggregationsPerSet
+	if err := atMost(&in.search, "search", maxElements); err != nil {
 		return fail(err)
 	}
-	if b.Aggregation, err = readFloats(nil, &in.aggregation, "aggregation", false); err != nil {
+	p := (int(in.search.len) + n1 - 1) / n1
+	for _, l := range []struct {
+		a    *C.spiral_array
+		name string
+		most int
+	}{{&in.aggregation, "aggregation", p * k * n2}, {&in.search_lengths, "search_lengths", p * n1}, {&in.aggregation_lengths, "aggregation_lengths", p * k * n2}} {
+		if err := atMost(l.a, l.name, l.most); err != nil {
+			return fail(err)
+		}
+	}
+	search, err := readFloats(nil, &in.search, "search", false)
+	if err != nil {
+		return fail(err)
+	}
+	aggregation, err := readFloats(nil, &in.aggregation, "aggregation", false)
+	if err != nil {
 		return fail(err)
 	}
 	if bin.SearchLengths, err = readInts(nil, &in.search_lengths, "search_lengths", false); err != nil {
@@ -58,13 +73,11 @@ func spiral_loss_coefficients(cfg C.spiral_handle, reduction *C.char, n C.int64_
 	if bin.AggregationLengths, err = readInts(nil, &in.aggregation_lengths, "aggregation_lengths", false); err != nil {
 		return fail(err)
 	}
-	n1 := s.cfg.SearchTraces
-	if len(b.Search)%n1 != 0 {
-		return fail(usageError("search has %d advantages, not a multiple of N1 = %d", len(b.Search), n1))
+	if len(search)%n1 != 0 {
+		return fail(usageError("search has %d advantages, not a multiple of N1 = %d", len(search), n1))
 	}
-	b.Problems = len(b.Search) / n1
 	var dst spiral.LossCoefficients
-	if err := s.cfg.LossCoefficients(&dst, &b, bin, opt); err != nil {
+	if err := s.cfg.AdvantageCoefficients(&dst, search, aggregation, bin, opt); err != nil {
 		return fail(err)
 	}
 	if err := checkOutputs(

@@ -12,8 +12,9 @@
 // the call, copies what it must keep into its own memory, and never hands
 // the caller a Go pointer. It returns 0 or an error handle whose items carry
 // the fields of the library's structured errors (advantage.InputError and
-// advantage.BatchError, combin.SetError, eval.ArgError). Handles are numbers
-// in a table; every function may be called from many threads at once.
+// advantage.BatchError, combin.SetError, eval.ArgError). Handles are
+// runtime/cgo.Handle values; every function may be called from many threads
+// at once.
 package main
 
 /*
@@ -23,29 +24,37 @@ import "C"
 
 import (
 	"fmt"
-	"sync"
-	"sync/atomic"
+	"runtime/cgo"
 )
 
 func main() {}
 
-// handles maps the handles given to the caller to the values they stand for.
-var (
-	handles    sync.Map // uint64 -> any
-	lastHandle atomic.Uint64
-)
+// Handles are runtime/cgo.Handle values: a number the caller holds for a Go
+// value, never a Go pointer, never reused after it is released.
 
 // newHandle stores v and returns its handle, never 0.
 func newHandle(v any) C.spiral_handle {
-	h := lastHandle.Add(1)
-	handles.Store(h, v)
-	return C.spiral_handle(h)
+	return C.spiral_handle(cgo.NewHandle(v))
+}
+
+// load returns the value of handle h, or false if h is 0 or not a live
+// handle (never made, or released).
+func load(h C.spiral_handle) (v any, ok bool) {
+	if h == 0 {
+		return nil, false
+	}
+	defer func() {
+		if recover() != nil { // cgo.Handle.Value's panic on an invalid handle
+			v, ok = nil, false
+		}
+	}()
+	return cgo.Handle(h).Value(), true
 }
 
 // lookup returns the value of handle h if it is a T.
 func lookup[T any](h C.spiral_handle, what string) (T, error) {
 	var zero T
-	v, ok := handles.Load(uint64(h))
+	v, ok := load(h)
 	if !ok {
 		return zero, usageError("%s handle %d is not valid (never made, or released)", what, uint64(h))
 	}
@@ -56,17 +65,24 @@ func lookup[T any](h C.spiral_handle, what string) (T, error) {
 	return t, nil
 }
 
-// spiral_release gives back a handle (a configuration or an error). A zero
-// or unknown handle is ignored; a handle must not be used after it is
-// released.
+// spiral_release gives back a handle (a configuration, plans or an error).
+// A zero, unknown or already released handle is ignored. A call that uses
+// the handle while it is released finishes with the value it found; any
+// call after gets a SPIRAL_ERR_USAGE error.
 //
 //export spiral_release
 func spiral_release(h C.spiral_handle) {
-	if v, ok := handles.LoadAndDelete(uint64(h)); ok {
-		if ps, ok := v.(*plansState); ok {
-			plansPool.Put(ps)
-		}
+	v, ok := load(h)
+	if !ok {
+		return
 	}
+	func() {
+		defer func() { _ = recover() }() // released by another thread meanwhile
+		cgo.Handle(h).Delete()
+		if r, ok := v.(*plansRef); ok {
+			r.release()
+		}
+	}()
 }
 
 // guard turns a panic of the call it is deferred in into an error handle

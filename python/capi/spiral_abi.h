@@ -102,6 +102,16 @@ typedef struct {
 } spiral_loss_report;
 
 /* What advantage.GroupRelative reports: the counts of its lists. */
+/* The outputs of one part of a batch (a micro-batch, a rank's share) for
+ * spiral_part_coefficients (loss.PartCoefficients). */
+typedef struct {
+	spiral_array update;         /* u_o, F32 or F64 */
+	spiral_array lengths;        /* L_o in tokens, I32 or I64, parallel to update */
+	spiral_array terms;          /* the loss term of each output, I32 or I64, or ABSENT (one term) */
+	spiral_array over_sequences; /* I64, one per term: the divisors beyond the part, or ABSENT (its own counts) */
+	spiral_array over_tokens;    /* I64, parallel to over_sequences (ABSENT with it) */
+} spiral_part_in;
+
 typedef struct {
 	int64_t groups, singletons, zero_variance, unscored, unscorable;
 } spiral_group_report;

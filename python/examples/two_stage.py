@@ -15,9 +15,10 @@ aggregation outputs, the reward. A step:
 6. dynamic sampling: problems whose rewards give no signal are replaced by
    fresh problems (their own keys, hence their own plans; the others' plans
    do not move) until the batch is full or the rounds run out;
-7. loss coefficients: per row, for a token-level mean over the batch
-   (verl's loss_agg_mode="token-mean"), so that the trainer's own reduction
-   gives the update chosen;
+7. loss coefficients: per row and micro-batch, for verl's default actor
+   (the legacy dp_actor, loss_agg_mode="token-mean", each micro-batch
+   reduced over its own tokens), so that the trainer's own reduction gives
+   the update chosen;
 8. the update: here a REINFORCE step of the toy policy's two parameters.
 
 The toy: a problem's answer is one of 10 digits. The search policy answers
@@ -44,8 +45,9 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import spiral  # noqa: E402
 
-SEARCH, AGGREGATION = 0, 1
+SEARCH, AGGREGATION = spiral.SEARCH, spiral.AGGREGATION
 DIGITS = 10
+MICRO_BATCHES = 4  # verl's gradient_accumulation = ppo_mini_batch_size / ppo_micro_batch_size_per_gpu
 
 
 def sigmoid(x: float) -> float:
@@ -135,60 +137,13 @@ def generate(cfg: spiral.Config, policy: Policy, keys: np.ndarray, seed: int, st
     return {"keys": keys, "sets": plans, "rows": rows}
 
 
-class Layout:
-    """Where every row's sequence sits in the library's batch layout, and back."""
-
-    def __init__(self, cfg: spiral.Config, batch: dict) -> None:
-        keys, rows = batch["keys"], batch["rows"]
-        n1, k = cfg.search_traces, cfg.sets
-        p = len(keys)
-        by_key = np.argsort(keys)
-        self.problem = by_key[np.searchsorted(keys, rows["key"], sorter=by_key)]  # each row's problem
-        self.search = rows["role"] == SEARCH
-        self.agg = ~self.search
-        # Search trace y of problem q is entry q*N1 + y.
-        self.search_at = self.problem[self.search] * n1 + rows["trace_index"][self.search]
-        # Aggregation outputs set after set, a set's outputs in order; the
-        # count of each set (fewer than N2 where a generation was dropped).
-        s = self.problem[self.agg] * k + rows["set_id"][self.agg]
-        self.order = np.lexsort((rows["output_index"][self.agg], s))
-        self.agg_at = np.empty(len(self.order), np.int64)
-        self.agg_at[self.order] = np.arange(len(self.order))
-        self.reward_counts = np.bincount(s, minlength=p * k)
-        self.search_lengths = np.zeros(p * n1, np.int64)
-        self.search_lengths[self.search_at] = rows["response_length"][self.search]
-
-    def traces(self, column: np.ndarray) -> np.ndarray:
-        """The search rows' values of a column, in the batch layout (P*N1 entries)."""
-        out = np.zeros(len(self.search_lengths), column.dtype)
-        out[self.search_at] = column[self.search]
-        return out
-
-    def outputs(self, column: np.ndarray) -> np.ndarray:
-        """The aggregation rows' values of a column, in the batch layout."""
-        return column[self.agg][self.order]
-
-    def to_rows(self, search: np.ndarray, aggregation: np.ndarray) -> np.ndarray:
-        """Per-row values from per-trace (P, N1) and per-output values in the batch layout."""
-        out = np.zeros(len(self.problem))
-        out[self.search] = search.reshape(-1)[self.search_at]
-        out[self.agg] = aggregation.reshape(-1)[self.agg_at]
-        return out
-
-
-def credit(cfg: spiral.Config, batch: dict) -> tuple[spiral.Credit, np.ndarray, Layout]:
-    """Credit the batch from its rows; return (credit, advantage per row, layout)."""
-    rows = batch["rows"]
-    lay = Layout(cfg, batch)
-    cr = cfg.credit_batch(
-        batch["sets"],
-        lay.outputs(rows["reward"]),
-        reward_counts=lay.reward_counts,
-        unscorable=lay.outputs(rows["unscorable"]),
-        search_lengths=lay.search_lengths,
-        aggregation_lengths=lay.outputs(rows["response_length"]),
-    )
-    return cr, lay.to_rows(cr.search, cr.aggregation), lay
+def credit(cfg: spiral.Config, batch: dict) -> tuple[spiral.Credit, np.ndarray, spiral.Rows]:
+    """Credit the batch from its rows; return (credit, advantage per row, the rows' layout)."""
+    r = batch["rows"]
+    index = np.where(r["role"] == SEARCH, r["trace_index"], r["output_index"])
+    rows = spiral.Rows(cfg, batch["keys"], r["key"], r["role"], index, r["set_id"])
+    cr = rows.credit(batch["sets"], r["reward"], lengths=r["response_length"], unscorable=r["unscorable"])
+    return cr, rows.advantages(cr), rows
 
 
 def step(cfg: spiral.Config, policy: Policy, seed: int, t: int, problems: int, rng: np.random.Generator, lr: float = 20.0) -> dict:
@@ -216,26 +171,28 @@ def step(cfg: spiral.Config, policy: Policy, seed: int, t: int, problems: int, r
     rows = batch["rows"]
     # The rows of problems that still have no signal leave the batch: they
     # read no token in the loss.
-    live = ~cr.skip[lay.problem]
+    live = lay.keep(cr)
     lengths = rows["response_length"] * live
 
-    # Loss coefficients for verl's token-mean over the batch (one mini-
-    # batch), for SPIRAL's unbiased joint gradient.
-    lc = cfg.loss_coefficients(
-        cr,
-        search_lengths=lay.traces(lengths),
-        aggregation_lengths=lay.outputs(lengths),
-        reduction="token-mean",
-    )
-    coef = lay.to_rows(lc.search, lc.aggregation)
-
-    # The trainer's loss, verl's token-mean: -sum_rows sum_tokens coef *
-    # log pi(token) / T. On policy its gradient is -sum_rows coef / T *
-    # grad log pi(row) = -scale * (the joint gradient's update).
-    g = coef / max(lc.report.tokens, 1) * rows["dlogp"]
+    # Loss coefficients for verl's default actor (the legacy dp_actor) with
+    # loss_agg_mode="token-mean": it reduces each micro-batch over its own
+    # tokens, so each micro-batch gets its own coefficients, all at the
+    # whole batch's kappa, for SPIRAL's unbiased joint gradient.
+    update = lay.update(cr, lengths=lengths)
+    kappa = spiral.reduction_scale("token-mean", len(lengths), int((lengths > 0).sum()))
+    bounds = micro_batches(len(lengths), MICRO_BATCHES)
+    coef = np.zeros(len(lengths))
+    g = np.zeros(len(lengths))
+    for lo, hi in zip(bounds, bounds[1:]):
+        coef[lo:hi], _ = spiral.part_coefficients(update[lo:hi], lengths[lo:hi], "token-mean", scale=kappa)
+        # The trainer's loss of the micro-batch, token-mean times
+        # loss_scale_factor = 1/gradient_accumulation: -sum_rows sum_tokens
+        # coef * log pi(token) / T_micro / GA. On policy its gradient is
+        # -kappa/GA times the update's part of these rows.
+        g[lo:hi] = coef[lo:hi] / max(int(lengths[lo:hi].sum()), 1) / MICRO_BATCHES * rows["dlogp"][lo:hi]
     policy.theta_search += lr * g[lay.search].sum()
-    policy.theta_agg += lr * g[lay.agg].sum()
-    scored = lay.agg & ~rows["unscorable"]
+    policy.theta_agg += lr * g[lay.aggregation].sum()
+    scored = lay.aggregation & ~rows["unscorable"]
     return {
         "reward": float(np.mean(rows["reward"][scored])),
         "resampled": resampled,
@@ -245,9 +202,16 @@ def step(cfg: spiral.Config, policy: Policy, seed: int, t: int, problems: int, r
         "live": live,
         "advantages": adv,
         "coefficients": coef,
-        "loss": lc,
+        "bounds": bounds,
+        "kappa": kappa,
         "batch": batch,
     }
+
+
+def micro_batches(n: int, parts: int) -> list[int]:
+    """The bounds of verl's micro-batches of the rows: ``parts`` of ceil(n / parts) rows, the last shorter."""
+    size = -(-n // parts)
+    return [*range(0, n, size), n]
 
 
 def merge(cfg: spiral.Config, seed: int, step: int, batch: dict, keep: np.ndarray, extra: dict) -> dict:

@@ -30,8 +30,16 @@ from ._errors import ArgError, BatchError, ConfigError, InputError, SetProblem, 
 from ._eval import coverage, pass_at_k
 from ._group import PRESETS, GroupOptions, GroupReport, group_advantages
 from ._native import library_path
+from ._rows import AGGREGATION, SEARCH, Rows, part_coefficients, per_token, reduction_scale, response_lengths
 
 __all__ = [
+    "AGGREGATION",
+    "SEARCH",
+    "Rows",
+    "part_coefficients",
+    "per_token",
+    "reduction_scale",
+    "response_lengths",
     "ArgError",
     "BatchError",
     "Config",

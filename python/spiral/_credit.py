@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import ctypes
-import struct
 import threading
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
 import numpy as np
 
-from . import _native
-from ._errors import BatchError, InputError
+from . import _args, _native
+from ._errors import BatchError, InputError, UsageError
 
 if TYPE_CHECKING:
     from ._config import Config
@@ -110,21 +109,19 @@ class Credit:
         "out_of_range",
         "rejected",
         "_key",
-        "_desc",
+        "_out",
         "_report",
-        "_report_addr",
+        "_thread",
     )
 
     def __init__(self, problems: int, traces: int, sets: int, outputs: tuple, dtype: Any) -> None:
         # The outputs, in three blocks (one per element type) whose parts
-        # the library writes: one allocation and one address per block.
+        # the library writes: one allocation per block.
         p, n1, k = problems, traces, sets
         ps, pk, o = p * n1, p * k, int(np.prod(outputs))
         fb = np.empty(ps + o + 2 * pk, dtype)
         ib = np.empty(ps + pk, np.int64)
         bb = np.empty((3, p), np.bool_)
-        fa, ia, ba = _address(fb), _address(ib), _address(bb)
-        f, fc, w, b = fb.itemsize, _native._DTYPE_CODES[fb.dtype], _native.I64, _native.BOOL
         self.search = fb[:ps].reshape(p, n1)
         self.aggregation = fb[ps : ps + o].reshape(outputs)
         self.set_scores = fb[ps + o : ps + o + pk].reshape(p, k)
@@ -133,29 +130,39 @@ class Credit:
         self.scored_outputs = ib[ps:].reshape(p, k)
         self.no_signal, self.out_of_range, self.rejected = bb[0], bb[1], bb[2]
         self._key = (p, n1, k, outputs, fb.dtype)
-        # spiral_credit_out, in its order.
-        self._desc = (
-            fa, ps, fc, fa + ps * f, o, fc, fa + (ps + o) * f, pk, fc, fa + (ps + o + pk) * f, pk, fc,
-            ia, ps, w, ia + ps * 8, pk, w,
-            ba, p, b, ba + p, p, b, ba + 2 * p, p, b,
-        )  # fmt: skip
-        self._report = (ctypes.c_char * _REPORT.size)()
-        self._report_addr = ctypes.addressof(self._report)
+        a = _native.array
+        self._out = _native._CreditOut(
+            search=a(fb[:ps]),
+            aggregation=a(fb[ps : ps + o]),
+            set_scores=a(fb[ps + o : ps + o + pk]),
+            set_advantages=a(fb[ps + o + pk :]),
+            appearances=a(ib[:ps]),
+            scored_outputs=a(ib[ps:]),
+            no_signal=a(bb[0]),
+            out_of_range=a(bb[1]),
+            rejected=a(bb[2]),
+        )
+        self._report = _native._CreditReport()
+        # The thread that made it, the only one that may pass it as out=.
+        self._thread = threading.get_ident()
 
     @property
     def search_gate(self) -> GateReport:
         """What the search gate did (Go's BatchCredit.Gates.Search)."""
-        return GateReport._make(_REPORT.unpack_from(self._report)[0:5])
+        g = self._report.search
+        return GateReport(g.outputs, g.positive, g.at_target, g.gated, g.mass_removed)
 
     @property
     def aggregation_gate(self) -> GateReport:
         """What the aggregation gate did (Go's BatchCredit.Gates.Aggregation)."""
-        return GateReport._make(_REPORT.unpack_from(self._report)[5:10])
+        g = self._report.aggregation
+        return GateReport(g.outputs, g.positive, g.at_target, g.gated, g.mass_removed)
 
     @property
     def overlong(self) -> OverlongReport:
         """What the overlong punishment did (Go's BatchCredit.Overlong)."""
-        return OverlongReport._make(_REPORT.unpack_from(self._report)[10:14])
+        r = self._report
+        return OverlongReport(r.overlong_outputs, r.overlong_penalized, r.overlong_overlong, r.overlong_total)
 
     def __repr__(self) -> str:
         return (
@@ -238,36 +245,43 @@ def loss_coefficients(
     split_roles: bool,
 ) -> LossCoefficients:
     """Loss coefficients of a credited batch; see ``Config.loss_coefficients``."""
-    if update not in _UPDATES:
-        from ._errors import ConfigError
-
-        raise ConfigError(f"spiral: update {update!r} unknown (updates {sorted(_UPDATES)})")
-    u = _UPDATES[update]
-    ints, desc = _native.ints, _native.descriptor
+    if not isinstance(credit, Credit):
+        raise TypeError(f"spiral: credit must be a Credit (from credit_batch), got {type(credit).__name__}")
+    name = _args.text(reduction, "reduction")
+    u = _UPDATES[_args.choice(update, "update", _UPDATES)]
+    split = _args.flag(split_roles, "split_roles")
+    ints = _native.ints
     search = np.ascontiguousarray(credit.search)
     agg = np.ascontiguousarray(credit.aggregation)
     sl = ints(search_lengths, "search_lengths")
     al = ints(aggregation_lengths, "aggregation_lengths")
+    _args.shaped(sl, "search_lengths", search.shape, (search.size,))
+    _args.shaped(al, "aggregation_lengths", agg.shape, (agg.size,))
     out_s = np.empty(search.shape, search.dtype)
     out_a = np.empty(agg.shape, agg.dtype)
-    buf = (ctypes.c_int64 * 18)(*desc(search), *desc(agg), *desc(sl), *desc(al), *desc(out_s), *desc(out_a))
+    a = _native.array
+    inp = _native._LossIn(search=a(search), aggregation=a(agg), search_lengths=a(sl), aggregation_lengths=a(al))
+    s_out, a_out = a(out_s), a(out_a)
     rep = _native._LossReport()
-    base = ctypes.addressof(buf)
-    name = reduction.encode()
     _native.check(
         _lib.spiral_loss_coefficients(
-            cfg._handle.value, name, len(name), u, int(bool(split_roles)), base, base + 12 * 8, base + 15 * 8, ctypes.addressof(rep)
+            cfg._handle.value, name, len(name), u, int(split), ctypes.byref(inp), ctypes.byref(s_out), ctypes.byref(a_out), ctypes.byref(rep)
         )
     )
+    if rep.outputs > 0 and rep.rows == 0:
+        raise InputError(
+            f"spiral: search_lengths and aggregation_lengths: all {rep.outputs} outputs have 0 tokens, "
+            f"so no loss reduction carries an update (lengths are the tokens the loss reads)",
+            "search_lengths",
+            value=0.0,
+        )
     return LossCoefficients(out_s, out_a, LossReport(rep.scale, rep.outputs, rep.rows, rep.tokens, rep.dropped))
 
 
 _local = threading.local()
-_address = _native.address
-# spiral_credit_report: two spiral_gate_report (4 int64, a double) and the
-# overlong punishment's 3 int64 and a double.
-_REPORT = struct.Struct("=4qd4qd3qd")
-_ABSENT = (0, 0, _native.ABSENT)
+_PLAN_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))
+_ABSENT = _native.array(None)
+_byref = ctypes.byref
 
 
 class Plans:
@@ -319,38 +333,46 @@ class Plans:
         return f"Plans(problems={len(self.sets)}, seed={self.seed}, step={self.step})"
 
 
-def _keys(keys: Any) -> np.ndarray:
+def _keys(keys: Any, plan_size: int) -> np.ndarray:
     """The problem keys as a contiguous uint64 array: 0..P-1 for an int P."""
-    if isinstance(keys, (int, np.integer)):
-        if keys < 0:
-            raise ValueError(f"spiral: problems = {keys} < 0")
+    if isinstance(keys, (int, np.integer)) and not isinstance(keys, (bool, np.bool_)):
+        # Refused before the keys and the plans are allocated, as Go's
+        # PlanTo refuses them.
+        most = _native.MAX_SIZE // plan_size
+        if not 0 <= keys <= most:
+            raise InputError(
+                f"spiral: keys: {keys} problems of K*n = {plan_size} members: want 0 to {most} "
+                f"(the size cap {_native.MAX_SIZE} members)",
+                "keys",
+                value=float(keys),
+            )
         return np.arange(int(keys), dtype=np.uint64)
-    k = np.asarray(_native._to_numpy(keys))
+    k = _native._array(keys, "keys")
+    if k.size and k.dtype.kind == "O":
+        vals = [_args.uint64(v, "keys") for v in k.reshape(-1)]
+        return np.array(vals, dtype=np.uint64)
     if k.size and k.dtype.kind not in "iu":
         raise TypeError(f"spiral: keys must be integers, got an array of {k.dtype}")
-    if k.size and k.dtype.kind == "i" and k.min() < 0:
-        raise ValueError(f"spiral: keys hold {k.min()} < 0: a key is an unsigned 64-bit integer")
+    if k.size and k.dtype.kind == "i" and int(k.min()) < 0:
+        raise InputError(f"spiral: keys hold {int(k.min())} < 0: a key is an unsigned 64-bit integer, in [0, 2**64)", "keys", value=float(k.min()))
     return np.ascontiguousarray(k.reshape(-1), dtype=np.uint64)
 
 
 def plan(cfg: "Config", seed: int, step: int, keys: Any, dtype: Any = np.int64) -> Plans:
     """Draw the plans of a batch; see ``Config.plan``."""
-    if isinstance(keys, (int, np.integer)) and keys > _native.MAX_SIZE // cfg._plan_size:
-        # Refused before the keys and the plans are allocated, as Go's
-        # PlanTo refuses them.
-        raise InputError(
-            f"spiral: keys: {keys} problems of K*n = {cfg._plan_size} members: more than the size cap "
-            f"{_native.MAX_SIZE} members (at most {_native.MAX_SIZE // cfg._plan_size} problems)",
-            "keys",
-            value=float(keys),
-        )
-    k = _keys(keys)
-    out = np.empty((len(k), cfg.sets, cfg.set_size), dtype=dtype)
-    buf = _native.scratch(6)
-    buf[0:6] = (*_native.descriptor(k.view(np.int64)), *_native.descriptor(out))
+    seed = _args.uint64(seed, "seed")
+    step = _args.uint64(step, "step")
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"spiral: dtype = {dtype!r}, want numpy.int64 or numpy.int32") from None
+    if dt not in _PLAN_DTYPES:
+        raise TypeError(f"spiral: dtype = {dt}, want numpy.int64 or numpy.int32")
+    k = _keys(keys, cfg._plan_size)
+    out = np.empty((len(k), cfg.sets, cfg.set_size), dtype=dt)
+    ka, oa = _native.array(k.view(np.int64)), _native.array(out)
     h = ctypes.c_size_t()
-    base = ctypes.addressof(buf)
-    _native.check(_lib.spiral_plan(cfg._handle.value, seed, step, base, base + 24, ctypes.addressof(h)))
+    _native.check(_lib.spiral_plan(cfg._handle.value, seed, step, ctypes.byref(ka), ctypes.byref(oa), ctypes.byref(h)))
     return Plans(out, k, seed, step, h.value)
 
 
@@ -424,39 +446,74 @@ def credit_batch(
         ``e.credit`` holds the credit of every other problem, the bad ones
         marked in ``rejected`` with zero credit.
     """
-    cfg, ints, desc = self, _native.ints, _native.descriptor
+    cfg, ints = self, _native.ints
+    if out is not None:
+        if type(out) is not Credit:
+            raise TypeError(f"spiral: out must be a Credit (from credit_batch), got {type(out).__name__}")
+        if out._thread != threading.get_ident():
+            # Two threads writing one Credit would corrupt each other's
+            # results: each thread reuses its own.
+            raise UsageError("spiral: out was made by another thread: pass each thread's own Credit as out")
+    k, n, n1, n2 = cfg.sets, cfg.set_size, cfg.search_traces, cfg.aggregations_per_set
     if type(sets) is Plans:
         plans, s = sets._handle, sets.sets
     else:
         plans, s = 0, ints(sets, "sets")
+    # Shapes are checked, and sizes before anything is allocated; a flat
+    # array's length is checked by the library, which names the layout.
+    p = s.size // (k * n)
+    if s.ndim != 1:
+        _args.shaped(s, "sets", (p, k, n), (p * k, n))
+    if s.size > _native.MAX_SIZE:
+        raise InputError(f"spiral: sets has {s.size} members, more than the size cap {_native.MAX_SIZE}", "sets", value=float(s.size))
     r = _native.floats(rewards, "rewards")
     rc = None if reward_counts is None else ints(reward_counts, "reward_counts")
     un = None if unscorable is None else _native.bools(unscorable, "unscorable")
     sl = None if search_lengths is None else ints(search_lengths, "search_lengths")
     al = None if aggregation_lengths is None else ints(aggregation_lengths, "aggregation_lengths")
+    most = -(-s.size // (k * n)) * k * n2  # rewards of the problems sets begins, the last perhaps cut
+    if r.size > most and (rc is None or rc.size == 0 or int(rc.max()) <= n2):  # else a count is named
+        raise InputError(f"spiral: rewards has {r.size} elements, more than P*K*N2 = {most} for {s.size} set members", "rewards", value=float(r.size))
+    if s.size % (k * n) == 0:  # else the library names the sets' layout
+        if rc is None and r.ndim != 1:
+            _args.shaped(r, "rewards", (p, k, n2), (p * k, n2))
+        if rc is not None and rc.ndim != 1:
+            _args.shaped(rc, "reward_counts", (p, k))
+        if rc is not None and r.ndim != 1:
+            raise InputError(f"spiral: rewards has shape {r.shape}, want a flat array (sum(reward_counts),) with reward_counts", "rewards", value=float(r.size))
+        if un is not None:
+            _args.shaped(un, "unscorable", r.shape, (r.size,))
+        if sl is not None:
+            _args.shaped(sl, "search_lengths", (p, n1), (p * n1,))
+        if al is not None:
+            _args.shaped(al, "aggregation_lengths", r.shape, (r.size,))
 
-    p = s.size // cfg._plan_size
     if out is None:
-        c = Credit(p, cfg.search_traces, cfg.sets, r.shape, r.dtype)
+        c = Credit(p, n1, k, r.shape, r.dtype)
     else:
         c = out
-        if c._key != (p, cfg.search_traces, cfg.sets, r.shape, r.dtype):
-            raise ValueError(
+        if c._key != (p, n1, k, r.shape, r.dtype):
+            raise InputError(
                 f"spiral: out holds the credit of {c._key[0]} problems of N1 = {c._key[1]}, K = {c._key[2]}, "
-                f"rewards {c._key[3]} {c._key[4]}; this batch has {p} problems of N1 = {cfg.search_traces}, "
-                f"K = {cfg.sets}, rewards {r.shape} {r.dtype}"
+                f"rewards {c._key[3]} {c._key[4]}; this batch has {p} problems of N1 = {n1}, "
+                f"K = {k}, rewards {r.shape} {r.dtype}",
+                "out",
             )
-    buf = _local.__dict__.get("buf")
-    if buf is None:
-        buf = _local.buf = (ctypes.c_int64 * 45)()
-    buf[0:45] = (*(_ABSENT if plans else desc(s)), *desc(r), *desc(rc), *desc(un), *desc(sl), *desc(al), *c._desc)
-    base = ctypes.addressof(buf)
-    h = _lib.spiral_credit_batch(cfg._handle.value, plans, base, base + 144, c._report_addr)
-    err = _native.take_error(h) if h else None
-    if err is not None and not isinstance(err, BatchError):
-        raise err
-    if err is not None:
-        err.credit = c
+    inp = _local.__dict__.get("inp")
+    if inp is None:
+        inp = _local.inp = _native._CreditIn()
+    a = _native.array
+    inp.sets = _ABSENT if plans else a(s)
+    inp.rewards = a(r)
+    inp.reward_counts = a(rc)
+    inp.unscorable = a(un)
+    inp.search_lengths = a(sl)
+    inp.aggregation_lengths = a(al)
+    h = _lib.spiral_credit_batch(cfg._handle.value, plans, _byref(inp), _byref(c._out), _byref(c._report))
+    if h:
+        err = _native.take_error(h)
+        if isinstance(err, BatchError):
+            err.credit = c
         raise err
     return c
 

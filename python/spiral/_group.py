@@ -22,8 +22,11 @@ class GroupOptions:
 
     Parameters
     ----------
-    scale : {"none", "group", "batch"}
-        The divisor: none, the group's standard deviation, or the batch's.
+    scale : {"none", "group", "batch", "others"}
+        The divisor: none, the group's standard deviation, the batch's, or
+        that of the group's other rewards, only where it is positive
+        (NeMo-RL's normalize_rewards; needs ``leave_one_out`` and
+        ``epsilon`` > 0).
     epsilon : float
         Added to the standard deviation before dividing (>= 0).
     bessel : bool

@@ -10,23 +10,14 @@ memory: the library reads and writes them during a call and keeps nothing.
 from __future__ import annotations
 
 import ctypes
+import operator
 import os
-import threading
 from typing import Any
 
 import numpy as np
 
-from . import _errors
-
-ABSENT, F32, F64, I32, I64, BOOL = 0, 1, 2, 3, 4, 5
-
-_DTYPE_CODES = {
-    np.dtype(np.float32): F32,
-    np.dtype(np.float64): F64,
-    np.dtype(np.int32): I32,
-    np.dtype(np.int64): I64,
-    np.dtype(np.bool_): BOOL,
-}
+from . import _abi, _errors
+from ._errors import InputError
 
 _LIB_NAME = "_libspiral.so"
 
@@ -34,70 +25,6 @@ _LIB_NAME = "_libspiral.so"
 def library_path() -> str:
     """Return the path of the shared library this package loads."""
     return os.environ.get("SPIRAL_LIB") or os.path.join(os.path.dirname(os.path.abspath(__file__)), _LIB_NAME)
-
-
-class _Array(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("len", ctypes.c_int64), ("dtype", ctypes.c_int64)]
-
-
-class _GateReport(ctypes.Structure):
-    _fields_ = [
-        ("outputs", ctypes.c_int64),
-        ("positive", ctypes.c_int64),
-        ("at_target", ctypes.c_int64),
-        ("gated", ctypes.c_int64),
-        ("mass_removed", ctypes.c_double),
-    ]
-
-
-class _CreditReport(ctypes.Structure):
-    _fields_ = [
-        ("search", _GateReport),
-        ("aggregation", _GateReport),
-        ("overlong_outputs", ctypes.c_int64),
-        ("overlong_penalized", ctypes.c_int64),
-        ("overlong_overlong", ctypes.c_int64),
-        ("overlong_total", ctypes.c_double),
-    ]
-
-
-class _LossReport(ctypes.Structure):
-    _fields_ = [
-        ("scale", ctypes.c_double),
-        ("outputs", ctypes.c_int64),
-        ("rows", ctypes.c_int64),
-        ("tokens", ctypes.c_int64),
-        ("dropped", ctypes.c_int64),
-    ]
-
-
-class _GroupReport(ctypes.Structure):
-    _fields_ = [
-        ("groups", ctypes.c_int64),
-        ("singletons", ctypes.c_int64),
-        ("zero_variance", ctypes.c_int64),
-        ("unscored", ctypes.c_int64),
-        ("unscorable", ctypes.c_int64),
-    ]
-
-
-class _ErrorItem(ctypes.Structure):
-    _fields_ = [
-        ("kind", ctypes.c_int64),
-        ("problem", ctypes.c_int64),
-        ("set", ctypes.c_int64),
-        ("output", ctypes.c_int64),
-        ("value", ctypes.c_double),
-        ("reason", ctypes.c_int64),
-        ("set_reason", ctypes.c_int64),
-        ("set_position", ctypes.c_int64),
-        ("set_index", ctypes.c_int64),
-        ("set_other", ctypes.c_int64),
-    ]
-
-
-CREDIT_IN_FIELDS = 6  # spiral_credit_in: six spiral_array
-CREDIT_OUT_FIELDS = 9  # spiral_credit_out: nine spiral_array
 
 
 def _load() -> ctypes.CDLL:
@@ -110,6 +37,8 @@ def _load() -> ctypes.CDLL:
     lib = ctypes.CDLL(path)
     h, i64, u64, p = ctypes.c_size_t, ctypes.c_int64, ctypes.c_uint64, ctypes.c_void_p
     sigs = {
+        "spiral_abi_header": (None, [p, i64, ctypes.POINTER(i64)]),
+        "spiral_abi_layout": (None, [p, i64, ctypes.POINTER(i64)]),
         "spiral_config_new": (h, [p, i64, ctypes.POINTER(h)]),
         "spiral_release": (None, [h]),
         "spiral_constants": (h, [h, p, p, i64, ctypes.POINTER(i64)]),
@@ -125,7 +54,7 @@ def _load() -> ctypes.CDLL:
         "spiral_coverage": (h, [p, p, i64, p]),
         "spiral_max_size": (i64, []),
         "spiral_error_summary": (h, [h, ctypes.POINTER(i64), ctypes.POINTER(i64)]),
-        "spiral_error_get": (h, [h, i64, ctypes.POINTER(_ErrorItem)]),
+        "spiral_error_get": (h, [h, i64, p]),
         "spiral_error_text": (i64, [h, i64, i64, p, i64]),
     }
     for name, (res, args) in sigs.items():
@@ -136,20 +65,38 @@ def _load() -> ctypes.CDLL:
 
 lib = _load()
 
+
+def _void_text(name: str) -> str:
+    """The text a library function without an error writes (buf, capacity, needed)."""
+    fn = getattr(lib, name)
+    needed = ctypes.c_int64()
+    fn(None, 0, ctypes.byref(needed))
+    buf = ctypes.create_string_buffer(needed.value)
+    fn(buf, len(buf), ctypes.byref(needed))
+    return buf.raw[: needed.value].decode()
+
+
+STRUCTS, CONSTS = _abi.load(_void_text)
+_Array = STRUCTS["spiral_array"]
+_CreditIn = STRUCTS["spiral_credit_in"]
+_CreditOut = STRUCTS["spiral_credit_out"]
+_CreditReport = STRUCTS["spiral_credit_report"]
+_LossIn = STRUCTS["spiral_loss_in"]
+_LossReport = STRUCTS["spiral_loss_report"]
+_GroupReport = STRUCTS["spiral_group_report"]
+_ErrorItem = STRUCTS["spiral_error_item"]
+
+ABSENT, F32, F64, I32, I64, BOOL = (CONSTS["SPIRAL_" + n] for n in ("ABSENT", "F32", "F64", "I32", "I64", "BOOL"))
+_DTYPE_CODES = {
+    np.dtype(np.float32): F32,
+    np.dtype(np.float64): F64,
+    np.dtype(np.int32): I32,
+    np.dtype(np.int64): I64,
+    np.dtype(np.bool_): BOOL,
+}
+
 MAX_SIZE: int = lib.spiral_max_size()
 """The library's size cap (Go's combin.MaxSize, 2^24): the most members a batch's plans hold."""
-
-_local = threading.local()
-
-
-def scratch(n: int) -> Any:
-    """Return this thread's array of at least n int64, for descriptors."""
-    buf = getattr(_local, "buf", None)
-    if buf is None or len(buf) < n:
-        buf = (ctypes.c_int64 * max(n, 64))()
-        _local.buf = buf
-    return buf
-
 
 _char_from_buffer = ctypes.c_char.from_buffer
 _addressof = ctypes.addressof
@@ -172,6 +119,11 @@ def descriptor(a: np.ndarray | None) -> tuple[int, int, int]:
     return (address(a), a.size, _DTYPE_CODES[a.dtype])
 
 
+def array(a: np.ndarray | None) -> Any:
+    """Return the spiral_array of a contiguous array, or an absent one."""
+    return _Array(*descriptor(a))
+
+
 def _to_numpy(x: Any) -> Any:
     # torch tensors (and other array types with numpy()) without importing torch.
     if not isinstance(x, np.ndarray) and hasattr(x, "numpy") and hasattr(x, "detach"):
@@ -179,16 +131,35 @@ def _to_numpy(x: Any) -> Any:
     return x
 
 
+def _array(x: Any, name: str) -> np.ndarray:
+    """Return np.asarray(x), an error naming the argument if numpy cannot make an array of it."""
+    try:
+        return np.asarray(x)
+    except (ValueError, TypeError, OverflowError) as e:
+        raise TypeError(f"spiral: {name} is not an array of numbers: {e}") from None
+
+
+_I64_MAX = (1 << 63) - 1
+
+
 def ints(x: Any, name: str) -> np.ndarray:
     """Return x as a contiguous int32 or int64 array: x itself when it is one, else a copy."""
     x = _to_numpy(x)
     if isinstance(x, np.ndarray) and (x.dtype == np.int64 or x.dtype == np.int32):
         return x if x.flags.c_contiguous else np.ascontiguousarray(x)
-    a = np.asarray(x)
+    a = _array(x, name)
+    if a.size and a.dtype.kind == "O":
+        # Python ints beyond int64, or objects: checked as Python ints.
+        try:
+            vals = [operator.index(v) for v in a.reshape(-1)]
+        except TypeError:
+            raise TypeError(f"spiral: {name} must hold integers, got an array of objects") from None
+        big = max(vals, key=abs)
+        raise InputError(f"spiral: {name} holds {big}, beyond int64", name, value=float(big))
     if a.size and a.dtype.kind not in "iub":
         raise TypeError(f"spiral: {name} must hold integers, got an array of {a.dtype}")
-    if a.size and a.dtype == np.uint64 and a.max() > np.iinfo(np.int64).max:
-        raise OverflowError(f"spiral: {name} holds {a.max()}, beyond int64")
+    if a.size and a.dtype == np.uint64 and int(a.max()) > _I64_MAX:  # compared as Python ints
+        raise InputError(f"spiral: {name} holds {int(a.max())}, beyond int64", name, value=float(a.max()))
     return np.ascontiguousarray(a, dtype=np.int64)
 
 
@@ -197,8 +168,8 @@ def floats(x: Any, name: str) -> np.ndarray:
     x = _to_numpy(x)
     if isinstance(x, np.ndarray) and (x.dtype == np.float64 or x.dtype == np.float32):
         return x if x.flags.c_contiguous else np.ascontiguousarray(x)
-    a = np.asarray(x)
-    if a.dtype.kind not in "fiub" and a.size > 0:
+    a = _array(x, name)
+    if a.size and a.dtype.kind not in "fiub":
         raise TypeError(f"spiral: {name} must hold numbers, got an array of {a.dtype}")
     return np.ascontiguousarray(a, dtype=np.float64)
 
@@ -208,8 +179,8 @@ def bools(x: Any, name: str) -> np.ndarray:
     x = _to_numpy(x)
     if isinstance(x, np.ndarray) and x.dtype == np.bool_ and x.flags.c_contiguous:
         return x
-    a = np.asarray(x)
-    if a.dtype.kind not in "biu" and a.size > 0:
+    a = _array(x, name)
+    if a.size and a.dtype.kind not in "biu":
         raise TypeError(f"spiral: {name} must hold booleans, got an array of {a.dtype}")
     return np.ascontiguousarray(a, dtype=np.bool_)
 

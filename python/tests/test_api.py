@@ -358,12 +358,10 @@ class ErrorTest(unittest.TestCase):
         # element type or length, an unknown handle.
         cfg = spiral.Config.paper()
         keys = np.arange(2, dtype=np.int64)
-        buf = _native.scratch(6)
-        base = ctypes.addressof(buf)
 
         def plan(out: np.ndarray, handle: int = cfg._handle.value) -> None:
-            buf[0:6] = (*_native.descriptor(keys), *_native.descriptor(out))
-            _native.check(_native.lib.spiral_plan(handle, 1, 0, base, base + 24, None))
+            k, o = _native.array(keys), _native.array(out)
+            _native.check(_native.lib.spiral_plan(handle, 1, 0, ctypes.byref(k), ctypes.byref(o), None))
 
         with self.assertRaises(spiral.UsageError) as cm:
             plan(np.empty((2, 4, 4), np.float64))

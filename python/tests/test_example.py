@@ -79,20 +79,22 @@ class TwoStageTest(unittest.TestCase):
         self.assertFalse(live.all())
         self.assertTrue(np.all(coef[~live] == 0))
         self.assertTrue(np.all(coef[rows["unscorable"]] == 0))
-        # verl's token-mean, transcribed: loss = sum over rows and their
-        # tokens of -coef * logp(token), over the tokens T of the live rows.
-        # Its gradient weight on a row's sequence log-probability is
-        # coef / T, which must be scale times SPIRAL's joint gradient's
-        # update: the advantage divided by M (search) or K (N2 - 1)
-        # (aggregation).
+        # verl's legacy dp_actor with token-mean, transcribed: the loss of
+        # micro-batch m is sum over its rows and their tokens of -coef *
+        # logp(token) / T_m / GA. Its gradient weight on a row's sequence
+        # log-probability is coef / T_m / GA, which must be kappa / GA times
+        # SPIRAL's joint gradient's update: the advantage divided by M
+        # (search) or K (N2 - 1) (aggregation), whatever the micro-batch.
         lengths = rows["response_length"] * live
-        tokens = int(lengths.sum())
-        rep = r["loss"].report
-        self.assertEqual((rep.tokens, rep.rows), (tokens, int((lengths > 0).sum())))
-        self.assertEqual(rep.scale, 1 / rep.rows)
+        self.assertEqual(r["kappa"], 1 / int((lengths > 0).sum()))
+        bounds = r["bounds"]
+        self.assertGreater(len(set(int(lengths[lo:hi].sum()) for lo, hi in zip(bounds, bounds[1:]))), 1)
+        weight = np.zeros(len(coef))
+        for lo, hi in zip(bounds, bounds[1:]):
+            weight[lo:hi] = coef[lo:hi] / int(lengths[lo:hi].sum())
         w = self.cfg.role_weights()
         mult = np.where(rows["role"] == two_stage.SEARCH, w.search_multiplier, w.aggregation_multiplier)
-        np.testing.assert_allclose(coef / tokens, rep.scale * r["advantages"] * mult * live, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(weight, r["kappa"] * r["advantages"] * mult * live, rtol=1e-12, atol=1e-15)
 
     def test_merge_keeps_the_plans(self) -> None:
         # Dynamic sampling plans the merged keys again: the kept problems get

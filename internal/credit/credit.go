@@ -1,17 +1,20 @@
-package advantage
+// Package credit is SPIRAL's credit kernel: the one implementation of the
+// formulas of package advantage's documentation, for the problems of a
+// batch laid out flat. It trusts its input and checks nothing: package
+// advantage checks a caller's batch before calling it, and the root
+// package spiral calls it on plans and rewards it has checked itself. Being
+// internal, no caller outside the module can vouch for its own input.
+package credit
 
 import (
 	"math"
+	"slices"
 
 	"golang.org/x/exp/constraints"
 
 	"spiral/internal/numeric"
 )
 
-// This file is the one implementation of SPIRAL's credit (the formula block
-// of the package documentation). It trusts its input: ComputeBatch checks
-// it first, or the caller vouches for it with Batch.Check = Unchecked.
-//
 // Numerics. Every reward is converted to float64 and results are rounded
 // to F only when stored, so float32 rewards give the float64 results
 // rounded. Per problem:
@@ -22,8 +25,8 @@ import (
 //     A_agg = (r - h) - l are accurate to a few units in the last place of
 //     the set's own values, whatever other sets hold, and exactly 0 for a
 //     set whose rewards are equal. When the batch's rewards are multiples
-//     of 2^-16 small enough that every plain sum is exact (scanRewards, as
-//     with 0/1 rewards), every error is 0 and setMean adds plainly.
+//     of 2^-16 small enough that every plain sum is exact (Scan, as with
+//     0/1 rewards), every error is 0 and setMean adds plainly.
 //   - Across sets the kernel works on e_i = f_i - P, the deviation of f_i
 //     from a pivot P near fbar (the plain mean of the h_i), computed from
 //     the set's exact sum, not from its rounded mean: n_i e_i = S_i - n_i P
@@ -39,6 +42,77 @@ import (
 // rounded on every architecture) and those of searchTol, which are rounded
 // explicitly, so the compiler has no multiply-add to fuse and the results
 // are the same on every architecture.
+
+// Input is a batch as the kernel reads it: the layout of package
+// advantage's Batch (sets numbered across the batch, trace indices local
+// to their problem), located problem by problem by a Span.
+type Input[F constraints.Float] struct {
+	SetSizes, RewardCounts []int
+	Members                []int
+	Rewards                []F
+	Unscorable             []bool // nil, or parallel to Rewards
+	// ExactSums says that every plain float64 sum of at most len(Rewards)
+	// scored rewards is exact (Scan): the set sums then skip their error
+	// terms, which would all be 0, and the credit has the same bits.
+	ExactSums bool
+}
+
+// Span locates one problem in an Input and its Output (the fields of
+// advantage.Span, which converts to it).
+type Span struct {
+	Trace, Traces   int
+	Set, Sets       int
+	Member, Members int
+	Reward, Rewards int
+}
+
+// Output receives the credit, in the layout of the Input: the fields of
+// advantage.BatchCredit without Rejected, and the kernel's scratch.
+type Output[F constraints.Float] struct {
+	SetScores, SetAdvantages []F
+	Search                   []F
+	Appearances              []int
+	Aggregation              []F
+	ScoredOutputs            []int
+	ScoredSets               []int
+
+	sc scratch
+}
+
+// Resize sets the length of every slice of o for p problems with traces
+// traces, sets sets and rewards rewards in all, and at most maxTraces
+// traces and maxSets sets in one problem, reusing its arrays when they are
+// large enough.
+func (o *Output[F]) Resize(p, traces, sets, rewards, maxTraces, maxSets int) {
+	o.SetScores = resize(o.SetScores, sets)
+	o.SetAdvantages = resize(o.SetAdvantages, sets)
+	o.ScoredOutputs = resize(o.ScoredOutputs, sets)
+	o.Search = resize(o.Search, traces)
+	o.Appearances = resize(o.Appearances, traces)
+	o.Aggregation = resize(o.Aggregation, rewards)
+	o.ScoredSets = resize(o.ScoredSets, p)
+	o.sc.sums = resize(o.sc.sums, maxTraces)
+	o.sc.count = resize(o.sc.count, maxTraces)
+	clear(o.sc.sums) // Problem keeps them zero between problems
+	clear(o.sc.count)
+	o.sc.sets = resize(o.sc.sets, maxSets)
+	o.sc.adv = resize(o.sc.adv, maxSets)
+}
+
+// resize returns s with length n, its contents kept where its array is
+// large enough.
+func resize[T any](s []T, n int) []T { return slices.Grow(s[:0], n)[:n] }
+
+// Clear writes zero credit for problem q at sp.
+func (o *Output[F]) Clear(q int, sp Span) {
+	clear(o.SetScores[sp.Set : sp.Set+sp.Sets])
+	clear(o.SetAdvantages[sp.Set : sp.Set+sp.Sets])
+	clear(o.ScoredOutputs[sp.Set : sp.Set+sp.Sets])
+	clear(o.Search[sp.Trace : sp.Trace+sp.Traces])
+	clear(o.Appearances[sp.Trace : sp.Trace+sp.Traces])
+	clear(o.Aggregation[sp.Reward : sp.Reward+sp.Rewards])
+	o.ScoredSets[q] = 0
+}
 
 // scratch is the memory the kernel reuses from problem to problem, kept in
 // a BatchCredit: the search sums and set counts of one problem's traces,
@@ -59,10 +133,13 @@ type setStats struct {
 	err  float64     // a bound on the error of the mean: u sum_k |e_k| / n over its additions' errors e_k
 }
 
-// creditProblem computes the credit of problem q of in, checked, at sp,
-// into dst, already resized. exact vouches that every plain sum of the
-// batch's rewards is exact (scanRewards).
-func creditProblem[F constraints.Float](dst *BatchCredit[F], in *Batch[F], exact bool, q int, sp Span) {
+// Problem computes the credit of problem q of in at sp into dst, resized
+// for in (Resize). The problem must be sound: at least one trace and one
+// set, every set nonempty with members in [0, sp.Traces) and at least one
+// output, every scored reward finite with magnitude at most 2e30. On other
+// input it gives meaningless credit or panics (an index out of range).
+func Problem[F constraints.Float](dst *Output[F], in *Input[F], q int, sp Span) {
+	exact := in.ExactSums
 	k := sp.Sets
 	counts, sizes := in.RewardCounts[sp.Set:sp.Set+k], in.SetSizes[sp.Set:sp.Set+k]
 	rewards, agg := in.Rewards[sp.Reward:sp.Reward+sp.Rewards], dst.Aggregation[sp.Reward:sp.Reward+sp.Rewards]
@@ -210,7 +287,7 @@ func deviation(s *setStats, P float64) (e1, e2 float64) {
 // their mean as the pair h + l of numeric.MeanPair and their sum with the
 // exact error of every addition; or, if they are all equal, their first
 // value as the mean (h = x0, l = 0) and as a sum of one. exact vouches
-// that every addition is exact (scanRewards), so that the errors need not
+// that every addition is exact (Scan), so that the errors need not
 // be computed.
 func setMean[F constraints.Float](st *setStats, rs []F, unscorable []bool, exact bool) {
 	// The sums live in locals (addReward returns them), not in *st, which
@@ -299,30 +376,23 @@ func sub[T any](s []T, lo, hi int) []T {
 	return s[lo:hi]
 }
 
-// rewardsValid reports whether every x is finite with |x| <= MaxAbsReward,
-// skipping the entries marked in unscorable (nil: none); see scanRewards.
-func rewardsValid[F constraints.Float](xs []F, unscorable []bool) bool {
-	valid, _ := scan(xs, unscorable, false)
-	return valid
-}
+// MaxAbsReward is advantage.MaxAbsReward, the largest reward magnitude a
+// checked batch holds.
+const MaxAbsReward = 1e30
 
-// scanRewards reports whether every x is finite with |x| <= MaxAbsReward,
-// skipping the entries marked in unscorable (nil: none), and, if so,
-// whether every plain float64 sum of at most len(xs) of them is exact:
-// when each is an integer multiple i 2^-16 with |i| <= 2^53/len(xs), every
-// partial sum is such a multiple with |i| <= 2^53, a float64, and setMean
-// needs no error terms (numeric.TwoSum's would all be 0). It compares bit patterns
-// without the sign, which order non-negative floats as their values and
-// put infinities and NaNs above every finite value, with no branch on the
-// data; frac collects the bits of each x less x
-// rounded to a multiple of 2^-16 (see offGrid).
-func scanRewards[F constraints.Float](xs []F, unscorable []bool) (valid, exactSums bool) {
-	return scan(xs, unscorable, true)
-}
-
-// scan is scanRewards, which reports whether the sums are exact only when
-// exact is true (the caller that only checks saves offGrid).
-func scan[F constraints.Float](xs []F, unscorable []bool, exact bool) (valid, exactSums bool) {
+// Scan reports whether every x is finite with |x| <= MaxAbsReward,
+// skipping the entries marked in unscorable (nil: none), and, when exact
+// is true and they are, whether every plain float64 sum of at most len(xs)
+// of them is exact (Input.ExactSums): when each is an integer multiple
+// i 2^-16 with |i| <= 2^53/len(xs), every partial sum is such a multiple
+// with |i| <= 2^53, a float64, and setMean needs no error terms
+// (numeric.TwoSum's would all be 0). It compares bit patterns without the
+// sign, which order non-negative floats as their values and put
+// infinities and NaNs above every finite value, with no branch on the
+// data; frac collects the bits of each x less x rounded to a multiple of
+// 2^-16 (see offGrid), which a caller that only checks (exact false)
+// saves.
+func Scan[F constraints.Float](xs []F, unscorable []bool, exact bool) (valid, exactSums bool) {
 	const abs = 1<<63 - 1
 	n := len(xs)
 	var most, frac uint64
@@ -347,7 +417,7 @@ func scan[F constraints.Float](xs []F, unscorable []bool, exact bool) (valid, ex
 	return true, exactSums
 }
 
-// scanReward is one step of scan: x's bits ANDed with keep (without the
+// scanReward is one step of Scan: x's bits ANDed with keep (without the
 // sign, or 0 for an unscorable x), most their largest so far and, when
 // exact, frac with offGrid of them ORed in.
 func scanReward(most, frac uint64, x float64, keep uint64, exact bool) (uint64, uint64) {
@@ -363,7 +433,7 @@ func scanReward(most, frac uint64, x float64, keep uint64, exact bool) (uint64, 
 // which are ±0 exactly when x is such a multiple, for |x| <= 2^34:
 // x + 1.5 2^36 lies in [2^36, 2^37), where the float64 spacing is 2^-16,
 // and subtracting 1.5 2^36 again is exact. (For larger |x| the result is
-// meaningless, and scanRewards does not use it.)
+// meaningless, and Scan does not use it.)
 func offGrid(x float64) uint64 {
 	const shift = 0x1.8p36
 	return math.Float64bits(x - ((x + shift) - shift))

@@ -1,0 +1,280 @@
+package advantage
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// nemoRLVectors is a file of testdata/trainers/nemo-rl, written by its
+// vectors.py from NeMo-RL's own estimators.
+type nemoRLVectors struct {
+	Preset, Repository, Commit, Source string
+	Cases                              []struct {
+		Dtype   string     `json:"dtype"`
+		IDs     []int      `json:"ids"`
+		Rewards []*float64 `json:"rewards"` // null: valid_mask 0
+		Lengths []int      `json:"lengths"`
+		Want    []*float64 `json:"want"`
+	} `json:"cases"`
+}
+
+func readNeMoRL(t *testing.T, file string) nemoRLVectors {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v nemoRLVectors
+	if err := json.NewDecoder(zr).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// bessel returns the mean and the Bessel-corrected standard deviation of
+// xs (two passes; 0 for fewer than two values).
+func bessel(xs []float64) (mean, std float64) {
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if len(xs) < 2 {
+		return mean, 0
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(ss / float64(len(xs)-1))
+}
+
+// TestNeMoRLPresetsMatchVectors runs every case of testdata/trainers/nemo-rl
+// (1,200 cases per preset: groups of one, all-equal groups, one reward
+// apart from equal others, 0/1, one-hot and continuous rewards of several
+// magnitudes, rows masked by valid_mask, rows of no tokens, float32 and
+// float64) through its preset and compares each row with NeMo-RL's
+// output: within 1e-9 (float64; plus 2^-24 where a standard deviation
+// divides, NeMo-RL's Bessel factor being a float32 tensor) or 3e-5
+// (float32) of max(1, |A|), plus NeMo-RL's own rounding where it is
+// magnified: the cancellation of its E[r^2] - E[r]^2, 4u (r_max/s)^2 with
+// u the dtype's unit roundoff and s the standard deviation that divides,
+// and, in an all-equal group, a residue of its mean divided by at least
+// 1e-6. Rows whose other rewards are all equal are left undivided here and
+// must equal r_i minus the others' mean; NeMo-RL divides some of them by
+// its residue plus 1e-6 (they are counted, not compared). A masked row
+// gets 0 here. Reinforce++'s cases with a group of one are checked to
+// report it (NeMo-RL whitens that row's 0 with the others), and its rows
+// of no tokens are not compared (no loss reads them).
+func TestNeMoRLPresetsMatchVectors(t *testing.T) {
+	files, err := filepath.Glob("testdata/trainers/nemo-rl/*.json.gz")
+	if err != nil || len(files) != 3 {
+		t.Fatalf("vectors: %v %v", files, err)
+	}
+	for _, file := range files {
+		v := readNeMoRL(t, file)
+		var p Preset
+		if err := p.UnmarshalText([]byte(v.Preset)); err != nil {
+			t.Fatal(err)
+		}
+		opt, _ := p.Options()
+		opt.NaNUnscorable = true // valid_mask 0
+		rows, worst, divided, residues := 0, 0.0, 0, 0
+		for n, c := range v.Cases {
+			rewards := make([]float64, len(c.Rewards))
+			group := map[int][]float64{}
+			for i, r := range c.Rewards {
+				rewards[i] = math.NaN()
+				if r != nil {
+					rewards[i] = *r
+					group[c.IDs[i]] = append(group[c.IDs[i]], *r)
+				}
+			}
+			got := make([]float64, len(rewards))
+			tol, u := 1e-9, 0x1p-53
+			if opt.Scale != ScaleNone {
+				tol += 0x1p-24
+			}
+			var rep GroupReport[int]
+			if c.Dtype == "float32" {
+				tol, u = 3e-5, 0x1p-24
+				r32, g32 := make([]float32, len(rewards)), make([]float32, len(rewards))
+				for i, r := range rewards {
+					r32[i] = float32(r)
+				}
+				rep, err = GroupRelativeTokens(g32, r32, c.IDs, c.Lengths, opt)
+				for i, a := range g32 {
+					got[i] = float64(a)
+				}
+			} else {
+				rep, err = GroupRelativeTokens(got, rewards, c.IDs, c.Lengths, opt)
+			}
+			if err != nil {
+				t.Fatalf("%s case %d: %v", v.Preset, n, err)
+			}
+			if opt.Whiten != WhitenNone && len(rep.Singletons) > 0 {
+				continue // NeMo-RL whitens the singleton's 0 with the others
+			}
+			top := 0.0
+			for _, r := range rewards {
+				if r == r {
+					top = max(top, math.Abs(r))
+				}
+			}
+			for i, w := range c.Want {
+				if rewards[i] != rewards[i] {
+					if got[i] != 0 {
+						t.Fatalf("%s case %d row %d: a masked row got %v", v.Preset, n, i, got[i])
+					}
+					continue
+				}
+				if opt.Whiten != WhitenNone && c.Lengths[i] == 0 {
+					continue
+				}
+				rows++
+				want := math.NaN()
+				if w != nil {
+					want = *w
+				}
+				g := group[c.IDs[i]]
+				gtop := 0.0
+				for _, r := range g {
+					gtop = max(gtop, math.Abs(r))
+				}
+				allow := tol
+				_, s := bessel(g)
+				if opt.Scale == ScaleOthers {
+					var others []float64
+					skipped := false
+					for _, r := range g {
+						if r == rewards[i] && !skipped {
+							skipped = true
+							continue
+						}
+						others = append(others, r)
+					}
+					om, os := bessel(others)
+					equal := len(g) >= 2
+					for _, r := range others {
+						equal = equal && r == others[0]
+					}
+					if equal && s > 0 {
+						// Left undivided here: r_i minus the others' mean.
+						if d := math.Abs(got[i] - float32or64(c.Dtype, rewards[i]-om)); d > 1e-12*max(1, math.Abs(got[i])) {
+							t.Fatalf("%s case %d row %d: %v, want r - mean of the others %v", v.Preset, n, i, got[i], rewards[i]-om)
+						}
+						if math.Abs(want-got[i]) > tol*max(1, math.Abs(want)) {
+							divided++
+						}
+						continue
+					}
+					s = os
+				}
+				if opt.Scale != ScaleNone && s > 0 {
+					allow += 4 * u * (gtop / s) * (gtop / s)
+				}
+				if s == 0 && opt.Whiten == WhitenNone && len(g) >= 2 {
+					// An all-equal group: NeMo-RL's residue over std + 1e-6.
+					allow = max(allow, 8*u*gtop/1e-6)
+					if want != 0 {
+						residues++
+					}
+				}
+				d := math.Abs(got[i]-want) / max(1, math.Abs(want))
+				if c.Dtype == "float64" {
+					worst = max(worst, d)
+				}
+				if opt.Whiten != WhitenNone {
+					// A residue of NeMo-RL's means (a few units u of the
+					// largest reward) divided by a spread of at least 1e-4,
+					// as in TestPresetsMatchTrainerVectors.
+					d = max(0, d-1e4*8*u*top)
+				}
+				if !(d <= allow) {
+					t.Fatalf("%s case %d (%s): row %d (reward %v) = %.9g, NeMo-RL %.9g (allowed %.2g); group %v",
+						v.Preset, n, c.Dtype, i, rewards[i], got[i], want, allow, g)
+				}
+			}
+		}
+		t.Logf("%s: %d cases, %d rows; largest float64 difference %.2g; rows whose others are equal that NeMo-RL divides: %d; all-equal rows with a NeMo-RL residue: %d",
+			v.Preset, len(v.Cases), rows, worst, divided, residues)
+	}
+}
+
+// float32or64 rounds x to the case's dtype.
+func float32or64(dtype string, x float64) float64 {
+	if dtype == "float32" {
+		return float64(float32(x))
+	}
+	return x
+}
+
+// TestScaleOthersDirect compares nemo-rl-grpo with the leave-one-out
+// formula taken directly, row by row (the others' mean and Bessel
+// standard deviation by two passes over them), on random groups of two to
+// 40 rows: 0/1 rewards, one reward apart from equal others, and continuous
+// rewards about a common offset. Within 1e-12 of max(1, |A|) plus 1e-15
+// times S/S_-i (the cancellation of S - (G/(G-1)) d_i^2), and exactly
+// r_i - v where the others all hold v.
+func TestScaleOthersDirect(t *testing.T) {
+	opt, _ := NeMoRLGRPO.Options()
+	rng := rand.New(rand.NewPCG(37, 1))
+	for n := range 3000 {
+		g := 2 + rng.IntN(39)
+		rewards := make([]float64, g)
+		switch n % 3 {
+		case 0:
+			for i := range rewards {
+				rewards[i] = float64(rng.IntN(2))
+			}
+		case 1:
+			for i := range rewards {
+				rewards[i] = 0.3
+			}
+			rewards[rng.IntN(g)] = rng.NormFloat64()
+		case 2:
+			off := []float64{0, 1, 1e3}[rng.IntN(3)]
+			for i := range rewards {
+				rewards[i] = off + rng.NormFloat64()*[]float64{1e-3, 1, 10}[rng.IntN(3)]
+			}
+		}
+		got := make([]float64, g)
+		if _, err := GroupRelative(got, rewards, make([]int, g), opt); err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range rewards {
+			others := append(append([]float64(nil), rewards[:i]...), rewards[i+1:]...)
+			m, s := bessel(others)
+			equal := true
+			for _, o := range others {
+				equal = equal && o == others[0]
+			}
+			want := r - m
+			if !equal && g > 2 {
+				want /= s + 1e-6
+			}
+			if equal && got[i] != r-others[0] {
+				t.Fatalf("case %d row %d: %v, want r - others' reward = %v exactly; rewards %v", n, i, got[i], r-others[0], rewards)
+			}
+			// S_-i is formed as S - (G/(G-1)) d_i^2: a row far from others
+			// that nearly agree loses the digits of S_-i that S does not hold.
+			_, sg := bessel(rewards)
+			cond := 1.0
+			if s > 0 {
+				cond = max(1, (sg*sg*float64(g-1))/(s*s*float64(g-2)))
+			}
+			if d := math.Abs(got[i]-want) / max(1, math.Abs(want)); d > 1e-12+1e-15*cond {
+				t.Fatalf("case %d row %d: %.17g, direct %.17g; rewards %v", n, i, got[i], want, rewards)
+			}
+		}
+	}
+}

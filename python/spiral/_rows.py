@@ -1,0 +1,411 @@
+"""A step's flat rows (one per generated sequence) in the library's layout, and back.
+
+verl's DataProto and TRL's batches hold one row per generated sequence; the
+library reads a batch problem by problem: ``(P, N1)`` search traces, and the
+aggregation outputs set after set. ``Rows`` maps one to the other; the
+micro-batch coefficients (``part_coefficients``, ``reduction_scale``) are
+computed on any subset of the rows.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+
+from . import _native
+from ._credit import Credit, LossReport, Plans
+
+SEARCH, AGGREGATION = 0, 1
+
+_lib = _native.lib
+
+
+_PartIn = _native.STRUCTS["spiral_part_in"]  # built from spiral_abi.h
+
+
+_lib.spiral_part_coefficients.restype = ctypes.c_size_t
+_lib.spiral_part_coefficients.argtypes = [
+    ctypes.c_char_p,
+    ctypes.c_int64,
+    ctypes.c_double,
+    ctypes.POINTER(_PartIn),
+    ctypes.POINTER(_native._Array),
+    ctypes.POINTER(_native._LossReport),
+]
+_lib.spiral_reduction_scale.restype = ctypes.c_size_t
+_lib.spiral_reduction_scale.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ctypes.c_double)]
+
+
+def _array(a: np.ndarray | None) -> _native._Array:
+    return _native._Array(*_native.descriptor(a))
+
+
+def _one_dim(a: np.ndarray, name: str) -> np.ndarray:
+    if a.ndim != 1:
+        raise ValueError(f"spiral: {name} must be one-dimensional (one value per row), got shape {a.shape}")
+    return a
+
+
+def reduction_scale(reduction: str, outputs: int, rows: int) -> float:
+    """kappa for a whole batch (Go's loss.ScaleOf): the scale every part's coefficients share.
+
+    Parameters
+    ----------
+    reduction : str
+        The trainer's reduction, one of ``REDUCTIONS``.
+    outputs : int
+        B, every output of the batch (on every rank, in data-parallel training).
+    rows : int
+        R, those with at least one token (on every rank).
+
+    Returns
+    -------
+    float
+        1 for the sums, 1/B for ``trl-dr-grpo``, 1/R for the others; 0 when R is 0.
+    """
+    for name, v in (("outputs", outputs), ("rows", rows)):
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or not 0 <= int(v) < 2**63:
+            raise ValueError(f"spiral: {name} = {v!r} must be an integer in [0, 2^63)")
+    out = ctypes.c_double()
+    name = reduction.encode() if isinstance(reduction, str) else reduction
+    _native.check(_lib.spiral_reduction_scale(name, len(name), int(outputs), int(rows), ctypes.byref(out)))
+    return out.value
+
+
+def part_coefficients(
+    update: Any,
+    lengths: Any,
+    reduction: str,
+    *,
+    scale: float,
+    terms: Any = None,
+    over_sequences: Any = None,
+    over_tokens: Any = None,
+) -> tuple[np.ndarray, LossReport]:
+    """Coefficients of one part of a batch (a micro-batch, a rank's rows) at a kappa the caller fixes.
+
+    Go's ``loss.PartCoefficients``. The trainer reduces the part with
+    ``reduction`` over the part's own counts (or over the divisors
+    ``over_*``, counts beyond the part) and adds the parts' gradients; with
+    the same ``scale`` for every part, their sum is ``scale`` times the whole
+    update ``sum_o update[o] grad log pi(y_o)``, whatever the parts' counts.
+
+    Which call is right is the trainer's setting:
+
+    - verl, legacy worker (``trainer.use_legacy_worker_impl`` ``auto``, the
+      default, or ``enable``: ``dp_actor``): each micro-batch is reduced on
+      its own and multiplied by ``1/gradient_accumulation``. One call per
+      micro-batch, no ``over_*``. With ``use_dynamic_bsz`` the factor is the
+      micro-batch's rows over ``ppo_mini_batch_size``: pass ``scale = kappa
+      * ppo_mini_batch_size / rows``.
+    - verl, new engine (``use_legacy_worker_impl=disable``): ``ppo_loss``
+      divides by ``batch_num_tokens`` (the mini-batch's tokens, all-reduced)
+      and ``global_batch_size`` (``ppo_mini_batch_size * rollout.n``: every
+      row of the mini-batch, empty ones included): ``over_tokens`` and
+      ``over_sequences`` those.
+    - TRL ``GRPOTrainer``, ``loss_type`` ``"grpo"``, ``"bnpo"``,
+      ``"dr_grpo"``: each micro-batch (gradient accumulation step; the
+      ``steps_per_generation`` steps share one generation) is reduced on its
+      own: no ``over_*``. ``"dapo"`` (the default) divides by
+      ``num_items_in_batch``, the generation batch's tokens gathered from
+      every process: ``over_tokens=[that]``.
+
+    Truncated outputs: TRL's ``mask_truncated_completions=True`` zeroes their
+    mask, so pass length 0 for them (they carry nothing, and are counted in
+    the report's ``dropped`` when their update is not 0); DAPO's overlong
+    filter likewise. A soft overlong penalty belongs in the rewards
+    (``Config.overlong``), not here.
+
+    Parameters
+    ----------
+    update : array_like, shape (n,)
+        u_o of the part's outputs: the per-row coefficients of
+        ``Config.loss_coefficients(..., reduction="sum")`` (or ``Rows.update``).
+    lengths : array_like of int, shape (n,)
+        L_o, the tokens of each output the loss reads (its response mask's sum).
+    reduction : str
+        The trainer's reduction, one of ``REDUCTIONS``.
+    scale : float
+        kappa, the same for every part: ``reduction_scale`` of the whole batch.
+    terms : array_like of int, shape (n,), optional
+        The loss term of each output (two terms: search and aggregation
+        outputs reduced separately); one term when omitted.
+    over_sequences, over_tokens : array_like of int, one per term, optional
+        The divisors beyond the part: the count the sequence means divide
+        by, the tokens the token means divide by. Only the one the reduction
+        reads is needed (and checked: at least the part's own count).
+
+    Returns
+    -------
+    coefficients : ndarray of float64, shape (n,)
+        Where the trainer's advantages go, broadcast over the row's tokens.
+    report : LossReport
+        ``scale`` is kappa; ``outputs``, ``rows``, ``tokens`` count the part.
+    """
+    u = _one_dim(_native.floats(update, "update"), "update")
+    ln = _one_dim(_native.ints(lengths, "lengths"), "lengths")
+    if ln.shape != u.shape:
+        raise ValueError(f"spiral: lengths has shape {ln.shape}, want update's {u.shape}")
+    tm = None
+    if terms is not None:
+        tm = _one_dim(_native.ints(terms, "terms"), "terms")
+        if tm.shape != u.shape:
+            raise ValueError(f"spiral: terms has shape {tm.shape}, want update's {u.shape}")
+    os_ = ot = None
+    if over_sequences is not None or over_tokens is not None:
+        given = {}
+        for name, v in (("over_sequences", over_sequences), ("over_tokens", over_tokens)):
+            if v is not None:
+                a = np.ascontiguousarray(np.atleast_1d(_native.ints(v, name)), np.int64)
+                if a.ndim != 1:
+                    raise ValueError(f"spiral: {name} must hold one count per term, got shape {a.shape}")
+                given[name] = a
+        if len(given) == 2 and given["over_sequences"].shape != given["over_tokens"].shape:
+            raise ValueError(
+                f"spiral: over_sequences has shape {given['over_sequences'].shape}, want over_tokens' {given['over_tokens'].shape}"
+            )
+        shape = next(iter(given.values())).shape
+        os_ = given.get("over_sequences", np.zeros(shape, np.int64))
+        ot = given.get("over_tokens", np.zeros(shape, np.int64))
+    try:
+        s = float(scale)
+    except (TypeError, ValueError):
+        raise TypeError(f"spiral: scale must be a number, got {scale!r}") from None
+    out = np.empty(u.shape, np.float64)
+    pin = _PartIn(_array(u), _array(ln), _array(tm), _array(os_), _array(ot))
+    oa = _array(out)
+    rep = _native._LossReport()
+    name = reduction.encode() if isinstance(reduction, str) else reduction
+    _native.check(_lib.spiral_part_coefficients(name, len(name), s, ctypes.byref(pin), ctypes.byref(oa), ctypes.byref(rep)))
+    return out, LossReport(rep.scale, rep.outputs, rep.rows, rep.tokens, rep.dropped)
+
+
+def response_lengths(response_mask: Any) -> np.ndarray:
+    """Each row's length in tokens from verl's ``(bs, T)`` response mask (or TRL's completion mask)."""
+    m = _native._to_numpy(response_mask)
+    m = np.asarray(m)
+    if m.ndim != 2:
+        raise ValueError(f"spiral: response_mask must have shape (bs, T), got {m.shape}")
+    return m.astype(bool).sum(axis=1).astype(np.int64)
+
+
+def per_token(values: Any, response_mask: Any) -> np.ndarray:
+    """verl's ``(bs, T)`` token layout: each row's value on its response tokens, 0 elsewhere.
+
+    verl's ``data.batch["advantages"]`` and TRL's ``(B, T)`` advantages take
+    this; TRL's ``(B,)`` advantages take ``values`` as they are.
+    """
+    v = np.asarray(_native._to_numpy(values), np.float64)
+    m = np.asarray(_native._to_numpy(response_mask))
+    if v.ndim != 1 or m.ndim != 2 or m.shape[0] != v.shape[0]:
+        raise ValueError(f"spiral: values {v.shape} and response_mask {m.shape} must be (bs,) and (bs, T)")
+    return v[:, None] * m.astype(bool)
+
+
+class Rows:
+    """Where each of a step's flat rows sits in the library's batch layout, and back.
+
+    A row is one generated sequence: a search trace (role ``SEARCH``) with
+    its trace index y in [0, N1), or an aggregation output (role
+    ``AGGREGATION``) with its set i in [0, K) and output index j in [0, N2);
+    both with their problem's key. Rows may come in any order, aggregation
+    outputs may be missing (dropped generations: fewer than N2 in a set).
+
+    Parameters
+    ----------
+    config : Config
+    keys : array_like of uint64, shape (P,)
+        The batch's problem keys, in the order of its ``Plans``.
+    key : array_like of uint64, shape (rows,)
+        Each row's problem key.
+    role : array_like of int, shape (rows,)
+        ``SEARCH`` (0) or ``AGGREGATION`` (1).
+    index : array_like of int, shape (rows,)
+        The trace index y of a search row, the output index j of an
+        aggregation row.
+    set : array_like of int, shape (rows,)
+        The set i of an aggregation row (ignored for search rows).
+
+    Attributes
+    ----------
+    problem : ndarray of int64, shape (rows,)
+        Each row's problem, its position in ``keys``.
+    role : ndarray of int8, shape (rows,)
+        The roles, which are the loss terms when the roles are reduced apart.
+    reward_counts : ndarray of int64, shape (P*K,)
+        The aggregation outputs of each set present.
+    """
+
+    def __init__(self, config: Any, keys: Any, key: Any, role: Any, index: Any, set: Any) -> None:
+        self.config = config
+        keys = np.asarray(_native._to_numpy(keys)).astype(np.uint64, copy=False)
+        if keys.ndim != 1:
+            raise ValueError(f"spiral: keys must have shape (P,), got {keys.shape}")
+        key = _one_dim(np.asarray(_native._to_numpy(key)).astype(np.uint64, copy=False), "key")
+        n = len(key)
+        role = _one_dim(_native.ints(role, "role"), "role")
+        index = _one_dim(_native.ints(index, "index"), "index")
+        set_ = _one_dim(_native.ints(set, "set"), "set")
+        for name, a in (("role", role), ("index", index), ("set", set_)):
+            if len(a) != n:
+                raise ValueError(f"spiral: {name} has {len(a)} rows, want key's {n}")
+        n1, k, n2 = config.search_traces, config.sets, config.aggregations_per_set
+        p = len(keys)
+        by_key = np.argsort(keys, kind="stable")
+        pos = np.searchsorted(keys, key, sorter=by_key)
+        pos = np.minimum(pos, max(p - 1, 0))
+        problem = by_key[pos] if p else np.zeros(n, np.int64)
+        unknown = np.flatnonzero(keys[problem] != key) if p else np.arange(n)
+        if len(unknown):
+            r = int(unknown[0])
+            raise ValueError(f"spiral: key[{r}] = {int(key[r])} is not one of keys")
+        bad = np.flatnonzero((role != SEARCH) & (role != AGGREGATION))
+        if len(bad):
+            raise ValueError(f"spiral: role[{bad[0]}] = {role[bad[0]]}, want SEARCH (0) or AGGREGATION (1)")
+        search = role == SEARCH
+        agg = ~search
+        limit = np.where(search, n1, n2)
+        bad = np.flatnonzero((index < 0) | (index >= limit))
+        if len(bad):
+            r = int(bad[0])
+            raise ValueError(f"spiral: index[{r}] = {index[r]} outside [0, {limit[r]}) for its role")
+        bad = np.flatnonzero(agg & ((set_ < 0) | (set_ >= k)))
+        if len(bad):
+            raise ValueError(f"spiral: set[{bad[0]}] = {set_[bad[0]]} outside [0, K = {k})")
+        self.problem = problem.astype(np.int64)
+        self.role = role.astype(np.int8)
+        self.keys = keys
+        self._search = search
+        self._agg = agg
+        # Search trace y of problem q is entry q*N1 + y: every one present once.
+        self._search_at = self.problem[search] * n1 + index[search]
+        seen = np.bincount(self._search_at, minlength=p * n1)
+        if len(seen) > p * n1 or (seen != 1).any():
+            at = int(np.flatnonzero(seen != 1)[0])
+            raise ValueError(
+                f"spiral: search trace {at % n1} of problem key {int(keys[at // n1])} appears {int(seen[at])} times, want once"
+            )
+        # Aggregation outputs set after set, a set's outputs in output order.
+        s = self.problem[agg] * k + set_[agg]
+        slot = s * n2 + index[agg]
+        if len(np.unique(slot)) != len(slot):
+            raise ValueError("spiral: an aggregation output (key, set, index) appears twice")
+        self._order = np.argsort(slot, kind="stable")
+        self._agg_at = np.empty(len(self._order), np.int64)
+        self._agg_at[self._order] = np.arange(len(self._order))
+        self.reward_counts = np.bincount(s, minlength=p * k).astype(np.int64)
+
+    def __len__(self) -> int:
+        return len(self.problem)
+
+    @property
+    def search(self) -> np.ndarray:
+        """The search rows (a bool mask over the rows)."""
+        return self._search
+
+    @property
+    def aggregation(self) -> np.ndarray:
+        """The aggregation rows (a bool mask over the rows)."""
+        return self._agg
+
+    def members(self, plans: Plans | np.ndarray) -> np.ndarray:
+        """The rows of the search traces each aggregation prompt shows.
+
+        Returns an int64 array of shape (P, K, n): ``members[q, i, j]`` is
+        the row of candidate j of set i of problem q, so that
+        ``texts[rows.members(plans)]`` holds every prompt's traces.
+        """
+        sets = np.asarray(plans)
+        p, n1 = len(self.keys), self.config.search_traces
+        row_of = np.empty(p * n1, np.int64)
+        row_of[self._search_at] = np.flatnonzero(self._search)
+        return row_of[np.arange(p)[:, None, None] * n1 + sets]
+
+    def search_values(self, column: Any) -> np.ndarray:
+        """The search rows' values of a per-row column, shape (P, N1)."""
+        c = np.asarray(_native._to_numpy(column))
+        out = np.zeros(len(self.keys) * self.config.search_traces, c.dtype)
+        out[self._search_at] = c[self._search]
+        return out.reshape(len(self.keys), self.config.search_traces)
+
+    def aggregation_values(self, column: Any) -> np.ndarray:
+        """The aggregation rows' values of a per-row column, set after set (the rewards' layout)."""
+        c = np.asarray(_native._to_numpy(column))
+        return np.ascontiguousarray(c[self._agg][self._order])
+
+    def to_rows(self, search: Any, aggregation: Any) -> np.ndarray:
+        """Per-row values from per-trace ``(P, N1)`` and per-output (set after set) values."""
+        s = np.asarray(search).reshape(-1)
+        a = np.asarray(aggregation).reshape(-1)
+        out = np.zeros(len(self.problem), np.result_type(s, a))
+        out[self._search] = s[self._search_at]
+        out[self._agg] = a[self._agg_at]
+        return out
+
+    def credit(self, plans: Plans | np.ndarray, reward: Any, *, lengths: Any, unscorable: Any = None, out: Credit | None = None) -> Credit:
+        """Credit the batch from per-row columns (``Config.credit_batch``).
+
+        ``reward`` holds each aggregation row's reward (search rows' values
+        are ignored); ``lengths`` each row's length in tokens; ``unscorable``
+        marks aggregation rows whose reward could not be computed.
+        """
+        return self.config.credit_batch(
+            plans,
+            self.aggregation_values(_native.floats(reward, "reward")),
+            reward_counts=self.reward_counts,
+            unscorable=None if unscorable is None else self.aggregation_values(_native.bools(unscorable, "unscorable")),
+            search_lengths=self.search_values(_native.ints(lengths, "lengths")),
+            aggregation_lengths=self.aggregation_values(_native.ints(lengths, "lengths")),
+            out=out,
+        )
+
+    def keep(self, credit: Credit) -> np.ndarray:
+        """The rows of problems the credit keeps (not ``skip``): a bool mask."""
+        return ~np.asarray(credit.skip)[self.problem]
+
+    def advantages(self, credit: Credit) -> np.ndarray:
+        """Each row's advantage (A_search or A_agg)."""
+        return self.to_rows(credit.search, credit.aggregation)
+
+    def update(self, credit: Credit, *, lengths: Any, update: str = "joint_gradient") -> np.ndarray:
+        """Each row's u_o, the chosen update's coefficient (0 for a row of no token).
+
+        The coefficients of ``Config.loss_coefficients`` with the ``sum``
+        reduction, per row: feed a subset of them to ``part_coefficients``.
+        """
+        ln = _native.ints(lengths, "lengths")
+        lc = self.config.loss_coefficients(
+            credit,
+            search_lengths=self.search_values(ln),
+            aggregation_lengths=self.aggregation_values(ln),
+            reduction="sum",
+            update=update,
+        )
+        return self.to_rows(lc.search, lc.aggregation)
+
+    def coefficients(
+        self,
+        credit: Credit,
+        *,
+        lengths: Any,
+        reduction: str,
+        update: str = "joint_gradient",
+        split_roles: bool = False,
+    ) -> tuple[np.ndarray, LossReport]:
+        """Each row's coefficient for a reduction over all the rows at once (``Config.loss_coefficients``).
+
+        For a trainer that reduces the rows in parts (micro-batches), use
+        ``update`` and ``part_coefficients`` per part instead.
+        """
+        ln = _native.ints(lengths, "lengths")
+        lc = self.config.loss_coefficients(
+            credit,
+            search_lengths=self.search_values(ln),
+            aggregation_lengths=self.aggregation_values(ln),
+            reduction=reduction,
+            update=update,
+            split_roles=split_roles,
+        )
+        return self.to_rows(lc.search, lc.aggregation), lc.report

@@ -1,0 +1,161 @@
+"""The row layer (spiral.Rows) and the coefficients of a part of a batch (part_coefficients, reduction_scale)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import unittest
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import spiral  # noqa: E402
+
+CFG = spiral.Config.paper()  # N1=8, n=4, K=4, N2=4
+
+
+def flat_rows(keys: np.ndarray, rng: np.random.Generator, drop: float = 0.1) -> dict:
+    """Every problem's rows, some aggregation outputs dropped, shuffled."""
+    key, role, index, set_ = [], [], [], []
+    for q in keys:
+        for y in range(CFG.search_traces):
+            key.append(q), role.append(spiral.SEARCH), index.append(y), set_.append(-1)
+        for i in range(CFG.sets):
+            for j in range(CFG.aggregations_per_set):
+                if j == 0 or rng.random() > drop:
+                    key.append(q), role.append(spiral.AGGREGATION), index.append(j), set_.append(i)
+    perm = rng.permutation(len(key))
+    return {name: np.array(col)[perm] for name, col in (("key", key), ("role", role), ("index", index), ("set", set_))}
+
+
+class TestRows(unittest.TestCase):
+    def setUp(self) -> None:
+        self.rng = np.random.default_rng(1)
+        self.keys = np.array([30, 10, 20], np.uint64)
+        self.cols = flat_rows(self.keys, self.rng)
+        self.rows = spiral.Rows(CFG, self.keys, self.cols["key"], self.cols["role"], self.cols["index"], self.cols["set"])
+
+    def test_layout_and_back(self) -> None:
+        rows, c = self.rows, self.cols
+        n = len(rows)
+        ident = np.arange(n, dtype=np.float64)
+        s = rows.search_values(ident)
+        self.assertEqual(s.shape, (3, CFG.search_traces))
+        for q, key in enumerate(self.keys):
+            for y in range(CFG.search_traces):
+                r = int(s[q, y])
+                self.assertEqual((c["key"][r], c["role"][r], c["index"][r]), (key, spiral.SEARCH, y))
+        a = rows.aggregation_values(ident).astype(int)
+        # Set after set (problems in keys' order), outputs in order within a set.
+        got = [(int(np.flatnonzero(self.keys == c["key"][r])[0]), c["set"][r], c["index"][r]) for r in a]
+        self.assertEqual(got, sorted(got))
+        self.assertEqual(int(rows.reward_counts.sum()), len(a))
+        np.testing.assert_array_equal(rows.to_rows(s, rows.aggregation_values(ident)), ident)
+        self.assertTrue(np.all(rows.problem == np.array([np.flatnonzero(self.keys == k)[0] for k in c["key"]])))
+
+    def test_members(self) -> None:
+        plans = CFG.plan(1, 2, self.keys)
+        m = self.rows.members(plans)
+        self.assertEqual(m.shape, plans.sets.shape)
+        c = self.cols
+        for q, key in enumerate(self.keys):
+            for i in range(CFG.sets):
+                for j in range(CFG.set_size):
+                    r = m[q, i, j]
+                    self.assertEqual((c["key"][r], c["role"][r], c["index"][r]), (key, spiral.SEARCH, plans.sets[q, i, j]))
+
+    def test_credit_update_and_keep(self) -> None:
+        plans = CFG.plan(1, 2, self.keys)
+        n = len(self.rows)
+        reward = (self.rng.random(n) < 0.5).astype(float)
+        reward[self.cols["key"] == 20] = 1.0  # no signal: skipped
+        lengths = self.rng.integers(1, 50, n)
+        cr = self.rows.credit(plans, reward, lengths=lengths)
+        keep = self.rows.keep(cr)
+        np.testing.assert_array_equal(keep, self.cols["key"] != 20)
+        adv = self.rows.advantages(cr)
+        np.testing.assert_array_equal(self.rows.search_values(adv), cr.search)
+        # The update of the sum reduction is the joint gradient's: the advantage times the role's multiplier.
+        u = self.rows.update(cr, lengths=lengths * keep)
+        w = CFG.role_weights()
+        mult = np.where(self.cols["role"] == spiral.SEARCH, w.search_multiplier, w.aggregation_multiplier)
+        np.testing.assert_allclose(u, adv * mult * keep, rtol=1e-15)
+        coef, rep = self.rows.coefficients(cr, lengths=lengths * keep, reduction="token-mean")
+        np.testing.assert_allclose(coef, u * rep.tokens / rep.rows, rtol=1e-14)
+
+    def test_errors_name_the_argument(self) -> None:
+        c = self.cols
+        cases = [
+            (dict(key=np.where(c["key"] == 10, 11, c["key"]).astype(np.uint64)), "key"),
+            (dict(role=np.where(c["role"] == 1, 2, c["role"])), "role"),
+            (dict(index=np.where(c["role"] == 0, 8, c["index"])), "index"),
+            (dict(set=np.where(c["role"] == 1, 4, c["set"])), "set"),
+            (dict(index=np.where((c["role"] == 0) & (c["index"] == 1), 0, c["index"])), "search trace"),
+            (dict(role=c["role"][:-1]), "role"),
+            (dict(key=c["key"].reshape(1, -1)), "key"),
+        ]
+        for change, word in cases:
+            args = dict(c, **change)
+            with self.assertRaises(ValueError) as e:
+                spiral.Rows(CFG, self.keys, args["key"], args["role"], args["index"], args["set"])
+            self.assertIn(word, str(e.exception))
+
+    def test_token_layout(self) -> None:
+        mask = np.array([[1, 1, 0], [0, 0, 0], [1, 1, 1]])
+        np.testing.assert_array_equal(spiral.response_lengths(mask), [2, 0, 3])
+        np.testing.assert_array_equal(spiral.per_token([2.0, 3.0, -1.0], mask), [[2, 2, 0], [0, 0, 0], [-1, -1, -1]])
+        with self.assertRaises(ValueError):
+            spiral.per_token([1.0, 2.0], mask)
+
+
+class TestPartCoefficients(unittest.TestCase):
+    def test_micro_batches_add_up(self) -> None:
+        # verl's legacy token-mean on micro-batches [0, 2) and [2, 5).
+        u = np.array([1.0, -2.0, 0.5, 0.0, 3.0])
+        ln = np.array([3, 1, 0, 4, 2])
+        kappa = spiral.reduction_scale("token-mean", 5, 4)
+        self.assertEqual(kappa, 0.25)
+        total = np.zeros(5)
+        for lo, hi in ((0, 2), (2, 5)):
+            c, rep = spiral.part_coefficients(u[lo:hi], ln[lo:hi], "token-mean", scale=kappa)
+            self.assertEqual((rep.scale, rep.outputs, rep.tokens), (kappa, hi - lo, int(ln[lo:hi].sum())))
+            total[lo:hi] = c / ln[lo:hi].sum()  # each token's weight in the micro-batch's token mean
+        np.testing.assert_allclose(total, kappa * u * (ln > 0))
+
+    def test_over(self) -> None:
+        # The new engine's seq-mean-token-mean over global_batch_size = 10 rows.
+        c, _ = spiral.part_coefficients([1.0, 2.0], [3, 5], "seq-mean-token-mean", scale=0.1, over_sequences=[10])
+        np.testing.assert_allclose(c, [1.0 * 0.1 * 10 * 3, 2.0 * 0.1 * 10 * 5])
+        c, _ = spiral.part_coefficients([1.0, 2.0], [3, 5], "trl-dapo", scale=0.5, over_tokens=[100])
+        np.testing.assert_allclose(c, [50.0, 100.0])
+
+    def test_terms(self) -> None:
+        c, _ = spiral.part_coefficients([1.0, 1.0, 1.0], [2, 4, 6], "token-mean", scale=1.0, terms=[0, 1, 1])
+        np.testing.assert_allclose(c, [2.0, 10.0, 10.0])
+
+    def test_errors(self) -> None:
+        cases = [
+            (dict(scale=-1.0), "scale"),
+            (dict(scale=float("nan")), "scale"),
+            (dict(over_tokens=[1]), "over_tokens"),
+            (dict(lengths=[2, -1]), "lengths"),
+            (dict(update=[1.0, float("inf")]), "update"),
+            (dict(terms=[0, 9]), "terms"),
+        ]
+        for change, field in cases:
+            args = {**dict(update=[1.0, 2.0], lengths=[2, 3], reduction="token-mean", scale=1.0), **change}
+            with self.assertRaises(spiral.SpiralError) as e:
+                spiral.part_coefficients(**args)
+            self.assertEqual(getattr(e.exception, "field", None), field, str(e.exception))
+        with self.assertRaises(ValueError) as e:
+            spiral.part_coefficients([1.0, 2.0], [2], "token-mean", scale=1.0)
+        self.assertIn("lengths", str(e.exception))
+        with self.assertRaises(spiral.ConfigError):
+            spiral.part_coefficients([1.0], [2], "token_mean", scale=1.0)
+        with self.assertRaises(ValueError) as e:
+            spiral.reduction_scale("token-mean", -1, 0)
+        self.assertIn("outputs", str(e.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
