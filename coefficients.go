@@ -30,9 +30,9 @@ const (
 	// is missing (dropped or unscorable) with probability
 	// LossOptions.MissingRate, independently of its content, its expected
 	// update is grad J (for a balanced design, a problem with an empty set
-	// gets no search credit and P(K' = K) replaces P(K' >= 2)). It needs
-	// the BatchCredit: [Config.LossCoefficients], not
-	// [Config.AdvantageCoefficients].
+	// gets no search credit and P(K' = K) replaces P(K' >= 2)).
+	// [Config.AdvantageCoefficients] reads the counts from the Batch's
+	// RewardCounts and Unscorable.
 	ScoredGradient
 )
 
@@ -255,11 +255,8 @@ func (c Config) coefficients(dst *LossCoefficients, credit *BatchCredit, search,
 func (c Config) multipliers(dst *LossCoefficients, credit *BatchCredit, in *Batch, ns, n int, opt LossOptions) ([]float64, error) {
 	switch u := opt.Update; u {
 	case ScoredGradient:
-		if credit == nil {
-			return nil, argumentError("LossOptions.Update", float64(u), "ScoredGradient reads the scored counts of the BatchCredit: call Config.LossCoefficients")
-		}
 		dst.mult = slices.Grow(dst.mult[:0], n)[:n]
-		return dst.mult, c.scoredMultipliers(dst.mult, &dst.scored, credit, in, opt.MissingRate)
+		return dst.mult, c.scoredMultipliers(dst.mult, &dst.scored, credit, in, ns, opt.MissingRate)
 	case JointGradient:
 		if err := dst.joint.compute(c, opt.MissingRate); err != nil {
 			return nil, err

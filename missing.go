@@ -229,14 +229,15 @@ func (t *scoredTable) m(c *Config, k int) (float64, error) {
 	return consts.MFloat, nil
 }
 
-// scoredMultipliers writes to mult (the P*N1 search traces, then the
-// outputs) ScoredGradient's multipliers of b's credit of in: for a search
-// trace of a problem of K' scored sets, 1/(M(K') Search) when K' >= 2 (for
-// a balanced design only when K' = K) and 0 otherwise; for an aggregation
-// output of a set of S scored outputs, 1/(K (S - 1) Aggregation) within
-// the set or 1/(K S Aggregation) leave one out when S >= 2, and 0
-// otherwise.
-func (c *Config) scoredMultipliers(mult []float64, t *scoredTable, b *BatchCredit, in *Batch, delta float64) error {
+// scoredMultipliers writes to mult (the ns = P*N1 search traces, then the
+// outputs) ScoredGradient's multipliers: for a search trace of a problem of
+// K' scored sets, 1/(M(K') Search) when K' >= 2 (for a balanced design
+// only when K' = K) and 0 otherwise; for an aggregation output of a set of
+// S scored outputs, 1/(K (S - 1) Aggregation) within the set or
+// 1/(K S Aggregation) leave one out when S >= 2, and 0 otherwise. A set's
+// outputs are N2 or in.RewardCounts'; its scored outputs are credit's
+// ScoredOutputs, or without a credit those not marked in in.Unscorable.
+func (c *Config) scoredMultipliers(mult []float64, t *scoredTable, credit *BatchCredit, in *Batch, ns int, delta float64) error {
 	if err := checkMissingRate(delta); err != nil {
 		return err
 	}
@@ -247,16 +248,32 @@ func (c *Config) scoredMultipliers(mult []float64, t *scoredTable, b *BatchCredi
 		}
 		*t = scoredTable{shape: c.planShape(), delta: delta, consts: c.scoredConstants(delta), fam: fam, ks: t.ks[:0], ms: t.ms[:0]}
 	}
-	k, n2, p := c.Sets, c.AggregationsPerSet, b.Problems
+	n1, k := c.SearchTraces, c.Sets
+	p, na := ns/n1, len(mult)-ns
 	if in.RewardCounts != nil && len(in.RewardCounts) != p*k {
-		return argumentError("Batch.RewardCounts", float64(len(in.RewardCounts)), "len(RewardCounts) = %d, want P*K = %d*%d, the credit's", len(in.RewardCounts), p, k)
+		return argumentError("Batch.RewardCounts", float64(len(in.RewardCounts)), "len(RewardCounts) = %d, want P*K = %d*%d", len(in.RewardCounts), p, k)
 	}
-	ns := p * c.SearchTraces
+	if credit == nil && in.Unscorable != nil && len(in.Unscorable) != na {
+		return argumentError("Batch.Unscorable", float64(len(in.Unscorable)), "len(Unscorable) = %d, want the %d aggregation outputs", len(in.Unscorable), na)
+	}
 	agg := 1 / (float64(k) * t.consts.Aggregation)
-	for q, sp := range b.spans[:p] {
+	o := 0
+	for q := range p {
+		// The scored outputs of the problem's sets, and its scored sets.
+		sets := 0
+		for s := q * k; s < (q+1)*k; s++ {
+			count := c.outputsOf(in, s)
+			if count < 1 || count > c.AggregationsPerSet {
+				return argumentError("Batch.RewardCounts", float64(count), "count %d of set %d outside [1, N2 = %d]", count, s, c.AggregationsPerSet)
+			}
+			if c.scoredOutputs(credit, in, s, o, na) > 0 {
+				sets++
+			}
+			o += count
+		}
 		ms := 0.0
-		if kk := b.ScoredSets[q]; kk >= 2 && (c.Design == combin.Uniform || kk == k) && t.consts.Search > 0 {
-			m, err := t.m(c, kk)
+		if sets >= 2 && (c.Design == combin.Uniform || sets == k) && t.consts.Search > 0 {
+			m, err := t.m(c, sets)
 			if err != nil {
 				return err
 			}
@@ -264,27 +281,51 @@ func (c *Config) scoredMultipliers(mult []float64, t *scoredTable, b *BatchCredi
 				ms = 1 / (m * t.consts.Search)
 			}
 		}
-		fill(mult[sp.Trace:sp.Trace+sp.Traces], ms)
-		o := sp.Reward
-		for s := sp.Set; s < sp.Set+sp.Sets; s++ {
-			count := n2
-			if in.RewardCounts != nil {
-				count = in.RewardCounts[s]
+		fill(mult[q*n1:(q+1)*n1], ms)
+	}
+	if o != na {
+		return argumentError("Batch.RewardCounts", float64(o), "the counts hold %d outputs, want the %d aggregation advantages", o, na)
+	}
+	o = 0
+	for s := range p * k {
+		count, ma := c.outputsOf(in, s), 0.0
+		if scored := c.scoredOutputs(credit, in, s, o, na); scored >= 2 && t.consts.Aggregation > 0 {
+			a := scored - 1
+			if c.AggregationBaseline == LeaveOneOut {
+				a = scored
 			}
-			if count < 0 || o+count > sp.Reward+sp.Rewards {
-				return argumentError("Batch.RewardCounts", float64(count), "the counts of problem %d hold more outputs than the %d credited", q, sp.Rewards)
-			}
-			ma := 0.0
-			if scored := b.ScoredOutputs[s]; scored >= 2 && t.consts.Aggregation > 0 {
-				a := scored - 1
-				if c.AggregationBaseline == LeaveOneOut {
-					a = scored
-				}
-				ma = agg / float64(a)
-			}
-			fill(mult[ns+o:ns+o+count], ma)
-			o += count
+			ma = agg / float64(a)
 		}
+		fill(mult[ns+o:ns+o+count], ma)
+		o += count
 	}
 	return nil
+}
+
+// outputsOf returns the number of outputs of set s of in.
+func (c *Config) outputsOf(in *Batch, s int) int {
+	if in.RewardCounts != nil {
+		return in.RewardCounts[s]
+	}
+	return c.AggregationsPerSet
+}
+
+// scoredOutputs returns the scored outputs of set s, whose outputs start
+// at o: credit's count, or the outputs of in not marked Unscorable (none
+// past na, the outputs there are).
+func (c *Config) scoredOutputs(credit *BatchCredit, in *Batch, s, o, na int) int {
+	if credit != nil {
+		return credit.ScoredOutputs[s]
+	}
+	end := min(o+c.outputsOf(in, s), na)
+	if in.Unscorable == nil {
+		return max(end-o, 0)
+	}
+	scored := 0
+	for j := o; j < end; j++ {
+		if !in.Unscorable[j] {
+			scored++
+		}
+	}
+	return scored
 }

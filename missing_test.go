@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"spiral/combin"
@@ -643,4 +644,48 @@ func ones(s []int, n int) []int {
 		s[i] = 1
 	}
 	return s
+}
+
+// TestScoredGradientAdvantageCoefficients: AdvantageCoefficients with
+// ScoredGradient reads the counts from the Batch's RewardCounts and
+// Unscorable and gives LossCoefficients' coefficients bit for bit, on
+// ragged batches with unscorable outputs and empty sets, both designs.
+func TestScoredGradientAdvantageCoefficients(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(13, 14))
+	for _, c := range []Config{Paper(), {SearchTraces: 8, SetSize: 4, Sets: 4, AggregationsPerSet: 4, Design: combin.Balanced, AggregationBaseline: LeaveOneOut}} {
+		planner, err := c.NewPlanner()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for trial := range 20 {
+			in := Batch{Plans: new(Plans), RewardCounts: make([]int, 4*c.Sets)}
+			if err := planner.PlanTo(in.Plans, 3, uint64(trial), keys(4)); err != nil {
+				t.Fatal(err)
+			}
+			for s := range in.RewardCounts {
+				in.RewardCounts[s] = 1 + rnd.IntN(c.AggregationsPerSet)
+				for range in.RewardCounts[s] {
+					in.Rewards = append(in.Rewards, float64(rnd.IntN(2)))
+					in.Unscorable = append(in.Unscorable, rnd.IntN(3) == 0)
+					in.AggregationLengths = append(in.AggregationLengths, rnd.IntN(9))
+				}
+			}
+			in.SearchLengths = make([]int, 4*c.SearchTraces)
+			var b BatchCredit
+			if err := c.CreditBatch(&b, in); err != nil {
+				t.Fatal(err)
+			}
+			opt := LossOptions{Update: ScoredGradient, Reduction: loss.SeqMeanTokenSum, MissingRate: 0.2}
+			var want, got LossCoefficients
+			if err := c.LossCoefficients(&want, &b, in, opt); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.AdvantageCoefficients(&got, b.Search, b.Aggregation, in, opt); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Search, want.Search) || !slices.Equal(got.Aggregation, want.Aggregation) {
+				t.Fatalf("%v trial %d: AdvantageCoefficients %v %v, LossCoefficients %v %v", c.Design, trial, got.Search, got.Aggregation, want.Search, want.Aggregation)
+			}
+		}
+	}
 }
