@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"spiral/internal/numeric"
 )
 
 // Reduction is how a trainer reduces its per-token policy loss to one
@@ -230,7 +232,7 @@ func (e *InputError) Error() string {
 	if e.Row < 0 {
 		return fmt.Sprintf("loss: %s: %v", e.Field, e.Err)
 	}
-	return fmt.Sprintf("loss: %s[%d] = %v: %v", e.Field, e.Row, e.Value, e.Err)
+	return fmt.Sprintf("loss: %s[%d] = %s: %v", e.Field, e.Row, numeric.FormatValue(e.Value), e.Err)
 }
 
 func (e *InputError) Unwrap() error { return e.Err }
