@@ -1,45 +1,11 @@
 package advantage
 
 import (
-	"compress/gzip"
-	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 )
-
-// nemoRLVectors is a file of testdata/trainers/nemo-rl, written by its
-// vectors.py from NeMo-RL's own estimators.
-type nemoRLVectors struct {
-	Preset, Repository, Commit, Source string
-	Cases                              []struct {
-		Dtype   string     `json:"dtype"`
-		IDs     []int      `json:"ids"`
-		Rewards []*float64 `json:"rewards"` // null: valid_mask 0
-		Lengths []int      `json:"lengths"`
-		Want    []*float64 `json:"want"`
-	} `json:"cases"`
-}
-
-func readNeMoRL(t *testing.T, file string) nemoRLVectors {
-	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v nemoRLVectors
-	if err := json.NewDecoder(zr).Decode(&v); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
 
 // bessel returns the mean and the Bessel-corrected standard deviation of
 // xs (two passes; 0 for fewer than two values).
@@ -81,7 +47,7 @@ func TestNeMoRLPresetsMatchVectors(t *testing.T) {
 		t.Fatalf("vectors: %v %v", files, err)
 	}
 	for _, file := range files {
-		v := readNeMoRL(t, file)
+		v := readTrainerVectors(t, file)
 		var p Preset
 		if err := p.UnmarshalText([]byte(v.Preset)); err != nil {
 			t.Fatal(err)
@@ -104,20 +70,10 @@ func TestNeMoRLPresetsMatchVectors(t *testing.T) {
 			if opt.Scale != ScaleNone {
 				tol += 0x1p-24
 			}
-			var rep GroupReport[int]
 			if c.Dtype == "float32" {
 				tol, u = 3e-5, 0x1p-24
-				r32, g32 := make([]float32, len(rewards)), make([]float32, len(rewards))
-				for i, r := range rewards {
-					r32[i] = float32(r)
-				}
-				rep, err = GroupRelativeTokens(g32, r32, c.IDs, c.Lengths, opt)
-				for i, a := range g32 {
-					got[i] = float64(a)
-				}
-			} else {
-				rep, err = GroupRelativeTokens(got, rewards, c.IDs, c.Lengths, opt)
 			}
+			rep, err := groupInDtype(got, rewards, c.IDs, c.Lengths, opt, c.Dtype)
 			if err != nil {
 				t.Fatalf("%s case %d: %v", v.Preset, n, err)
 			}
