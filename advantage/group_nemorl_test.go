@@ -1,8 +1,11 @@
 package advantage
 
 import (
+	"compress/gzip"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -233,4 +236,83 @@ func TestScaleOthersDirect(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestNeMoRLGDPOByComponents checks what [NeMoRLGRPO]'s documentation says
+// of GDPO against NeMo-RL's GDPOAdvantageEstimator
+// (testdata/trainers/nemo-rl/gdpo, 400 cases of two or three components,
+// 0/1 and continuous, with and without reward_weights, float32 and
+// float64): nemo-rl-grpo on each component, weighted and added, then
+// standardised over the batch (the mean and Bessel standard deviation of
+// every row; only the mean where that is 0) gives NeMo-RL's advantages,
+// within 1e-9 + 2^-24 (float64) or 1e-4 (float32) of max(1, |A|), where
+// the weighted sum does not cancel to rounding (there NeMo-RL divides its
+// residue by its own standard deviation).
+func TestNeMoRLGDPOByComponents(t *testing.T) {
+	f, err := os.Open("testdata/trainers/nemo-rl/gdpo/nemo-rl-gdpo.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Cases []struct {
+			Dtype      string      `json:"dtype"`
+			IDs        []int       `json:"ids"`
+			Components [][]float64 `json:"components"`
+			Weights    []float64   `json:"weights"`
+			Want       []float64   `json:"want"`
+		} `json:"cases"`
+	}
+	if err := json.NewDecoder(zr).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	opt, _ := NeMoRLGRPO.Options()
+	worst, degenerate := 0.0, 0
+	for n, c := range v.Cases {
+		sum := make([]float64, len(c.IDs))
+		a := make([]float64, len(c.IDs))
+		top := 0.0 // the largest weighted component advantage
+		for k, comp := range c.Components {
+			if _, err := groupInDtype(a, comp, c.IDs, make([]int, len(comp)), opt, c.Dtype); err != nil {
+				t.Fatal(err)
+			}
+			w := 1.0
+			if c.Weights != nil {
+				w = c.Weights[k]
+			}
+			for i := range a {
+				sum[i] += w * a[i]
+				top = max(top, math.Abs(w*a[i]))
+			}
+		}
+		m, s := bessel(sum)
+		tol, u := 1e-9+0x1p-24, 0x1p-53
+		if c.Dtype == "float32" {
+			tol, u = 1e-4, 0x1p-24
+		}
+		if s < 64*u*top {
+			// The components cancel (exactly, or to rounding): NeMo-RL
+			// divides its rounding residue by its own standard deviation.
+			degenerate++
+			continue
+		}
+		for i, want := range c.Want {
+			got := sum[i] - m
+			if s > 0 {
+				got /= s
+			}
+			d := math.Abs(got-want) / max(1, math.Abs(want))
+			if d > tol {
+				t.Fatalf("case %d (%s) row %d: %.9g, NeMo-RL %.9g; ids %v components %v weights %v", n, c.Dtype, i, got, want, c.IDs, c.Components, c.Weights)
+			}
+			if c.Dtype == "float64" {
+				worst = max(worst, d)
+			}
+		}
+	}
+	t.Logf("%d cases; largest float64 difference %.2g; %d cases whose weighted sum cancels, not compared", len(v.Cases), worst, degenerate)
 }
