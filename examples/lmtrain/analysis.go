@@ -351,15 +351,18 @@ func Analyze(s setup, opt Options, policies []namedPolicy) (Analysis, error) {
 			an.Overlap[i] = append(an.Overlap[i], o)
 		}
 	}
-	u, err := eval.UniqueCoverage(counts[1:], k)
-	if err != nil {
-		return an, err
-	}
 	u0, err := eval.UniqueCoverage(counts, k)
 	if err != nil {
 		return an, err
 	}
-	an.Unique = append([]float64{u0[0]}, u...)
+	an.Unique = []float64{u0[0]}
+	if len(counts) > 1 {
+		u, err := eval.UniqueCoverage(counts[1:], k)
+		if err != nil {
+			return an, err
+		}
+		an.Unique = append(an.Unique, u...)
+	}
 
 	// Difficulty: thirds by the base model's success on a fresh draw.
 	base, err := sampleTraces(policies[0].Policy, rng(98, 0), s.test, s.one, k)

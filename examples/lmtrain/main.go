@@ -22,6 +22,12 @@
 // aggregator that reads the checks can pick a right candidate whenever the
 // set holds one, and a majority vote over answers cannot.
 //
+// With -noise e the tool is unreliable: each check is wrong independently
+// with probability e, so that no single check settles a set and the best
+// selector must weigh the checks of all its candidates (the Bayes rule
+// over the checks shown; see selectors.go). The warm-up keeps true checks,
+// so every setting of e starts from the same base model.
+//
 // # The policy
 //
 // One pre-norm causal transformer (2 blocks, width 16, 2 heads) shared by
@@ -58,8 +64,16 @@
 // as a search policy and as an aggregator: pass@k and maj@k; the
 // cross-pairing of search policies and aggregators over the same sets,
 // with the majority vote and the oracle; hand-built probe sets; coverage
-// overlap and unique coverage; answer entropy by difficulty; and the
-// generated and prompt (prefill) tokens of each way to deploy a policy.
+// overlap and unique coverage; answer entropy by difficulty; the
+// generated and prompt (prefill) tokens of each way to deploy a policy;
+// the selectors that need no training (majority, best-of-k by check, the
+// Bayes rule over the checks shown, the Bayes selector of the task's
+// model and its exact ceiling) on every policy's traces, compared with
+// SPIRAL's pipeline at equal generated and at equal generated + prompt
+// tokens, paired over seeds (Student's t) with each seed's standard error
+// clustered by problem; what each aggregator does with the checks; and
+// SPIRAL's appearances and search credit in training against the
+// library's closed forms.
 // A run of one seed writes its summary.json and the weights of every
 // policy to -out/seed-<seed>; the study's summary.txt, summary.json and
 // plots (training.png, coverage.png, tokens.png, tokens-prefill.png,
@@ -70,6 +84,12 @@
 //	go run .                   # one seed of 60 steps, about 2 minutes of CPU time: out/lmtrain at the repository's root
 //	go run . -seeds 1,2,3      # the study in docs/lmtrain
 //	go run . -combine out/lmtrain/seed-1,out/lmtrain/seed-2 -out dir
+//	go run . -seeds 1,2,3 -steps 60 -eval-every 30 -noise 0.25 -out ../../docs/lmtrain/noise-0.25
+//	go run . -sweep ../../docs/lmtrain,../../docs/lmtrain/noise-0.25 -out ../../docs/lmtrain
+//
+// A study can also run in two stages: -train-only trains and writes the
+// weights and the training history of each seed, and -analyze measures
+// them (the analysis the full run would have made, byte for byte).
 //
 // The same seed gives the same summary, byte for byte.
 package main
