@@ -131,9 +131,7 @@ func pipeTokens(s *Summary, i int, withPrefill bool) float64 {
 
 // pipelineMeasure is policy i's pipeline, per problem.
 func pipelineMeasure(i int) measure {
-	return func(s *Summary) (float64, []float64) {
-		return s.Analysis.Cross.Accuracy[i][i], s.Analysis.Cross.PerProblem[i][i]
-	}
+	return aggregatorOn(i, i)
 }
 
 // selectorAt is selector sel on policy j's traces at the tokens of
@@ -170,10 +168,15 @@ func onSets(j, sel int) measure {
 	}
 }
 
-// aggregatorOn is aggregator a on policy j's sets.
+// aggregatorOn is aggregator a on policy j's sets (no per-problem values
+// for a run measured before they were kept).
 func aggregatorOn(j, a int) measure {
 	return func(s *Summary) (float64, []float64) {
-		return s.Analysis.Cross.Accuracy[j][a], s.Analysis.Cross.PerProblem[j][a]
+		var per []float64
+		if pp := s.Analysis.Cross.PerProblem; len(pp) > j {
+			per = pp[j][a]
+		}
+		return s.Analysis.Cross.Accuracy[j][a], per
 	}
 }
 

@@ -122,18 +122,20 @@ func main() {
 	seeds := flag.String("seeds", "", "comma-separated seeds: run the study, each seed into -out/seed-<seed>, the study's summary and plots into -out")
 	analyze := flag.String("analyze", "", "comma-separated directories of seed runs with their weights: measure the policies again, rewrite each summary.json, and write the study to -out")
 	sweep := flag.String("sweep", "", "comma-separated study directories, one per setting of -noise: write the sweep's map (sweep.txt, sweep.json) to -out")
+	baseline := flag.String("baseline", "", "with -sweep: a study directory whose weights were not kept, compared with the selectors on its base model's traces from -baseline-from")
+	baselineFrom := flag.String("baseline-from", "", "with -baseline: a study directory of the same seeds and base model, measured with the selectors")
 	combine := flag.String("combine", "", "comma-separated directories of seed runs: write their study's summary and plots to -out without training")
 	flag.Parse()
-	if err := run(opt, *seeds, *analyze, *sweep, *combine); err != nil {
+	if err := run(opt, *seeds, *analyze, *sweep, *baseline, *baselineFrom, *combine); err != nil {
 		fmt.Fprintln(os.Stderr, "lmtrain:", err)
 		os.Exit(1)
 	}
 }
 
-func run(opt Options, seeds, analyze, sweep, combine string) error {
+func run(opt Options, seeds, analyze, sweep, baseline, baselineFrom, combine string) error {
 	switch {
 	case sweep != "":
-		return RunSweep(strings.Split(sweep, ","), opt.Out)
+		return RunSweep(strings.Split(sweep, ","), opt.Out, baseline, baselineFrom)
 	case analyze != "":
 		st, err := Reanalyze(strings.Split(analyze, ","), os.Stderr)
 		if err != nil {

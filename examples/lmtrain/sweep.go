@@ -106,8 +106,9 @@ func sweepRow(dir string, st *Study) (SweepRow, error) {
 }
 
 // RunSweep reads the study of every directory given (one setting of the
-// noise each) and writes sweep.txt and sweep.json to out.
-func RunSweep(dirs []string, out string) error {
+// noise each) and writes sweep.txt and sweep.json to out. With baseline and
+// baseSeeds set, it adds baselineText(baseline, baseSeeds).
+func RunSweep(dirs []string, out, baseline, baseSeeds string) error {
 	var rows []SweepRow
 	for _, d := range dirs {
 		st, err := loadSetting(d)
@@ -129,17 +130,30 @@ func RunSweep(dirs []string, out string) error {
 		}
 		return 0
 	})
+	text := sweepText(rows)
+	var base []Comparison
+	if baseline != "" {
+		t, c, err := baselineText(baseline, baseSeeds)
+		if err != nil {
+			return err
+		}
+		text += t
+		base = c
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	js, err := json.MarshalIndent(rows, "", "  ")
+	js, err := json.MarshalIndent(struct {
+		Settings []SweepRow   `json:"settings"`
+		Baseline []Comparison `json:"baseline,omitempty"`
+	}{rows, base}, "", "  ")
 	if err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(out, "sweep.json"), append(js, '\n'), 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(out, "sweep.txt"), []byte(sweepText(rows)), 0o644)
+	return os.WriteFile(filepath.Join(out, "sweep.txt"), []byte(text), 0o644)
 }
 
 func sweepText(rows []SweepRow) string {
@@ -180,4 +194,63 @@ func sweepText(rows []SweepRow) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// baselineText compares a study whose trained weights were not kept (old,
+// measured before the selectors existed) with the selectors on its base
+// model's traces, measured again in another study of the same seeds and
+// base model (base): the base model is the same in every run of a seed, so
+// its traces, and every selector on them, are the ones old would have
+// given. It checks that the base model's measurements agree, then compares
+// old's SPIRAL pipeline with each selector on the base model's traces at the
+// pipeline's tokens, paired over seeds.
+func baselineText(oldDir, baseDir string) (string, []Comparison, error) {
+	old, err := loadSetting(oldDir)
+	if err != nil {
+		return "", nil, err
+	}
+	base, err := loadSetting(baseDir)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(old.Runs) != len(base.Runs) {
+		return "", nil, fmt.Errorf("%s has %d seeds, %s %d", oldDir, len(old.Runs), baseDir, len(base.Runs))
+	}
+	sp := old.policyIndex("spiral")
+	if sp < 0 || base.policyIndex("base") != 0 || old.policyIndex("base") != 0 {
+		return "", nil, fmt.Errorf("%s: the baseline needs the base model and the spiral arm", oldDir)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "The study in %s (weights not kept) against the selectors on its base model's traces, measured again in %s\n", filepath.Base(oldDir), filepath.Base(baseDir))
+	for i, r := range old.Runs {
+		o, n := r.Analysis.Search[0], base.Runs[i].Analysis.Search[0]
+		same := r.Options.Seed == base.Runs[i].Options.Seed && slices.Equal(o.Coverage, n.Coverage) && slices.Equal(o.Majority, n.Majority) &&
+			r.Analysis.Cross.Accuracy[0][0] == base.Runs[i].Analysis.Cross.Accuracy[0][0]
+		fmt.Fprintf(&b, "seed %d: the base model's pass@k, maj@k and own aggregator agree to the bit: %v\n", r.Options.Seed, same)
+		if !same {
+			return b.String(), nil, fmt.Errorf("seed %d: the base model of %s is not that of %s", r.Options.Seed, baseDir, oldDir)
+		}
+	}
+	// One study holding old's pipeline and base's selectors, seed by seed.
+	mixed := &Study{}
+	for i, r := range old.Runs {
+		s := *r
+		s.Analysis.Selectors = append([]SelectorResult{base.Runs[i].Analysis.Selectors[0]}, make([]SelectorResult, len(r.Analysis.Policies)-1)...)
+		mixed.Runs = append(mixed.Runs, &s)
+	}
+	var cmps []Comparison
+	for _, withPrefill := range []bool{false, true} {
+		what := "generated"
+		if withPrefill {
+			what = "generated + prompt"
+		}
+		for _, sel := range []int{selMajority, selCheck, selRule, selBayes} {
+			c := mixed.compare(fmt.Sprintf("spiral pipeline - base model %s at equal %s tokens", selectorNames[sel], what), pipelineMeasure(sp), selectorAt(sp, 0, sel, withPrefill))
+			cmps = append(cmps, c)
+			fmt.Fprintf(&b, "  %s (base %s: %s)\n", c, selectorNames[sel], mixed.seedsOf(func(s *Summary) float64 { v, _ := selectorAt(sp, 0, sel, withPrefill)(s); return v }))
+		}
+	}
+	fmt.Fprintf(&b, "  spiral pipeline: %s\n", mixed.seedsOf(func(s *Summary) float64 { return pipelineOf(s, sp).Accuracy }))
+	b.WriteString("(the old study keeps no per-problem values, so only the test over seeds is given)\n")
+	return b.String(), cmps, nil
 }
