@@ -80,6 +80,16 @@ func TestSmokeRun(t *testing.T) {
 			t.Errorf("%s not written: %v", f, err)
 		}
 	}
+	// The sweep's map over one setting, with the study as its own baseline.
+	out := t.TempDir()
+	if err := RunSweep([]string{opt.Out}, out, opt.Out, opt.Out); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"sweep.txt", "sweep.json"} {
+		if fi, err := os.Stat(filepath.Join(out, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
 }
 
 var update = flag.Bool("update", false, "rewrite testdata/short-summary.txt")
