@@ -183,6 +183,9 @@ func aggregatorOn(j, a int) measure {
 // controls is the study's comparisons of SPIRAL with the controls that
 // need no training, as text and as Comparisons.
 func (st *Study) controls() (string, []Comparison) {
+	if !st.hasSelectors() {
+		return "", nil
+	}
 	var b strings.Builder
 	var cmps []Comparison
 	pols := st.policies()
@@ -327,4 +330,15 @@ func finite(x float64) any {
 		return nil
 	}
 	return x
+}
+
+// hasSelectors reports whether every run measured the selectors (a run
+// made before they existed did not).
+func (st *Study) hasSelectors() bool {
+	for _, r := range st.Runs {
+		if len(r.Analysis.Selectors) != len(r.Analysis.Policies) {
+			return false
+		}
+	}
+	return true
 }

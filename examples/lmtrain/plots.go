@@ -136,6 +136,9 @@ func (st *Study) plots(dir string) error {
 	// per search policy, its traces under each selector that needs no
 	// training, its pipeline, and spiral's pipeline for reference.
 	for _, withPrefill := range []bool{false, true} {
+		if !st.hasSelectors() {
+			break
+		}
 		if err := st.tokensFigure(dir, withPrefill); err != nil {
 			return err
 		}

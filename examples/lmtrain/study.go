@@ -257,6 +257,9 @@ func (st *Study) stats() studyStats {
 	}
 	ss.Selectors = map[string][]Spread{}
 	for j, name := range st.policies() {
+		if !st.hasSelectors() {
+			break
+		}
 		var row []Spread
 		for sel := range numSelectors {
 			row = append(row, st.over(func(s *Summary) float64 { return meanOf(s.Analysis.Selectors[j].Sets[sel]) }))
