@@ -34,8 +34,7 @@ const (
 // checkMissingRate checks LossOptions.MissingRate: delta in [0, 1).
 func checkMissingRate(delta float64) error {
 	if !(delta >= 0 && delta < 1) {
-		return &InputError{Field: "LossOptions.MissingRate", Problem: -1, Set: -1, Output: -1, Value: delta,
-			Err: fmt.Errorf("delta = %v outside [0, 1): the probability that an aggregation output is missing", delta)}
+		return argumentError("LossOptions.MissingRate", delta, "delta = %v outside [0, 1): the probability that an aggregation output is missing", delta)
 	}
 	return nil
 }
