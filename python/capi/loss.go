@@ -93,8 +93,10 @@ func spiral_loss_coefficients(cfg C.spiral_handle, reduction *C.char, n C.int64_
 	if err != nil {
 		return fail(err)
 	}
-	if bin.Unscorable, err = scoredMarks(scored, bin.RewardCounts, n2, len(aggregation)); err != nil {
-		return fail(err)
+	if opt.Update == spiral.ScoredGradient {
+		if bin.Unscorable, err = scoredMarks(scored, bin.RewardCounts, n2, len(aggregation)); err != nil {
+			return fail(err)
+		}
 	}
 	opt.MissingRate = float64(in.missing_rate)
 	if len(search)%n1 != 0 {
@@ -141,12 +143,12 @@ func scoredMarks(scored, counts []int, n2, outputs int) ([]bool, error) {
 			m = counts[s]
 		}
 		if m < 0 || o+m > outputs {
-			return nil, &advantage.InputError{Field: "reward_counts", Problem: -1, Set: s, Output: -1, Value: float64(m),
-				Err: fmt.Errorf("the sets up to %d hold more outputs than the %d aggregation advantages (ragged sets need their reward_counts)", s, outputs)}
+			return nil, (&advantage.InputError{Field: "reward_counts", Problem: -1, Set: s, Output: -1, Value: float64(m),
+				Err: fmt.Errorf("the sets up to %d hold more outputs than the %d aggregation advantages (ragged sets need their reward_counts)", s, outputs)}).In("spiral", "reward_counts")
 		}
 		if sc < 0 || sc > m {
-			return nil, &advantage.InputError{Field: "scored_outputs", Problem: -1, Set: s, Output: -1, Value: float64(sc),
-				Err: fmt.Errorf("scored_outputs[%d] = %d outside [0, %d], the outputs of the set", s, sc, m)}
+			return nil, (&advantage.InputError{Field: "scored_outputs", Problem: -1, Set: s, Output: -1, Value: float64(sc),
+				Err: fmt.Errorf("scored_outputs[%d] = %d outside [0, %d], the outputs of the set", s, sc, m)}).In("spiral", "scored_outputs")
 		}
 		for j := o + sc; j < o+m; j++ {
 			marks[j] = true
