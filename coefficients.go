@@ -138,11 +138,13 @@ type jointMultipliers struct {
 // Both in.SearchLengths and in.AggregationLengths are required: the
 // lengths in tokens the trainer's loss reads.
 //
-// The reduction's rows are the batch's: call it on the rows a trainer
-// reduces together (for verl's token-mean, a mini-batch; for TRL's grpo,
-// bnpo and dr_grpo each micro-batch, which this batch-wide call does not
-// see: compute the coefficients with loss.Sum, which leaves the update as
-// it is, and pass each micro-batch's rows to loss.Coefficients).
+// The reduction's rows are the batch's: call it when the trainer reduces
+// the batch's rows together. A trainer that reduces them in parts (verl's
+// legacy dp_actor and TRL's grpo, bnpo and dr_grpo each micro-batch,
+// verl's new engine and TRL's dapo over counts summed over the ranks)
+// needs each part's coefficients at one kappa: compute the update with
+// loss.Sum, which leaves it as it is, and pass each part's rows to
+// loss.PartCoefficients with the whole batch's loss.ScaleOf.
 //
 // The multipliers are computed at the first call for c's N1, n, K, N2,
 // Ordered, Design and AggregationBaseline (with big.Rat: milliseconds for
