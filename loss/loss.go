@@ -32,11 +32,12 @@ import (
 //	nemo-rl-token            NeMo-RL ClippedPGLoss token_level_loss=True  1/T          1/R
 //	nemo-rl-sequence         NeMo-RL ClippedPGLoss token_level_loss=False 1/(B L_o)    1/R
 //
-// The rows reduced together are the trainer's: verl's token-mean divides
-// by the tokens of the whole mini-batch (batch_num_tokens), so call
-// [Coefficients] once per mini-batch; TRL's grpo, bnpo and dr_grpo reduce
-// each device's micro-batch, so call it once per micro-batch; TRL's dapo
-// divides by the tokens of the whole accumulated batch; OpenRLHF's by the
+// The rows reduced together are the trainer's: verl's legacy dp_actor
+// (the default worker) and TRL's grpo, bnpo and dr_grpo reduce each
+// micro-batch on its own counts; verl's new engine divides by the
+// mini-batch's batch_num_tokens and global_batch_size over every rank;
+// TRL's dapo by the tokens of the whole accumulated batch (for parts of a
+// batch at one kappa, see [PartCoefficients]); OpenRLHF's by the
 // global batch's tokens (batch_num_tokens) or, without it, the
 // micro-batch's; NeMo-RL's by the global batch's valid tokens or
 // sequences, over every rank and micro-batch (see [NeMoRLToken]). The
