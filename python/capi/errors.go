@@ -60,6 +60,7 @@ var argumentNames = map[string]string{
 	"Batch.AggregationLengths": "aggregation_lengths",
 	"SearchLengths":            "search_lengths",
 	"AggregationLengths":       "aggregation_lengths",
+	"LossOptions.MissingRate":  "missing_rate",
 }
 
 // argumentName returns the ABI's name for a field the root package names:
