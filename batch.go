@@ -613,26 +613,26 @@ func (c *Config) gate(dst *BatchCredit, in *Batch) {
 	if !g.Search.Enabled() && !g.Aggregation.Enabled() {
 		return
 	}
-	apply := func(g lengthgate.Gate, adv []float64, lengths []int, r *lengthgate.Report) {
+	apply := func(g lengthgate.Gate, adv []float64, lengths []int) lengthgate.Report {
 		if !g.Enabled() {
-			return
+			return lengthgate.Report{}
 		}
 		rep, err := g.Apply(adv, lengths)
 		if err != nil {
 			panic(fmt.Sprintf("spiral: length gate of checked input: %v", err)) // unreachable
 		}
-		r.Add(rep)
+		return rep
 	}
 	if len(dst.bad) == 0 {
-		apply(g.Search, dst.Search, in.SearchLengths, &dst.Gates.Search)
-		apply(g.Aggregation, dst.Aggregation, in.AggregationLengths, &dst.Gates.Aggregation)
+		dst.Gates.Search = apply(g.Search, dst.Search, in.SearchLengths)
+		dst.Gates.Aggregation = apply(g.Aggregation, dst.Aggregation, in.AggregationLengths)
 		return
 	}
 	for q, sp := range dst.spans[:dst.Problems] {
 		if !dst.Rejected[q] {
 			t, r := sp.Trace, sp.Reward
-			apply(g.Search, dst.Search[t:t+sp.Traces], sub(in.SearchLengths, t, t+sp.Traces), &dst.Gates.Search)
-			apply(g.Aggregation, dst.Aggregation[r:r+sp.Rewards], sub(in.AggregationLengths, r, r+sp.Rewards), &dst.Gates.Aggregation)
+			dst.Gates.Search.Add(apply(g.Search, dst.Search[t:t+sp.Traces], sub(in.SearchLengths, t, t+sp.Traces)))
+			dst.Gates.Aggregation.Add(apply(g.Aggregation, dst.Aggregation[r:r+sp.Rewards], sub(in.AggregationLengths, r, r+sp.Rewards)))
 		}
 	}
 }
