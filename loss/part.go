@@ -170,9 +170,9 @@ func PartCoefficients(dst []float64, in Rows, r Reduction, part Part) (Report, e
 		}
 	}
 	rep.Scale = part.Scale
-	for o, u := range dst { // u_o, or 0 for an output with no token
-		if u == 0 {
-			continue
+	for o, u := range in.Update {
+		if in.Lengths[o] == 0 {
+			continue // 0 from Coefficients
 		}
 		t := 0
 		if in.Terms != nil {
@@ -189,7 +189,11 @@ func PartCoefficients(dst []float64, in Rows, r Reduction, part Part) (Report, e
 		case kindRowsLen, kindAllLen:
 			divisor = seq[t] * int64(in.Lengths[o])
 		}
-		dst[o] = u * (part.Scale * float64(divisor))
+		ratio := part.Scale * float64(divisor)
+		if in.Multipliers != nil {
+			ratio *= in.Multipliers[o] // before the update, as Coefficients does
+		}
+		dst[o] = u * ratio
 	}
 	return rep, nil
 }
