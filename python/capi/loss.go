@@ -6,6 +6,7 @@ package main
 import "C"
 
 import (
+	"errors"
 	"spiral"
 	"spiral/loss"
 )
@@ -78,6 +79,11 @@ func spiral_loss_coefficients(cfg C.spiral_handle, reduction *C.char, n C.int64_
 	}
 	var dst spiral.LossCoefficients
 	if err := s.cfg.AdvantageCoefficients(&dst, search, aggregation, bin, opt); err != nil {
+		if e, ok := errors.AsType[*loss.InputError](err); ok {
+			at := *e // in the caller's words: "search_lengths", not "SearchLengths"
+			at.Field = argumentName(e.Field)
+			return fail(&at)
+		}
 		return fail(err)
 	}
 	if err := checkOutputs(

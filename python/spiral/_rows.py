@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _native
+from . import _args, _native
 from ._credit import Credit, LossReport, Plans
 
 SEARCH, AGGREGATION = 0, 1
@@ -69,7 +69,7 @@ def reduction_scale(reduction: str, outputs: int, rows: int) -> float:
         if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or not 0 <= int(v) < 2**63:
             raise ValueError(f"spiral: {name} = {v!r} must be an integer in [0, 2^63)")
     out = ctypes.c_double()
-    name = reduction.encode() if isinstance(reduction, str) else reduction
+    name = _args.text(reduction, "reduction")
     _native.check(_lib.spiral_reduction_scale(name, len(name), int(outputs), int(rows), ctypes.byref(out)))
     return out.value
 
@@ -177,15 +177,22 @@ def part_coefficients(
     pin = _PartIn(_array(u), _array(ln), _array(tm), _array(os_), _array(ot))
     oa = _array(out)
     rep = _native._LossReport()
-    name = reduction.encode() if isinstance(reduction, str) else reduction
+    name = _args.text(reduction, "reduction")
     _native.check(_lib.spiral_part_coefficients(name, len(name), s, ctypes.byref(pin), ctypes.byref(oa), ctypes.byref(rep)))
     return out, LossReport(rep.scale, rep.outputs, rep.rows, rep.tokens, rep.dropped)
 
 
+def _mask(response_mask: Any) -> np.ndarray:
+    """A response mask (bool, integer or float 0/1) as an array, refused naming it if it is not numbers."""
+    m = _native._array(_native._to_numpy(response_mask), "response_mask")
+    if m.size and m.dtype.kind not in "biuf":
+        raise TypeError(f"spiral: response_mask must hold 0/1 numbers or booleans, got an array of {m.dtype}")
+    return m
+
+
 def response_lengths(response_mask: Any) -> np.ndarray:
     """Each row's length in tokens from verl's ``(bs, T)`` response mask (or TRL's completion mask)."""
-    m = _native._to_numpy(response_mask)
-    m = np.asarray(m)
+    m = _mask(response_mask)
     if m.ndim != 2:
         raise ValueError(f"spiral: response_mask must have shape (bs, T), got {m.shape}")
     return m.astype(bool).sum(axis=1).astype(np.int64)
@@ -197,8 +204,8 @@ def per_token(values: Any, response_mask: Any) -> np.ndarray:
     verl's ``data.batch["advantages"]`` and TRL's ``(B, T)`` advantages take
     this; TRL's ``(B,)`` advantages take ``values`` as they are.
     """
-    v = np.asarray(_native._to_numpy(values), np.float64)
-    m = np.asarray(_native._to_numpy(response_mask))
+    v = _native.floats(values, "values")
+    m = _mask(response_mask)
     if v.ndim != 1 or m.ndim != 2 or m.shape[0] != v.shape[0]:
         raise ValueError(f"spiral: values {v.shape} and response_mask {m.shape} must be (bs,) and (bs, T)")
     return v[:, None] * m.astype(bool)
