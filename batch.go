@@ -407,6 +407,8 @@ func (c *Config) checkLayout(in *Batch) error {
 	switch {
 	case in.Plans == nil:
 		return layout("Batch.Plans", "nil: plans come from Planner.PlanTo or Config.CheckPlans")
+	case in.Plans.shape == planShape{}:
+		return layout("Batch.Plans", "holds no plans: fill it with Planner.PlanTo or Config.CheckPlans (a refused call leaves it empty)")
 	case in.Plans.shape != c.planShape():
 		s := in.Plans.shape
 		return layout("Batch.Plans", "made for N1 = %d, n = %d, K = %d, Ordered = %v, Design = %v; the Config has N1 = %d, n = %d, K = %d, Ordered = %v, Design = %v",

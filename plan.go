@@ -1,6 +1,7 @@
 package spiral
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -38,9 +39,11 @@ type Plans struct {
 	scratch setScratch              // CheckPlans' memory
 }
 
-// Problems returns the number of problems planned.
+// Problems returns the number of problems planned: 0 for the zero value,
+// for a nil *Plans, and for Plans that a refused CheckPlans or PlanTo left
+// empty.
 func (p *Plans) Problems() int {
-	if p.shape.sets == 0 {
+	if p == nil || p.shape.sets == 0 {
 		return 0
 	}
 	return len(p.members) / (p.shape.sets * p.shape.setSize)
@@ -163,9 +166,13 @@ func (p *Planner) Plan(seed, step, key uint64) (Plan, error) {
 // ([combin.BalancedSampler.DrawTo]); under Shuffled, each set is then put
 // in a uniformly random order by [combin.Shuffle], set after set.
 //
-// It returns an error, and leaves dst unchanged, if the batch would hold
-// more than combin.MaxSize members (len(keys)*K*n), before allocating.
+// It returns an error, and leaves dst unchanged, if dst is nil or the
+// batch would hold more than combin.MaxSize members (len(keys)*K*n),
+// before allocating.
 func (p *Planner) PlanTo(dst *Plans, seed, step uint64, keys []uint64) error {
+	if dst == nil {
+		return errNilPlans
+	}
 	size := p.c.PlanSize()
 	if len(keys) > combin.MaxSize/size {
 		return (&InputError{Field: "keys", Problem: -1, Set: -1, Output: -1, Value: float64(len(keys)),
@@ -212,19 +219,25 @@ func mix(z uint64) uint64 {
 	return z ^ z>>31
 }
 
+// errNilPlans is the error of PlanTo and CheckPlans given a nil dst.
+var errNilPlans = (&InputError{Field: "dst", Problem: -1, Set: -1, Output: -1, Err: errors.New("nil *Plans")}).In("spiral", "dst")
+
 // CheckPlans checks the plans of a batch of problems that come from
 // outside and writes them into dst, ready for [Config.CreditBatch].
 // members holds them flat: member j of set i of problem q at
 // members[(q*K+i)*n+j], trace indices in [0, N1). Each problem's sets are
 // checked as [Config.CheckPlan] checks a plan.
 //
-// A length that is not a multiple of K*n, a batch of more than
+// A nil dst, a length that is not a multiple of K*n, a batch of more than
 // combin.MaxSize members or an invalid c gets an error and leaves dst
 // unchanged. Otherwise every problem is written; a *[BatchError] lists the
 // problems whose sets are bad, each as an *[InputError] about "members"
 // naming the problem, set and member, and CreditBatch rejects them with the
 // same error and credits the others.
 func (c Config) CheckPlans(dst *Plans, members []int) error {
+	if dst == nil {
+		return errNilPlans
+	}
 	fam, err := c.validFamily()
 	if err != nil {
 		return err

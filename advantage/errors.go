@@ -3,9 +3,11 @@ package advantage
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"spiral/combin"
+	"spiral/internal/numeric"
 )
 
 // Reasons wrapped by an [InputError] for a bad reward; test with errors.Is.
@@ -67,7 +69,8 @@ func (e *InputError) In(prefix, field string) *InputError {
 
 // Error returns "prefix: Field: problem q, set i, output j = value:
 // reason", leaving out what does not apply (without a problem, the set
-// follows the field after a comma).
+// follows the field after a comma). An integral value prints as an
+// integer, exactly.
 func (e *InputError) Error() string {
 	var b strings.Builder
 	writePrefix(&b, e.renamed, e.prefix)
@@ -79,13 +82,23 @@ func (e *InputError) Error() string {
 		fmt.Fprintf(&b, ", set %d", e.Set)
 	}
 	if e.Output >= 0 {
-		fmt.Fprintf(&b, ", %s %d = %v", unit(e.Err), e.Output, e.Value)
+		fmt.Fprintf(&b, ", %s %d = %s", unit(e.Err), e.Output, value(e))
 	}
 	if e.Err != nil {
 		b.WriteString(": ")
 		b.WriteString(reason(e.Err))
 	}
 	return b.String()
+}
+
+// value returns e.Value as Error prints it: a set's bad trace index exactly
+// from its *combin.SetError (Value holds it rounded to float64), any other
+// integer in decimal digits (numeric.FormatValue).
+func value(e *InputError) string {
+	if se, ok := e.Err.(*combin.SetError); ok && (se.Reason == combin.OutOfRange || se.Reason == combin.Repeated) {
+		return strconv.Itoa(se.Index)
+	}
+	return numeric.FormatValue(e.Value)
 }
 
 // unit returns the word for an InputError's Output, from its reason: an

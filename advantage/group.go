@@ -31,7 +31,7 @@ const (
 	// of the group's other scored rewards about their own mean, plus
 	// Epsilon, and leaves it undivided where that deviation is 0 (the
 	// others all equal) or undefined: NeMo-RL's normalize_rewards with its
-	// leave-one-out baseline (see group_others.go).
+	// leave-one-out baseline.
 	ScaleOthers
 )
 

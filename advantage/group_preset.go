@@ -28,8 +28,8 @@ import "fmt"
 //	nemo-rl-grpo-no-leave-one-out  NeMo-RL grpo, use_leave_one_out_baseline=False  ScaleGroup, Bessel, Epsilon 1e-6
 //	nemo-rl-reinforce-pp         NeMo-RL adv_estimator reinforce_plus_plus      WhitenOpenRLHF
 //
-// The NeMo-RL presets, what NeMo-RL does to a reward first, and where they
-// differ from it are documented in group_preset_nemorl.go.
+// What NeMo-RL does to a reward first, and where its presets differ from
+// it, is in [NeMoRLGRPO]'s documentation.
 //
 // verl and OpenRLHF divide by torch.std, which is Bessel-corrected; TRL
 // divides by its nanstd, Bessel-corrected over the non-NaN rewards, and

@@ -1,19 +1,43 @@
 package advantage
 
-// The presets of NeMo-RL (github.com/NVIDIA-NeMo/RL,
+var (
+	// nemoRLGRPO is adv_estimator name "grpo" with its defaults
+	// (use_leave_one_out_baseline, normalize_rewards): the baseline is the
+	// mean of the group's other rows and the divisor their Bessel standard
+	// deviation plus 1e-6, applied only where it is positive (ScaleOthers);
+	// a group of two gets r_i - r_j undivided.
+	nemoRLGRPO = GroupOptions{LeaveOneOut: true, Scale: ScaleOthers, Bessel: true, Epsilon: 1e-6}
+	// nemoRLGRPONoLeaveOneOut is "grpo" with use_leave_one_out_baseline
+	// False: the group's mean and Bessel standard deviation plus 1e-6,
+	// verl's GRPO.
+	nemoRLGRPONoLeaveOneOut = GroupOptions{Scale: ScaleGroup, Bessel: true, Epsilon: 1e-6}
+	// nemoRLReinforcePlusPlus is "reinforce_plus_plus" with minus_baseline
+	// (its default) and no KL in the reward: r - group mean, then whitened
+	// over every valid token of the batch with the variance over tokens
+	// (no Bessel) clamped at 1e-8, OpenRLHF's whitening. With
+	// use_kl_in_reward the advantage varies within a row, which one scalar
+	// per row cannot give; minus_baseline False has no group baseline.
+	nemoRLReinforcePlusPlus = GroupOptions{Whiten: WhitenOpenRLHF}
+)
+
+// NeMoRLGRPO, NeMoRLGRPONoLeaveOneOut and NeMoRLReinforcePlusPlus are the
+// presets of NeMo-RL (github.com/NVIDIA-NeMo/RL,
 // nemo_rl/algorithms/advantage_estimator.py and
 // calculate_baseline_and_std_per_prompt in nemo_rl/algorithms/utils.py),
 // checked against that code at commit 7ea279abfbeb698b092856d0dab61e7cf39bc909
 // (testdata/trainers/nemo-rl).
 //
 // What NeMo-RL does to a reward first, so that a caller knows what to
-// pass: the environments' rewards are summed into total_reward (with
-// several named components reward/<name> kept beside it); with
+// pass: the environments' rewards arrive as total_reward (with named
+// components reward/<name> beside it where an environment reports
+// several); with
 // reward_scaling enabled each is clamped to [source_min, source_max] and
 // mapped linearly to [target_min, target_max]; with reward_shaping enabled
 // (DAPO's overlong penalty) the shaped reward replaces it; the KL penalty
-// stays in the loss (use_kl_in_reward is False by default). The
-// advantages are clipped afterwards only if the configuration asks for it.
+// stays in the loss (use_kl_in_reward is False by default). After the
+// estimator the advantages are clamped to [advantage_clip_low,
+// advantage_clip_high] where those are set (None by default): the Clip
+// option.
 // Rows whose loss_multiplier (sample_mask) is 0 (truncated outputs under
 // overlong_filtering) still enter the baselines and get an advantage, but
 // no loss: pass them scored, with length 0 for the whitening of
@@ -46,27 +70,6 @@ package advantage
 // reward per row; a caller can run it once per component with
 // nemo-rl-grpo, add the weighted results and standardise them itself, which
 // is the whole of GDPO, but no option here says so.
-var (
-	// nemoRLGRPO is adv_estimator name "grpo" with its defaults
-	// (use_leave_one_out_baseline, normalize_rewards): the baseline is the
-	// mean of the group's other rows and the divisor their Bessel standard
-	// deviation plus 1e-6, applied only where it is positive (ScaleOthers);
-	// a group of two gets r_i - r_j undivided.
-	nemoRLGRPO = GroupOptions{LeaveOneOut: true, Scale: ScaleOthers, Bessel: true, Epsilon: 1e-6}
-	// nemoRLGRPONoLeaveOneOut is "grpo" with use_leave_one_out_baseline
-	// False: the group's mean and Bessel standard deviation plus 1e-6,
-	// verl's GRPO.
-	nemoRLGRPONoLeaveOneOut = GroupOptions{Scale: ScaleGroup, Bessel: true, Epsilon: 1e-6}
-	// nemoRLReinforcePlusPlus is "reinforce_plus_plus" with minus_baseline
-	// (its default) and no KL in the reward: r - group mean, then whitened
-	// over every valid token of the batch with the variance over tokens
-	// (no Bessel) clamped at 1e-8, OpenRLHF's whitening. With
-	// use_kl_in_reward the advantage varies within a row, which one scalar
-	// per row cannot give; minus_baseline False has no group baseline.
-	nemoRLReinforcePlusPlus = GroupOptions{Whiten: WhitenOpenRLHF}
-)
-
-// The NeMo-RL presets; see the table of [Preset].
 const (
 	NeMoRLGRPO Preset = OpenRLHFReinforceBaseline + 1 + iota
 	NeMoRLGRPONoLeaveOneOut

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"spiral/internal/numeric"
 )
 
 // Reduction is how a trainer reduces its per-token policy loss to one
@@ -27,6 +29,8 @@ import (
 //	trl-rloo                 TRL RLOOTrainer (a mean over sequences)  1/B              1/R
 //	openrlhf-token           OpenRLHF token_level_loss=True           1/T              1/R
 //	openrlhf-sequence        OpenRLHF token_level_loss=False          1/(R L_o)        1/R
+//	nemo-rl-token            NeMo-RL ClippedPGLoss token_level_loss=True  1/T          1/R
+//	nemo-rl-sequence         NeMo-RL ClippedPGLoss token_level_loss=False 1/(B L_o)    1/R
 //
 // The rows reduced together are the trainer's: verl's token-mean divides
 // by the tokens of the whole mini-batch (batch_num_tokens), so call
@@ -34,8 +38,9 @@ import (
 // each device's micro-batch, so call it once per micro-batch; TRL's dapo
 // divides by the tokens of the whole accumulated batch; OpenRLHF's by the
 // global batch's tokens (batch_num_tokens) or, without it, the
-// micro-batch's. The trainers' own constants (verl's dp_size and
-// loss_scale_factor, the division by the gradient accumulation steps, S)
+// micro-batch's; NeMo-RL's by the global batch's valid tokens or
+// sequences, over every rank and micro-batch (see [NeMoRLToken]). The
+// trainers' own constants (verl's dp_size and loss_scale_factor, the division by the gradient accumulation steps, S)
 // multiply every output alike and are left in the learning rate: Scale
 // does not include them. verl's and OpenRLHF's per-sequence means divide
 // by L_o + 1e-8 computed in float32, which is L_o for every L_o >= 1.
@@ -85,6 +90,8 @@ var reductions = [...]struct {
 	TRLRLOO:             {"trl-rloo", kindAll},
 	OpenRLHFToken:       {"openrlhf-token", kindTokens},
 	OpenRLHFSequence:    {"openrlhf-sequence", kindRowsLen},
+	NeMoRLToken:         {"nemo-rl-token", kindTokens},
+	NeMoRLSequence:      {"nemo-rl-sequence", kindAllLen},
 }
 
 func (r Reduction) defined() bool { return r >= 0 && int(r) < len(reductions) }
@@ -225,7 +232,7 @@ func (e *InputError) Error() string {
 	if e.Row < 0 {
 		return fmt.Sprintf("loss: %s: %v", e.Field, e.Err)
 	}
-	return fmt.Sprintf("loss: %s[%d] = %v: %v", e.Field, e.Row, e.Value, e.Err)
+	return fmt.Sprintf("loss: %s[%d] = %s: %v", e.Field, e.Row, numeric.FormatValue(e.Value), e.Err)
 }
 
 func (e *InputError) Unwrap() error { return e.Err }
@@ -238,10 +245,10 @@ func (e *InputError) Unwrap() error { return e.Err }
 //
 //	sum, seq-mean-token-sum-norm          c_o = u_o
 //	token-mean, trl-bnpo, trl-dapo,
-//	openrlhf-token                        c_o = u_o T_t/R
+//	openrlhf-token, nemo-rl-token         c_o = u_o T_t/R
 //	seq-mean-token-sum                    c_o = u_o R_t/R
 //	seq-mean-token-mean, openrlhf-sequence c_o = u_o R_t L_o/R
-//	trl-grpo                              c_o = u_o B_t L_o/R
+//	trl-grpo, nemo-rl-sequence            c_o = u_o B_t L_o/R
 //	trl-rloo                              c_o = u_o B_t/R
 //	trl-dr-grpo                           c_o = u_o B_t/B
 //

@@ -72,11 +72,11 @@ func ScaleOf(r Reduction, outputs, rows int64) float64 {
 //
 //	sum, seq-mean-token-sum-norm             c_o = u_o kappa
 //	token-mean, trl-bnpo, trl-dapo,
-//	openrlhf-token                           c_o = u_o kappa D_t.Tokens
+//	openrlhf-token, nemo-rl-token            c_o = u_o kappa D_t.Tokens
 //	seq-mean-token-sum, trl-rloo,
 //	trl-dr-grpo                              c_o = u_o kappa D_t.Sequences
 //	seq-mean-token-mean, openrlhf-sequence,
-//	trl-grpo                                 c_o = u_o kappa D_t.Sequences L_o
+//	trl-grpo, nemo-rl-sequence               c_o = u_o kappa D_t.Sequences L_o
 //
 // Which call is right is the trainer's setting. verl's legacy dp_actor
 // (use_legacy_worker_impl auto or enable, the default) reduces each
@@ -92,6 +92,8 @@ func ScaleOf(r Reduction, outputs, rows int64) float64 {
 // and divide by the accumulation steps, a constant: Over nil. TRL's dapo
 // (the default loss_type) divides by num_items_in_batch, the tokens of the
 // whole generation batch gathered from every process: Over{Tokens: it}.
+// NeMo-RL divides every micro-batch by global_valid_toks or
+// global_valid_seqs, summed over the ranks: Over those (see [NeMoRLToken]).
 // The trainers' constants (dp_size, the processes, the accumulation steps,
 // S) multiply every part alike and are left in the learning rate.
 //

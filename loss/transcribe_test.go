@@ -227,6 +227,8 @@ func trainerLoss(r Reduction, lossMat, mask mat, maxLen int64) *big.Rat {
 		return openrlhfAggregateLoss(lossMat, mask, true)
 	case OpenRLHFSequence:
 		return openrlhfAggregateLoss(lossMat, mask, false)
+	case NeMoRLToken, NeMoRLSequence:
+		return nemoRLLoss(lossMat, mask, r == NeMoRLToken)
 	}
 	panic("unknown reduction")
 }

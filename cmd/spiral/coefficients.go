@@ -14,7 +14,7 @@ import (
 // line.
 type coefficients struct {
 	reduction, update string
-	split             bool
+	split, given      bool // given: -coefficients was set, even to ""
 	missingRate       float64
 
 	on   bool
@@ -24,7 +24,7 @@ type coefficients struct {
 }
 
 func (k *coefficients) flags(fs *flag.FlagSet) {
-	fs.StringVar(&k.reduction, "coefficients", "", "")
+	fs.Func("coefficients", "", func(r string) error { k.reduction, k.given = r, true; return nil })
 	fs.StringVar(&k.update, "update", "joint", "")
 	fs.BoolVar(&k.split, "split-roles", false, "")
 	fs.Float64Var(&k.missingRate, "missing-rate", 0, "")
@@ -33,7 +33,7 @@ func (k *coefficients) flags(fs *flag.FlagSet) {
 // parse checks the flags and sets opt; -update, -split-roles and
 // -missing-rate need -coefficients.
 func (k *coefficients) parse() error {
-	if k.reduction == "" {
+	if !k.given {
 		if k.update != "joint" || k.split || k.missingRate != 0 {
 			return fmt.Errorf("-update, -split-roles and -missing-rate need -coefficients")
 		}

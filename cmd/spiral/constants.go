@@ -39,7 +39,8 @@ Role weights (Config.RoleWeights), written when -reduction is given:
                     sum, seq-mean-token-sum, seq-mean-token-sum-norm, trl-rloo,
                     trl-dr-grpo (constant role weights); token-mean,
                     seq-mean-token-mean, trl-grpo, trl-bnpo, trl-dapo,
-                    openrlhf-token and openrlhf-sequence weight outputs by
+                    openrlhf-token, openrlhf-sequence, nemo-rl-token and
+                    nemo-rl-sequence weight outputs by
                     their lengths and are refused (spiral credit -coefficients
                     gives their exact coefficients per batch)
   -baseline B       the aggregation baseline: within-set (default, the paper's)

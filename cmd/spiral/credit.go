@@ -53,7 +53,8 @@ Flags:
                          REDUCTION, named as the loss package names it (sum,
                          token-mean, seq-mean-token-sum, seq-mean-token-mean,
                          seq-mean-token-sum-norm, trl-grpo, trl-bnpo, trl-dr-grpo,
-                         trl-dapo, trl-rloo, openrlhf-token, openrlhf-sequence):
+                         trl-dapo, trl-rloo, openrlhf-token, openrlhf-sequence,
+                         nemo-rl-token, nemo-rl-sequence):
                          put them where the trainer puts its advantages, and its
                          gradient is "scale" times the chosen update, whatever the
                          lengths. The line's N1 + K N2 outputs are the rows reduced

@@ -26,7 +26,9 @@ Flags:
                    (required): sum, token-mean, seq-mean-token-sum,
                    seq-mean-token-mean, seq-mean-token-sum-norm (verl's
                    loss_agg_mode), trl-grpo, trl-bnpo, trl-dr-grpo, trl-dapo,
-                   trl-rloo (TRL), openrlhf-token, openrlhf-sequence (OpenRLHF)
+                   trl-rloo (TRL), openrlhf-token, openrlhf-sequence (OpenRLHF),
+                   nemo-rl-token, nemo-rl-sequence (NeMo-RL: the rows of
+                   sample_mask 1 of the global batch, every rank)
 
 Input line (one JSON object):
   {"update": [u, ...],      required: the update's coefficient of each row,

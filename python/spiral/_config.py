@@ -328,7 +328,8 @@ class Config:
             ``"seq-mean-token-mean"``, ``"seq-mean-token-sum-norm"``; TRL's
             ``"trl-grpo"``, ``"trl-bnpo"``, ``"trl-dr-grpo"``, ``"trl-dapo"``,
             ``"trl-rloo"``; OpenRLHF's ``"openrlhf-token"``,
-            ``"openrlhf-sequence"``; or ``"sum"``. Call it on the rows the
+            ``"openrlhf-sequence"``; NeMo-RL's ``"nemo-rl-token"``,
+            ``"nemo-rl-sequence"``; or ``"sum"``. Call it on the rows the
             trainer reduces together (verl: a mini-batch).
         update : {"joint_gradient", "paper"}
             The update the trainer's gradient follows (with this Config's

@@ -59,7 +59,10 @@ def spiral_step(seed: int, keys: np.ndarray, cfg: spiral.Config | None = None) -
     credit = rows.credit(plans, reward, lengths=lengths)
     live = lengths * rows.keep(credit)  # the skipped problems' rows read no token
     update = rows.update(credit, lengths=live)
-    return {"cfg": cfg, "rows": rows, "lengths": live, "update": update, "credit": credit, "key": key}
+    return {
+        "cfg": cfg, "rows": rows, "lengths": live, "update": update, "credit": credit, "key": key,
+        "plans": plans, "reward": reward, "response_lengths": lengths,
+    }
 
 
 def mask_of(lengths: np.ndarray) -> "torch.Tensor":

@@ -26,6 +26,8 @@ FUNCTIONS = [
     ("verl", VERL, "verl/workers/utils/losses.py", "ppo_loss", None),
     ("verl", VERL, "verl/workers/actor/dp_actor.py", "update_policy", "VerlDPActorCode"),
     ("verl", VERL, "verl/workers/engine/fsdp/transformer_impl.py", "forward_backward_batch", "VerlEngineCode"),
+    ("trl", TRL, "trl/trainer/utils.py", "split_tensor_dict", None),
+    ("trl", TRL, "trl/trainer/utils.py", "shuffle_sequence_dict", None),
     ("trl", TRL, "trl/trainer/grpo_trainer.py", "_compute_loss", "TRLGRPOTrainerCode"),
 ]
 

@@ -63,20 +63,25 @@ class VerlLegacyActor(extracted.VerlDPActorCode):
         return torch.tensor(0.0)
 
 
-def verl_legacy_grad(theta: torch.Tensor, coef: torch.Tensor, mask: torch.Tensor, mode: str, micro: int, cuts: list[int] | None) -> torch.Tensor:
-    """The gradient of verl's legacy dp_actor: one mini-batch of every row, micro-batches of ``micro`` rows or, with ``cuts``, use_dynamic_bsz's."""
+def _advantages(coef: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """verl's (bs, T) advantages: coefficients per row broadcast over the response, or already (bs, T)."""
+    return coef if coef.dim() == 2 else coef.unsqueeze(1) * mask
+
+
+def verl_legacy_grad(theta: torch.Tensor, coef: torch.Tensor, mask: torch.Tensor, mode: str, micro: int, cuts: list[int] | None, rows: torch.Tensor | None = None) -> torch.Tensor:
+    """The gradient of verl's legacy dp_actor on one rank: one mini-batch of its rows (indices into theta, all by default), micro-batches of ``micro`` rows or, with ``cuts``, use_dynamic_bsz's."""
     n, t = mask.shape
     cfg = _verl_actor_config(mode, n, micro, cuts is not None)
     actor = VerlLegacyActor(theta, cfg)
-    rows = torch.arange(n).unsqueeze(1)
+    rows = (torch.arange(n) if rows is None else rows).unsqueeze(1)
     batch = {
         "responses": torch.zeros(n, t, dtype=torch.int64),
         "response_mask": mask,
         "input_ids": rows,
         "attention_mask": mask,
         "position_ids": rows,
-        "old_log_probs": theta.detach().clone(),
-        "advantages": coef.unsqueeze(1) * mask,
+        "old_log_probs": theta.detach()[rows[:, 0]].clone(),
+        "advantages": _advantages(coef, mask),
     }
     actor.update_policy(standins.DataProto(batch, {"temperature": 1.0}, cuts or []))
     (grad,) = actor.grads
@@ -112,7 +117,7 @@ def verl_engine_grad(theta: torch.Tensor, rows: torch.Tensor, coef: torch.Tensor
         loss_mask=mask,
         response_mask=mask,
         old_log_probs=theta.detach()[rows].clone(),
-        advantages=coef.unsqueeze(1) * mask,
+        advantages=_advantages(coef, mask),
         global_batch_size=global_batch_size,
         cuts=cuts,
     )
