@@ -50,7 +50,7 @@ def hostile_values(rng: random.Random, like: Any) -> Any:
     if isinstance(like, np.ndarray) and like.ndim >= 1:
         shaped = [
             like.T.copy(), like.reshape(-1)[:-1], np.concatenate([like.reshape(-1), like.reshape(-1)]), like.astype(np.int8),
-            like.astype(np.uint64) | np.uint64(2**63), -np.abs(like.astype(np.int64)) - 1, like.astype(np.float32) * np.inf,
+            like.astype(np.uint64) | np.uint64(2**63), -np.abs(like.astype(np.int64)) - 1, np.full(like.shape, np.inf, np.float32),
             like.astype(str), like[..., ::2], np.broadcast_to(like.reshape(-1)[:1], like.shape), like.astype(object),
             like.reshape(-1, 1), like[None],
         ]
