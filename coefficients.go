@@ -88,10 +88,22 @@ type LossCoefficients struct {
 	// chosen update (times the trainer's own constants).
 	Report loss.Report
 
-	joint             jointMultipliers
-	scored            scoredTable
-	update, mult, out []float64
-	lengths, terms    []int
+	joint     jointMultipliers
+	scored    scoredTable
+	mult, out []float64
+	term1     []int // 1s, the loss term of the aggregation outputs under SplitRoles
+}
+
+// ones returns n 1s, the term of every aggregation output with SplitRoles,
+// written only when d.term1 grows.
+func (d *LossCoefficients) ones(n int) []int {
+	if len(d.term1) < n {
+		d.term1 = slices.Grow(d.term1, n-len(d.term1))
+		for len(d.term1) < n {
+			d.term1 = append(d.term1, 1)
+		}
+	}
+	return d.term1[:n]
 }
 
 // creditShape is what the loss coefficients of a credit depend on besides
@@ -138,11 +150,13 @@ type jointMultipliers struct {
 // Both in.SearchLengths and in.AggregationLengths are required: the
 // lengths in tokens the trainer's loss reads.
 //
-// The reduction's rows are the batch's: call it on the rows a trainer
-// reduces together (for verl's token-mean, a mini-batch; for TRL's grpo,
-// bnpo and dr_grpo each micro-batch, which this batch-wide call does not
-// see: compute the coefficients with loss.Sum, which leaves the update as
-// it is, and pass each micro-batch's rows to loss.Coefficients).
+// The reduction's rows are the batch's: call it when the trainer reduces
+// the batch's rows together. A trainer that reduces them in parts (verl's
+// legacy dp_actor and TRL's grpo, bnpo and dr_grpo each micro-batch,
+// verl's new engine and TRL's dapo over counts summed over the ranks)
+// needs each part's coefficients at one kappa: compute the update with
+// loss.Sum, which leaves it as it is, and pass each part's rows to
+// loss.PartCoefficients with the whole batch's loss.ScaleOf.
 //
 // The multipliers are computed at the first call for c's N1, n, K, N2,
 // Ordered, Design and AggregationBaseline (with big.Rat: milliseconds for
@@ -209,28 +223,24 @@ func (c Config) coefficients(dst *LossCoefficients, credit *BatchCredit, search,
 	if n > loss.MaxRows {
 		return argumentError("Batch", float64(n), "%d search traces and %d aggregation outputs: %d outputs > loss.MaxRows = %d (credit and reduce fewer problems at a time)", ns, na, n, loss.MaxRows)
 	}
-	rows := loss.Rows{}
-	var err error
-	if rows.Multipliers, err = c.multipliers(dst, credit, in, ns, n, opt); err != nil {
+	mult, err := c.multipliers(dst, credit, in, ns, n, opt)
+	if err != nil {
 		return err
 	}
-	dst.update = slices.Grow(dst.update[:0], n)[:n]
-	dst.out = slices.Grow(dst.out[:0], n)[:n]
-	dst.lengths = slices.Grow(dst.lengths[:0], n)[:n]
-	copy(dst.update, search)
-	copy(dst.update[ns:], aggregation)
-	copy(dst.lengths, in.SearchLengths)
-	copy(dst.lengths[ns:], in.AggregationLengths)
-	rows.Update, rows.Lengths = dst.update, dst.lengths
-	if opt.SplitRoles {
-		dst.terms = slices.Grow(dst.terms[:0], n)[:n]
-		clear(dst.terms[:ns])
-		for o := ns; o < n; o++ {
-			dst.terms[o] = 1
-		}
-		rows.Terms = dst.terms
+	// The two roles are two parts of one batch: the loss reads the
+	// advantages and lengths where they are.
+	parts := [2]loss.Rows{
+		{Update: search, Lengths: in.SearchLengths},
+		{Update: aggregation, Lengths: in.AggregationLengths},
 	}
-	rep, err := loss.Coefficients(dst.out, rows, opt.Reduction)
+	if mult != nil {
+		parts[0].Multipliers, parts[1].Multipliers = mult[:ns], mult[ns:]
+	}
+	if opt.SplitRoles {
+		parts[1].Terms = dst.ones(na)
+	}
+	dst.out = slices.Grow(dst.out[:0], n)[:n]
+	rep, err := loss.JoinedCoefficients([][]float64{dst.out[:ns], dst.out[ns:]}, parts[:], opt.Reduction)
 	if err != nil {
 		if e, ok := errors.AsType[*loss.InputError](err); ok && e.Field == "Lengths" && e.Row >= 0 {
 			// Rename the row to the Batch's field and position.

@@ -121,6 +121,45 @@ func TestAdvantageCoefficients(t *testing.T) {
 	}
 }
 
+// TestLossCoefficientsAllocs: with a reused LossCoefficients, after one
+// call for the configuration, LossCoefficients allocates nothing for every
+// update (with and without a missing rate), aggregation baseline,
+// reduction, one or two terms, design and order of sets, and at a family
+// whose M takes big.Rat long to compute.
+func TestLossCoefficientsAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	configs := []Config{
+		Paper(),
+		{SearchTraces: 8, SetSize: 4, Sets: 4, AggregationsPerSet: 4, Design: combin.Balanced},
+		{SearchTraces: 8, SetSize: 4, Sets: 4, AggregationsPerSet: 4, AggregationBaseline: LeaveOneOut},
+		{SearchTraces: 6, SetSize: 3, Sets: 5, AggregationsPerSet: 2, Ordered: true},
+		{SearchTraces: 256, SetSize: 16, Sets: 32, AggregationsPerSet: 3},
+	}
+	for _, c := range configs {
+		in, b := credited(t, c, 4, 3)
+		var dst LossCoefficients
+		updates := []LossOptions{{Update: JointGradient}, {Update: PaperUpdate}, {Update: ScoredGradient, MissingRate: 0.25}}
+		if c.Design == combin.Uniform {
+			updates = append(updates, LossOptions{Update: JointGradient, MissingRate: 0.25})
+		}
+		for _, u := range updates {
+			for _, r := range reductions() {
+				for _, split := range []bool{false, true} {
+					opt := LossOptions{Update: u.Update, MissingRate: u.MissingRate, Reduction: r, SplitRoles: split}
+					if err := c.LossCoefficients(&dst, b, in, opt); err != nil { // grows dst
+						t.Fatal(err)
+					}
+					if a := testing.AllocsPerRun(5, func() { _ = c.LossCoefficients(&dst, b, in, opt) }); a != 0 {
+						t.Errorf("%v %+v: %v allocations a call with a reused dst, want 0", c.creditShape(), opt, a)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestLossCoefficientsSubnormal: advantages so small that an advantage
 // times its multiplier is below float64's smallest subnormal still give
 // the coefficient in float64's range: the multiplier meets the reduction's

@@ -29,7 +29,9 @@
 // ones evaluation harnesses use. For comparing policies and aggregators:
 // [AnswerEntropy] is the entropy of a problem's answers,
 // [CoverageOverlap] and [UniqueCoverage] how policies' coverage at k
-// overlaps, and [PairedAccuracy] two predictors on the same items.
+// overlaps, [PairedAccuracy] two predictors on the same items, and
+// [PairedTTest] two measurements of the same units (seeds, or problems)
+// with Student's t test.
 //
 // Every function checks its arguments before any work: bad values give an
 // [*ArgError] naming the argument, its value and its position, and sizes

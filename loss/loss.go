@@ -32,11 +32,12 @@ import (
 //	nemo-rl-token            NeMo-RL ClippedPGLoss token_level_loss=True  1/T          1/R
 //	nemo-rl-sequence         NeMo-RL ClippedPGLoss token_level_loss=False 1/(B L_o)    1/R
 //
-// The rows reduced together are the trainer's: verl's token-mean divides
-// by the tokens of the whole mini-batch (batch_num_tokens), so call
-// [Coefficients] once per mini-batch; TRL's grpo, bnpo and dr_grpo reduce
-// each device's micro-batch, so call it once per micro-batch; TRL's dapo
-// divides by the tokens of the whole accumulated batch; OpenRLHF's by the
+// The rows reduced together are the trainer's: verl's legacy dp_actor
+// (the default worker) and TRL's grpo, bnpo and dr_grpo reduce each
+// micro-batch on its own counts; verl's new engine divides by the
+// mini-batch's batch_num_tokens and global_batch_size over every rank;
+// TRL's dapo by the tokens of the whole accumulated batch (for parts of a
+// batch at one kappa, see [PartCoefficients]); OpenRLHF's by the
 // global batch's tokens (batch_num_tokens) or, without it, the
 // micro-batch's; NeMo-RL's by the global batch's valid tokens or
 // sequences, over every rank and micro-batch (see [NeMoRLToken]). The
@@ -268,60 +269,48 @@ func (e *InputError) Unwrap() error { return e.Err }
 // if len(dst) != len(in.Update), a programmer's error. It allocates
 // nothing.
 func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
+	return JoinedCoefficients([][]float64{dst}, []Rows{in}, r)
+}
+
+// JoinedCoefficients is [Coefficients] of rows given in parts: the outputs
+// of in[0], in[1], ... are reduced together, as one batch laid end to end,
+// and dst[i] receives the coefficients of in[i]: bit for bit what
+// Coefficients writes for the concatenation, without copying the parts
+// into one. Its errors are Coefficients', with Row the output's position
+// in the concatenation, and "Rows" for more than [MaxRows] outputs in all.
+// It panics if len(dst) != len(in) or len(dst[i]) != len(in[i].Update), a
+// programmer's error. It allocates nothing.
+func JoinedCoefficients(dst [][]float64, in []Rows, r Reduction) (Report, error) {
 	if !r.defined() {
 		return Report{}, fmt.Errorf("loss: reduction = %d is not a defined Reduction", int(r))
 	}
-	n := len(in.Update)
+	n := 0
+	for i := range in {
+		n += len(in[i].Update)
+	}
 	if n > MaxRows {
 		return Report{}, &InputError{Field: "Rows", Row: -1, Value: float64(n), Err: fmt.Errorf("%d outputs > MaxRows = %d", n, MaxRows)}
 	}
-	if len(in.Lengths) != n {
-		return Report{}, &InputError{Field: "Lengths", Row: -1, Value: float64(len(in.Lengths)), Err: fmt.Errorf("len(Lengths) = %d, want len(Update) = %d", len(in.Lengths), n)}
+	var c counts
+	offset := 0
+	for i := range in {
+		if err := c.add(&in[i], offset); err != nil {
+			return Report{}, err
+		}
+		offset += len(in[i].Update)
 	}
-	if in.Multipliers != nil && len(in.Multipliers) != n {
-		return Report{}, &InputError{Field: "Multipliers", Row: -1, Value: float64(len(in.Multipliers)), Err: fmt.Errorf("len(Multipliers) = %d, want len(Update) = %d", len(in.Multipliers), n)}
+	if len(dst) != len(in) {
+		panic(fmt.Sprintf("loss: len(dst) = %d, want len(in) = %d", len(dst), len(in)))
 	}
-	if in.Terms != nil && len(in.Terms) != n {
-		return Report{}, &InputError{Field: "Terms", Row: -1, Value: float64(len(in.Terms)), Err: fmt.Errorf("len(Terms) = %d, want len(Update) = %d", len(in.Terms), n)}
-	}
-	var all, rows [MaxTerms]int
-	var tokens [MaxTerms]int64 // up to 2^53: int64 on 32-bit machines too
-	for o, u := range in.Update {
-		if math.IsNaN(u) || math.IsInf(u, 0) {
-			return Report{}, &InputError{Field: "Update", Row: o, Value: u, Err: errNotFinite}
+	for i := range in {
+		if len(dst[i]) != len(in[i].Update) {
+			panic(fmt.Sprintf("loss: len(dst[%d]) = %d, want len(Update) = %d", i, len(dst[i]), len(in[i].Update)))
 		}
-		if math.Abs(u) > MaxUpdate {
-			return Report{}, &InputError{Field: "Update", Row: o, Value: u, Err: errTooLarge}
-		}
-		if in.Multipliers != nil {
-			if err := checkMultiplier(u, in.Multipliers[o], o); err != nil {
-				return Report{}, err
-			}
-		}
-		l := in.Lengths[o]
-		if l < 0 || l > MaxLength {
-			return Report{}, &InputError{Field: "Lengths", Row: o, Value: float64(l), Err: errLength}
-		}
-		t := 0
-		if in.Terms != nil {
-			t = in.Terms[o]
-			if t < 0 || t >= MaxTerms {
-				return Report{}, &InputError{Field: "Terms", Row: o, Value: float64(t), Err: errTerm}
-			}
-		}
-		all[t]++
-		if l > 0 {
-			rows[t]++
-			tokens[t] += int64(l)
-		}
-	}
-	if len(dst) != n {
-		panic(fmt.Sprintf("loss: len(dst) = %d, want len(Update) = %d", len(dst), n))
 	}
 	rep := Report{Outputs: n}
 	for t := range MaxTerms {
-		rep.Rows += rows[t]
-		rep.Tokens += tokens[t]
+		rep.Rows += c.rows[t]
+		rep.Tokens += c.tokens[t]
 	}
 	k := reductions[r].kind
 	denominator := float64(rep.Rows) // of Scale and of the ratios
@@ -335,15 +324,77 @@ func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
 	default:
 		rep.Scale = 1 / denominator
 	}
+	for i := range in {
+		rep.Dropped += c.write(dst[i], &in[i], k, rep.Rows, denominator)
+	}
+	return rep, nil
+}
+
+// counts are the outputs (all), those with a token (rows) and the tokens
+// of each term.
+type counts struct {
+	all, rows [MaxTerms]int
+	tokens    [MaxTerms]int64 // up to 2^53: int64 on 32-bit machines too
+}
+
+// add checks the rows in, whose first output is output offset of the
+// batch, and adds their counts to c.
+func (c *counts) add(in *Rows, offset int) error {
+	n := len(in.Update)
+	if len(in.Lengths) != n {
+		return &InputError{Field: "Lengths", Row: -1, Value: float64(len(in.Lengths)), Err: fmt.Errorf("len(Lengths) = %d, want len(Update) = %d", len(in.Lengths), n)}
+	}
+	if in.Multipliers != nil && len(in.Multipliers) != n {
+		return &InputError{Field: "Multipliers", Row: -1, Value: float64(len(in.Multipliers)), Err: fmt.Errorf("len(Multipliers) = %d, want len(Update) = %d", len(in.Multipliers), n)}
+	}
+	if in.Terms != nil && len(in.Terms) != n {
+		return &InputError{Field: "Terms", Row: -1, Value: float64(len(in.Terms)), Err: fmt.Errorf("len(Terms) = %d, want len(Update) = %d", len(in.Terms), n)}
+	}
+	for o, u := range in.Update {
+		// One comparison each on the way through: NaN and infinities
+		// fail it too, and the error says which.
+		if !(math.Abs(u) <= MaxUpdate) {
+			return updateError(u, offset+o)
+		}
+		if in.Multipliers != nil {
+			if m := in.Multipliers[o]; !(math.Abs(m) <= MaxUpdate) || !(math.Abs(u*m) <= MaxUpdate) {
+				return multiplierError(u, m, offset+o)
+			}
+		}
+		l := in.Lengths[o]
+		if l < 0 || l > MaxLength {
+			return &InputError{Field: "Lengths", Row: offset + o, Value: float64(l), Err: errLength}
+		}
+		t := 0
+		if in.Terms != nil {
+			t = in.Terms[o]
+			if t < 0 || t >= MaxTerms {
+				return &InputError{Field: "Terms", Row: offset + o, Value: float64(t), Err: errTerm}
+			}
+		}
+		c.all[t]++
+		if l > 0 {
+			c.rows[t]++
+			c.tokens[t] += int64(l)
+		}
+	}
+	return nil
+}
+
+// write writes to dst the coefficients of the checked rows in, of a batch
+// of c's counts, rows outputs with a token in all and the reduction kind k
+// whose ratios divide by denominator, and returns the number of outputs
+// dropped.
+func (c *counts) write(dst []float64, in *Rows, k kind, rows int, denominator float64) (dropped int) {
 	for o, u := range in.Update {
 		m := 1.0
 		if in.Multipliers != nil {
 			m = in.Multipliers[o]
 		}
 		l := in.Lengths[o]
-		if l == 0 || rep.Rows == 0 {
+		if l == 0 || rows == 0 {
 			if u != 0 && m != 0 {
-				rep.Dropped++
+				dropped++
 			}
 			dst[o] = 0
 			continue
@@ -358,15 +409,15 @@ func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
 			dst[o] = u * m
 			continue
 		case kindTokens:
-			numerator = tokens[t]
+			numerator = c.tokens[t]
 		case kindRows:
-			numerator = int64(rows[t])
+			numerator = int64(c.rows[t])
 		case kindRowsLen:
-			numerator = int64(rows[t]) * int64(l)
+			numerator = int64(c.rows[t]) * int64(l)
 		case kindAllLen:
-			numerator = int64(all[t]) * int64(l)
+			numerator = int64(c.all[t]) * int64(l)
 		case kindAll, kindAllConst:
-			numerator = int64(all[t])
+			numerator = int64(c.all[t])
 		}
 		ratio := float64(numerator) / denominator
 		if in.Multipliers != nil {
@@ -374,23 +425,30 @@ func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
 		}
 		dst[o] = u * ratio
 	}
-	return rep, nil
+	return dropped
 }
 
-// checkMultiplier returns the *InputError about output o's multiplier m,
-// or about its update u times m, or nil if both are finite and at most
-// MaxUpdate in magnitude.
-func checkMultiplier(u, m float64, o int) error {
-	if math.IsNaN(m) || math.IsInf(m, 0) {
-		return &InputError{Field: "Multipliers", Row: o, Value: m, Err: errNotFinite}
+// updateError returns the *InputError about update u of output o, which
+// is not finite or above MaxUpdate in magnitude.
+func updateError(u float64, o int) error {
+	if math.IsNaN(u) || math.IsInf(u, 0) {
+		return &InputError{Field: "Update", Row: o, Value: u, Err: errNotFinite}
 	}
-	if math.Abs(m) > MaxUpdate {
+	return &InputError{Field: "Update", Row: o, Value: u, Err: errTooLarge}
+}
+
+// multiplierError returns the *InputError about output o's multiplier m,
+// not finite or above MaxUpdate in magnitude, or else about its update u
+// times m, above MaxUpdate in magnitude (an overflow included: |u| and |m|
+// are at most MaxUpdate, so u*m is not NaN).
+func multiplierError(u, m float64, o int) error {
+	switch {
+	case math.IsNaN(m) || math.IsInf(m, 0):
+		return &InputError{Field: "Multipliers", Row: o, Value: m, Err: errNotFinite}
+	case math.Abs(m) > MaxUpdate:
 		return &InputError{Field: "Multipliers", Row: o, Value: m, Err: errTooLarge}
 	}
-	if math.Abs(u) > MaxUpdate/math.Abs(m) { // |u m| > MaxUpdate, without overflow
-		return &InputError{Field: "Update", Row: o, Value: u, Err: fmt.Errorf("times Multipliers[%d] = %v: magnitude above MaxUpdate = %g", o, m, MaxUpdate)}
-	}
-	return nil
+	return &InputError{Field: "Update", Row: o, Value: u, Err: fmt.Errorf("times Multipliers[%d] = %v: magnitude above MaxUpdate = %g", o, m, MaxUpdate)}
 }
 
 var (

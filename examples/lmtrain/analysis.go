@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 
@@ -28,7 +29,105 @@ type Analysis struct {
 	// Difficulty splits the test problems in thirds by the base model's
 	// success on an independent draw of Samples traces each.
 	Difficulty []DifficultyBin `json:"difficulty"`
+	// Selectors is the no-training selectors on each policy's traces.
+	Selectors []SelectorResult `json:"selectors"`
+	// Behaviour[s][a] is what aggregator a does on search policy s's sets
+	// of the cross-pairing, and RuleBehaviour[s] and UniformBehaviour[s]
+	// what the rule and a uniformly chosen pair do on them.
+	Behaviour        [][]Behaviour `json:"behaviour"`
+	RuleBehaviour    []Behaviour   `json:"rule_behaviour"`
+	UniformBehaviour []Behaviour   `json:"uniform_behaviour"`
 }
+
+// PerProblemK is the largest k whose per-problem selector accuracies a run
+// keeps (for standard errors clustered by problem at a token count).
+const PerProblemK = 8
+
+// SelectorResult is the no-training selectors (selectorNames) on one
+// policy's traces.
+type SelectorResult struct {
+	Name string `json:"name"`
+	// P is the policy's pass@1, the bayes selector's proposal accuracy,
+	// and Ceiling that selector's exact accuracy on sets of 4 drawn from
+	// its model (modelCeiling).
+	P       float64 `json:"p"`
+	Ceiling float64 `json:"model_ceiling"`
+	// Curves[sel][k-1] is the mean accuracy with k traces a problem: for
+	// majority maj@k (eval.ExpectedMajority), for the others the mean over
+	// the Samples/k disjoint sets of k of a problem's traces in sample
+	// order. PerProblem[sel][k-1][q] is the same for problem q, k <=
+	// PerProblemK.
+	Curves     [][]float64   `json:"curves"`
+	PerProblem [][][]float64 `json:"per_problem"`
+	// Sets[sel][q] is the selector's mean accuracy on problem q's sets of
+	// the cross-pairing (majority with ties at random, in expectation).
+	Sets [][]float64 `json:"sets"`
+}
+
+// Behaviour is an aggregator on sets of 4 candidates, counted over a
+// search policy's sets: on sets showing a hit, how often its answer is a
+// pair shown as a hit; on sets showing none, how often its answer is a
+// pair some candidate showed as a miss, and how often it is right; on sets
+// holding no right candidate, how often it is right.
+type Behaviour struct {
+	HitSets      float64 `json:"hit_sets"`
+	CopiesHit    float64 `json:"copies_hit"`
+	NoHitSets    float64 `json:"no_hit_sets"`
+	WritesMiss   float64 `json:"writes_miss"`
+	RightNoHit   float64 `json:"right_no_hit"`
+	NoRightSets  float64 `json:"no_right_sets"`
+	RightNoRight float64 `json:"right_no_right"`
+}
+
+// add adds to b an answer distribution (weight of each pair) on one
+// set whose right pair is right.
+func (b *Behaviour) add(cands []shown, right int32, answer [ProblemPairs]float64) {
+	var hitPair, missPair [ProblemPairs]bool
+	holdsRight := false
+	for _, c := range cands {
+		if c.hit {
+			hitPair[c.pair] = true
+		} else {
+			missPair[c.pair] = true
+		}
+		holdsRight = holdsRight || c.pair == right
+	}
+	anyHit := false
+	for _, h := range hitPair {
+		anyHit = anyHit || h
+	}
+	if anyHit {
+		b.HitSets++
+		for a, w := range answer {
+			if hitPair[a] {
+				b.CopiesHit += w
+			}
+		}
+	} else {
+		b.NoHitSets++
+		for a, w := range answer {
+			if missPair[a] {
+				b.WritesMiss += w
+			}
+		}
+		b.RightNoHit += answer[right]
+	}
+	if !holdsRight {
+		b.NoRightSets++
+		b.RightNoRight += answer[right]
+	}
+}
+
+// rate is num/den, NaN for no sets.
+func rate(num, den float64) float64 {
+	if den == 0 {
+		return math.NaN()
+	}
+	return num / den
+}
+
+// round6 rounds to 6 decimals, for the per-problem values a run keeps.
+func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 
 // SearchResult is one policy's search traces on the test problems, Samples
 // of each under the policy's own grammar.
@@ -66,6 +165,9 @@ type CrossTable struct {
 	// length of an aggregation prompt, in tokens.
 	Generated []float64 `json:"generated"`
 	Prefill   float64   `json:"prefill"`
+	// PerProblem[s][a][q] is aggregator a's accuracy on problem q's sets
+	// of search policy s.
+	PerProblem [][][]float64 `json:"per_problem"`
 }
 
 // ProbeResult is one aggregator's accuracy on sets of 4 candidates built
@@ -108,7 +210,7 @@ func Analyze(s setup, opt Options, policies []namedPolicy) (Analysis, error) {
 	traces := make([][][]int32, len(policies))
 	for i, p := range policies {
 		an.Policies = append(an.Policies, p.Spec.Name)
-		g := Grammar{MaxPairs: p.Spec.MaxPairs}
+		g := s.grammar(p.Spec.MaxPairs)
 		var err error
 		if traces[i], err = sampleTraces(p.Policy, rng(uint64(i), 0), s.test, g, k); err != nil {
 			return an, err
@@ -150,16 +252,32 @@ func Analyze(s setup, opt Options, policies []namedPolicy) (Analysis, error) {
 		ct.Oracle = append(ct.Oracle, mean(oracle))
 		var acc []float64
 		var vs []eval.Paired
+		var perRow [][]float64
+		var bhRow []Behaviour
 		for ai, agg := range policies {
 			outs, err := aggregate(agg.Policy, rng(uint64(si), 10+uint64(ai)), s.test, sets, s.one, n)
 			if err != nil {
 				return an, err
 			}
 			right := make([]bool, len(outs))
+			perProblem := make([]float64, len(s.test))
+			var bh Behaviour
 			for o, out := range outs {
-				right[o] = answerOf(out) == s.test[o/m].Answer()
+				q := o / m
+				right[o] = answerOf(out) == s.test[q].Answer()
 				gen[ai] += float64(len(out))
+				if right[o] {
+					perProblem[q] += 1 / float64(m)
+				}
+				var ans [ProblemPairs]float64
+				ans[answerOf(out)] = 1
+				bh.add(shownOf(sets[q][o%m]), s.test[q].Answer(), ans)
 			}
+			for q := range perProblem {
+				perProblem[q] = round6(perProblem[q])
+			}
+			perRow = append(perRow, perProblem)
+			bhRow = append(bhRow, bh)
 			if ai == 0 {
 				outputs += len(outs)
 			}
@@ -172,6 +290,30 @@ func Analyze(s setup, opt Options, policies []namedPolicy) (Analysis, error) {
 		}
 		ct.Accuracy = append(ct.Accuracy, acc)
 		ct.VsMajority = append(ct.VsMajority, vs)
+		ct.PerProblem = append(ct.PerProblem, perRow)
+		an.Behaviour = append(an.Behaviour, bhRow)
+		var rule, uniform Behaviour
+		e := s.one.Noise
+		for q, pr := range s.test {
+			for _, set := range sets[q] {
+				cands := shownOf(set)
+				best, nb := bayesPick(cands, e, 1.0/ProblemPairs)
+				var ans, flat [ProblemPairs]float64
+				for a, ok := range best {
+					if ok {
+						ans[a] = 1 / float64(nb)
+					}
+					flat[a] = 1.0 / ProblemPairs
+				}
+				rule.add(cands, pr.Answer(), ans)
+				uniform.add(cands, pr.Answer(), flat)
+			}
+		}
+		an.RuleBehaviour = append(an.RuleBehaviour, rule)
+		an.UniformBehaviour = append(an.UniformBehaviour, uniform)
+	}
+	for i, p := range policies {
+		an.Selectors = append(an.Selectors, selectorResult(p.Spec.Name, s, an.Search[i], traces[i], k, n))
 	}
 	for ai := range gen {
 		ct.Generated = append(ct.Generated, gen[ai]/float64(outputs))
@@ -355,4 +497,53 @@ func mean(b []bool) float64 {
 		}
 	}
 	return float64(c) / float64(len(b))
+}
+
+// selectorResult measures the no-training selectors on one policy's traces,
+// k per test problem, n a set.
+func selectorResult(name string, s setup, sr SearchResult, traces [][]int32, k, n int) SelectorResult {
+	e := s.one.Noise
+	res := SelectorResult{Name: name, P: sr.Coverage[0]}
+	p := min(max(res.P, 1e-6), 1-1e-6)
+	res.Ceiling = modelCeiling(n, e, p)
+	res.Curves = make([][]float64, numSelectors)
+	res.PerProblem = make([][][]float64, numSelectors)
+	res.Sets = make([][]float64, numSelectors)
+	shownAll := shownOf(traces)
+	for sel := range numSelectors {
+		res.Curves[sel] = make([]float64, k)
+		res.PerProblem[sel] = make([][]float64, min(PerProblemK, k))
+		for size := 1; size <= k; size++ {
+			per := make([]float64, len(s.test))
+			for q, pr := range s.test {
+				mine := shownAll[q*k : (q+1)*k]
+				if sel == selMajority {
+					ans := answers(traces[q*k : (q+1)*k])
+					v, _ := eval.ExpectedMajority(ans, pr.Answer(), size, eval.TieRandom)
+					per[q] = v
+				} else {
+					m := k / size
+					for j := range m {
+						per[q] += selectorAccuracy(sel, mine[j*size:(j+1)*size], pr.Answer(), e, p) / float64(m)
+					}
+				}
+				res.Curves[sel][size-1] += per[q] / float64(len(s.test))
+				if size == n {
+					m := k / n
+					v := 0.0
+					for j := range m {
+						v += selectorAccuracy(sel, mine[j*n:(j+1)*n], pr.Answer(), e, p) / float64(m)
+					}
+					res.Sets[sel] = append(res.Sets[sel], round6(v))
+				}
+			}
+			if size <= PerProblemK {
+				for q := range per {
+					per[q] = round6(per[q])
+				}
+				res.PerProblem[sel][size-1] = per
+			}
+		}
+	}
+	return res
 }

@@ -97,6 +97,60 @@ type spiralArm struct {
 	batch    spiral.Batch // reused: generate fills it
 	credit   spiral.BatchCredit
 	coef     spiral.LossCoefficients
+	diag     CreditDiag // every problem's credit, over the run
+}
+
+// CreditDiag is what SPIRAL's credit did over a run, for every problem
+// generated (kept or resampled), for comparison with the library's closed
+// forms: how many scored sets held each search trace (|G(y)|), the search
+// credit by that count, and the success the credit was computed from.
+type CreditDiag struct {
+	// Traces[a] is the number of search traces in a scored sets, and
+	// Credit[a], Squares[a] the sum of their search credit A_search and of
+	// its square.
+	Traces  []int     `json:"traces"`
+	Credit  []float64 `json:"credit"`
+	Squares []float64 `json:"squares"`
+	// Right is the number of right search traces among all of them.
+	Right int `json:"right"`
+	// Sets[j] is the number of sets holding j right candidates and
+	// Rewards[j] the sum of their aggregation rewards (N2 a set).
+	Sets    []int     `json:"sets"`
+	Rewards []float64 `json:"rewards"`
+	// Problems is the number of problems credited.
+	Problems int `json:"problems"`
+}
+
+// add records one round's credit.
+func (d *CreditDiag) add(cfg spiral.Config, plans *spiral.Plans, ro *rollout, cr *spiral.BatchCredit) {
+	n1, k, n, n2 := cfg.SearchTraces, cfg.Sets, cfg.SetSize, cfg.AggregationsPerSet
+	if d.Traces == nil {
+		d.Traces, d.Credit, d.Squares = make([]int, k+1), make([]float64, k+1), make([]float64, k+1)
+		d.Sets, d.Rewards = make([]int, n+1), make([]float64, n+1)
+	}
+	for q, pr := range ro.problems {
+		if cr.Rejected[q] {
+			continue
+		}
+		d.Problems++
+		for i := q * n1; i < (q+1)*n1; i++ {
+			a := cr.Appearances[i]
+			d.Traces[a]++
+			d.Credit[a] += cr.Search[i]
+			d.Squares[a] += cr.Search[i] * cr.Search[i]
+			d.Right += int(rightReward(pr, ro.traces[i]))
+		}
+		for i := range k {
+			j := 0
+			for m := range n {
+				j += int(rightReward(pr, ro.traces[q*n1+plans.Member(q, i, m)]))
+			}
+			d.Sets[j]++
+			for o := (q*k + i) * n2; o < (q*k+i+1)*n2; o++ {
+				d.Rewards[j] += ro.rewards[o]
+			}
+		}
+	}
 }
 
 func newSpiralArm(cfg spiral.Config, policy *Policy, search, agg Grammar, problems, rounds int, unbiased bool) (*spiralArm, error) {
@@ -215,6 +269,7 @@ func (a *spiralArm) step(r *rand.Rand, pool []Problem) (StepStats, error) {
 		if err := c.LossCoefficients(&a.coef, &a.credit, a.batch, a.loss); err != nil {
 			return st, fmt.Errorf("loss coefficients: %w", err)
 		}
+		a.diag.add(c, &a.plans, ro, &a.credit)
 		st.Gated += a.credit.Gates.Search.Gated + a.credit.Gates.Aggregation.Gated
 		for q, sp := range a.credit.Spans() {
 			if a.credit.Skip(q) || st.Kept == a.problems {

@@ -88,6 +88,10 @@ func (p *Policy) Generate(r *rand.Rand, prompts [][]int32, seqLen int, g Grammar
 			}
 			active = true
 			if forced := g.allowed(prompts[i], out, &mask); forced {
+				if len(out)%2 == 1 {
+					outs[i] = append(out, g.noisyCheck(r, prompts[i], out))
+					continue
+				}
 				for v, ok := range mask {
 					if ok {
 						outs[i] = append(out, int32(v))

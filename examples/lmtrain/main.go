@@ -96,18 +96,27 @@ func main() {
 	flag.StringVar(&opt.GRPOPreset, "grpo-preset", opt.GRPOPreset, "advantage.Preset of the GRPO arms")
 	flag.Float64Var(&opt.LearningRate, "lr", opt.LearningRate, "Adam learning rate of the RL steps")
 	flag.Float64Var(&opt.WarmupCheck, "warmup-check", opt.WarmupCheck, "probability that a warm-up aggregation demonstration repeats a hit candidate (0: the base model does not read checks)")
+	flag.Float64Var(&opt.Noise, "noise", opt.Noise, "probability e that the tool's check is wrong (0 <= e < 0.5)")
+	flag.BoolVar(&opt.TrainOnly, "train-only", opt.TrainOnly, "train and write the weights and training history only (measure them later with -analyze)")
 	flag.Uint64Var(&opt.Seed, "seed", opt.Seed, "random seed")
 	seeds := flag.String("seeds", "", "comma-separated seeds: run the study, each seed into -out/seed-<seed>, the study's summary and plots into -out")
+	analyze := flag.String("analyze", "", "comma-separated directories of seed runs with their weights: measure the policies again, rewrite each summary.json, and write the study to -out")
 	combine := flag.String("combine", "", "comma-separated directories of seed runs: write their study's summary and plots to -out without training")
 	flag.Parse()
-	if err := run(opt, *seeds, *combine); err != nil {
+	if err := run(opt, *seeds, *analyze, *combine); err != nil {
 		fmt.Fprintln(os.Stderr, "lmtrain:", err)
 		os.Exit(1)
 	}
 }
 
-func run(opt Options, seeds, combine string) error {
+func run(opt Options, seeds, analyze, combine string) error {
 	switch {
+	case analyze != "":
+		st, err := Reanalyze(strings.Split(analyze, ","), os.Stderr)
+		if err != nil {
+			return err
+		}
+		return writeStudy(opt.Out, st)
 	case combine != "":
 		st, err := LoadStudy(strings.Split(combine, ","))
 		if err != nil {

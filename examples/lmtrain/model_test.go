@@ -155,3 +155,50 @@ func TestProblems(t *testing.T) {
 		}
 	}
 }
+
+// With tool noise e every check is wrong independently with probability e;
+// the sampler's log-probabilities still leave the checks out.
+func TestNoisyChecks(t *testing.T) {
+	p := testPolicy(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	probs := NewProblems(r, 40, nil)
+	for _, e := range []float64{0, 0.25} {
+		g := Grammar{MaxPairs: 2, Noise: e}
+		var prompts [][]int32
+		var rows []Row
+		for _, pr := range probs {
+			for range 25 {
+				prompts = append(prompts, searchPrompt(pr))
+			}
+		}
+		outs, logps, err := p.Generate(r, prompts, g.searchRowLen(), g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wrong, checks := 0, 0
+		for i, out := range outs {
+			pr := probs[i/25]
+			for j := 1; j < len(out); j += 2 {
+				checks++
+				if out[j] != checkToken(pr, out[j-1]-TokPair0) {
+					wrong++
+				}
+			}
+			rows = append(rows, Row{Prompt: prompts[i], Output: out})
+		}
+		rate := float64(wrong) / float64(checks)
+		se := math.Sqrt(e * (1 - e) / float64(checks))
+		if e == 0 && wrong != 0 || math.Abs(rate-e) > 4*se {
+			t.Errorf("e = %v: %d of %d checks wrong", e, wrong, checks)
+		}
+		lp, err := p.SequenceLogProbs(rows, g.searchRowLen(), g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range lp {
+			if math.Abs(lp[i]-logps[i]) > 1e-4 {
+				t.Fatalf("e = %v, output %d: sampled log-probability %v, teacher-forced %v", e, i, logps[i], lp[i])
+			}
+		}
+	}
+}

@@ -2,12 +2,17 @@ package main
 
 import (
 	"fmt"
+	"image/color"
 	"math"
+	"os"
 	"path/filepath"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 
 	"spiral/internal/plotstyle"
 )
@@ -127,49 +132,11 @@ func (st *Study) plots(dir string) error {
 		return err
 	}
 
-	// Accuracy against tokens spent per problem at deployment.
+	// Accuracy against tokens spent per problem at deployment: one panel
+	// per search policy, its traces under each selector that needs no
+	// training, its pipeline, and spiral's pipeline for reference.
 	for _, withPrefill := range []bool{false, true} {
-		title := "Accuracy against generated tokens per problem"
-		xl := "generated tokens per problem"
-		file := tokensPlot
-		if withPrefill {
-			title = "Accuracy against generated + prompt (prefill) tokens per problem"
-			xl = "generated + prefill tokens per problem"
-			file = prefillPlot
-		}
-		p := plotstyle.New(title, xl, "accuracy")
-		lo, hi = math.Inf(1), math.Inf(-1)
-		for i, name := range pols {
-			perTrace := func(s *Summary) float64 {
-				sr := s.Analysis.Search[i]
-				if withPrefill {
-					return sr.Generated + sr.Prefill
-				}
-				return sr.Generated
-			}
-			n := min(12, len(r0.Analysis.Search[i].Majority)) // maj@k for k = 1..12
-			mid, l, h := st.curve(n, func(s *Summary, k int) float64 { return float64(k+1) * perTrace(s) },
-				func(s *Summary, k int) float64 { return s.Analysis.Search[i].Majority[k] })
-			track(l, h)
-			if err := banded(p, mid, l, h, name, plotstyle.Vote, name+" majority of k traces"); err != nil {
-				return err
-			}
-			pipe := func(s *Summary) pipeline { return pipelineOf(s, i) }
-			acc := st.over(func(s *Summary) float64 { return pipe(s).Accuracy })
-			x := st.over(func(s *Summary) float64 {
-				if withPrefill {
-					return pipe(s).Generated + pipe(s).Prefill
-				}
-				return pipe(s).Generated
-			})
-			lo, hi = math.Min(lo, acc.Mean-acc.SD), math.Max(hi, acc.Mean+acc.SD)
-			var shape draw.GlyphDrawer = draw.CircleGlyph{}
-			if err := plotstyle.Points(p, plotter.XYs{{X: x.Mean, Y: acc.Mean}}, []float64{acc.SD}, name, shape, name+" 4 traces + own aggregator"); err != nil {
-				return err
-			}
-		}
-		yTicks(p, lo, hi)
-		if err := plotstyle.Save(p, filepath.Join(dir, file)); err != nil {
+		if err := st.tokensFigure(dir, withPrefill); err != nil {
 			return err
 		}
 	}
@@ -195,4 +162,109 @@ func (st *Study) plots(dir string) error {
 	p.Y.Min, p.Y.Max = math.Max(0, step*math.Floor(lo/step)), step*math.Ceil(hi/step)
 	p.Y.Tick.Marker = plotstyle.Ticks(p.Y.Min, p.Y.Max, step, "%.2f")
 	return plotstyle.Save(p, filepath.Join(dir, entropyPlot))
+}
+
+// tokensFigure draws tokens.png (generated tokens) or tokens-prefill.png
+// (generated and prompt tokens): a panel per search policy with maj@k, best-of-k
+// by check and the rule against the tokens of k traces (k = 1..12), the
+// policy's own pipeline and spiral's, mean ± sd over the seeds.
+func (st *Study) tokensFigure(dir string, withPrefill bool) error {
+	pols := st.policies()
+	r0 := st.Runs[0]
+	xl, file := "generated tokens per problem", tokensPlot
+	what := "generated tokens"
+	if withPrefill {
+		xl, file = "generated + prefill tokens per problem", prefillPlot
+		what = "generated + prompt (prefill) tokens"
+	}
+	sp := st.policyIndex("spiral")
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var panels []*plot.Plot
+	kinds := []plotstyle.Kind{plotstyle.Vote, plotstyle.Check, plotstyle.Rule}
+	sels := []int{selMajority, selCheck, selRule}
+	for j, name := range pols {
+		p := plotstyle.New(name+"'s traces", xl, "accuracy")
+		n := min(12, len(r0.Analysis.Selectors[j].Curves[0]))
+		for si, sel := range sels {
+			mid, l, h := st.curve(n, func(s *Summary, k int) float64 { return float64(k+1) * perTrace(s, j, withPrefill) },
+				func(s *Summary, k int) float64 { return s.Analysis.Selectors[j].Curves[sel][k] })
+			for _, xy := range append(l, h...) {
+				lo, hi = math.Min(lo, xy.Y), math.Max(hi, xy.Y)
+			}
+			if err := banded(p, mid, l, h, name, kinds[si], ""); err != nil {
+				return err
+			}
+		}
+		for idx, i := range []int{j, sp} {
+			if i < 0 || idx == 1 && i == j {
+				continue
+			}
+			acc := st.over(func(s *Summary) float64 { return pipelineOf(s, i).Accuracy })
+			x := st.over(func(s *Summary) float64 { return pipeTokens(s, i, withPrefill) })
+			lo, hi = math.Min(lo, acc.Mean-acc.SD), math.Max(hi, acc.Mean+acc.SD)
+			var shape draw.GlyphDrawer = draw.CircleGlyph{}
+			if i != j {
+				shape = draw.CrossGlyph{}
+			}
+			if err := plotstyle.Points(p, plotter.XYs{{X: x.Mean, Y: acc.Mean}}, []float64{acc.SD}, pols[i], shape, ""); err != nil {
+				return err
+			}
+		}
+		panels = append(panels, p)
+	}
+	for _, p := range panels {
+		yTicks(p, lo, hi)
+	}
+	// The legend, in the base model's grey: what each pattern and marker is.
+	legend := plot.NewLegend()
+	for si, sel := range sels {
+		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}})
+		if err != nil {
+			return err
+		}
+		l.Color, l.Width, l.Dashes = plotstyle.Color("base"), plotstyle.Width, plotstyle.Dashes(kinds[si])
+		legend.Add(selectorNames[sel]+" of k traces", l)
+	}
+	for _, m := range []struct {
+		shape draw.GlyphDrawer
+		label string
+	}{{draw.CircleGlyph{}, "4 traces + the policy's own aggregator"}, {draw.CrossGlyph{}, "spiral's pipeline (red)"}} {
+		sc, err := plotter.NewScatter(plotter.XYs{{X: 0, Y: 0}})
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle.Shape, sc.GlyphStyle.Color, sc.GlyphStyle.Radius = m.shape, plotstyle.Color("base"), vg.Points(3.5)
+		legend.Add(m.label, sc)
+	}
+	return saveGrid(panels, legend, fmt.Sprintf("Accuracy against %s per problem: every policy's traces under the selectors that need no training (mean ± sd over seeds)", what), filepath.Join(dir, file))
+}
+
+// saveGrid writes panels in a grid of 3 columns, the legend in the tile
+// after the last panel and a title above, as a PNG.
+func saveGrid(panels []*plot.Plot, legend plot.Legend, title, path string) error {
+	const cols = 3
+	rows := (len(panels) + cols) / cols
+	w, h := 15*vg.Inch, vg.Length(rows)*4.2*vg.Inch+0.4*vg.Inch
+	c := vgimg.New(w, h)
+	dc := draw.New(c)
+	face := font.DefaultCache.Lookup(font.From(plot.DefaultFont, 13), 13)
+	dc.SetColor(color.Black)
+	dc.FillString(face, vg.Point{X: (w - face.Width(title)) / 2, Y: h - 0.3*vg.Inch}, title)
+	body := draw.Crop(dc, 0, 0, 0, -0.4*vg.Inch)
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(14), PadY: vg.Points(14), PadTop: vg.Points(4), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(10)}
+	for i, p := range panels {
+		p.Draw(tiles.At(body, i%cols, i/cols))
+	}
+	lc := tiles.At(body, len(panels)%cols, len(panels)/cols)
+	legend.Top, legend.Left = true, true
+	legend.Draw(lc)
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -32,6 +32,13 @@ type Options struct {
 	WarmupRows, WarmupAggs      int
 	WarmupCorrect, WarmupAgain  float64
 	WarmupCheck                 float64
+	// Noise is the probability that the tool's check is wrong (Grammar's
+	// Noise) in training and evaluation; the warm-up's demonstrations
+	// carry true checks, so every setting starts from the same base model.
+	Noise float64
+	// TrainOnly skips the analysis: the run writes the weights and a
+	// summary with the training history, for Reanalyze.
+	TrainOnly bool `json:"-"`
 }
 
 // DefaultOptions is the documented default run.
@@ -74,6 +81,8 @@ type ArmResult struct {
 	Problems int `json:"problems"`
 	Kept     int `json:"kept"`
 	Gated    int `json:"gated"`
+	// Credit is SPIRAL's credit over the run (nil for GRPO).
+	Credit *CreditDiag `json:"credit,omitempty"`
 }
 
 // Summary is everything a run of one seed writes.
@@ -103,7 +112,10 @@ func newSetup(opt Options) (setup, error) {
 	if err := cfg.Validate(); err != nil {
 		return setup{}, err
 	}
-	s := setup{cfg: cfg, one: Grammar{MaxPairs: 1}, exclude: map[int64]bool{}}
+	if opt.Noise < 0 || opt.Noise >= 0.5 || opt.Noise != opt.Noise {
+		return setup{}, fmt.Errorf("-noise %v: want 0 <= e < 0.5", opt.Noise)
+	}
+	s := setup{cfg: cfg, one: Grammar{MaxPairs: 1, Noise: opt.Noise}, exclude: map[int64]bool{}}
 	s.test = NewProblems(rand.New(rand.NewPCG(opt.Seed, 2)), opt.Test, nil)
 	for _, p := range s.test {
 		s.exclude[p.key()] = true
@@ -111,6 +123,10 @@ func newSetup(opt Options) (setup, error) {
 	s.maxLen = max(s.one.aggregateRowLen(cfg.SetSize), Grammar{MaxPairs: 2}.searchRowLen())
 	return s, nil
 }
+
+// grammar is the grammar of outputs of up to maxPairs proposals, with the
+// run's tool noise.
+func (s setup) grammar(maxPairs int) Grammar { return Grammar{MaxPairs: maxPairs, Noise: s.one.Noise} }
 
 // armsOf returns the specs named in opt.Arms, in the study's order.
 func armsOf(opt Options) ([]ArmSpec, error) {
@@ -178,7 +194,7 @@ func Run(opt Options, log io.Writer) (*Summary, error) {
 	err = Warmup(base, rand.New(rand.NewPCG(opt.Seed, 1)), WarmupConfig{
 		Steps: opt.Warmup, SearchRows: opt.WarmupRows, AggregateRows: opt.WarmupAggs,
 		Correct: opt.WarmupCorrect, Again: opt.WarmupAgain, Check: opt.WarmupCheck, SetSize: s.cfg.SetSize,
-		Search: Grammar{MaxPairs: 2}, Aggregation: s.one,
+		Search: Grammar{MaxPairs: 2}, Aggregation: Grammar{MaxPairs: 1},
 	}, s.exclude, log)
 	if err != nil {
 		return nil, err
@@ -208,6 +224,14 @@ func Run(opt Options, log io.Writer) (*Summary, error) {
 			}
 		}
 	}
+	if opt.TrainOnly {
+		if opt.Out != "" {
+			if err := writeReport(opt.Out, sum); err != nil {
+				return nil, err
+			}
+		}
+		return sum, nil
+	}
 	t0 = time.Now()
 	sum.Analysis, err = Analyze(s, opt, policies)
 	if err != nil {
@@ -228,7 +252,7 @@ func train(s setup, opt Options, spec ArmSpec, policy *Policy, stream problemStr
 	type stepper interface {
 		step(*rand.Rand, []Problem) (StepStats, error)
 	}
-	search := Grammar{MaxPairs: spec.MaxPairs}
+	search := s.grammar(spec.MaxPairs)
 	var arm stepper
 	var err error
 	switch spec.Kind {
@@ -279,6 +303,9 @@ func train(s setup, opt Options, spec ArmSpec, policy *Policy, stream problemStr
 			fmt.Fprintf(log, "%-12s eval at step %d: pass@1 %.3f  aggregator %.3f  majority %.3f  oracle %.3f  entropy %.2f bits\n",
 				spec.Name, step, ev.Pass1, ev.Aggregator, ev.Majority, ev.Oracle, ev.Entropy)
 		}
+	}
+	if sa, ok := arm.(*spiralArm); ok {
+		res.Credit = &sa.diag
 	}
 	return res, nil
 }

@@ -84,21 +84,28 @@ func TestSmokeRun(t *testing.T) {
 
 var update = flag.Bool("update", false, "rewrite testdata/short-summary.txt")
 
-// The same seed gives the same summary, byte for byte: two runs of a short
-// configuration agree with each other and with the committed
+// The same seed gives the same summary, byte for byte: a run of a short
+// configuration, and a run that only trains followed by -analyze on its
+// saved weights, agree with each other and with the committed
 // testdata/short-summary.txt (go test -update rewrites it).
 func TestSameSeedSameSummary(t *testing.T) {
 	var texts []string
-	for range 2 {
+	for _, trainOnly := range []bool{false, true} {
 		opt := tinyOptions(t.TempDir())
+		opt.TrainOnly = trainOnly
 		st, err := RunStudy(opt, []uint64{3}, testLog())
 		if err != nil {
 			t.Fatal(err)
 		}
+		if trainOnly {
+			if st, err = Reanalyze([]string{seedDir(opt.Out, 3)}, testLog()); err != nil {
+				t.Fatal(err)
+			}
+		}
 		texts = append(texts, st.text())
 	}
 	if texts[0] != texts[1] {
-		t.Fatalf("two runs of seed 3 differ:\n%s\n---\n%s", texts[0], texts[1])
+		t.Fatalf("a run of seed 3 and its weights measured again differ:\n%s\n---\n%s", texts[0], texts[1])
 	}
 	golden := filepath.Join("testdata", "short-summary.txt")
 	if *update {

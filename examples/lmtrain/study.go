@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // A Study is the runs of several seeds with the same options.
@@ -40,7 +41,7 @@ func RunStudy(opt Options, seeds []uint64, log io.Writer) (*Study, error) {
 		}
 		st.Runs = append(st.Runs, s)
 	}
-	if opt.Out != "" {
+	if opt.Out != "" && !opt.TrainOnly {
 		if err := writeStudy(opt.Out, st); err != nil {
 			return nil, err
 		}
@@ -61,6 +62,57 @@ func LoadStudy(dirs []string) (*Study, error) {
 			return nil, fmt.Errorf("%s: %w", d, err)
 		}
 		st.Runs = append(st.Runs, &s)
+	}
+	return st, nil
+}
+
+// Reanalyze measures again the policies of every seed directory given
+// (each holding a summary.json and the weights a run wrote), replaces the
+// analysis in its summary.json, and returns the study. The analysis draws
+// from the seed's own streams, so it is the one the run would have made.
+func Reanalyze(dirs []string, log io.Writer) (*Study, error) {
+	st := &Study{}
+	for _, d := range dirs {
+		js, err := os.ReadFile(filepath.Join(d, "summary.json"))
+		if err != nil {
+			return nil, err
+		}
+		var sum Summary
+		if err := json.Unmarshal(js, &sum); err != nil {
+			return nil, fmt.Errorf("%s: %w", d, err)
+		}
+		opt := sum.Options
+		s, err := newSetup(opt)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", d, err)
+		}
+		modelCfg := opt.Model
+		modelCfg.Seed = int64(opt.Seed)
+		shape, err := NewPolicy(modelCfg, s.maxLen)
+		if err != nil {
+			return nil, err
+		}
+		specs := []ArmSpec{{Name: "base", MaxPairs: 1}}
+		for _, a := range sum.Arms {
+			specs = append(specs, a.Spec)
+		}
+		var policies []namedPolicy
+		for _, spec := range specs {
+			p, err := shape.Load(filepath.Join(d, spec.Name+".weights"))
+			if err != nil {
+				return nil, err
+			}
+			policies = append(policies, namedPolicy{Spec: spec, Policy: p})
+		}
+		t0 := time.Now()
+		if sum.Analysis, err = Analyze(s, opt, policies); err != nil {
+			return nil, fmt.Errorf("%s: %w", d, err)
+		}
+		fmt.Fprintf(log, "%s: analysis %.0f s\n", d, time.Since(t0).Seconds())
+		if err := writeReport(d, &sum); err != nil {
+			return nil, err
+		}
+		st.Runs = append(st.Runs, &sum)
 	}
 	return st, nil
 }
@@ -171,6 +223,11 @@ type studyStats struct {
 	Values map[string]Spread     `json:"values"`
 	Cross  map[string][]Spread   `json:"cross"`
 	ByArm  map[string]ArmSummary `json:"arms"`
+	// Selectors[policy] is each no-training selector (selectorNames) on
+	// the policy's sets of the cross-pairing, then the bayes selector's
+	// model ceiling; Comparisons the paired comparisons of summary.txt.
+	Selectors   map[string][]Spread `json:"selectors"`
+	Comparisons []Comparison        `json:"comparisons"`
 }
 
 // ArmSummary is one arm's training, over seeds.
@@ -198,6 +255,15 @@ func (st *Study) stats() studyStats {
 			st.over(func(s *Summary) float64 { return s.Analysis.Cross.Oracle[i] }))
 		ss.Cross[name] = row
 	}
+	ss.Selectors = map[string][]Spread{}
+	for j, name := range st.policies() {
+		var row []Spread
+		for sel := range numSelectors {
+			row = append(row, st.over(func(s *Summary) float64 { return meanOf(s.Analysis.Selectors[j].Sets[sel]) }))
+		}
+		ss.Selectors[name] = append(row, st.over(func(s *Summary) float64 { return s.Analysis.Selectors[j].Ceiling }))
+	}
+	_, ss.Comparisons = st.controls()
 	for ai := range st.Runs[0].Arms {
 		name := st.Runs[0].Arms[ai].Spec.Name
 		last := func(s *Summary) Point { h := s.Arms[ai].History; return h[len(h)-1] }
@@ -351,6 +417,9 @@ func (st *Study) text() string {
 			fmt.Fprintf(&b, "  %-13s majority at equal generated tokens %15s, at equal generated + prefill tokens %15s\n", other, gen.pm(3), tot.pm(3))
 		}
 	}
+	ctl, _ := st.controls()
+	b.WriteString(ctl)
+	b.WriteString(st.creditText())
 	if slices.ContainsFunc(st.Runs, func(s *Summary) bool { return len(s.Arms) == 0 }) {
 		b.WriteString("(some runs trained no arm)\n")
 	}

@@ -128,8 +128,14 @@ func NewProblems(r *rand.Rand, n int, exclude map[int64]bool) []Problem {
 // has room to propose a pair, read the check, and propose another.
 // Sampling enforces the grammar by masking the logits, so every output
 // parses; the number of proposals is the policy's choice.
+//
+// Noise is the probability e that the tool's reply is wrong: each check is
+// drawn independently, the true reply with probability 1-e and the other
+// one with probability e (Generate draws it). With e = 0 the check is the
+// truth and no random number is drawn for it.
 type Grammar struct {
 	MaxPairs int
+	Noise    float64
 }
 
 // MaxOutput is the longest output in tokens: two per proposal and the
@@ -157,7 +163,11 @@ func (g Grammar) allowed(prompt, out []int32, mask *[VocabSize]bool) (forced boo
 		return false
 	}
 	if n%2 == 1 {
-		mask[checkToken(problemOf(prompt), out[n-1]-TokPair0)] = true
+		if g.Noise > 0 {
+			mask[TokHit], mask[TokMiss] = true, true
+		} else {
+			mask[checkToken(problemOf(prompt), out[n-1]-TokPair0)] = true
+		}
 		return true
 	}
 	if n/2 < g.MaxPairs {
@@ -178,6 +188,16 @@ func checkToken(p Problem, id int32) int32 {
 		return TokHit
 	}
 	return TokMiss
+}
+
+// noisyCheck draws the tool's reply to the last proposal of out (a pair
+// token): the true check with probability 1-g.Noise, else the other one.
+func (g Grammar) noisyCheck(r *rand.Rand, prompt, out []int32) int32 {
+	c := checkToken(problemOf(prompt), out[len(out)-1]-TokPair0)
+	if g.Noise > 0 && r.Float64() < g.Noise {
+		return TokHit + TokMiss - c
+	}
+	return c
 }
 
 // answerOf is the pair of the last proposal of an output, or -1 when it

@@ -64,6 +64,8 @@ const (
 	Aggregator             // a trained aggregator's answers: dashed
 	Vote                   // a majority vote over the same traces: dotted
 	Reference              // a bound or a base line (the oracle, the base model): dash-dot
+	Check                  // a selector reading the checks without training (best-of-k by check): long dashes
+	Rule                   // the best hand-written rule (the Bayes rule over the checks): dash-dot-dot
 )
 
 // Dashes returns the dash pattern of a kind of line (nil: solid).
@@ -75,6 +77,10 @@ func Dashes(k Kind) []vg.Length {
 		return []vg.Length{vg.Points(1.5), vg.Points(2.5)}
 	case Reference:
 		return []vg.Length{vg.Points(6), vg.Points(2), vg.Points(1.5), vg.Points(2)}
+	case Check:
+		return []vg.Length{vg.Points(10), vg.Points(4)}
+	case Rule:
+		return []vg.Length{vg.Points(8), vg.Points(2), vg.Points(1.5), vg.Points(2), vg.Points(1.5), vg.Points(2)}
 	}
 	return nil
 }

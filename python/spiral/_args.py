@@ -36,11 +36,11 @@ def uint64(x: Any, name: str) -> int:
     return v
 
 
-def bounded(x: Any, name: str, lo: int, hi: int, error: type = InputError) -> int:
-    """Return x as an int in [lo, hi], else raise naming it."""
+def bounded(x: Any, name: str, lo: int, hi: int, error: type = InputError, context: str = "") -> int:
+    """Return x as an int in [lo, hi], else raise naming it (and what bounds it, in context)."""
     v = integer(x, name)
     if not lo <= v <= hi:
-        raise error(f"spiral: {name} = {v}: want an integer in [{lo}, {hi}]", name, value=float(v))
+        raise error(f"spiral: {name} = {v}: want an integer in [{lo}, {hi}]" + (f" {context}" if context else ""), name, value=float(v))
     return v
 
 

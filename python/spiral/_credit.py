@@ -333,8 +333,8 @@ class Plans:
         return f"Plans(problems={len(self.sets)}, seed={self.seed}, step={self.step})"
 
 
-def _keys(keys: Any, plan_size: int) -> np.ndarray:
-    """The problem keys as a contiguous uint64 array: 0..P-1 for an int P."""
+def _keys(keys: Any, plan_size: int, name: str = "keys") -> np.ndarray:
+    """The problem keys (the argument name) as a contiguous uint64 array: 0..P-1 for an int P."""
     if isinstance(keys, (int, np.integer)) and not isinstance(keys, (bool, np.bool_)):
         # Refused before the keys and the plans are allocated, as Go's
         # PlanTo refuses them.
@@ -347,14 +347,14 @@ def _keys(keys: Any, plan_size: int) -> np.ndarray:
                 value=float(keys),
             )
         return np.arange(int(keys), dtype=np.uint64)
-    k = _native._array(keys, "keys")
+    k = _native._array(keys, name)
     if k.size and k.dtype.kind == "O":
-        vals = [_args.uint64(v, "keys") for v in k.reshape(-1)]
+        vals = [_args.uint64(v, name) for v in k.reshape(-1)]
         return np.array(vals, dtype=np.uint64)
     if k.size and k.dtype.kind not in "iu":
-        raise TypeError(f"spiral: keys must be integers, got an array of {k.dtype}")
+        raise TypeError(f"spiral: {name} must be integers, got an array of {k.dtype}")
     if k.size and k.dtype.kind == "i" and int(k.min()) < 0:
-        raise InputError(f"spiral: keys hold {int(k.min())} < 0: a key is an unsigned 64-bit integer, in [0, 2**64)", "keys", value=float(k.min()))
+        raise InputError(f"spiral: {name} hold {int(k.min())} < 0: a key is an unsigned 64-bit integer, in [0, 2**64)", name, value=float(k.min()))
     return np.ascontiguousarray(k.reshape(-1), dtype=np.uint64)
 
 

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 
 from . import _args, _native
+from ._errors import InputError
+from . import _credit
 from ._credit import Credit, LossReport, Plans
 
 SEARCH, AGGREGATION = 0, 1
@@ -44,7 +46,7 @@ def _array(a: np.ndarray | None) -> _native._Array:
 
 def _one_dim(a: np.ndarray, name: str) -> np.ndarray:
     if a.ndim != 1:
-        raise ValueError(f"spiral: {name} must be one-dimensional (one value per row), got shape {a.shape}")
+        raise InputError(f"spiral: {name} has shape {a.shape}, want one value per row (n,)", name, value=float(a.size))
     return a
 
 
@@ -65,12 +67,11 @@ def reduction_scale(reduction: str, outputs: int, rows: int) -> float:
     float
         1 for the sums, 1/B for ``trl-dr-grpo``, 1/R for the others; 0 when R is 0.
     """
-    for name, v in (("outputs", outputs), ("rows", rows)):
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or not 0 <= int(v) < 2**63:
-            raise ValueError(f"spiral: {name} = {v!r} must be an integer in [0, 2^63)")
+    b = _args.bounded(outputs, "outputs", 0, 2**63 - 1)
+    r = _args.bounded(rows, "rows", 0, b, context="(at most outputs)")
     out = ctypes.c_double()
     name = _args.text(reduction, "reduction")
-    _native.check(_lib.spiral_reduction_scale(name, len(name), int(outputs), int(rows), ctypes.byref(out)))
+    _native.check(_lib.spiral_reduction_scale(name, len(name), b, r, ctypes.byref(out)))
     return out.value
 
 
@@ -145,34 +146,25 @@ def part_coefficients(
         ``scale`` is kappa; ``outputs``, ``rows``, ``tokens`` count the part.
     """
     u = _one_dim(_native.floats(update, "update"), "update")
-    ln = _one_dim(_native.ints(lengths, "lengths"), "lengths")
-    if ln.shape != u.shape:
-        raise ValueError(f"spiral: lengths has shape {ln.shape}, want update's {u.shape}")
+    ln = _native.ints(lengths, "lengths")
+    _args.shaped(ln, "lengths", u.shape, context="parallel to update")
     tm = None
     if terms is not None:
-        tm = _one_dim(_native.ints(terms, "terms"), "terms")
-        if tm.shape != u.shape:
-            raise ValueError(f"spiral: terms has shape {tm.shape}, want update's {u.shape}")
+        tm = _native.ints(terms, "terms")
+        _args.shaped(tm, "terms", u.shape, context="parallel to update")
     os_ = ot = None
     if over_sequences is not None or over_tokens is not None:
         given = {}
         for name, v in (("over_sequences", over_sequences), ("over_tokens", over_tokens)):
             if v is not None:
                 a = np.ascontiguousarray(np.atleast_1d(_native.ints(v, name)), np.int64)
-                if a.ndim != 1:
-                    raise ValueError(f"spiral: {name} must hold one count per term, got shape {a.shape}")
-                given[name] = a
-        if len(given) == 2 and given["over_sequences"].shape != given["over_tokens"].shape:
-            raise ValueError(
-                f"spiral: over_sequences has shape {given['over_sequences'].shape}, want over_tokens' {given['over_tokens'].shape}"
-            )
+                given[name] = _one_dim(a, name)
+        if len(given) == 2:
+            _args.shaped(given["over_tokens"], "over_tokens", given["over_sequences"].shape, context="parallel to over_sequences")
         shape = next(iter(given.values())).shape
         os_ = given.get("over_sequences", np.zeros(shape, np.int64))
         ot = given.get("over_tokens", np.zeros(shape, np.int64))
-    try:
-        s = float(scale)
-    except (TypeError, ValueError):
-        raise TypeError(f"spiral: scale must be a number, got {scale!r}") from None
+    s = _args.real(scale, "scale", InputError)
     out = np.empty(u.shape, np.float64)
     pin = _PartIn(_array(u), _array(ln), _array(tm), _array(os_), _array(ot))
     oa = _array(out)
@@ -194,7 +186,7 @@ def response_lengths(response_mask: Any) -> np.ndarray:
     """Each row's length in tokens from verl's ``(bs, T)`` response mask (or TRL's completion mask)."""
     m = _mask(response_mask)
     if m.ndim != 2:
-        raise ValueError(f"spiral: response_mask must have shape (bs, T), got {m.shape}")
+        raise InputError(f"spiral: response_mask has shape {m.shape}, want (bs, T)", "response_mask", value=float(m.size))
     return m.astype(bool).sum(axis=1).astype(np.int64)
 
 
@@ -206,8 +198,9 @@ def per_token(values: Any, response_mask: Any) -> np.ndarray:
     """
     v = _native.floats(values, "values")
     m = _mask(response_mask)
-    if v.ndim != 1 or m.ndim != 2 or m.shape[0] != v.shape[0]:
-        raise ValueError(f"spiral: values {v.shape} and response_mask {m.shape} must be (bs,) and (bs, T)")
+    if m.ndim != 2:
+        raise InputError(f"spiral: response_mask has shape {m.shape}, want (bs, T)", "response_mask", value=float(m.size))
+    _args.shaped(v, "values", (m.shape[0],), context="one per row of response_mask")
     return v[:, None] * m.astype(bool)
 
 
@@ -247,17 +240,16 @@ class Rows:
 
     def __init__(self, config: Any, keys: Any, key: Any, role: Any, index: Any, set: Any) -> None:
         self.config = config
-        keys = np.asarray(_native._to_numpy(keys)).astype(np.uint64, copy=False)
-        if keys.ndim != 1:
-            raise ValueError(f"spiral: keys must have shape (P,), got {keys.shape}")
-        key = _one_dim(np.asarray(_native._to_numpy(key)).astype(np.uint64, copy=False), "key")
+        keys = _one_dim(np.asarray(_native._to_numpy(keys)), "keys")
+        keys = _credit._keys(keys, config._plan_size)
+        key = _one_dim(np.asarray(_native._to_numpy(key)), "key")
+        key = _credit._keys(key, config._plan_size, "key")
         n = len(key)
         role = _one_dim(_native.ints(role, "role"), "role")
         index = _one_dim(_native.ints(index, "index"), "index")
         set_ = _one_dim(_native.ints(set, "set"), "set")
         for name, a in (("role", role), ("index", index), ("set", set_)):
-            if len(a) != n:
-                raise ValueError(f"spiral: {name} has {len(a)} rows, want key's {n}")
+            _args.shaped(a, name, (n,))
         n1, k, n2 = config.search_traces, config.sets, config.aggregations_per_set
         p = len(keys)
         by_key = np.argsort(keys, kind="stable")
@@ -267,20 +259,22 @@ class Rows:
         unknown = np.flatnonzero(keys[problem] != key) if p else np.arange(n)
         if len(unknown):
             r = int(unknown[0])
-            raise ValueError(f"spiral: key[{r}] = {int(key[r])} is not one of keys")
+            raise InputError(f"spiral: key[{r}] = {int(key[r])} is not one of keys", "key", output=r, value=float(key[r]))
         bad = np.flatnonzero((role != SEARCH) & (role != AGGREGATION))
         if len(bad):
-            raise ValueError(f"spiral: role[{bad[0]}] = {role[bad[0]]}, want SEARCH (0) or AGGREGATION (1)")
+            r = int(bad[0])
+            raise InputError(f"spiral: role[{r}] = {role[r]}, want SEARCH (0) or AGGREGATION (1)", "role", output=r, value=float(role[r]))
         search = role == SEARCH
         agg = ~search
         limit = np.where(search, n1, n2)
         bad = np.flatnonzero((index < 0) | (index >= limit))
         if len(bad):
             r = int(bad[0])
-            raise ValueError(f"spiral: index[{r}] = {index[r]} outside [0, {limit[r]}) for its role")
+            raise InputError(f"spiral: index[{r}] = {index[r]} outside [0, {limit[r]}) for its role", "index", output=r, value=float(index[r]))
         bad = np.flatnonzero(agg & ((set_ < 0) | (set_ >= k)))
         if len(bad):
-            raise ValueError(f"spiral: set[{bad[0]}] = {set_[bad[0]]} outside [0, K = {k})")
+            r = int(bad[0])
+            raise InputError(f"spiral: set[{r}] = {set_[r]} outside [0, K = {k})", "set", output=r, value=float(set_[r]))
         self.problem = problem.astype(np.int64)
         self.role = role.astype(np.int8)
         self.keys = keys
@@ -291,14 +285,17 @@ class Rows:
         seen = np.bincount(self._search_at, minlength=p * n1)
         if len(seen) > p * n1 or (seen != 1).any():
             at = int(np.flatnonzero(seen != 1)[0])
-            raise ValueError(
-                f"spiral: search trace {at % n1} of problem key {int(keys[at // n1])} appears {int(seen[at])} times, want once"
+            raise InputError(
+                f"spiral: search trace {at % n1} of problem key {int(keys[at // n1])} appears {int(seen[at])} times, want once",
+                "index",
+                problem=at // n1,
+                value=float(seen[at]),
             )
         # Aggregation outputs set after set, a set's outputs in output order.
         s = self.problem[agg] * k + set_[agg]
         slot = s * n2 + index[agg]
         if len(np.unique(slot)) != len(slot):
-            raise ValueError("spiral: an aggregation output (key, set, index) appears twice")
+            raise InputError("spiral: an aggregation output (key, set, index) appears twice", "index")
         self._order = np.argsort(slot, kind="stable")
         self._agg_at = np.empty(len(self._order), np.int64)
         self._agg_at[self._order] = np.arange(len(self._order))

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 import spiral  # noqa: E402
-from test_trainers import WIDTH, mask_of, relative_error, spiral_step, want_grad  # noqa: E402
+from test_trainers import WIDTH, free_port, mask_of, relative_error, spiral_step, want_grad  # noqa: E402
 
 try:
     import torch
@@ -110,12 +109,6 @@ def worker(rank: int, world: int, port: int, out: str) -> None:
                 json.dump({"errors": errors, "rows": b_all, "tokens": t_all}, f)
     finally:
         dist.destroy_process_group()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @unittest.skipIf(torch is None, "torch is not installed (Debian: python3-torch)")

@@ -21,7 +21,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
-from test_trainers import WIDTH, mask_of, relative_error, spiral_step, want_grad  # noqa: E402
+from test_trainers import WIDTH, mask_of, relative_error, single_process_group, spiral_step, want_grad  # noqa: E402
 
 try:
     import torch
@@ -50,16 +50,7 @@ class TestReadmeSnippets(unittest.TestCase):
 
         cls.h, cls.x = harness, extracted
         cls.step = spiral_step(3, np.arange(200, 212, dtype=np.uint64))
-        if not torch.distributed.is_initialized():  # the new engine all-reduces its tokens
-            import socket
-
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                port = s.getsockname()[1]
-            torch.distributed.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
-            cls.owns_group = True
-        else:
-            cls.owns_group = False
+        cls.owns_group = single_process_group()
 
     @classmethod
     def tearDownClass(cls) -> None:

@@ -87,25 +87,28 @@ class TestRows(unittest.TestCase):
         c = self.cols
         cases = [
             (dict(key=np.where(c["key"] == 10, 11, c["key"]).astype(np.uint64)), "key"),
+            (dict(key=np.where(c["key"] == 10, -1, c["key"].astype(np.int64))), "key"),
             (dict(role=np.where(c["role"] == 1, 2, c["role"])), "role"),
             (dict(index=np.where(c["role"] == 0, 8, c["index"])), "index"),
             (dict(set=np.where(c["role"] == 1, 4, c["set"])), "set"),
-            (dict(index=np.where((c["role"] == 0) & (c["index"] == 1), 0, c["index"])), "search trace"),
+            (dict(index=np.where((c["role"] == 0) & (c["index"] == 1), 0, c["index"])), "index"),
             (dict(role=c["role"][:-1]), "role"),
             (dict(key=c["key"].reshape(1, -1)), "key"),
+            (dict(keys=self.keys.reshape(3, 1)), "keys"),
         ]
-        for change, word in cases:
-            args = dict(c, **change)
-            with self.assertRaises(ValueError) as e:
-                spiral.Rows(CFG, self.keys, args["key"], args["role"], args["index"], args["set"])
-            self.assertIn(word, str(e.exception))
+        for change, field in cases:
+            args = {**c, "keys": self.keys, **change}
+            with self.assertRaises(spiral.InputError) as e:
+                spiral.Rows(CFG, args["keys"], args["key"], args["role"], args["index"], args["set"])
+            self.assertEqual(e.exception.field, field, str(e.exception))
 
     def test_token_layout(self) -> None:
         mask = np.array([[1, 1, 0], [0, 0, 0], [1, 1, 1]])
         np.testing.assert_array_equal(spiral.response_lengths(mask), [2, 0, 3])
         np.testing.assert_array_equal(spiral.per_token([2.0, 3.0, -1.0], mask), [[2, 2, 0], [0, 0, 0], [-1, -1, -1]])
-        with self.assertRaises(ValueError):
+        with self.assertRaises(spiral.InputError) as e:
             spiral.per_token([1.0, 2.0], mask)
+        self.assertEqual(e.exception.field, "values")
 
 
 class TestPartCoefficients(unittest.TestCase):
@@ -147,14 +150,24 @@ class TestPartCoefficients(unittest.TestCase):
             with self.assertRaises(spiral.SpiralError) as e:
                 spiral.part_coefficients(**args)
             self.assertEqual(getattr(e.exception, "field", None), field, str(e.exception))
-        with self.assertRaises(ValueError) as e:
+        with self.assertRaises(spiral.InputError) as e:
             spiral.part_coefficients([1.0, 2.0], [2], "token-mean", scale=1.0)
-        self.assertIn("lengths", str(e.exception))
+        self.assertEqual(e.exception.field, "lengths")
+        self.assertIn("(1,)", str(e.exception))
+        with self.assertRaises(spiral.InputError) as e:
+            spiral.part_coefficients([[1.0, 2.0]], [[2, 3]], "token-mean", scale=1.0)
+        self.assertEqual(e.exception.field, "update")
+        with self.assertRaises(TypeError) as e:
+            spiral.part_coefficients([1.0], [2], "token-mean", scale="1")
+        self.assertIn("scale", str(e.exception))
         with self.assertRaises(spiral.ConfigError):
             spiral.part_coefficients([1.0], [2], "token_mean", scale=1.0)
-        with self.assertRaises(ValueError) as e:
+        with self.assertRaises(spiral.InputError) as e:
             spiral.reduction_scale("token-mean", -1, 0)
-        self.assertIn("outputs", str(e.exception))
+        self.assertEqual(e.exception.field, "outputs")
+        with self.assertRaises(spiral.InputError) as e:
+            spiral.reduction_scale("token-mean", 3, 4)
+        self.assertEqual(e.exception.field, "rows")
 
 
 if __name__ == "__main__":

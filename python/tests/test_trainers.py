@@ -98,6 +98,21 @@ VERL_MODES = {
 TRL_TYPES = {"grpo": "trl-grpo", "bnpo": "trl-bnpo", "dr_grpo": "trl-dr-grpo", "dapo": "trl-dapo"}
 
 
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def single_process_group() -> bool:
+    """A gloo group of this process alone (the new engine all-reduces its token count); True if made here."""
+    if torch.distributed.is_initialized():
+        return False
+    torch.distributed.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{free_port()}", rank=0, world_size=1)
+    return True
+
+
 def counts(step: dict) -> tuple[int, int, int]:
     ln = step["lengths"]
     return len(ln), int((ln > 0).sum()), int(ln.sum())
@@ -113,15 +128,7 @@ class TestMicroBatches(unittest.TestCase):
         from trainers import harness
 
         cls.h = harness
-        # The new engine all-reduces its token count: a group of one process.
-        if not torch.distributed.is_initialized():
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                port = s.getsockname()[1]
-            torch.distributed.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
-            cls.owns_group = True
-        else:
-            cls.owns_group = False
+        cls.owns_group = single_process_group()
         cls.step = spiral_step(7, np.arange(100, 112, dtype=np.uint64))
         cls.rng = np.random.default_rng(11)
         cls.errors = {}
