@@ -125,6 +125,7 @@ type BatchCredit struct {
 	rewards []float64              // the owned copy of the rewards, shaped by Config.Overlong
 	raw     credit.Output[float64] // the credit of one problem's raw rewards (rawZero)
 	bad     []*InputError          // the rejected problems' errors
+	zero    []bool                 // the kernel found every advantage of problem q 0
 	made    creditShape            // the shape of the Config that filled it (Config.LossCoefficients compares)
 }
 
@@ -337,7 +338,7 @@ func (b *BatchCredit) credit(c *Config, in *Batch) {
 		if b.Rejected[q] {
 			k.Clear(q, credit.Span(sp))
 		} else {
-			credit.Problem(k, &b.in, q, credit.Span(sp))
+			b.zero[q] = credit.Problem(k, &b.in, q, credit.Span(sp))
 		}
 	}
 	b.Search, b.Aggregation, b.SetScores, b.SetAdvantages = k.Search, k.Aggregation, k.SetScores, k.SetAdvantages
@@ -349,15 +350,15 @@ func (b *BatchCredit) credit(c *Config, in *Batch) {
 
 // noSignal sets b.NoSignal: a problem that is not rejected and whose raw
 // rewards give every search and aggregation advantage 0. Without shaping
-// the credit is that of the raw rewards and is read; with it, rawZero
-// decides from the raw rewards.
+// the credit is that of the raw rewards, and the kernel said so (b.zero);
+// with it, rawZero decides from the raw rewards.
 func (b *BatchCredit) noSignal(c *Config, in *Batch) {
 	for q, sp := range b.spans[:b.Problems] {
 		switch {
 		case b.Rejected[q]:
 			b.NoSignal[q] = false
 		case c.Overlong == nil:
-			b.NoSignal[q] = allZero(b.Search[sp.Trace:sp.Trace+sp.Traces]) && allZero(b.Aggregation[sp.Reward:sp.Reward+sp.Rewards])
+			b.NoSignal[q] = b.zero[q] // the credit is the raw rewards'
 		default:
 			b.NoSignal[q] = b.rawZero(in, sp)
 		}
@@ -495,6 +496,7 @@ func (b *BatchCredit) layout(c *Config, in *Batch) {
 	b.kernel.Resize(p, p*n1, p*k, len(in.Rewards), n1, k)
 	b.Rejected = slices.Grow(b.Rejected[:0], p)[:p]
 	b.NoSignal = slices.Grow(b.NoSignal[:0], p)[:p]
+	b.zero = slices.Grow(b.zero[:0], p)[:p]
 	b.OutOfRange = slices.Grow(b.OutOfRange[:0], p)[:p]
 }
 
@@ -589,17 +591,7 @@ func (b *BatchCredit) rawZero(in *Batch, sp Span) bool {
 		Rewards: in.Rewards[sp.Reward : sp.Reward+sp.Rewards], Unscorable: sub(in.Unscorable, sp.Reward, sp.Reward+sp.Rewards),
 	}
 	b.raw.Resize(1, sp.Traces, sp.Sets, sp.Rewards, sp.Traces, sp.Sets)
-	credit.Problem(&b.raw, &one, 0, credit.Span{Traces: sp.Traces, Sets: sp.Sets, Members: sp.Members, Rewards: sp.Rewards})
-	return allZero(b.raw.Search)
-}
-
-// allZero reports whether every x is ±0, without a branch on the data.
-func allZero(xs []float64) bool {
-	var bits uint64
-	for _, x := range xs {
-		bits |= math.Float64bits(x)
-	}
-	return bits&^(1<<63) == 0
+	return credit.Problem(&b.raw, &one, 0, credit.Span{Traces: sp.Traces, Sets: sp.Sets, Members: sp.Members, Rewards: sp.Rewards})
 }
 
 // allEqual reports whether every scored x (those not marked in

@@ -10,37 +10,6 @@ import (
 	"testing"
 )
 
-// nemoRLVectors is a file of testdata/trainers/nemo-rl, written by its
-// vectors.py from NeMo-RL's own estimators.
-type nemoRLVectors struct {
-	Preset, Repository, Commit, Source string
-	Cases                              []struct {
-		Dtype   string     `json:"dtype"`
-		IDs     []int      `json:"ids"`
-		Rewards []*float64 `json:"rewards"` // null: valid_mask 0
-		Lengths []int      `json:"lengths"`
-		Want    []*float64 `json:"want"`
-	} `json:"cases"`
-}
-
-func readNeMoRL(t *testing.T, file string) nemoRLVectors {
-	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v nemoRLVectors
-	if err := json.NewDecoder(zr).Decode(&v); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
 // bessel returns the mean and the Bessel-corrected standard deviation of
 // xs (two passes; 0 for fewer than two values).
 func bessel(xs []float64) (mean, std float64) {
@@ -81,7 +50,7 @@ func TestNeMoRLPresetsMatchVectors(t *testing.T) {
 		t.Fatalf("vectors: %v %v", files, err)
 	}
 	for _, file := range files {
-		v := readNeMoRL(t, file)
+		v := readTrainerVectors(t, file)
 		var p Preset
 		if err := p.UnmarshalText([]byte(v.Preset)); err != nil {
 			t.Fatal(err)
@@ -104,20 +73,10 @@ func TestNeMoRLPresetsMatchVectors(t *testing.T) {
 			if opt.Scale != ScaleNone {
 				tol += 0x1p-24
 			}
-			var rep GroupReport[int]
 			if c.Dtype == "float32" {
 				tol, u = 3e-5, 0x1p-24
-				r32, g32 := make([]float32, len(rewards)), make([]float32, len(rewards))
-				for i, r := range rewards {
-					r32[i] = float32(r)
-				}
-				rep, err = GroupRelativeTokens(g32, r32, c.IDs, c.Lengths, opt)
-				for i, a := range g32 {
-					got[i] = float64(a)
-				}
-			} else {
-				rep, err = GroupRelativeTokens(got, rewards, c.IDs, c.Lengths, opt)
 			}
+			rep, err := groupInDtype(got, rewards, c.IDs, c.Lengths, opt, c.Dtype)
 			if err != nil {
 				t.Fatalf("%s case %d: %v", v.Preset, n, err)
 			}
@@ -277,4 +236,83 @@ func TestScaleOthersDirect(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestNeMoRLGDPOByComponents checks what [NeMoRLGRPO]'s documentation says
+// of GDPO against NeMo-RL's GDPOAdvantageEstimator
+// (testdata/trainers/nemo-rl/gdpo, 400 cases of two or three components,
+// 0/1 and continuous, with and without reward_weights, float32 and
+// float64): nemo-rl-grpo on each component, weighted and added, then
+// standardised over the batch (the mean and Bessel standard deviation of
+// every row; only the mean where that is 0) gives NeMo-RL's advantages,
+// within 1e-9 + 2^-24 (float64) or 1e-4 (float32) of max(1, |A|), where
+// the weighted sum does not cancel to rounding (there NeMo-RL divides its
+// residue by its own standard deviation).
+func TestNeMoRLGDPOByComponents(t *testing.T) {
+	f, err := os.Open("testdata/trainers/nemo-rl/gdpo/nemo-rl-gdpo.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Cases []struct {
+			Dtype      string      `json:"dtype"`
+			IDs        []int       `json:"ids"`
+			Components [][]float64 `json:"components"`
+			Weights    []float64   `json:"weights"`
+			Want       []float64   `json:"want"`
+		} `json:"cases"`
+	}
+	if err := json.NewDecoder(zr).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	opt, _ := NeMoRLGRPO.Options()
+	worst, degenerate := 0.0, 0
+	for n, c := range v.Cases {
+		sum := make([]float64, len(c.IDs))
+		a := make([]float64, len(c.IDs))
+		top := 0.0 // the largest weighted component advantage
+		for k, comp := range c.Components {
+			if _, err := groupInDtype(a, comp, c.IDs, make([]int, len(comp)), opt, c.Dtype); err != nil {
+				t.Fatal(err)
+			}
+			w := 1.0
+			if c.Weights != nil {
+				w = c.Weights[k]
+			}
+			for i := range a {
+				sum[i] += w * a[i]
+				top = max(top, math.Abs(w*a[i]))
+			}
+		}
+		m, s := bessel(sum)
+		tol, u := 1e-9+0x1p-24, 0x1p-53
+		if c.Dtype == "float32" {
+			tol, u = 1e-4, 0x1p-24
+		}
+		if s < 64*u*top {
+			// The components cancel (exactly, or to rounding): NeMo-RL
+			// divides its rounding residue by its own standard deviation.
+			degenerate++
+			continue
+		}
+		for i, want := range c.Want {
+			got := sum[i] - m
+			if s > 0 {
+				got /= s
+			}
+			d := math.Abs(got-want) / max(1, math.Abs(want))
+			if d > tol {
+				t.Fatalf("case %d (%s) row %d: %.9g, NeMo-RL %.9g; ids %v components %v weights %v", n, c.Dtype, i, got, want, c.IDs, c.Components, c.Weights)
+			}
+			if c.Dtype == "float64" {
+				worst = max(worst, d)
+			}
+		}
+	}
+	t.Logf("%d cases; largest float64 difference %.2g; %d cases whose weighted sum cancels, not compared", len(v.Cases), worst, degenerate)
 }

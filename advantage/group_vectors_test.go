@@ -25,6 +25,42 @@ type trainerVectors struct {
 	} `json:"cases"`
 }
 
+// readTrainerVectors reads a file of testdata/trainers.
+func readTrainerVectors(t *testing.T, file string) trainerVectors {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v trainerVectors
+	if err := json.NewDecoder(zr).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// groupInDtype is GroupRelativeTokens on rewards rounded to dtype
+// ("float32" or "float64"), its results written to got as float64.
+func groupInDtype(got, rewards []float64, ids, lengths []int, opt GroupOptions, dtype string) (GroupReport[int], error) {
+	if dtype != "float32" {
+		return GroupRelativeTokens(got, rewards, ids, lengths, opt)
+	}
+	r32, g32 := make([]float32, len(rewards)), make([]float32, len(rewards))
+	for i, r := range rewards {
+		r32[i] = float32(r)
+	}
+	rep, err := GroupRelativeTokens(g32, r32, ids, lengths, opt)
+	for i, a := range g32 {
+		got[i] = float64(a)
+	}
+	return rep, err
+}
+
 // TestPresetsMatchTrainerVectors runs every case of testdata/trainers
 // (about 2,400 groups per preset: groups of one, all-equal groups, 0/1,
 // one-hot and continuous rewards of several magnitudes, NaN rows, rows of
@@ -42,19 +78,7 @@ func TestPresetsMatchTrainerVectors(t *testing.T) {
 		t.Fatalf("no vectors: %v", err)
 	}
 	for _, file := range files {
-		f, err := os.Open(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var v trainerVectors
-		if err := json.NewDecoder(zr).Decode(&v); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
+		v := readTrainerVectors(t, file)
 		var p Preset
 		if err := p.UnmarshalText([]byte(v.Preset)); err != nil {
 			t.Fatal(err)
@@ -80,20 +104,10 @@ func TestPresetsMatchTrainerVectors(t *testing.T) {
 			if p == OpenRLHFReinforceBaseline {
 				tol = 3e-5 // OpenRLHF whitens in float32 (.float()) whatever the rewards' dtype
 			}
-			var rep GroupReport[int]
 			if c.Dtype == "float32" {
 				tol = 3e-5
-				r32, g32 := make([]float32, len(rewards)), make([]float32, len(rewards))
-				for i, r := range rewards {
-					r32[i] = float32(r)
-				}
-				rep, err = GroupRelativeTokens(g32, r32, c.IDs, c.Lengths, opt)
-				for i, a := range g32 {
-					got[i] = float64(a)
-				}
-			} else {
-				rep, err = GroupRelativeTokens(got, rewards, c.IDs, c.Lengths, opt)
 			}
+			rep, err := groupInDtype(got, rewards, c.IDs, c.Lengths, opt, c.Dtype)
 			if err != nil {
 				t.Fatalf("%s case %d: %v", v.Preset, n, err)
 			}

@@ -229,15 +229,17 @@ type Result struct {
 	// first (ties: fewer Tokens first).
 	Candidates []Candidate
 	// Refused are the (N1, n, K, design) combinations within the budget
-	// that were not evaluated, each with the enumeration limit it exceeds.
+	// that were not evaluated, each with the enumeration limit it exceeds:
+	// none under the package's bounds.
 	Refused []Refusal
 }
 
 // Refusal is an (N1, n, K, design) of the space Advise explores that it
 // does not evaluate, and why: its exact evaluation would exceed an
-// enumeration limit. Under the package's bounds only balanced designs are
-// refused, those with more round sequences than estimator.BalancedSets
-// enumerates (docs/findings.md#choosing-a-configuration lists them).
+// enumeration limit (estimator.UniformSets' and BalancedClasses'). Under
+// the package's bounds no combination is refused: the uniform design is
+// in closed form, and the balanced design's classes take at most a few
+// thousand selections (docs/findings.md#choosing-a-configuration).
 type Refusal struct {
 	SearchTraces, SetSize, Sets int
 	Design                      combin.Design
@@ -255,10 +257,12 @@ type Refusal struct {
 // reward model's toy problem. Each (N1, n, K, design) is evaluated once,
 // exactly (DecomposeSearch, and DecomposeAggregation's terms; the uniform
 // design through closed forms, the balanced design through its law's
-// round sequences), and every N2 follows from them; what an exact
-// enumeration cannot reach is listed in Result.Refused. The cost is that
-// of a few hundred evaluations: about 5 seconds for the whole space at a
-// budget of 24 calls, under one for the paper's N1 = 8, n = 4, K <= 4. It
+// classes up to relabelling, estimator.BalancedClasses), and every N2
+// follows from them; what an exact enumeration cannot reach would be
+// listed in Result.Refused (nothing within the package's bounds). The cost
+// is that of a few hundred evaluations: a few seconds for the whole space
+// at a budget of 24 calls, under one for the paper's N1 = 8, n = 4, K <=
+// 4. It
 // returns an error naming the field of req that is out of
 // range (Reward.Needs outside [1, N1 - 1] for the largest N1 explored, a
 // listed set size below it, or a nonzero Needs under another rule among
@@ -698,11 +702,15 @@ func evaluate(f combin.Family, K int, design combin.Design, order combin.Order, 
 	if T > maxFamilySets {
 		return nil, nil, fmt.Errorf("%w: C(%d, %d) = %d sets, more than %d", errTooCostly, f.Traces(), f.SetSize(), T, maxFamilySets)
 	}
-	// Each design is bounded by its own enumeration: the uniform design's
-	// terms are in closed form for any number of selections (UniformSets
-	// lists none), the balanced design's law is found from its
-	// round sequences (BalancedSets' limit) and summed over its
-	// selections (selectionRuns' limit).
+	// Neither design lists its selections one by one: the uniform design's
+	// terms are in closed form (UniformSets lists none), and the balanced
+	// design is evaluated through its classes up to relabelling
+	// (BalancedClasses: a few thousand selections in the space), which give
+	// every term but the pairs presented alike, averaged over relabellings
+	// instead (pairsOf).
+	if !symmetric(tab) {
+		return nil, nil, errors.New("advise: the advisor's objective must be symmetric")
+	}
 	var d *estimator.SetDistribution
 	var uni *uniformDesign
 	var err error
@@ -710,7 +718,7 @@ func evaluate(f combin.Family, K int, design combin.Design, order combin.Order, 
 		d, err = estimator.UniformSets(f, K)
 		uni = &uniformDesign{f, K}
 	} else {
-		d, err = estimator.BalancedSets(f, K)
+		d, err = estimator.BalancedClasses(f, K)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", errTooCostly, err)
@@ -727,16 +735,11 @@ func evaluate(f combin.Family, K int, design combin.Design, order combin.Order, 
 	if err != nil {
 		return nil, nil, err
 	}
-	if order == combin.Shuffled {
-		if !symmetric(tab) {
-			return nil, nil, errors.New("advise: a shuffled presentation needs a symmetric objective")
-		}
-		agg.shuffled = true
-	}
+	agg.shuffled = order == combin.Shuffled
 	if design == combin.Uniform {
 		err = agg.pairsUniform(f, K, c)
 	} else {
-		err = agg.pairsOf(d, c)
+		err = agg.pairsOf(d, c, true)
 	}
 	if err != nil {
 		return nil, nil, err

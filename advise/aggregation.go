@@ -65,7 +65,7 @@ func DecomposeAggregation(d *estimator.SetDistribution, c *estimator.Categorical
 	if err != nil {
 		return nil, err
 	}
-	if err := terms.pairsOf(d, c); err != nil {
+	if err := terms.pairsOf(d, c, false); err != nil {
 		return nil, err
 	}
 	return terms.at(N2), nil
@@ -109,8 +109,12 @@ func newAggregationTerms(n int, c *estimator.Categorical, success *estimator.Tab
 	return t, nil
 }
 
-// pairsOf sums the pair terms over d's selections.
-func (t *aggregationTerms) pairsOf(d *estimator.SetDistribution, c *estimator.Categorical) error {
+// pairsOf sums the pair terms over d's selections. With relabelled true
+// the design is d relabelled uniformly (d is estimator.BalancedClasses'
+// law): each pair of sets then counts with the average of its term over
+// relabellings, which moves it uniformly over the pairs of sets sharing as
+// many traces, so the average is over those pairs of the family.
+func (t *aggregationTerms) pairsOf(d *estimator.SetDistribution, c *estimator.Categorical, relabelled bool) error {
 	T := d.NumSets()
 	if T > 1024 {
 		return errors.New("advise: more than 1024 sets")
@@ -127,6 +131,9 @@ func (t *aggregationTerms) pairsOf(d *estimator.SetDistribution, c *estimator.Ca
 				pair[g*T+h] = same.of(sets[g], sets[h])
 			}
 		}
+	}
+	if relabelled {
+		averageByOverlap(pair, sets)
 	}
 	t.K, t.pairs = -1, new(big.Rat)
 	counts := make([]int64, T*T) // how often each ordered pair is selected in the run
@@ -164,6 +171,45 @@ func (t *aggregationTerms) pairsOf(d *estimator.SetDistribution, c *estimator.Ca
 		return errors.New("advise: selections of different sizes")
 	}
 	return nil
+}
+
+// averageByOverlap replaces each pair[g*T+h], g != h, by the average of
+// pair over the ordered pairs of distinct sets that share as many traces
+// as sets[g] and sets[h].
+func averageByOverlap(pair []*big.Rat, sets [][]int) {
+	T := len(sets)
+	overlap := func(g, h int) int {
+		shared := 0
+		for _, v := range sets[h] {
+			if slices.Contains(sets[g], v) {
+				shared++
+			}
+		}
+		return shared
+	}
+	sum, count := map[int]*big.Rat{}, map[int]int64{}
+	for g := range T {
+		for h := range T {
+			if g != h {
+				s := overlap(g, h)
+				if sum[s] == nil {
+					sum[s] = new(big.Rat)
+				}
+				sum[s].Add(sum[s], pair[g*T+h])
+				count[s]++
+			}
+		}
+	}
+	for s := range sum {
+		sum[s].Quo(sum[s], big.NewRat(count[s], 1))
+	}
+	for g := range T {
+		for h := range T {
+			if g != h {
+				pair[g*T+h] = sum[overlap(g, h)]
+			}
+		}
+	}
 }
 
 // pairsUniform is pairsOf for K sets drawn uniformly from f, in closed form:

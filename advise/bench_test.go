@@ -33,7 +33,7 @@ func BenchmarkAggregationPairs(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			t, _ := newAggregationTerms(4, c, tab)
-			if err := t.pairsOf(d, c); err != nil {
+			if err := t.pairsOf(d, c, false); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -36,9 +36,9 @@
 // (Request.Order), reporting each one's M and miss probability
 // (combin.Family.Constants), token cost and role weights
 // (spiral.Config.RoleWeights), rho and the rate's two limits. The search
-// space is bounded (MaxTraces, MaxSets, MaxAggregations), every evaluation
-// is exact, and what an exact enumeration cannot reach is listed in
-// Result.Refused with the reason.
+// space is bounded (MaxTraces, MaxSets, MaxAggregations) and every
+// evaluation in it is exact: Result.Refused, which would list what an
+// exact enumeration cannot reach, is empty within the bounds.
 //
 //	res, err := advise.Advise(advise.Request{Budget: 98_304,
 //		Lengths: budget.PaperLimits(0), Reward: model,

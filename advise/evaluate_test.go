@@ -96,7 +96,6 @@ func TestEvaluateRejects(t *testing.T) {
 		"reward range":  {func(c *spiral.Config) { c.RewardRange.High = 1 }, nil, "config reward_range = "},
 		"below needs":   {nil, func(r *Request) { r.Reward.Rule, r.Reward.Needs = NeedsPieces, 3 }, "config set_size = 2 below reward.needs = 3"},
 		"needs 0":       {nil, func(r *Request) { r.Reward.Rule = NeedsPieces }, "reward.needs = 0"},
-		"cost":          {func(c *spiral.Config) { c.SearchTraces, c.SetSize, c.Sets, c.Design = 8, 4, 5, combin.Balanced }, nil, "search_traces = 8, set_size = 4, sets = 5, aggregations_per_set = 2, design = balanced: beyond the exact cost bound"},
 		"count":         {nil, func(r *Request) { r.Count = 7 }, "count 7"},
 		"request order": {nil, func(r *Request) { r.Order = 5 }, "order = "},
 		"lengths":       {nil, func(r *Request) { r.Lengths.Aggregation = 0 }, "lengths"},

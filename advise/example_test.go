@@ -43,7 +43,7 @@ func ExampleAdvise() {
 	//  6  3  3  2 balanced 1.000   49152  9.33  4.06   8.057e-08   8.85e-06
 	//  6  3  2  3 balanced 1.000   49152  9.33  3.98   8.027e-08   8.68e-06
 	//  6  3  2  2 balanced 1.000   40960 11.20  3.85   7.973e-08    8.4e-06
-	// 115 candidates
+	// 116 candidates
 }
 
 // The figures of one configuration without ranking the space: the top of

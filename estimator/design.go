@@ -40,13 +40,15 @@ type SetDistribution struct {
 // maxListedSelections bounds the selections NewSetDistribution reads,
 // maxDesignSelections the sets times traces UniformSets stores and the
 // selections a method walks one by one, maxRelabelN the N up to which all N! relabellings are
-// enumerated, and maxRoundSequences the round sequences BalancedSets
-// enumerates.
+// enumerated, and maxClassN the N up to which BalancedClasses enumerates
+// rounds (a set is a 16-bit mask).
 const (
 	maxListedSelections = 1 << 16
 	maxDesignSelections = 1 << 25
 	maxRelabelN         = 9
-	maxRoundSequences   = 1 << 22
+	maxClassN           = 16
+	// maxRelabelledSelections bounds the selections BalancedSets lists.
+	maxRelabelledSelections = 1 << 21
 )
 
 // NewSetDistribution returns the distribution with the given sets and
@@ -249,115 +251,109 @@ func RelabelledSets(N int, sets [][]int) (*SetDistribution, error) {
 // combin.BalancedSampler for the subset family f and K groups: the rounds
 // construction (independent uniformly random orderings of the N traces, cut
 // into K groups of n consecutive slots) conditioned on the groups being K
-// distinct n-subsets. It is found by enumerating every sequence of rounds
-// whose first round is the identity (all others follow by relabelling, which
-// leaves the law unchanged), and then relabelling uniformly. The sampler
-// follows this law except when 64 consecutive draws are invalid, which at
-// the paper's configuration (N = 8, n = 4, K = 4: 595 equally likely
-// designs, a draw valid with probability 34/35) has probability 35^-64.
-// Subsets are presented in ascending index order.
+// distinct n-subsets. It is BalancedClasses' law relabelled uniformly. The
+// sampler follows this law except when 64 consecutive draws are invalid,
+// which at the paper's configuration (N = 8, n = 4, K = 4: 595 equally
+// likely designs, a draw valid with probability 34/35) has probability
+// 35^-64. Subsets are presented in ascending index order.
 //
-// It returns an error if f is not a subset family, K is not in [1, T],
-// N > 9, or more than 4,194,304 round sequences would be enumerated.
+// It returns the errors of BalancedClasses, and an error if N > 9 (every
+// relabelling is enumerated) or the law has more than 2,097,152
+// selections.
 func BalancedSets(f combin.Family, K int) (*SetDistribution, error) {
 	N, n := f.Traces(), f.SetSize()
-	if f.Ordered() || n == 0 {
-		return nil, fmt.Errorf("estimator: balanced designs are drawn from subsets, not from %v", f)
-	}
-	if T, _ := f.Count64(); K < 1 || uint64(K) > T {
-		return nil, fmt.Errorf("estimator: K = %d, want in [1, T = %d]", K, T)
-	}
 	if N > maxRelabelN {
 		return nil, fmt.Errorf("estimator: N = %d > %d: too many relabellings to enumerate", N, maxRelabelN)
 	}
-	slots := K * n
-	// Sequences after the fixed first round: N! per further full round and
-	// N!/(N-m)! for a last partial round of m slots.
-	seqs := big.NewInt(1)
-	for rest := slots - min(slots, N); rest > 0; rest -= min(rest, N) {
-		m := min(rest, N)
-		seqs.Mul(seqs, new(big.Int).MulRange(int64(N-m+1), int64(N)))
-	}
-	if seqs.Cmp(big.NewInt(maxRoundSequences)) > 0 {
-		return nil, fmt.Errorf("estimator: %v round sequences exceed the enumeration limit %d", seqs, maxRoundSequences)
+	law, err := balancedLaw(f, K)
+	if err != nil {
+		return nil, err
 	}
 	l, err := newLabelledLaw(N, n)
 	if err != nil {
 		return nil, err
 	}
-	// A set is a bit mask of its members (N <= 9). masks holds the sets
-	// being filled, slot t going to set t/n; a design is keyed by its sorted
-	// masks, two bytes each.
-	masks := make([]uint16, K)
-	for t := range min(slots, N) {
-		masks[t/n] |= 1 << t
-	}
-	sorted := make([]uint16, K)
-	key := make([]byte, 2*K)
-	index := make(map[string]int)
-	var designs [][]uint16
-	var counts []int64
-	var valid int64
-	used := make([][]bool, (slots+N-1)/N) // per round
-	for r := range used {
-		used[r] = make([]bool, N)
-	}
-	var rec func(t int)
-	rec = func(t int) {
-		if t == slots {
-			copy(sorted, masks)
-			slices.Sort(sorted)
-			for k := 1; k < K; k++ {
-				if sorted[k] == sorted[k-1] {
-					return // two equal sets
-				}
-			}
-			valid++
-			for k, m := range sorted {
-				key[2*k], key[2*k+1] = byte(m), byte(m>>8)
-			}
-			if i, ok := index[string(key)]; ok {
-				counts[i]++
-				return
-			}
-			index[string(key)] = len(designs)
-			designs = append(designs, slices.Clone(sorted))
-			counts = append(counts, 1)
-			return
+	total := new(big.Int).SetUint64(law.total)
+	for i, sets := range law.sets(N) {
+		l.addOrbit(sets, new(big.Rat).SetFrac(new(big.Int).SetUint64(law.counts[i]), total))
+		if len(l.orbit) > maxRelabelledSelections {
+			return nil, fmt.Errorf("estimator: the balanced design of %v, K = %d has more than %d selections to list (BalancedClasses lists one class each)", f, K, maxRelabelledSelections)
 		}
-		u, k := used[t/N], t/n
-		for v := range N {
-			bit := uint16(1) << v
-			if u[v] || masks[k]&bit != 0 {
-				continue // v is in this round, or in this set from the previous round
-			}
-			u[v], masks[k] = true, masks[k]|bit
-			rec(t + 1)
-			u[v], masks[k] = false, masks[k]&^bit
-		}
-	}
-	rec(min(slots, N))
-	if valid == 0 {
-		return nil, fmt.Errorf("estimator: no valid rounds design for %v, K = %d", f, K)
-	}
-	order := make([]int, len(designs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(i, j int) int { return slices.Compare(designs[i], designs[j]) }) // a deterministic order of orbits
-	sets := make([][]int, K)
-	for _, i := range order {
-		for k, m := range designs[i] {
-			sets[k] = sets[k][:0]
-			for v := range N {
-				if m&(1<<v) != 0 {
-					sets[k] = append(sets[k], v)
-				}
-			}
-		}
-		l.addOrbit(sets, big.NewRat(counts[i], valid))
 	}
 	return l.design()
+}
+
+// BalancedClasses returns a law whose uniform relabelling is BalancedSets'
+// law: one labelled design of each class the rounds construction reaches
+// up to relabelling, or a few, with the class's probability spread over
+// them. Relabelling the traces leaves the law of anything that treats the
+// traces alike unchanged, so each such quantity (the coverage and M, the
+// search estimator's moments under a symmetric objective, the law of the
+// counts c_i) is the same under both, from a few thousand selections where
+// BalancedSets lists up to N! per class. A quantity that depends on where
+// traces sit within the sets (presentation order, pairs of sets presented
+// alike) is not: average it over relabellings.
+//
+// The classes are found by enumerating, round after round, how many
+// traces of each class of traces alike so far (held or missed alike by
+// every earlier part) each part of the round takes, with the number of
+// orderings each choice stands for: at most a few thousand choices in the
+// advisor's space (N <= 8, K <= 8), where the orderings number up to 10^28.
+//
+// It returns an error if f is not a subset family, K is not in [1, T],
+// N > 16, or the enumeration would take more than 4,194,304 steps.
+func BalancedClasses(f combin.Family, K int) (*SetDistribution, error) {
+	law, err := balancedLaw(f, K)
+	if err != nil {
+		return nil, err
+	}
+	groups := make([][]int, 0)
+	for g := range f.All() {
+		groups = append(groups, slices.Clone(g))
+	}
+	d, err := newDistributionSets(f.Traces(), groups)
+	if err != nil {
+		return nil, err
+	}
+	total := new(big.Int).SetUint64(law.total)
+	for i, sets := range law.sets(f.Traces()) {
+		sel := make([]int, len(sets))
+		for k, g := range sets {
+			r, err := f.Rank64(g)
+			if err != nil {
+				return nil, fmt.Errorf("estimator: %w", err)
+			}
+			sel[k] = int(r)
+		}
+		slices.Sort(sel)
+		d.sels = append(d.sels, sel)
+		d.probs = append(d.probs, new(big.Rat).SetFrac(new(big.Int).SetUint64(law.counts[i]), total))
+	}
+	d.maxK = K
+	return d, nil
+}
+
+// balancedLaw checks f and K for BalancedSets and BalancedClasses and
+// returns the rounds construction's law up to relabelling.
+func balancedLaw(f combin.Family, K int) (roundLaw, error) {
+	N, n := f.Traces(), f.SetSize()
+	if f.Ordered() || n == 0 {
+		return roundLaw{}, fmt.Errorf("estimator: balanced designs are drawn from subsets, not from %v", f)
+	}
+	if T, _ := f.Count64(); K < 1 || uint64(K) > T {
+		return roundLaw{}, fmt.Errorf("estimator: K = %d, want in [1, T = %d]", K, T)
+	}
+	if N > maxClassN {
+		return roundLaw{}, fmt.Errorf("estimator: N = %d > %d: more traces than a mask of the rounds enumeration holds", N, maxClassN)
+	}
+	law, err := roundClasses(N, n, K)
+	if err != nil {
+		return roundLaw{}, err
+	}
+	if law.total == 0 {
+		return roundLaw{}, fmt.Errorf("estimator: no valid rounds design for %v, K = %d", f, K)
+	}
+	return law, nil
 }
 
 // labelledLaw accumulates a distribution over designs of n-subsets of [0, N)

@@ -39,9 +39,10 @@ func BenchmarkDesignMoments(b *testing.B) {
 	}
 }
 
-// BenchmarkBalancedSets: the exact law of the balanced sampler, found by
-// enumerating round sequences, at the paper's configuration and at
-// Subsets(5, 3) with K = 6 (864,000 round sequences).
+// BenchmarkBalancedSets: the exact law of the balanced sampler, found
+// through the classes of traces and relabelled, at the paper's
+// configuration and at Subsets(5, 3) with K = 6 (864,000 round sequences);
+// and BalancedClasses alone at 8/3/8 (2^30 round sequences).
 func BenchmarkBalancedSets(b *testing.B) {
 	for _, c := range [][3]int{{8, 4, 4}, {5, 3, 6}} {
 		f := family(b, false, c[0], c[1])
@@ -52,4 +53,11 @@ func BenchmarkBalancedSets(b *testing.B) {
 			}
 		})
 	}
+	f := family(b, false, 8, 3)
+	b.Run("classes/"+f.String()+"/K=8", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			must(BalancedClasses(f, 8))
+		}
+	})
 }

@@ -357,8 +357,11 @@ func TestDesignErrors(t *testing.T) {
 	if _, err := BalancedSets(family(t, false, 10, 2), 2); err == nil || !strings.Contains(err.Error(), "N = 10") {
 		t.Errorf("BalancedSets(N = 10): %v", err)
 	}
-	if _, err := BalancedSets(family(t, false, 8, 2), 12); err == nil || !strings.Contains(err.Error(), "round sequences") {
-		t.Errorf("BalancedSets(8, 2, 12): %v", err)
+	if _, err := BalancedClasses(family(t, false, 12, 3), 20); err == nil || !strings.Contains(err.Error(), "steps to enumerate") {
+		t.Errorf("BalancedClasses(12, 3, 20): %v", err)
+	}
+	if _, err := BalancedClasses(family(t, false, 17, 2), 2); err == nil || !strings.Contains(err.Error(), "N = 17") {
+		t.Errorf("BalancedClasses(N = 17): %v", err)
 	}
 	if _, err := UniformSets(sub, 0); err == nil || !strings.Contains(err.Error(), "K = 0") {
 		t.Errorf("UniformSets(K = 0): %v", err)

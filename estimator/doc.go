@@ -25,7 +25,8 @@
 // [Weights.Expectation] then gives E[g] as an exact rational; Proposition
 // 3.1 says it equals M grad J. A [SetDistribution] is any law over
 // selections ([FixedSets], [UniformSets], [RelabelledSets], [BalancedSets],
-// the law of combin.BalancedSampler); [SetDistribution.Moments] gives the
+// the law of combin.BalancedSampler, and [BalancedClasses], the same up to
+// relabelling); [SetDistribution.Moments] gives the
 // exact mean, variance and E[A^2] of the estimator, noisy set scores
 // included. [JointExpectation] brute-forces the whole update (traces,
 // selection, order, N2 aggregation outputs and their rewards) on tiny

@@ -41,7 +41,7 @@ func TestAdviseJSONAndTable(t *testing.T) {
 	if first.SearchTraces != 6 || first.SetSize != 3 || first.Sets != 4 || first.AggregationsPerSet != 2 || first.Design != "balanced" || first.Tokens != 57344 {
 		t.Errorf("first row %+v", first)
 	}
-	if out.StepTokens != 256*57344 || out.StepProblems != 0 || len(out.Refused) != 1 || out.Refused[0].Reason == "" {
+	if out.StepTokens != 256*57344 || out.StepProblems != 0 || len(out.Refused) != 0 {
 		t.Errorf("step %d tokens, %d problems; refused %+v", out.StepTokens, out.StepProblems, out.Refused)
 	}
 	for i, r := range out.Candidates {
@@ -237,7 +237,6 @@ func TestAdviseConfigErrors(t *testing.T) {
 		`{"search_traces": 9, "set_size": 3, "sets": 3, "aggregations_per_set": 2}`:                       "config search_traces = 9 not in [3, 8]",
 		`{"search_traces": 6, "set_size": 3, "sets": 3, "aggregations_per_set": 1}`:                       "config aggregations_per_set = 1 not in [2, 16]",
 		`{"search_traces": 6, "set_size": 6, "sets": 1, "aggregations_per_set": 2}`:                       "config set_size = 6 not in [2, 5]",
-		`{"search_traces": 8, "set_size": 4, "sets": 5, "aggregations_per_set": 2, "design": "balanced"}`: "beyond the exact cost bound",
 		`{"search_traces": 6, "set_size": 3, "sets": 3, "aggregations_per_set": 2, "ordered": true}`:      `unknown field "ordered"`,
 		`{"search_traces": 6, "set_size": 3, "sets": 3, "aggregations_per_set": 2, "design": "tuples"}`:   "tuples",
 		`{"search_traces": 6, "set_size": 3, "sets": 30, "aggregations_per_set": 2, "design": "uniform"}`: "Sets",

@@ -60,6 +60,7 @@ var argumentNames = map[string]string{
 	"Batch.AggregationLengths": "aggregation_lengths",
 	"SearchLengths":            "search_lengths",
 	"AggregationLengths":       "aggregation_lengths",
+	"LossOptions.MissingRate":  "missing_rate",
 }
 
 // argumentName returns the ABI's name for a field the root package names:
@@ -90,6 +91,10 @@ func renamed(err error) error {
 		return e.In("spiral", argumentName)
 	case *spiral.InputError:
 		return e.In("spiral", argumentName(e.Field))
+	case *loss.InputError:
+		at := *e // the loss's field in the caller's words: search_lengths
+		at.Field = argumentName(e.Field)
+		return &at
 	case interface{ Unwrap() []error }:
 		errs := e.Unwrap()
 		out := make([]error, len(errs))

@@ -304,6 +304,8 @@ class Config:
         reduction: str = "token-mean",
         update: str = "joint_gradient",
         split_roles: bool = False,
+        missing_rate: float = 0.0,
+        reward_counts: Any = None,
     ) -> "_credit.LossCoefficients":
         """Per-output coefficients for the trainer's own loss reduction (Go's Config.LossCoefficients).
 
@@ -311,8 +313,10 @@ class Config:
         reduces its per-token losses -c_o * ratio with ``reduction`` gets, for
         this batch exactly, ``report.scale`` times the chosen update: SPIRAL's
         unbiased joint gradient (the search advantages divided by M, the
-        aggregation advantages by K(N2-1)) or the paper's update (the
-        advantages as they are). See docs/findings.md#loss-coefficients.
+        aggregation advantages by K(N2-1)), the same from the counts actually
+        scored (``"scored"``: unbiased when aggregation outputs go missing at
+        random) or the paper's update (the advantages as they are). See
+        docs/findings.md#loss-coefficients and docs/findings.md#missing-outputs.
 
         Parameters
         ----------
@@ -331,12 +335,26 @@ class Config:
             ``"openrlhf-sequence"``; NeMo-RL's ``"nemo-rl-token"``,
             ``"nemo-rl-sequence"``; or ``"sum"``. Call it on the rows the
             trainer reduces together (verl: a mini-batch).
-        update : {"joint_gradient", "paper"}
+        update : {"joint_gradient", "paper", "scored"}
             The update the trainer's gradient follows (with this Config's
             ``aggregation_baseline``, with which the credit was computed).
+            ``"scored"`` divides a problem's search advantages by
+            M(K') P(K' >= 2), K' its sets with a scored output, and a set's
+            aggregation advantages by K (S-1) P(S >= 2) (K S P(S >= 2) leave
+            one out), S its scored outputs (``credit.scored_outputs``).
         split_roles : bool
             The trainer reduces search traces and aggregation outputs as two
             loss terms, each over its own outputs, and adds them.
+        missing_rate : float
+            delta in [0, 1), the stated probability that each aggregation
+            output is missing (dropped or unscorable), independently of its
+            content (Go's LossOptions.MissingRate): ``"joint_gradient"``
+            divides by the expected counts, ``"scored"`` by P(K' >= 2) and
+            P(S >= 2), so that the expected update is grad J when delta is
+            the true rate. Default 0, every output scored.
+        reward_counts : array_like of int, P*K elements, optional
+            The outputs of each set, as given to ``credit_batch`` for ragged
+            sets (read by ``"scored"``); None means N2 each.
 
         Returns
         -------
@@ -348,11 +366,14 @@ class Config:
         ------
         InputError
             A length negative or beyond the loss's bound (``field`` names the
-            lengths, ``output`` the row).
+            lengths, ``output`` the row); ``missing_rate`` outside [0, 1);
+            ``reward_counts`` that do not fit the credit.
         ConfigError
-            An unknown reduction or update.
+            An unknown reduction or update, a missing_rate that is not finite.
         """
-        return _credit.loss_coefficients(self, credit, search_lengths, aggregation_lengths, reduction, update, split_roles)
+        return _credit.loss_coefficients(
+            self, credit, search_lengths, aggregation_lengths, reduction, update, split_roles, missing_rate, reward_counts
+        )
 
     def role_weights(self, reduction: str = "sum", split_roles: bool = False) -> RoleWeights:
         """Return the role weights of the update (Go's Config.RoleWeights).

@@ -232,7 +232,7 @@ class LossCoefficients(NamedTuple):
 REDUCTIONS: tuple[str, ...] = _native.names(_lib.spiral_loss_reductions)
 """The loss reductions, named as the trainers name them (Go's loss.Reduction): ``"token-mean"``, ..."""
 
-_UPDATES = {"joint_gradient": 0, "paper": 1}
+_UPDATES = {"joint_gradient": 0, "paper": 1, "scored": 2}
 
 
 def loss_coefficients(
@@ -243,6 +243,8 @@ def loss_coefficients(
     reduction: str,
     update: str,
     split_roles: bool,
+    missing_rate: float = 0.0,
+    reward_counts: Any = None,
 ) -> LossCoefficients:
     """Loss coefficients of a credited batch; see ``Config.loss_coefficients``."""
     if not isinstance(credit, Credit):
@@ -250,7 +252,10 @@ def loss_coefficients(
     name = _args.text(reduction, "reduction")
     u = _UPDATES[_args.choice(update, "update", _UPDATES)]
     split = _args.flag(split_roles, "split_roles")
+    rate = _args.real(missing_rate, "missing_rate")
     ints = _native.ints
+    rc = None if reward_counts is None else ints(reward_counts, "reward_counts")
+    scored = np.ascontiguousarray(credit.scored_outputs)
     search = np.ascontiguousarray(credit.search)
     agg = np.ascontiguousarray(credit.aggregation)
     sl = ints(search_lengths, "search_lengths")
@@ -260,7 +265,15 @@ def loss_coefficients(
     out_s = np.empty(search.shape, search.dtype)
     out_a = np.empty(agg.shape, agg.dtype)
     a = _native.array
-    inp = _native._LossIn(search=a(search), aggregation=a(agg), search_lengths=a(sl), aggregation_lengths=a(al))
+    inp = _native._LossIn(
+        search=a(search),
+        aggregation=a(agg),
+        search_lengths=a(sl),
+        aggregation_lengths=a(al),
+        reward_counts=a(rc),
+        scored_outputs=a(scored),
+        missing_rate=rate,
+    )
     s_out, a_out = a(out_s), a(out_a)
     rep = _native._LossReport()
     _native.check(

@@ -12,6 +12,14 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
+# nemo_rl/algorithms/utils.py: get_gdpo_reward_component_keys
+def get_gdpo_reward_component_keys(batch) -> list[str]:
+    """Return batch keys that are named reward components (e.g. reward/correctness) in sorted order."""
+    return sorted(
+        k for k in batch.keys() if isinstance(k, str) and k.startswith("reward/")
+    )
+
+
 # nemo_rl/algorithms/utils.py: calculate_kl
 def calculate_kl(
     logprobs: torch.Tensor,

@@ -16,6 +16,7 @@ configuration's class defaults; the nemo_rl imports of the loss module),
 runs the cases below through it, and writes
 
     advantage/testdata/trainers/nemo-rl/<preset>.json.gz   (advantages)
+    advantage/testdata/trainers/nemo-rl/gdpo/nemo-rl-gdpo.json.gz
     loss/testdata/nemo-rl-loss.json.gz                     (loss gradients)
 
 The same seed gives the same files.
@@ -40,7 +41,7 @@ import torch
 REPOSITORY = "github.com/NVIDIA-NeMo/RL"
 COMMIT = "7ea279abfbeb698b092856d0dab61e7cf39bc909"
 EXTRACT = {
-    "nemo_rl/algorithms/utils.py": ["calculate_kl", "calculate_baseline_and_std_per_prompt", "masked_mean"],
+    "nemo_rl/algorithms/utils.py": ["get_gdpo_reward_component_keys", "calculate_kl", "calculate_baseline_and_std_per_prompt", "masked_mean"],
     "nemo_rl/algorithms/loss/interfaces.py": ["LossType", "MetricNormalizer", "LossInputType"],
     "nemo_rl/algorithms/advantage_estimator.py": [
         "AdvEstimatorConfig",
@@ -244,6 +245,50 @@ def advantages(ns, seed: int = 37, cases: int = 1200) -> None:
         })
 
 
+def gdpo(ns, seed: int = 37, cases: int = 400) -> None:
+    """GDPOAdvantageEstimator on two or three reward components per row (0/1 and continuous), with and without weights."""
+    rng = np.random.default_rng([seed, 3])
+    out = []
+    for n in range(cases):
+        dtype = torch.float32 if n % 2 == 0 else torch.float64
+        groups = int(rng.integers(1, 6))
+        ids = []
+        for k in range(groups):
+            ids += [k] * int(rng.choice([1, 2, 3, 4, 8, 16]))
+        ids = [ids[i] for i in rng.permutation(len(ids))]
+        k = int(rng.integers(2, 4))
+        comps = []
+        for j in range(k):
+            if j == 0 or rng.random() < 0.5:
+                c = rng.integers(0, 2, len(ids)).astype(float)
+            else:
+                c = rng.normal(0, float(rng.choice([0.1, 1.0, 10.0])), len(ids))
+            if dtype == torch.float32:
+                c = c.astype(np.float32).astype(float)
+            comps.append([float(x) for x in c])
+        weights = None if rng.random() < 0.5 else [float(np.round(rng.uniform(0.1, 2.0), 2)) for _ in range(k)]
+        torch.set_default_dtype(dtype)
+        try:
+            est = ns["GDPOAdvantageEstimator"](ns["AdvEstimatorConfig"](reward_weights=weights), None)
+            batch = {f"reward/c{j}": torch.tensor(c, dtype=dtype) for j, c in enumerate(comps)}
+            adv = est.compute_advantage(torch.tensor(ids).unsqueeze(-1), None, torch.ones(len(ids), 3), batch)
+        finally:
+            torch.set_default_dtype(torch.float32)
+        out.append({
+            "dtype": "float32" if dtype == torch.float32 else "float64",
+            "ids": ids,
+            "components": comps,
+            "weights": weights,
+            "want": [float(a) for a in adv[:, 0]],
+        })
+    write(os.path.join(HERE, "gdpo", "nemo-rl-gdpo.json.gz"), {
+        "repository": REPOSITORY,
+        "commit": COMMIT,
+        "source": "nemo_rl/algorithms/advantage_estimator.py GDPOAdvantageEstimator",
+        "cases": out,
+    })
+
+
 # ---------------------------------------------------------------- the loss
 
 
@@ -360,6 +405,7 @@ def main(argv: list[str]) -> None:
         torch.use_deterministic_algorithms(True)
         ns = load()
         advantages(ns)
+        gdpo(ns)
         loss(ns)
     else:
         sys.exit(__doc__)
