@@ -166,9 +166,10 @@ func (p *Planner) Plan(seed, step, key uint64) (Plan, error) {
 // ([combin.BalancedSampler.DrawTo]); under Shuffled, each set is then put
 // in a uniformly random order by [combin.Shuffle], set after set.
 //
-// It returns an error, and leaves dst unchanged, if dst is nil or the
-// batch would hold more than combin.MaxSize members (len(keys)*K*n),
-// before allocating.
+// It returns an *[InputError], and leaves dst unchanged, if dst is nil
+// (about "dst") or the batch would hold more than combin.MaxSize = 2^24
+// members, len(keys)*K*n (about "keys", Value len(keys)), before
+// allocating.
 func (p *Planner) PlanTo(dst *Plans, seed, step uint64, keys []uint64) error {
 	if dst == nil {
 		return errNilPlans
@@ -228,9 +229,10 @@ var errNilPlans = (&InputError{Field: "dst", Problem: -1, Set: -1, Output: -1, E
 // members[(q*K+i)*n+j], trace indices in [0, N1). Each problem's sets are
 // checked as [Config.CheckPlan] checks a plan.
 //
-// A nil dst, a length that is not a multiple of K*n, a batch of more than
-// combin.MaxSize members or an invalid c gets an error and leaves dst
-// unchanged. Otherwise every problem is written; a *[BatchError] lists the
+// A nil dst (an *[InputError] about "dst"), a length that is not a
+// multiple of K*n or a batch of more than combin.MaxSize = 2^24 members
+// (about "members", Value len(members)), or an invalid c gets an error and
+// leaves dst unchanged. Otherwise every problem is written; a *[BatchError] lists the
 // problems whose sets are bad, each as an *[InputError] about "members"
 // naming the problem, set and member, and CreditBatch rejects them with the
 // same error and credits the others.

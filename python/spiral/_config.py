@@ -375,7 +375,7 @@ class Config:
             self, credit, search_lengths, aggregation_lengths, reduction, update, split_roles, missing_rate, reward_counts
         )
 
-    def role_weights(self, reduction: str = "sum", split_roles: bool = False) -> RoleWeights:
+    def role_weights(self, reduction: str = "sum", split_roles: bool = False, missing_rate: float = 0.0) -> RoleWeights:
         """Return the role weights of the update (Go's Config.RoleWeights).
 
         The weights the expected update (the advantages as they are, with
@@ -392,17 +392,24 @@ class Config:
         split_roles : bool
             The trainer reduces search traces and aggregation outputs as two
             loss terms (``"seq-mean-token-sum"`` with it: a mean per role).
+        missing_rate : float
+            delta in [0, 1): each aggregation output missing (dropped or
+            unscorable) with this probability, independently of its content.
+            With delta > 0 the weights are the expected counts E[M(K')] and
+            K E[(S-1)+] (K E[S; S >= 2] leave one out); uniform design,
+            ``"sum"`` or ``"seq-mean-token-sum-norm"`` only.
 
         Returns
         -------
         RoleWeights
             At the paper's configuration with a sum: search 1365/1541,
-            aggregation 12.
+            aggregation 12 (with missing_rate 0.25: 513/64).
         """
         f = (ctypes.c_double * 4)()
         name = _args.text(reduction, "reduction")
         split = _args.flag(split_roles, "split_roles")
-        t = _native.text(_lib.spiral_role_weights, self._handle.value, name, len(name), int(split), f).split("\n")
+        rate = _args.real(missing_rate, "missing_rate")
+        t = _native.text(_lib.spiral_role_weights, self._handle.value, name, len(name), int(split), rate, f).split("\n")
         return RoleWeights(_fraction(t[0]), _fraction(t[1]), f[0], f[1], f[2], f[3])
 
 

@@ -42,7 +42,7 @@ def _load() -> ctypes.CDLL:
         "spiral_config_new": (h, [p, i64, ctypes.POINTER(h)]),
         "spiral_release": (None, [h]),
         "spiral_constants": (h, [h, p, p, i64, ctypes.POINTER(i64)]),
-        "spiral_role_weights": (h, [h, p, i64, i64, p, p, i64, ctypes.POINTER(i64)]),
+        "spiral_role_weights": (h, [h, p, i64, i64, ctypes.c_double, p, p, i64, ctypes.POINTER(i64)]),
         "spiral_plan": (h, [h, u64, u64, p, p, p]),
         "spiral_credit_batch": (h, [h, h, p, p, p]),
         "spiral_group_presets": (None, [p, i64, ctypes.POINTER(i64)]),

@@ -79,6 +79,21 @@ class ScoredUpdate(unittest.TestCase):
         lc = cfg.loss_coefficients(cr, search_lengths=ones[0], aggregation_lengths=ones[1], reduction="sum", missing_rate=0.25)
         np.testing.assert_allclose(lc.aggregation, cr.aggregation * 32 / 81, rtol=1e-15)
 
+    def test_role_weights(self) -> None:
+        # The expected-count weights (Go's RoleWeights with MissingRate).
+        from fractions import Fraction
+
+        small = spiral.Config(search_traces=2, set_size=1, sets=2, aggregations_per_set=3)
+        self.assertEqual(small.role_weights(missing_rate=0.25).aggregation, Fraction(81, 32))
+        loo = spiral.Config(search_traces=2, set_size=1, sets=2, aggregations_per_set=3, aggregation_baseline="leave_one_out")
+        self.assertEqual(loo.role_weights(missing_rate=0.25).aggregation, Fraction(135, 32))
+        paper = spiral.Config(search_traces=8, set_size=4, sets=4, aggregations_per_set=4)
+        w = paper.role_weights(missing_rate=0.25)
+        self.assertEqual((w.search, w.aggregation), (Fraction(5849633719125, 6618544603136), Fraction(513, 64)))
+        self.assertEqual(paper.role_weights().aggregation, 12)
+        with self.assertRaises(spiral.ConfigError):
+            paper.role_weights(reduction="seq-mean-token-sum", missing_rate=0.25)
+
     def test_errors(self) -> None:
         cfg = spiral.Config(search_traces=8, set_size=4, sets=4, aggregations_per_set=4)
         sets, rewards, un, counts = ragged_batch(cfg, 3, 7)
