@@ -33,6 +33,8 @@ type worker struct {
 	checked spiral.Plans // the caller's sets, checked
 	batch   spiral.Batch // the caller's batch, copied
 	credit  spiral.BatchCredit
+
+	coefficients spiral.LossCoefficients
 }
 
 func (s *configState) get() *worker {

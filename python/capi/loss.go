@@ -102,8 +102,10 @@ func spiral_loss_coefficients(cfg C.spiral_handle, reduction *C.char, n C.int64_
 	if len(search)%n1 != 0 {
 		return fail(usageError("search has %d advantages, not a multiple of N1 = %d", len(search), n1))
 	}
-	var dst spiral.LossCoefficients
-	if err := s.cfg.AdvantageCoefficients(&dst, search, aggregation, bin, opt); err != nil {
+	w := s.get() // its LossCoefficients keeps the role multipliers from call to call
+	defer s.put(w)
+	dst := &w.coefficients
+	if err := s.cfg.AdvantageCoefficients(dst, search, aggregation, bin, opt); err != nil {
 		return fail(renamed(err))
 	}
 	if err := checkOutputs(
