@@ -353,7 +353,8 @@ func closeRat(got, want *big.Rat) bool {
 // K E[(S-1)+] (K E[S; S >= 2] leave one out); today's JointGradient
 // (MissingRate 0) gives E[M(K')]/M and E[(S-1)+]/(N2-1) (E[S; S >= 2]/N2),
 // not 1; ScoredGradient with MissingRate 0 gives P(K' >= 2) and P(S >= 2).
-// 4/2/3/2 leave one out runs under SPIRAL_LONG=1.
+// 4/2/3/2 leave one out runs under SPIRAL_LONG=1; under the race detector
+// only 4/2/2/2 and 2/1/2/3 run.
 func TestMissingOutputsByEnumeration(t *testing.T) {
 	delta := big.NewRat(1, 4)
 	opts := []LossOptions{
@@ -369,6 +370,9 @@ func TestMissingOutputsByEnumeration(t *testing.T) {
 			c := Config{SearchTraces: shape[0], SetSize: shape[1], Sets: shape[2], AggregationsPerSet: shape[3], AggregationBaseline: base}
 			if shape[2] == 3 && base == LeaveOneOut && !spiraltest.Long() {
 				continue // the largest enumeration, 233,280 outcomes: long only
+			}
+			if raceEnabled && shape[0] > 4 || raceEnabled && shape[2] == 3 {
+				continue // nothing concurrent: the race detector's run keeps the two smallest
 			}
 			t.Run(fmt.Sprintf("%d/%d/%d/%d/%v", shape[0], shape[1], shape[2], shape[3], base), func(t *testing.T) {
 				gs, ga := missingToy{n: c.SetSize}.grads()
