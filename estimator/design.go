@@ -1,6 +1,7 @@
 package estimator
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"iter"
@@ -316,7 +317,10 @@ func BalancedClasses(f combin.Family, K int) (*SetDistribution, error) {
 		return nil, err
 	}
 	total := new(big.Int).SetUint64(law.total)
+	start := len(d.sels)
+	var counts []uint64
 	for i, sets := range law.sets(f.Traces()) {
+		counts = append(counts, law.counts[i])
 		sel := make([]int, len(sets))
 		for k, g := range sets {
 			r, err := f.Rank64(g)
@@ -328,6 +332,17 @@ func BalancedClasses(f combin.Family, K int) (*SetDistribution, error) {
 		slices.Sort(sel)
 		d.sels = append(d.sels, sel)
 		d.probs = append(d.probs, new(big.Rat).SetFrac(new(big.Int).SetUint64(law.counts[i]), total))
+	}
+	// Selections of one probability next to each other: a sum over them
+	// costs rational work per run of one probability (SetDistribution.runs).
+	order := make([]int, len(counts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(counts[i], counts[j]) })
+	sels, probs := slices.Clone(d.sels[start:]), slices.Clone(d.probs[start:])
+	for k, i := range order {
+		d.sels[start+k], d.probs[start+k] = sels[i], probs[i]
 	}
 	d.maxK = K
 	return d, nil

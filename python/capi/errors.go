@@ -91,6 +91,10 @@ func renamed(err error) error {
 		return e.In("spiral", argumentName)
 	case *spiral.InputError:
 		return e.In("spiral", argumentName(e.Field))
+	case *loss.InputError:
+		at := *e // the loss's field in the caller's words: search_lengths
+		at.Field = argumentName(e.Field)
+		return &at
 	case interface{ Unwrap() []error }:
 		errs := e.Unwrap()
 		out := make([]error, len(errs))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import json
-import operator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Optional
@@ -38,7 +37,8 @@ class Gate:
     boundary: str = "gate"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "target", operator.index(self.target))
+        object.__setattr__(self, "target", _args.bounded(self.target, "target", -_I64_MAX, _I64_MAX, ConfigError))
+        _args.text(self.boundary, "boundary")
 
 
 @dataclass(frozen=True)
@@ -74,9 +74,9 @@ class SoftOverlong:
     factor: float = 1.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "max_length", operator.index(self.max_length))
-        object.__setattr__(self, "buffer", operator.index(self.buffer))
-        object.__setattr__(self, "factor", float(self.factor))
+        object.__setattr__(self, "max_length", _args.bounded(self.max_length, "max_length", -_I64_MAX, _I64_MAX, ConfigError))
+        object.__setattr__(self, "buffer", _args.bounded(self.buffer, "buffer", -_I64_MAX, _I64_MAX, ConfigError))
+        object.__setattr__(self, "factor", _args.real(self.factor, "factor"))
 
 
 @dataclass(frozen=True)
@@ -91,8 +91,8 @@ class RewardRange:
     high: float = 0.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "low", float(self.low))
-        object.__setattr__(self, "high", float(self.high))
+        object.__setattr__(self, "low", _args.real(self.low, "low"))
+        object.__setattr__(self, "high", _args.real(self.high, "high"))
 
 
 @dataclass(frozen=True)
@@ -142,6 +142,8 @@ class RoleWeights:
     search_multiplier: float
     aggregation_multiplier: float
 
+
+_I64_MAX = (1 << 63) - 1
 
 _BASELINES = {"within_set": 0, "leave_one_out": 1}
 
@@ -203,14 +205,21 @@ class Config:
     aggregation_baseline: str = "within_set"
 
     def __post_init__(self) -> None:
+        # Kinds and ranges checked here, naming the field; the values by
+        # the library's Config.Validate.
         for name in ("search_traces", "set_size", "sets", "aggregations_per_set"):
-            object.__setattr__(self, name, operator.index(getattr(self, name)))
-        object.__setattr__(self, "ordered", bool(self.ordered))
-        if self.aggregation_baseline not in _BASELINES:
-            raise ConfigError(
-                f"spiral: aggregation_baseline = {self.aggregation_baseline!r}, want one of {sorted(_BASELINES)}",
-                "aggregation_baseline",
-            )
+            object.__setattr__(self, name, _args.bounded(getattr(self, name), name, -_I64_MAX, _I64_MAX, ConfigError))
+        object.__setattr__(self, "ordered", _args.flag(self.ordered, "ordered"))
+        _args.text(self.order, "order")
+        _args.text(self.design, "design")
+        for name, kind in (("gates", Gates), ("overlong", (SoftOverlong, type(None))), ("reward_range", RewardRange)):
+            if not isinstance(getattr(self, name), kind):
+                want = "SoftOverlong or None" if name == "overlong" else kind.__name__
+                raise TypeError(f"spiral: {name} must be a {want}, got {type(getattr(self, name)).__name__}")
+        for role in ("search", "aggregation"):
+            if not isinstance(getattr(self.gates, role), Gate):
+                raise TypeError(f"spiral: gates.{role} must be a Gate, got {type(getattr(self.gates, role)).__name__}")
+        _args.choice(self.aggregation_baseline, "aggregation_baseline", _BASELINES)
         d = dataclasses.asdict(self)
         d["aggregation_baseline"] = _BASELINES[self.aggregation_baseline]
         text = json.dumps(d).encode()
@@ -397,9 +406,10 @@ class Config:
             aggregation 12 (with missing_rate 0.25: 513/64).
         """
         f = (ctypes.c_double * 4)()
-        name = reduction.encode()
+        name = _args.text(reduction, "reduction")
+        split = _args.flag(split_roles, "split_roles")
         rate = _args.real(missing_rate, "missing_rate")
-        t = _native.text(_lib.spiral_role_weights, self._handle.value, name, len(name), int(bool(split_roles)), rate, f).split("\n")
+        t = _native.text(_lib.spiral_role_weights, self._handle.value, name, len(name), int(split), rate, f).split("\n")
         return RoleWeights(_fraction(t[0]), _fraction(t[1]), f[0], f[1], f[2], f[3])
 
 

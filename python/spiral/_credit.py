@@ -377,7 +377,7 @@ def plan(cfg: "Config", seed: int, step: int, keys: Any, dtype: Any = np.int64) 
     step = _args.uint64(step, "step")
     try:
         dt = np.dtype(dtype)
-    except TypeError:
+    except (TypeError, ValueError):
         raise TypeError(f"spiral: dtype = {dtype!r}, want numpy.int64 or numpy.int32") from None
     if dt not in _PLAN_DTYPES:
         raise TypeError(f"spiral: dtype = {dt}, want numpy.int64 or numpy.int32")
@@ -472,9 +472,12 @@ def credit_batch(
         plans, s = sets._handle, sets.sets
     else:
         plans, s = 0, ints(sets, "sets")
-    # Shapes are checked, and sizes before anything is allocated; a flat
-    # array's length is checked by the library, which names the layout.
+    # Shapes are checked, and sizes before anything is allocated. An array
+    # whose length does not fit the problems of sets is named with them.
+    if s.size % (k * n):
+        raise InputError(f"spiral: sets: {s.size} members, not a multiple of K*n = {k}*{n}", "sets", value=float(s.size))
     p = s.size // (k * n)
+    of = f"for the {p} problems of sets"
     if s.ndim != 1:
         _args.shaped(s, "sets", (p, k, n), (p * k, n))
     if s.size > _native.MAX_SIZE:
@@ -484,22 +487,25 @@ def credit_batch(
     un = None if unscorable is None else _native.bools(unscorable, "unscorable")
     sl = None if search_lengths is None else ints(search_lengths, "search_lengths")
     al = None if aggregation_lengths is None else ints(aggregation_lengths, "aggregation_lengths")
-    most = -(-s.size // (k * n)) * k * n2  # rewards of the problems sets begins, the last perhaps cut
-    if r.size > most and (rc is None or rc.size == 0 or int(rc.max()) <= n2):  # else a count is named
-        raise InputError(f"spiral: rewards has {r.size} elements, more than P*K*N2 = {most} for {s.size} set members", "rewards", value=float(r.size))
-    if s.size % (k * n) == 0:  # else the library names the sets' layout
-        if rc is None and r.ndim != 1:
-            _args.shaped(r, "rewards", (p, k, n2), (p * k, n2))
-        if rc is not None and rc.ndim != 1:
-            _args.shaped(rc, "reward_counts", (p, k))
-        if rc is not None and r.ndim != 1:
+    if rc is None:
+        _args.shaped(r, "rewards", (p, k, n2), (p * k, n2), (p * k * n2,), context=of)
+    else:
+        _args.shaped(rc, "reward_counts", (p, k), (p * k,), context=of)
+        if r.ndim != 1:
             raise InputError(f"spiral: rewards has shape {r.shape}, want a flat array (sum(reward_counts),) with reward_counts", "rewards", value=float(r.size))
+        if r.size > 2 * p * k * n2:
+            raise InputError(f"spiral: rewards has {r.size} elements, more than P*K*N2 = {p * k * n2} {of}", "rewards", value=float(r.size))
+        if rc.size and 1 <= int(rc.min()) and int(rc.max()) <= n2 and int(rc.sum()) != r.size:
+            raise InputError(f"spiral: rewards has {r.size} elements, want sum(reward_counts) = {int(rc.sum())}", "rewards", value=float(r.size))
+    # The lengths of the arrays parallel to the rewards, once the rewards'
+    # own layout holds (else the library names the rewards or their counts).
+    if rc is None or (rc.size and int(rc.min()) >= 0 and int(rc.sum()) == r.size):
         if un is not None:
-            _args.shaped(un, "unscorable", r.shape, (r.size,))
-        if sl is not None:
-            _args.shaped(sl, "search_lengths", (p, n1), (p * n1,))
+            _args.shaped(un, "unscorable", r.shape, (r.size,), context="parallel to rewards")
         if al is not None:
-            _args.shaped(al, "aggregation_lengths", r.shape, (r.size,))
+            _args.shaped(al, "aggregation_lengths", r.shape, (r.size,), context="parallel to rewards")
+    if sl is not None:
+        _args.shaped(sl, "search_lengths", (p, n1), (p * n1,), context=of)
 
     if out is None:
         c = Credit(p, n1, k, r.shape, r.dtype)
