@@ -115,7 +115,7 @@ func PartCoefficients(dst []float64, in Rows, r Reduction, part Part) (Report, e
 		return Report{}, fmt.Errorf("loss: reduction = %d is not a defined Reduction", int(r))
 	}
 	if s := part.Scale; math.IsNaN(s) || s < 0 || s > MaxScale {
-		return Report{}, &InputError{Field: "Scale", Row: -1, Value: s, Err: fmt.Errorf("kappa outside [0, MaxScale = 2^53]")}
+		return Report{}, &InputError{Field: "Scale", Row: -1, Value: s, Err: errors.New("kappa outside [0, 2^53]")}
 	}
 	// The part's counts per term. An entry Coefficients refuses (a length
 	// of a field, a length, a term) stops the count: Coefficients then
@@ -167,7 +167,7 @@ func PartCoefficients(dst []float64, in Rows, r Reduction, part Part) (Report, e
 			if useSeq {
 				if d.Sequences < seq[t] || d.Sequences > MaxRows {
 					return Report{}, &InputError{Field: "Over.Sequences", Row: t, Value: float64(d.Sequences),
-						Err: fmt.Errorf("outside [%d (the part's own), MaxRows = %d]", seq[t], MaxRows)}
+						Err: fmt.Errorf("outside [%d (the part's own), %d]", seq[t], MaxRows)}
 				}
 				seq[t] = d.Sequences
 			} else if k == kindTokens {

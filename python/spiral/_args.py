@@ -85,9 +85,15 @@ def flag(x: Any, name: str) -> bool:
     raise TypeError(f"spiral: {name} must be a bool, got {x!r}")
 
 
-def shaped(a: np.ndarray, name: str, *shapes: tuple, context: str = "") -> None:
-    """Raise InputError naming a and both shapes unless a has one of the shapes."""
+def shaped(a: np.ndarray, name: str, *shapes: tuple, context: str = "", problems: Any = None) -> None:
+    """Raise InputError naming a and both shapes unless a has one of the shapes.
+
+    context says what the shapes follow from, or problems (the problems of
+    the argument sets) does.
+    """
     if a.shape in shapes:
         return
+    if problems is not None:
+        context = f"for the {problems} problems of sets"
     want = " or ".join(dict.fromkeys(str(s) for s in shapes))
     raise InputError(f"spiral: {name} has shape {a.shape}, want {want}" + (f" {context}" if context else ""), name, value=float(a.size))
