@@ -11,16 +11,6 @@ import (
 	"spiral/lengthgate"
 )
 
-// InputError describes one bad entry of a caller's input, naming the
-// caller's own field, the problem, set and position, and the value; it is
-// [advantage.InputError], the one error type every layer of the module
-// renames for its caller. Recover it with errors.As.
-type InputError = advantage.InputError
-
-// BatchError lists every bad problem of a batch, each with its first
-// *InputError, in problem order; it is [advantage.BatchError].
-type BatchError = advantage.BatchError
-
 // Span locates one problem in a [Batch] and its [BatchCredit]: its search
 // traces are SearchLengths[Trace : Trace+Traces] (and the same range of
 // Search and Appearances), its sets the range [Set, Set+Sets) of
@@ -125,6 +115,7 @@ type BatchCredit struct {
 	rewards []float64              // the owned copy of the rewards, shaped by Config.Overlong
 	raw     credit.Output[float64] // the credit of one problem's raw rewards (rawZero)
 	bad     []*InputError          // the rejected problems' errors
+	zero    []bool                 // the kernel found every advantage of problem q 0
 	made    creditShape            // the shape of the Config that filled it (Config.LossCoefficients compares)
 }
 
@@ -274,7 +265,7 @@ func (b *BatchCredit) reject(c *Config, in *Batch) {
 	for q, sp := range b.spans[:b.Problems] {
 		var e *InputError
 		if len(plansBad) > 0 && plansBad[0].Problem == q {
-			e, plansBad = plansBad[0].In("spiral", "Batch.Plans"), plansBad[1:]
+			e, plansBad = plansBad[0].In("spiral", FieldPlans), plansBad[1:]
 		} else {
 			e = c.problemError(in, q, sp)
 		}
@@ -337,7 +328,7 @@ func (b *BatchCredit) credit(c *Config, in *Batch) {
 		if b.Rejected[q] {
 			k.Clear(q, credit.Span(sp))
 		} else {
-			credit.Problem(k, &b.in, q, credit.Span(sp))
+			b.zero[q] = credit.Problem(k, &b.in, q, credit.Span(sp))
 		}
 	}
 	b.Search, b.Aggregation, b.SetScores, b.SetAdvantages = k.Search, k.Aggregation, k.SetScores, k.SetAdvantages
@@ -349,15 +340,15 @@ func (b *BatchCredit) credit(c *Config, in *Batch) {
 
 // noSignal sets b.NoSignal: a problem that is not rejected and whose raw
 // rewards give every search and aggregation advantage 0. Without shaping
-// the credit is that of the raw rewards and is read; with it, rawZero
-// decides from the raw rewards.
+// the credit is that of the raw rewards, and the kernel said so (b.zero);
+// with it, rawZero decides from the raw rewards.
 func (b *BatchCredit) noSignal(c *Config, in *Batch) {
 	for q, sp := range b.spans[:b.Problems] {
 		switch {
 		case b.Rejected[q]:
 			b.NoSignal[q] = false
 		case c.Overlong == nil:
-			b.NoSignal[q] = allZero(b.Search[sp.Trace:sp.Trace+sp.Traces]) && allZero(b.Aggregation[sp.Reward:sp.Reward+sp.Rewards])
+			b.NoSignal[q] = b.zero[q] // the credit is the raw rewards'
 		default:
 			b.NoSignal[q] = b.rawZero(in, sp)
 		}
@@ -406,25 +397,25 @@ func (c *Config) checkLayout(in *Batch) error {
 	}
 	switch {
 	case in.Plans == nil:
-		return layout("Batch.Plans", "nil: plans come from Planner.PlanTo or Config.CheckPlans")
+		return layout(FieldPlans, "nil: plans come from Planner.PlanTo or Config.CheckPlans")
 	case in.Plans.shape == planShape{}:
-		return layout("Batch.Plans", "holds no plans: fill it with Planner.PlanTo or Config.CheckPlans (a refused call leaves it empty)")
+		return layout(FieldPlans, "holds no plans: fill it with Planner.PlanTo or Config.CheckPlans (a refused call leaves it empty)")
 	case in.Plans.shape != c.planShape():
 		s := in.Plans.shape
-		return layout("Batch.Plans", "made for N1 = %d, n = %d, K = %d, Ordered = %v, Design = %v; the Config has N1 = %d, n = %d, K = %d, Ordered = %v, Design = %v",
+		return layout(FieldPlans, "made for N1 = %d, n = %d, K = %d, Ordered = %v, Design = %v; the Config has N1 = %d, n = %d, K = %d, Ordered = %v, Design = %v",
 			s.traces, s.setSize, s.sets, s.ordered, s.design, n1, c.SetSize, k, c.Ordered, c.Design)
 	}
 	p := in.Plans.Problems()
 	outputs := p * k * n2
 	if in.RewardCounts != nil {
 		if len(in.RewardCounts) != p*k {
-			return layout("Batch.RewardCounts", "len(RewardCounts) = %d, want P*K = %d*%d", len(in.RewardCounts), p, k)
+			return layout(FieldRewardCounts, "len(RewardCounts) = %d, want P*K = %d*%d", len(in.RewardCounts), p, k)
 		}
 		outputs = 0
 		for s, m := range in.RewardCounts {
 			if m < 1 || m > n2 {
-				return (&InputError{Field: "Batch.RewardCounts", Problem: s / k, Set: s % k, Output: -1, Value: float64(m),
-					Err: fmt.Errorf("count %d outside [1, N2 = %d] (mark an output that could not be scored in Unscorable)", m, n2)}).In("spiral", "Batch.RewardCounts")
+				return (&InputError{Field: FieldRewardCounts, Problem: s / k, Set: s % k, Output: -1, Value: float64(m),
+					Err: fmt.Errorf("count %d outside [1, N2 = %d] (mark an output that could not be scored in Unscorable)", m, n2)}).In("spiral", FieldRewardCounts)
 			}
 			outputs += m
 		}
@@ -434,19 +425,19 @@ func (c *Config) checkLayout(in *Batch) error {
 		if in.RewardCounts != nil {
 			want = "sum(RewardCounts)"
 		}
-		return layout("Batch.Rewards", "len(Rewards) = %d, want %s = %d", len(in.Rewards), want, outputs)
+		return layout(FieldRewards, "len(Rewards) = %d, want %s = %d", len(in.Rewards), want, outputs)
 	}
 	if in.Unscorable != nil && len(in.Unscorable) != outputs {
-		return layout("Batch.Unscorable", "len(Unscorable) = %d, want len(Rewards) = %d", len(in.Unscorable), outputs)
+		return layout(FieldUnscorable, "len(Unscorable) = %d, want len(Rewards) = %d", len(in.Unscorable), outputs)
 	}
-	if err := lengthsLen("Batch.SearchLengths", in.SearchLengths, p*n1, c.Gates.Search.Enabled(), "the search gate", "P*N1"); err != nil {
+	if err := lengthsLen(FieldSearchLengths, in.SearchLengths, p*n1, c.Gates.Search.Enabled(), "the search gate", "P*N1"); err != nil {
 		return err
 	}
 	needAgg, why := c.Gates.Aggregation.Enabled(), "the aggregation gate"
 	if c.Overlong != nil {
 		needAgg, why = true, "Config.Overlong"
 	}
-	return lengthsLen("Batch.AggregationLengths", in.AggregationLengths, outputs, needAgg, why, "len(Rewards)")
+	return lengthsLen(FieldAggregationLengths, in.AggregationLengths, outputs, needAgg, why, "len(Rewards)")
 }
 
 // lengthsLen checks the length of a lengths slice that must hold want
@@ -495,6 +486,7 @@ func (b *BatchCredit) layout(c *Config, in *Batch) {
 	b.kernel.Resize(p, p*n1, p*k, len(in.Rewards), n1, k)
 	b.Rejected = slices.Grow(b.Rejected[:0], p)[:p]
 	b.NoSignal = slices.Grow(b.NoSignal[:0], p)[:p]
+	b.zero = slices.Grow(b.zero[:0], p)[:p]
 	b.OutOfRange = slices.Grow(b.OutOfRange[:0], p)[:p]
 }
 
@@ -521,16 +513,16 @@ func (c *Config) problemError(in *Batch, q int, sp Span) *InputError {
 	rs, un := in.Rewards[sp.Reward:sp.Reward+sp.Rewards], sub(in.Unscorable, sp.Reward, sp.Reward+sp.Rewards)
 	if o, err := advantage.CheckRewards(rs, un); o >= 0 {
 		i, j := c.setOf(in, q, o)
-		return (&InputError{Field: "Batch.Rewards", Problem: q, Set: i, Output: j, Value: rs[o], Err: err}).In("spiral", "Batch.Rewards")
+		return (&InputError{Field: FieldRewards, Problem: q, Set: i, Output: j, Value: rs[o], Err: err}).In("spiral", FieldRewards)
 	}
 	if ls := sub(in.SearchLengths, sp.Trace, sp.Trace+sp.Traces); firstNegative(ls) >= 0 {
 		y := firstNegative(ls)
-		return (&InputError{Field: "Batch.SearchLengths", Problem: q, Set: -1, Output: y, Value: float64(ls[y]), Err: errNegativeLength}).In("spiral", "Batch.SearchLengths")
+		return (&InputError{Field: FieldSearchLengths, Problem: q, Set: -1, Output: y, Value: float64(ls[y]), Err: errNegativeLength}).In("spiral", FieldSearchLengths)
 	}
 	if ls := sub(in.AggregationLengths, sp.Reward, sp.Reward+sp.Rewards); firstNegative(ls) >= 0 {
 		o := firstNegative(ls)
 		i, j := c.setOf(in, q, o)
-		return (&InputError{Field: "Batch.AggregationLengths", Problem: q, Set: i, Output: j, Value: float64(ls[o]), Err: errNegativeLength}).In("spiral", "Batch.AggregationLengths")
+		return (&InputError{Field: FieldAggregationLengths, Problem: q, Set: i, Output: j, Value: float64(ls[o]), Err: errNegativeLength}).In("spiral", FieldAggregationLengths)
 	}
 	return nil
 }
@@ -589,17 +581,7 @@ func (b *BatchCredit) rawZero(in *Batch, sp Span) bool {
 		Rewards: in.Rewards[sp.Reward : sp.Reward+sp.Rewards], Unscorable: sub(in.Unscorable, sp.Reward, sp.Reward+sp.Rewards),
 	}
 	b.raw.Resize(1, sp.Traces, sp.Sets, sp.Rewards, sp.Traces, sp.Sets)
-	credit.Problem(&b.raw, &one, 0, credit.Span{Traces: sp.Traces, Sets: sp.Sets, Members: sp.Members, Rewards: sp.Rewards})
-	return allZero(b.raw.Search)
-}
-
-// allZero reports whether every x is ±0, without a branch on the data.
-func allZero(xs []float64) bool {
-	var bits uint64
-	for _, x := range xs {
-		bits |= math.Float64bits(x)
-	}
-	return bits&^(1<<63) == 0
+	return credit.Problem(&b.raw, &one, 0, credit.Span{Traces: sp.Traces, Sets: sp.Sets, Members: sp.Members, Rewards: sp.Rewards})
 }
 
 // allEqual reports whether every scored x (those not marked in
@@ -631,26 +613,26 @@ func (c *Config) gate(dst *BatchCredit, in *Batch) {
 	if !g.Search.Enabled() && !g.Aggregation.Enabled() {
 		return
 	}
-	apply := func(g lengthgate.Gate, adv []float64, lengths []int, r *lengthgate.Report) {
+	apply := func(g lengthgate.Gate, adv []float64, lengths []int) lengthgate.Report {
 		if !g.Enabled() {
-			return
+			return lengthgate.Report{}
 		}
 		rep, err := g.Apply(adv, lengths)
 		if err != nil {
 			panic(fmt.Sprintf("spiral: length gate of checked input: %v", err)) // unreachable
 		}
-		r.Add(rep)
+		return rep
 	}
 	if len(dst.bad) == 0 {
-		apply(g.Search, dst.Search, in.SearchLengths, &dst.Gates.Search)
-		apply(g.Aggregation, dst.Aggregation, in.AggregationLengths, &dst.Gates.Aggregation)
+		dst.Gates.Search = apply(g.Search, dst.Search, in.SearchLengths)
+		dst.Gates.Aggregation = apply(g.Aggregation, dst.Aggregation, in.AggregationLengths)
 		return
 	}
 	for q, sp := range dst.spans[:dst.Problems] {
 		if !dst.Rejected[q] {
 			t, r := sp.Trace, sp.Reward
-			apply(g.Search, dst.Search[t:t+sp.Traces], sub(in.SearchLengths, t, t+sp.Traces), &dst.Gates.Search)
-			apply(g.Aggregation, dst.Aggregation[r:r+sp.Rewards], sub(in.AggregationLengths, r, r+sp.Rewards), &dst.Gates.Aggregation)
+			dst.Gates.Search.Add(apply(g.Search, dst.Search[t:t+sp.Traces], sub(in.SearchLengths, t, t+sp.Traces)))
+			dst.Gates.Aggregation.Add(apply(g.Aggregation, dst.Aggregation[r:r+sp.Rewards], sub(in.AggregationLengths, r, r+sp.Rewards)))
 		}
 	}
 }

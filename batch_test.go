@@ -794,3 +794,12 @@ func TestShapingAtMaxFactor(t *testing.T) {
 		}
 	}
 }
+
+// allZero reports whether every x is ±0, without a branch on the data.
+func allZero(xs []float64) bool {
+	var bits uint64
+	for _, x := range xs {
+		bits |= math.Float64bits(x)
+	}
+	return bits&^(1<<63) == 0
+}

@@ -143,10 +143,12 @@ type jointMultipliers struct {
 // (1/M and 1/(K a) from [Config.RoleWeights] with a sum and
 // opt.MissingRate, a following c.AggregationBaseline as the credit does;
 // ScoredGradient's from each problem's and set's scored counts; or 1 and
-// 1), then
-// [loss.Coefficients] over the P*N1 search traces and the outputs as one
-// loss term, or as two with opt.SplitRoles; each multiplier is applied to
-// the reduction's ratio before the advantage ([loss.Rows].Multipliers).
+// 1), then [loss.JoinedCoefficients] over the P*N1 search traces and the
+// outputs, two parts of one batch read where they are, reduced as one loss
+// term, or as two with opt.SplitRoles; each multiplier meets the
+// reduction's ratio before the advantage ([loss.Rows].Multipliers), so
+// that a subnormal advantage does not flush a representable coefficient
+// to 0.
 // Both in.SearchLengths and in.AggregationLengths are required: the
 // lengths in tokens the trainer's loss reads.
 //
@@ -159,9 +161,9 @@ type jointMultipliers struct {
 // loss.PartCoefficients with the whole batch's loss.ScaleOf.
 //
 // The multipliers are computed at the first call for c's N1, n, K, N2,
-// Ordered, Design and AggregationBaseline (with big.Rat: milliseconds for
-// a large family) and kept in dst; later calls of the same shape allocate
-// nothing once dst has grown.
+// Ordered, Design and AggregationBaseline and opt.MissingRate (with
+// big.Rat: up to a tenth of a second for a large family) and kept in dst;
+// later calls of the same shape allocate nothing once dst has grown.
 //
 // Errors, before anything is written to dst: an *[InputError] about "dst"
 // if dst is nil; about "credit" if credit is nil or was not filled by
@@ -169,9 +171,9 @@ type jointMultipliers struct {
 // and AggregationBaseline; about "Batch" if the batch holds more than
 // loss.MaxRows = 2^24 outputs (P*N1 search traces and the aggregation
 // outputs, Value their number); about "LossOptions.Update" if the update
-// is undefined; an error if c is invalid or opt.Reduction undefined; an
-// error if in.SearchLengths or in.AggregationLengths does not have the
-// credit's length; a length that is negative or above loss.MaxLength is a
+// is undefined; about "Batch.SearchLengths" or "Batch.AggregationLengths"
+// if one does not have the credit's length (Value its length); an error if
+// c is invalid or opt.Reduction undefined; a length that is negative or above loss.MaxLength is a
 // *loss.InputError whose Field is "SearchLengths" or "AggregationLengths"
 // and Row the position in it; an advantage times its multiplier above
 // loss.MaxUpdate in magnitude (1/M beyond 1e170) is the *loss.InputError
@@ -195,7 +197,8 @@ func (c Config) LossCoefficients(dst *LossCoefficients, credit *BatchCredit, in 
 // in, with the lengths of in.SearchLengths and in.AggregationLengths.
 // Nothing can check that c made them; a trainer holding the BatchCredit
 // calls LossCoefficients, which does. The errors are LossCoefficients',
-// with "search" or "aggregation" for a length that does not fit.
+// with an *InputError about "search" if len(search) is not a multiple of
+// N1.
 func (c Config) AdvantageCoefficients(dst *LossCoefficients, search, aggregation []float64, in Batch, opt LossOptions) error {
 	if n1 := c.SearchTraces; n1 >= 1 && len(search)%n1 != 0 {
 		return argumentError("search", float64(len(search)), "len(search) = %d is not a multiple of N1 = %d", len(search), n1)
@@ -214,10 +217,10 @@ func (c Config) coefficients(dst *LossCoefficients, credit *BatchCredit, search,
 	}
 	ns, na := len(search), len(aggregation)
 	if len(in.SearchLengths) != ns {
-		return fmt.Errorf("spiral: len(Batch.SearchLengths) = %d, want P*N1 = %d (the loss reads every length)", len(in.SearchLengths), ns)
+		return argumentError("Batch.SearchLengths", float64(len(in.SearchLengths)), "len = %d, want P*N1 = %d (the loss reads every length)", len(in.SearchLengths), ns)
 	}
 	if len(in.AggregationLengths) != na {
-		return fmt.Errorf("spiral: len(Batch.AggregationLengths) = %d, want the %d aggregation outputs credited (the loss reads every length)", len(in.AggregationLengths), na)
+		return argumentError("Batch.AggregationLengths", float64(len(in.AggregationLengths)), "len = %d, want the %d aggregation outputs credited (the loss reads every length)", len(in.AggregationLengths), na)
 	}
 	n := ns + na
 	if n > loss.MaxRows {

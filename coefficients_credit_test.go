@@ -245,9 +245,10 @@ func TestLossCoefficientsBatchSize(t *testing.T) {
 	}
 }
 
-// TestCheckPlansAllocs: with a reused Plans, CheckPlans allocates nothing
-// once grown, for both designs, subsets and tuples, and plans of more than
-// 256 members (whose set check needs scratch memory beyond the stack).
+// TestCheckPlansAllocs: with a reused Plans, PlanTo and CheckPlans
+// allocate nothing once grown, for both designs, subsets (in index and
+// shuffled order) and tuples, and plans of more than 256 members (whose
+// set check needs scratch memory beyond the stack).
 func TestCheckPlansAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -259,6 +260,7 @@ func TestCheckPlansAllocs(t *testing.T) {
 		{SearchTraces: 64, SetSize: 8, Sets: 16, AggregationsPerSet: 2},
 		{SearchTraces: 64, SetSize: 8, Sets: 16, AggregationsPerSet: 2, Design: combin.Balanced},
 		{SearchTraces: 4096, SetSize: 64, Sets: 256, AggregationsPerSet: 4},
+		{SearchTraces: 64, SetSize: 8, Sets: 16, AggregationsPerSet: 2, Design: combin.Balanced, Order: combin.Shuffled},
 	} {
 		pl, err := c.NewPlanner()
 		if err != nil {
@@ -267,6 +269,10 @@ func TestCheckPlansAllocs(t *testing.T) {
 		var drawn Plans
 		if err := pl.PlanTo(&drawn, 1, 1, keys(8)); err != nil {
 			t.Fatal(err)
+		}
+		ks := keys(8)
+		if a := testing.AllocsPerRun(5, func() { _ = pl.PlanTo(&drawn, 1, 2, ks) }); a != 0 {
+			t.Errorf("%v: PlanTo of 8 plans allocates %v times a call, want 0", c.creditShape(), a)
 		}
 		members := drawn.AppendMembers(nil)
 		var p Plans

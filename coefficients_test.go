@@ -163,12 +163,18 @@ func TestLossCoefficientsErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	var dst LossCoefficients
-	if err := c.LossCoefficients(&dst, &b, in, LossOptions{}); err == nil {
-		t.Fatal("no lengths: no error")
+	err := c.LossCoefficients(&dst, &b, in, LossOptions{})
+	if e, ok := errors.AsType[*InputError](err); !ok || e.Field != "Batch.SearchLengths" {
+		t.Fatalf("no lengths: %v, want an *InputError about Batch.SearchLengths", err)
+	}
+	in.SearchLengths = make([]int, 8)
+	err = c.LossCoefficients(&dst, &b, in, LossOptions{})
+	if e, ok := errors.AsType[*InputError](err); !ok || e.Field != "Batch.AggregationLengths" {
+		t.Fatalf("no aggregation lengths: %v, want an *InputError about Batch.AggregationLengths", err)
 	}
 	in.SearchLengths, in.AggregationLengths = make([]int, 8), make([]int, 16)
 	in.AggregationLengths[5] = -1
-	err := c.LossCoefficients(&dst, &b, in, LossOptions{Reduction: loss.TokenMean})
+	err = c.LossCoefficients(&dst, &b, in, LossOptions{Reduction: loss.TokenMean})
 	if e, ok := errors.AsType[*loss.InputError](err); !ok || e.Field != "AggregationLengths" || e.Row != 5 {
 		t.Fatalf("negative length: %v, want a *loss.InputError for AggregationLengths row 5", err)
 	}

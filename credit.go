@@ -131,6 +131,6 @@ func (c Config) Credit(p Plan, rewards [][]float64, l Lengths) (Credit, error) {
 // creditArgument names the argument of Config.Credit that holds each Batch
 // field.
 var creditArgument = map[string]string{
-	"Batch.Plans": "plan.Sets", "Batch.Rewards": "rewards", "Batch.RewardCounts": "rewards", "Batch.Unscorable": "rewards",
-	"Batch.SearchLengths": "lengths.Search", "Batch.AggregationLengths": "lengths.Aggregation",
+	FieldPlans: "plan.Sets", FieldRewards: "rewards", FieldRewardCounts: "rewards", FieldUnscorable: "rewards",
+	FieldSearchLengths: "lengths.Search", FieldAggregationLengths: "lengths.Aggregation",
 }

@@ -34,8 +34,7 @@ const (
 // checkMissingRate checks LossOptions.MissingRate: delta in [0, 1).
 func checkMissingRate(delta float64) error {
 	if !(delta >= 0 && delta < 1) {
-		return &InputError{Field: "LossOptions.MissingRate", Problem: -1, Set: -1, Output: -1, Value: delta,
-			Err: fmt.Errorf("delta = %v outside [0, 1): the probability that an aggregation output is missing", delta)}
+		return argumentError("LossOptions.MissingRate", delta, "delta = %v outside [0, 1): the probability that an aggregation output is missing", delta)
 	}
 	return nil
 }
@@ -204,7 +203,7 @@ func (c Config) scoredConstants(delta float64) ScoredConstants {
 // scoredTable caches M(K') of one Config's family and design for
 // [ScoredGradient], for the counts K' that batches hold.
 type scoredTable struct {
-	shape  planShape
+	shape  creditShape
 	delta  float64
 	consts ScoredConstants
 	fam    combin.Family
@@ -241,12 +240,12 @@ func (c *Config) scoredMultipliers(mult []float64, t *scoredTable, credit *Batch
 	if err := checkMissingRate(delta); err != nil {
 		return err
 	}
-	if t.shape != c.planShape() || t.delta != delta || t.ks == nil {
+	if t.shape != c.creditShape() || t.delta != delta || t.ks == nil {
 		fam, err := c.validFamily()
 		if err != nil {
 			return err
 		}
-		*t = scoredTable{shape: c.planShape(), delta: delta, consts: c.scoredConstants(delta), fam: fam, ks: t.ks[:0], ms: t.ms[:0]}
+		*t = scoredTable{shape: c.creditShape(), delta: delta, consts: c.scoredConstants(delta), fam: fam, ks: t.ks[:0], ms: t.ms[:0]}
 	}
 	n1, k := c.SearchTraces, c.Sets
 	p, na := ns/n1, len(mult)-ns

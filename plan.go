@@ -166,18 +166,19 @@ func (p *Planner) Plan(seed, step, key uint64) (Plan, error) {
 // ([combin.BalancedSampler.DrawTo]); under Shuffled, each set is then put
 // in a uniformly random order by [combin.Shuffle], set after set.
 //
-// It returns an error, and leaves dst unchanged, if dst is nil or the
-// batch would hold more than combin.MaxSize members (len(keys)*K*n),
-// before allocating.
+// It returns an *[InputError], and leaves dst unchanged, if dst is nil
+// (about "dst") or the batch would hold more than combin.MaxSize = 2^24
+// members, len(keys)*K*n (about "keys", Value len(keys)), before
+// allocating.
 func (p *Planner) PlanTo(dst *Plans, seed, step uint64, keys []uint64) error {
 	if dst == nil {
 		return errNilPlans
 	}
 	size := p.c.PlanSize()
 	if len(keys) > combin.MaxSize/size {
-		return (&InputError{Field: "keys", Problem: -1, Set: -1, Output: -1, Value: float64(len(keys)),
+		return (&InputError{Field: FieldKeys, Problem: -1, Set: -1, Output: -1, Value: float64(len(keys)),
 			Err: fmt.Errorf("len(keys) = %d problems of K*n = %d members: more than combin.MaxSize = %d members (at most %d problems)",
-				len(keys), size, combin.MaxSize, combin.MaxSize/size)}).In("spiral", "keys")
+				len(keys), size, combin.MaxSize, combin.MaxSize/size)}).In("spiral", FieldKeys)
 	}
 	dst.members = slices.Grow(dst.members[:0], len(keys)*size)[:len(keys)*size]
 	dst.shape, dst.bad = p.shape, dst.bad[:0]
@@ -220,7 +221,7 @@ func mix(z uint64) uint64 {
 }
 
 // errNilPlans is the error of PlanTo and CheckPlans given a nil dst.
-var errNilPlans = (&InputError{Field: "dst", Problem: -1, Set: -1, Output: -1, Err: errors.New("nil *Plans")}).In("spiral", "dst")
+var errNilPlans = (&InputError{Field: FieldDst, Problem: -1, Set: -1, Output: -1, Err: errors.New("nil *Plans")}).In("spiral", FieldDst)
 
 // CheckPlans checks the plans of a batch of problems that come from
 // outside and writes them into dst, ready for [Config.CreditBatch].
@@ -228,9 +229,10 @@ var errNilPlans = (&InputError{Field: "dst", Problem: -1, Set: -1, Output: -1, E
 // members[(q*K+i)*n+j], trace indices in [0, N1). Each problem's sets are
 // checked as [Config.CheckPlan] checks a plan.
 //
-// A nil dst, a length that is not a multiple of K*n, a batch of more than
-// combin.MaxSize members or an invalid c gets an error and leaves dst
-// unchanged. Otherwise every problem is written; a *[BatchError] lists the
+// A nil dst (an *[InputError] about "dst"), a length that is not a
+// multiple of K*n or a batch of more than combin.MaxSize = 2^24 members
+// (about "members", Value len(members)), or an invalid c gets an error and
+// leaves dst unchanged. Otherwise every problem is written; a *[BatchError] lists the
 // problems whose sets are bad, each as an *[InputError] about "members"
 // naming the problem, set and member, and CreditBatch rejects them with the
 // same error and credits the others.
@@ -248,7 +250,7 @@ func (c Config) CheckPlans(dst *Plans, members []int) error {
 		if len(members)%size == 0 {
 			why = fmt.Errorf("len(members) = %d > combin.MaxSize = %d", len(members), combin.MaxSize)
 		}
-		return (&InputError{Field: "members", Problem: -1, Set: -1, Output: -1, Value: float64(len(members)), Err: why}).In("spiral", "members")
+		return (&InputError{Field: FieldMembers, Problem: -1, Set: -1, Output: -1, Value: float64(len(members)), Err: why}).In("spiral", FieldMembers)
 	}
 	dst.members = slices.Grow(dst.members[:0], len(members))[:len(members)]
 	copy(dst.members, members)
@@ -256,7 +258,7 @@ func (c Config) CheckPlans(dst *Plans, members []int) error {
 	for q := range len(members) / size {
 		if e := c.checkSets(fam, dst.members[q*size:(q+1)*size], &dst.scratch); e != nil {
 			e.Problem = q
-			dst.bad = append(dst.bad, e.In("spiral", "members"))
+			dst.bad = append(dst.bad, e.In("spiral", FieldMembers))
 		}
 	}
 	if len(dst.bad) > 0 {
@@ -277,13 +279,13 @@ func (c Config) CheckPlan(p Plan) error {
 	if err != nil {
 		return err
 	}
-	flat, err := c.flatten(p, "Plan.Sets")
+	flat, err := c.flatten(p, FieldPlanSets)
 	if err != nil {
 		return err
 	}
 	var sc setScratch
 	if e := c.checkSets(fam, flat, &sc); e != nil {
-		return e.In("spiral", "Plan.Sets")
+		return e.In("spiral", FieldPlanSets)
 	}
 	return nil
 }
@@ -318,7 +320,7 @@ type setScratch struct {
 // "members").
 func (c *Config) checkSets(fam combin.Family, flat []int, sc *setScratch) *InputError {
 	if err := sc.sets.Check(fam, flat); err != nil {
-		e := &InputError{Field: "members", Problem: -1, Set: -1, Output: -1, Err: err}
+		e := &InputError{Field: FieldMembers, Problem: -1, Set: -1, Output: -1, Err: err}
 		if se, ok := err.(*combin.SetError); ok {
 			e.Set, e.Output = se.Set, se.Position
 			if se.Reason == combin.OutOfRange || se.Reason == combin.Repeated {
@@ -353,7 +355,7 @@ func balanceError(n1 int, flat []int, sc *setScratch) *InputError {
 			if hi != r {
 				want = fmt.Sprintf("%d or %d", r, hi)
 			}
-			return &InputError{Field: "members", Problem: -1, Set: -1, Output: -1, Value: float64(y),
+			return &InputError{Field: FieldMembers, Problem: -1, Set: -1, Output: -1, Value: float64(y),
 				Err: fmt.Errorf("trace %d is in %d sets, want %s (Design = balanced, K*n = %d, N1 = %d)", y, m, want, len(flat), n1)}
 		}
 	}

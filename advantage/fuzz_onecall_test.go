@@ -118,8 +118,8 @@ func FuzzCompute(f *testing.F) {
 
 // FuzzGroupRelative holds GroupRelative (through GroupRelativeTokens, with
 // lengths of 0 to 4 tokens) to its contract on arbitrary input, the
-// passk, clip and whitening options included: an *InputError or an error
-// for bad options, or finite advantages within the documented bound.
+// passk, clip, whitening and others options included: an *InputError or an
+// error for bad options, or finite advantages within the documented bound.
 func FuzzGroupRelative(f *testing.F) {
 	f.Add([]byte{0, 1, 0, 2, 1, 1, 1, 3}, uint8(0))
 	f.Add([]byte{0, 1, 0, 1, 0, 1}, uint8(1))
@@ -143,6 +143,7 @@ func FuzzGroupRelative(f *testing.F) {
 			{Whiten: WhitenVerl},
 			{Clip: Range{Low: -10, High: 10}, Whiten: WhitenOpenRLHF},
 			{LeaveOneOut: true, NaNUnscorable: true, Whiten: WhitenTRL},
+			{LeaveOneOut: true, Scale: ScaleOthers, Bessel: true, Epsilon: 1e-6, NaNUnscorable: true},
 		}
 		opt := opts[int(preset)%len(opts)]
 		dst := make([]float64, len(rewards))
@@ -159,7 +160,11 @@ func FuzzGroupRelative(f *testing.F) {
 			if math.IsNaN(a) || math.IsInf(a, 0) {
 				t.Fatalf("dst[%d] = %v for rewards %v ids %v opt %+v", i, a, rewards, ids, opt)
 			}
-			if (opt.Scale != ScaleNone || opt.Whiten != WhitenNone) && math.Abs(a) > 2*math.Sqrt(n)*(1+1e-12) {
+			if opt.Scale == ScaleOthers {
+				if math.Abs(a) > 4*MaxAbsReward/opt.Epsilon {
+					t.Fatalf("dst[%d] = %v above the bound 4 MaxAbsReward/Epsilon", i, a)
+				}
+			} else if (opt.Scale != ScaleNone || opt.Whiten != WhitenNone) && math.Abs(a) > 2*math.Sqrt(n)*(1+1e-12) {
 				t.Fatalf("dst[%d] = %v above the bound 2 sqrt(%v) (the whitening's: sqrt of the total weight, at most 4n)", i, a, n)
 			}
 			if opt.Clip.Enabled() && opt.Whiten == WhitenNone && (a < opt.Clip.Low || a > opt.Clip.High) {

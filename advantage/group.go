@@ -302,7 +302,7 @@ const maxGroupRows = combin.MaxSize
 // error. Its cost is linear in the number of rows whatever the ids (they are
 // numbered with a seeded hash table), and it allocates a fixed number of
 // buffers (at most 28 bytes per row, 8 of them only with Whiten, and 112
-// per group), plus the report's lists.
+// per group, 216 with ScaleOthers), plus the report's lists.
 func GroupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []ID, opt GroupOptions) (GroupReport[ID], error) {
 	return groupRelative(dst, rewards, ids, nil, opt)
 }
@@ -353,7 +353,7 @@ func groupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 		scaleBatch(&batch, rewards, opt)
 	case ScaleOthers:
 		scaleGroups(gs, rewards, group, opt)
-		others = othersRanges(rewards, group, len(gs))
+		others = othersRanges(rewards, group, gs, opt)
 	}
 	rep := groupReport(ids, group, gs)
 	rep.Unscorable = unscorable
@@ -546,7 +546,7 @@ func (opt GroupOptions) advantage(st, batch *groupStats, o *othersRange, i int, 
 	case opt.Scale == ScaleBatch:
 		a = batch.divide(st.dev(x), st.lifted())
 	case opt.Scale == ScaleOthers:
-		a = st.advantageOthers(o, x, opt) // the leave-one-out factor included
+		a = st.advantageOthers(o, i, x, opt) // the leave-one-out factor included
 	}
 	if opt.LeaveOneOut && opt.Scale != ScaleOthers {
 		n := st.raw.n

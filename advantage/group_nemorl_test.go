@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -178,19 +179,19 @@ func float32or64(dtype string, x float64) float64 {
 }
 
 // TestScaleOthersDirect compares nemo-rl-grpo with the leave-one-out
-// formula taken directly, row by row (the others' mean and Bessel
-// standard deviation by two passes over them), on random groups of two to
-// 40 rows: 0/1 rewards, one reward apart from equal others, and continuous
-// rewards about a common offset. Within 1e-12 of max(1, |A|) plus 1e-15
-// times S/S_-i (the cancellation of S - (G/(G-1)) d_i^2), and exactly
+// formula in exact rational arithmetic, row by row, on random groups of
+// two to 24 rows: 0/1 rewards, one reward apart from equal others,
+// continuous rewards about a common offset, and one reward far from
+// others that nearly agree (their spread 1e-9 of their value); a quarter of
+// them again times 2^-1000. Within 1e-12 of max(1, |A|), and exactly
 // r_i - v where the others all hold v.
 func TestScaleOthersDirect(t *testing.T) {
 	opt, _ := NeMoRLGRPO.Options()
 	rng := rand.New(rand.NewPCG(37, 1))
-	for n := range 3000 {
-		g := 2 + rng.IntN(39)
+	for n := range 600 {
+		g := 2 + rng.IntN(23)
 		rewards := make([]float64, g)
-		switch n % 3 {
+		switch n % 4 {
 		case 0:
 			for i := range rewards {
 				rewards[i] = float64(rng.IntN(2))
@@ -205,34 +206,48 @@ func TestScaleOthersDirect(t *testing.T) {
 			for i := range rewards {
 				rewards[i] = off + rng.NormFloat64()*[]float64{1e-3, 1, 10}[rng.IntN(3)]
 			}
+		case 3:
+			for i := range rewards {
+				rewards[i] = 0.3 + 1e-10*rng.NormFloat64()
+			}
+			rewards[rng.IntN(g)] = 5 + rng.NormFloat64()
 		}
 		got := make([]float64, g)
 		if _, err := GroupRelative(got, rewards, make([]int, g), opt); err != nil {
 			t.Fatal(err)
 		}
+		exact := exactOthers(rewards)
 		for i, r := range rewards {
 			others := append(append([]float64(nil), rewards[:i]...), rewards[i+1:]...)
-			m, s := bessel(others)
 			equal := true
 			for _, o := range others {
 				equal = equal && o == others[0]
 			}
-			want := r - m
-			if !equal && g > 2 {
-				want /= s + 1e-6
-			}
 			if equal && got[i] != r-others[0] {
 				t.Fatalf("case %d row %d: %v, want r - others' reward = %v exactly; rewards %v", n, i, got[i], r-others[0], rewards)
 			}
-			// S_-i is formed as S - (G/(G-1)) d_i^2: a row far from others
-			// that nearly agree loses the digits of S_-i that S does not hold.
-			_, sg := bessel(rewards)
-			cond := 1.0
-			if s > 0 {
-				cond = max(1, (sg*sg*float64(g-1))/(s*s*float64(g-2)))
+			want := exact[i]
+			if d := math.Abs(got[i]-want) / max(1, math.Abs(want)); d > 1e-12 {
+				t.Fatalf("case %d row %d: %.17g, exact %.17g; rewards %v", n, i, got[i], want, rewards)
 			}
-			if d := math.Abs(got[i]-want) / max(1, math.Abs(want)); d > 1e-12+1e-15*cond {
-				t.Fatalf("case %d row %d: %.17g, direct %.17g; rewards %v", n, i, got[i], want, rewards)
+		}
+		if n%8 < 6 {
+			continue
+		}
+		// The same rewards times 2^-1000 (a lifted group): the others'
+		// spread is negligible beside Epsilon, so A_i = (r_i - m_-i)/1e-6
+		// where the others differ.
+		tiny := make([]float64, g)
+		for i, r := range rewards {
+			tiny[i] = r * 0x1p-1000
+		}
+		if _, err := GroupRelative(got, tiny, make([]int, g), opt); err != nil {
+			t.Fatal(err)
+		}
+		exact = exactOthers(tiny)
+		for i, want := range exact {
+			if d := math.Abs(got[i]-want) / max(0x1p-1000, math.Abs(want)); d > 1e-12 {
+				t.Fatalf("case %d row %d, times 2^-1000: %.17g, exact %.17g", n, i, got[i], want)
 			}
 		}
 	}
@@ -315,4 +330,33 @@ func TestNeMoRLGDPOByComponents(t *testing.T) {
 		}
 	}
 	t.Logf("%d cases; largest float64 difference %.2g; %d cases whose weighted sum cancels, not compared", len(v.Cases), worst, degenerate)
+}
+
+// exactOthers is nemo-rl-grpo's advantage of every row in exact rational
+// arithmetic: (r_i - m_-i)/(s_-i + 1e-6), s_-i the Bessel standard
+// deviation of the others (S_-i = sum_{j != i} r_j^2 - (sum_{j != i} r_j)^2/(G-1),
+// exact; its square root taken in float64), undivided where it is 0.
+func exactOthers(rewards []float64) []float64 {
+	rs := make([]*big.Rat, len(rewards))
+	sum, sq := new(big.Rat), new(big.Rat)
+	for j, r := range rewards {
+		rs[j] = new(big.Rat).SetFloat64(r)
+		sum.Add(sum, rs[j])
+		sq.Add(sq, new(big.Rat).Mul(rs[j], rs[j]))
+	}
+	n := int64(len(rewards) - 1)
+	out := make([]float64, len(rewards))
+	for i, r := range rs {
+		os := new(big.Rat).Sub(sum, r)
+		m := new(big.Rat).Quo(os, big.NewRat(n, 1))
+		num, _ := new(big.Rat).Sub(r, m).Float64()
+		ss := new(big.Rat).Sub(sq, new(big.Rat).Mul(r, r))
+		ss.Sub(ss, new(big.Rat).Mul(os, m))
+		out[i] = num
+		if ss.Sign() > 0 && n >= 2 {
+			v, _ := ss.Quo(ss, big.NewRat(n-1, 1)).Float64()
+			out[i] = num / (math.Sqrt(v) + 1e-6)
+		}
+	}
+	return out
 }

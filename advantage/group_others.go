@@ -3,6 +3,10 @@ package advantage
 import (
 	"fmt"
 	"math"
+
+	"golang.org/x/exp/constraints"
+
+	"spiral/internal/numeric"
 )
 
 // ScaleOthers is NeMo-RL's normalize_rewards under its leave-one-out
@@ -17,28 +21,35 @@ import (
 // advantage is divided only where s_-i > 0 ("don't sharpen the ones with no
 // variation"): where the other rows' rewards are all equal (decided exactly,
 // from the group's smallest and largest rewards and how many rows hold
-// them), or G - 1 - [Bessel] is 0, it is left undivided. S_-i is formed
-// from the compensated S and the exact square of d_i/2^e, so it is
-// accurate to a few units in the last place of S; a row far from others
-// that nearly agree loses the digits of S_-i that S does not hold.
+// them), it is r_i - r_j, rounded once. S_-i is formed from the compensated
+// S and the exact square of d_i/2^e where (G/(G-1)) d_i^2 <= S/2, so that
+// at most half of S cancels; for the at most two rows of a group beyond
+// that (a reward far from others that nearly agree), S_-i is summed again
+// over the others about their own mean m_-i (a compensated pair from the
+// group's exact sum), so that it keeps its own digits.
 
-// othersRange is a group's smallest and largest scored reward and how
-// many rows hold each.
+// othersRange is what ScaleOthers reads of a group beyond groupStats: its
+// smallest and largest scored reward and how many rows hold each, and the
+// rows (at most two) whose S_-i is summed directly, with that sum.
 type othersRange struct {
 	lo, hi   float64
 	nlo, nhi int
+	far      [2]int32       // 1 + the row, or 0
+	h, l     [2]float64     // m_-i of far[k] as a pair (times the lift)
+	ss       [2]numeric.Sum // S_-i of far[k] times 2^-2e
 }
 
-// othersRanges returns the othersRange of every group.
-func othersRanges[F ~float32 | ~float64](rewards []F, group []int32, groups int) []othersRange {
-	rs := make([]othersRange, groups)
+// othersRanges returns the othersRange of every group, for groups whose
+// sums and passes 2 and 3 are done (scaleGroups).
+func othersRanges[F constraints.Float](rewards []F, group []int32, gs []groupStats, opt GroupOptions) []othersRange {
+	rs := make([]othersRange, len(gs))
 	for i, x := range rewards {
 		if x != x {
 			continue
 		}
 		r, g := float64(x), &rs[group[i]]
 		if g.nlo == 0 {
-			*g = othersRange{lo: r, hi: r, nlo: 1, nhi: 1}
+			g.lo, g.hi, g.nlo, g.nhi = r, r, 1, 1
 			continue
 		}
 		switch {
@@ -54,6 +65,46 @@ func othersRanges[F ~float32 | ~float64](rewards []F, group []int32, groups int)
 			g.nhi++
 		}
 	}
+	// The rows whose (G/(G-1)) d_i^2 exceeds S/2, and their others' means.
+	any := false
+	for i, x := range rewards {
+		st, g := &gs[group[i]], &rs[group[i]]
+		n := st.raw.n
+		if x != x || n < 3 || !st.raw.mixed || g.othersEqual(float64(x), n) {
+			continue
+		}
+		e := st.dev(float64(x)) * st.inv
+		if e*e*float64(n)/float64(n-1) <= st.ss.Value()/2 {
+			continue
+		}
+		k := 0
+		if g.far[0] != 0 {
+			k = 1
+		}
+		sum := st.raw.sum
+		sum.Add(-float64(x) * st.lifted())
+		g.far[k] = int32(i) + 1
+		g.h[k], g.l[k] = numeric.MeanPair(sum, n-1)
+		any = true
+	}
+	if !any {
+		return rs
+	}
+	for j, x := range rewards {
+		g := &rs[group[j]]
+		if x != x || g.far[0] == 0 {
+			continue
+		}
+		st := &gs[group[j]]
+		for k := range 2 {
+			if g.far[k] == 0 || int(g.far[k]) == j+1 {
+				continue
+			}
+			d, e := numeric.TwoSum(float64(x)*st.lifted(), -g.h[k])
+			dev := (d + (e - g.l[k])) * st.inv
+			g.ss[k].AddProduct(dev, dev)
+		}
+	}
 	return rs
 }
 
@@ -64,11 +115,11 @@ func (g *othersRange) othersEqual(r float64, n int) bool {
 	return g.nlo+g.nhi == n && ((r == g.lo && g.nlo == 1) || (r == g.hi && g.nhi == 1))
 }
 
-// advantageOthers returns the advantage of a scored row of a mixed group
-// of two or more rows whose passes 2 and 3 ran (scale, inv and ss set),
-// the leave-one-out factor G/(G-1) included: r - v, rounded once, where
-// the others all hold v, else (G/(G-1)) (r - m)/(s_-i + Epsilon).
-func (st *groupStats) advantageOthers(g *othersRange, r float64, opt GroupOptions) float64 {
+// advantageOthers returns the advantage of row i, of scored reward r, in a
+// mixed group of two or more rows whose passes 2 and 3 ran, the
+// leave-one-out factor G/(G-1) included: r - v, rounded once, where the
+// others all hold v, else (G/(G-1)) (r - m)/(s_-i + Epsilon).
+func (st *groupStats) advantageOthers(g *othersRange, i int, r float64, opt GroupOptions) float64 {
 	n := st.raw.n
 	if g.othersEqual(r, n) {
 		if r == g.lo {
@@ -82,10 +133,18 @@ func (st *groupStats) advantageOthers(g *othersRange, r float64, opt GroupOption
 	}
 	d := st.dev(r)  // times the lift
 	e := d * st.inv // |e| <= 1, exact
-	ss := st.ss
-	ss.AddProduct(-e, e)
-	ss.AddProduct(-e/float64(n-1), e)
-	v := max(ss.Value(), 0) // S_-i/2^2e: the others differ, so its exact value is > 0
+	var v float64   // S_-i times 2^-2e
+	switch int32(i) + 1 {
+	case g.far[0]:
+		v = g.ss[0].Value()
+	case g.far[1]:
+		v = g.ss[1].Value()
+	default:
+		ss := st.ss
+		ss.AddProduct(-e, e)
+		ss.AddProduct(-e/float64(n-1), e)
+		v = max(ss.Value(), 0) // at least half of S remains
+	}
 	den := math.Sqrt(v/float64(dof)) + opt.Epsilon*st.lifted()*st.inv
 	loo := float64(n) / float64(n-1)
 	if math.IsInf(den, 1) {

@@ -84,6 +84,10 @@ type aggregationTerms struct {
 	m        []*big.Rat
 	pairs    *big.Rat
 	shuffled bool
+	// The parts of at that do not depend on N2: E_ctx m^2, the signal, and
+	// the distinct success rates with the probability of their contexts.
+	m2, signal      *big.Rat
+	rates, rateMass []*big.Rat
 }
 
 func newAggregationTerms(n int, c *estimator.Categorical, success *estimator.Table) (*aggregationTerms, error) {
@@ -106,6 +110,19 @@ func newAggregationTerms(n int, c *estimator.Categorical, success *estimator.Tab
 		m := new(big.Rat).Sub(big.NewRat(1, 1), t.s[idx])
 		t.m[idx] = m.Mul(m, t.s[idx])
 	}
+	t.m2, t.signal = new(big.Rat), new(big.Rat)
+	for idx, p := range t.prob {
+		mm := new(big.Rat).Mul(t.m[idx], t.m[idx])
+		t.m2.Add(t.m2, new(big.Rat).Mul(mm, p))
+		t.signal.Add(t.signal, mm.Mul(mm, new(big.Rat).Mul(p, p)))
+		j := slices.IndexFunc(t.rates, func(r *big.Rat) bool { return r.Cmp(t.s[idx]) == 0 })
+		if j < 0 {
+			j = len(t.rates)
+			t.rates, t.rateMass = append(t.rates, t.s[idx]), append(t.rateMass, new(big.Rat))
+		}
+		t.rateMass[j].Add(t.rateMass[j], p)
+	}
+	t.signal.Mul(t.signal, big.NewRat(2, 1))
 	return t, nil
 }
 
@@ -132,12 +149,18 @@ func (t *aggregationTerms) pairsOf(d *estimator.SetDistribution, c *estimator.Ca
 			}
 		}
 	}
+	// class[g*T+h] indexes the value of the pair in value: the pair itself,
+	// or under relabelled its overlap.
+	class, value := make([]int, T*T), pair
+	for gh := range class {
+		class[gh] = gh
+	}
 	if relabelled {
-		averageByOverlap(pair, sets)
+		class, value = averageByOverlap(pair, sets)
 	}
 	t.K, t.pairs = -1, new(big.Rat)
-	counts := make([]int64, T*T) // how often each ordered pair is selected in the run
-	var touched []int            // the pairs with a count, so a run costs its own pairs
+	counts := make([]int64, len(value)) // how often each class is selected in the run
+	var touched []int                   // the classes with a count, so a run costs its own
 	sizes := true
 	err := selectionRuns(d, func(sel []int) {
 		if t.K < 0 {
@@ -148,18 +171,19 @@ func (t *aggregationTerms) pairsOf(d *estimator.SetDistribution, c *estimator.Ca
 		for _, g := range sel {
 			for _, h := range sel {
 				if g != h {
-					if counts[g*T+h] == 0 {
-						touched = append(touched, g*T+h)
+					k := class[g*T+h]
+					if counts[k] == 0 {
+						touched = append(touched, k)
 					}
-					counts[g*T+h]++
+					counts[k]++
 				}
 			}
 		}
 	}, func(prob *big.Rat) {
 		s := new(big.Rat)
-		for _, gh := range touched {
-			s.Add(s, new(big.Rat).Mul(pair[gh], big.NewRat(counts[gh], 1)))
-			counts[gh] = 0
+		for _, k := range touched {
+			s.Add(s, new(big.Rat).Mul(value[k], big.NewRat(counts[k], 1)))
+			counts[k] = 0
 		}
 		t.pairs.Add(t.pairs, s.Mul(s, prob))
 		touched = touched[:0]
@@ -173,43 +197,38 @@ func (t *aggregationTerms) pairsOf(d *estimator.SetDistribution, c *estimator.Ca
 	return nil
 }
 
-// averageByOverlap replaces each pair[g*T+h], g != h, by the average of
-// pair over the ordered pairs of distinct sets that share as many traces
-// as sets[g] and sets[h].
-func averageByOverlap(pair []*big.Rat, sets [][]int) {
+// averageByOverlap returns, for every ordered pair g*T+h of distinct sets,
+// the number of traces they share, and for each such number the average
+// of pair over the ordered pairs of distinct sets that share as many.
+func averageByOverlap(pair []*big.Rat, sets [][]int) (overlap []int, average []*big.Rat) {
 	T := len(sets)
-	overlap := func(g, h int) int {
-		shared := 0
-		for _, v := range sets[h] {
-			if slices.Contains(sets[g], v) {
-				shared++
-			}
-		}
-		return shared
-	}
-	sum, count := map[int]*big.Rat{}, map[int]int64{}
+	overlap = make([]int, T*T)
+	var count []int64
 	for g := range T {
 		for h := range T {
-			if g != h {
-				s := overlap(g, h)
-				if sum[s] == nil {
-					sum[s] = new(big.Rat)
+			if g == h {
+				continue
+			}
+			shared := 0
+			for _, v := range sets[h] {
+				if slices.Contains(sets[g], v) {
+					shared++
 				}
-				sum[s].Add(sum[s], pair[g*T+h])
-				count[s]++
 			}
+			overlap[g*T+h] = shared
+			for len(average) <= shared {
+				average, count = append(average, new(big.Rat)), append(count, 0)
+			}
+			average[shared].Add(average[shared], pair[g*T+h])
+			count[shared]++
 		}
 	}
-	for s := range sum {
-		sum[s].Quo(sum[s], big.NewRat(count[s], 1))
-	}
-	for g := range T {
-		for h := range T {
-			if g != h {
-				pair[g*T+h] = sum[overlap(g, h)]
-			}
+	for s := range average {
+		if count[s] > 0 {
+			average[s].Quo(average[s], big.NewRat(count[s], 1))
 		}
 	}
+	return overlap, average
 }
 
 // pairsUniform is pairsOf for K sets drawn uniformly from f, in closed form:
@@ -254,17 +273,15 @@ func (t *aggregationTerms) at(N2 int) *AggregationVariance {
 	K := new(big.Rat).SetInt64(int64(t.K))
 	a := new(big.Rat).SetInt64(int64(N2 - 1))
 	w := new(big.Rat).Mul(K, a)
-	outputs, m2, signal := new(big.Rat), new(big.Rat), new(big.Rat)
-	for idx, p := range t.prob {
-		mean, square := binaryMoments(t.s[idx], N2)
+	outputs := new(big.Rat)
+	for j, s := range t.rates { // Var(U | ctx) depends on ctx only through s
+		mean, square := binaryMoments(s, N2)
 		v := square.Sub(square, mean.Mul(mean, mean))
-		outputs.Add(outputs, v.Mul(v, p))
-		mm := new(big.Rat).Mul(t.m[idx], t.m[idx])
-		m2.Add(m2, new(big.Rat).Mul(mm, p))
-		signal.Add(signal, mm.Mul(mm, new(big.Rat).Mul(p, p)))
+		outputs.Add(outputs, v.Mul(v, t.rateMass[j]))
 	}
 	two := big.NewRat(2, 1)
-	signal.Mul(signal, two)
+	signal := new(big.Rat).Set(t.signal)
+	m2 := t.m2
 	outputs.Mul(outputs, new(big.Rat).Mul(two, K))
 	outputs.Quo(outputs, new(big.Rat).Mul(w, w))
 	draws := new(big.Rat).Quo(m2, K)

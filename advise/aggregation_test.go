@@ -25,6 +25,23 @@ func bruteAggregation(t *testing.T, d *estimator.SetDistribution, c *estimator.C
 		mean[i] = new(big.Rat)
 	}
 	sq, condSq = new(big.Rat), new(big.Rat)
+	// pmf[ctx][x] = P(X = x), X ~ Binomial(N2, s(ctx)), and half[ctx] = E[U | ctx].
+	pmf := make([][]*big.Rat, len(vals))
+	half := make([]*big.Rat, len(vals))
+	for i, si := range vals {
+		pmf[i] = make([]*big.Rat, N2+1)
+		for x := range N2 + 1 {
+			b := new(big.Rat).SetInt(new(big.Int).Binomial(int64(N2), int64(x)))
+			for range x {
+				b.Mul(b, si)
+			}
+			for range N2 - x {
+				b.Mul(b, new(big.Rat).Sub(big.NewRat(1, 1), si))
+			}
+			pmf[i][x] = b
+		}
+		half[i], _ = binaryMoments(si, N2)
+	}
 	y := make([]int, N)
 	total := 1
 	for range N {
@@ -51,11 +68,10 @@ func bruteAggregation(t *testing.T, d *estimator.SetDistribution, c *estimator.C
 			// E[u | y, S] per context.
 			cond := map[int]*big.Rat{}
 			for k := range sel {
-				m, _ := binaryMoments(vals[ctx[k]], N2)
 				if cond[ctx[k]] == nil {
 					cond[ctx[k]] = new(big.Rat)
 				}
-				cond[ctx[k]].Add(cond[ctx[k]], m)
+				cond[ctx[k]].Add(cond[ctx[k]], half[ctx[k]])
 			}
 			for x, v := range cond {
 				mean[x].Add(mean[x], new(big.Rat).Mul(p, v))
@@ -67,15 +83,7 @@ func bruteAggregation(t *testing.T, d *estimator.SetDistribution, c *estimator.C
 				px := new(big.Rat).Set(p)
 				coef := map[int]*big.Rat{}
 				for k, x := range X {
-					sk := vals[ctx[k]]
-					b := new(big.Rat).SetInt(new(big.Int).Binomial(int64(N2), int64(x)))
-					for range x {
-						b.Mul(b, sk)
-					}
-					for range N2 - x {
-						b.Mul(b, new(big.Rat).Sub(big.NewRat(1, 1), sk))
-					}
-					px.Mul(px, b)
+					px.Mul(px, pmf[ctx[k]][x])
 					if coef[ctx[k]] == nil {
 						coef[ctx[k]] = new(big.Rat)
 					}

@@ -208,6 +208,10 @@ func TestImprovementBruteForce(t *testing.T) {
 func TestAdviseRanksByImprovement(t *testing.T) {
 	model := RewardModel{Correct: big.NewRat(1, 4), Found: big.NewRat(3, 4), Missed: big.NewRat(1, 10)}
 	tops := map[string]bool{}
+	other, err := Advise(Request{Budget: 24 * 4096, Lengths: budget.PaperLimits(0), Reward: model, Step: Step{Problems: 3}, MaxTraces: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, step := range []Step{{Problems: 1}, {Problems: 256}, {Tokens: 1 << 16}, {Tokens: 1 << 26}} {
 		res, err := Advise(Request{Budget: 24 * 4096, Lengths: budget.PaperLimits(0), Reward: model, Step: step, MaxTraces: 6})
 		if err != nil {
@@ -231,10 +235,6 @@ func TestAdviseRanksByImprovement(t *testing.T) {
 			}
 		}
 		// The ranking at one step budget re-ranked at this one is this one.
-		other, err := Advise(Request{Budget: 24 * 4096, Lengths: budget.PaperLimits(0), Reward: model, Step: Step{Problems: 3}, MaxTraces: 6})
-		if err != nil {
-			t.Fatal(err)
-		}
 		at := other.At(step)
 		for i := range at.Candidates {
 			if at.Candidates[i].Config != res.Candidates[i].Config || at.Candidates[i].ImprovementPerToken.Cmp(res.Candidates[i].ImprovementPerToken) != 0 {

@@ -95,10 +95,10 @@ func designKey(flat []int, n int) string {
 	for k := range sets {
 		g := slices.Clone(flat[k*n : (k+1)*n])
 		slices.Sort(g)
-		sets[k] = fmt.Sprint(g)
+		sets[k] = intsKey(g)
 	}
 	slices.Sort(sets)
-	return strings.Join(sets, " ")
+	return strings.Join(sets, "")
 }
 
 // TestBalancedPaperLaw: at N = 8, n = 4, K = 4 every design is two distinct

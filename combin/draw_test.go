@@ -436,7 +436,7 @@ func TestShuffle(t *testing.T) {
 				x[i] = i
 			}
 			Shuffle(x, src)
-			counts[fmt.Sprint(x[:tc.keep])]++
+			counts[intsKey(x[:tc.keep])]++
 		}
 		if len(counts) != tc.cells {
 			t.Fatalf("n = %d: %d cells, want %d", tc.n, len(counts), tc.cells)

@@ -1,6 +1,7 @@
 package combin
 
 import (
+	"encoding/binary"
 	"math"
 	"math/big"
 	"os"
@@ -123,3 +124,14 @@ func bigT(f Family) *big.Int { T, _ := f.bigCounts(); return T }
 
 // bigAvoid returns T_avoid for f, computed whatever its size.
 func bigAvoid(f Family) *big.Int { _, a := f.bigCounts(); return a }
+
+// intsKey returns a map key for xs: their varints, one after another (each
+// is prefix-free, so two slices of one length have one key exactly when
+// they are equal). It costs a small fraction of fmt.Sprint.
+func intsKey(xs []int) string {
+	b := make([]byte, 0, 2*len(xs))
+	for _, x := range xs {
+		b = binary.AppendVarint(b, int64(x))
+	}
+	return string(b)
+}

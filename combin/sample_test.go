@@ -43,7 +43,7 @@ func checkSample(t tester, f Family, K int, flat []int) {
 		if err := f.checkSet(g); err != nil {
 			t.Fatalf("%v, K = %d: set %d = %v: %v", f, K, i, g, err)
 		}
-		key := fmt.Sprint(g)
+		key := intsKey(g)
 		if seen[key] {
 			t.Fatalf("%v, K = %d: set %v drawn twice", f, K, g)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"spiral/advantage"
 	"spiral/combin"
+	"spiral/internal/credit"
 	"spiral/lengthgate"
 )
 
@@ -53,8 +54,8 @@ const MonteCarloChunk = 1 << 13
 //  4. if N2 > 0, draw N2 aggregation rewards r_ij ~ Bernoulli(f_i) for each
 //     group (noisy set scores); if N2 == 0, give each group the single exact
 //     reward f_i;
-//  5. compute the credit with advantage.ComputeBatch (the library's own
-//     code path), then, if Gate is enabled, gate the search advantages with
+//  5. compute the credit with the library's own kernel (internal/credit,
+//     which advantage.ComputeBatch runs after its checks), then, if Gate is enabled, gate the search advantages with
 //     lengthgate (a trace of symbol v has length Lengths[v]);
 //  6. record the V-vector g below and the search-advantage statistics of
 //     [MonteCarloResult].
@@ -264,13 +265,14 @@ type mcWorker struct {
 	pcg     *rand.PCG
 	rnd     *rand.Rand
 	sampler *combin.Sampler
-	batch   advantage.Batch[float64]       // one problem; Members are the groups
-	credit  advantage.BatchCredit[float64] // its credit
-	symbols []int                          // y_1..y_N
-	present []int                          // one group in presentation order
-	lengths []int                          // Lengths[y_i], when the gate is enabled
-	scores  []float64                      // scores[v*V:(v+1)*V] = e_v - p
-	x       []float64                      // one replicate: g, then the extra statistics
+	batch   advantage.Batch[float64] // one problem; Members are the groups
+	credit  credit.Output[float64]   // its credit
+	span    credit.Span              // the problem in batch and credit
+	symbols []int                    // y_1..y_N
+	present []int                    // one group in presentation order
+	lengths []int                    // Lengths[y_i], when the gate is enabled
+	scores  []float64                // scores[v*V:(v+1)*V] = e_v - p
+	x       []float64                // one replicate: g, then the extra statistics
 }
 
 func newMCWorker(mc *MonteCarlo, rewardsPerSet int) (*mcWorker, error) {
@@ -284,9 +286,6 @@ func newMCWorker(mc *MonteCarlo, rewardsPerSet int) (*mcWorker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("estimator: %w", err)
 	}
-	if f.Ordered() {
-		batch.Check = advantage.Tuples
-	}
 	pcg := rand.NewPCG(0, 0)
 	w := &mcWorker{
 		mc:      mc,
@@ -294,6 +293,7 @@ func newMCWorker(mc *MonteCarlo, rewardsPerSet int) (*mcWorker, error) {
 		rnd:     rand.New(pcg),
 		sampler: sampler,
 		batch:   batch,
+		span:    credit.Span{Traces: N, Sets: mc.K, Members: len(batch.Members), Rewards: len(batch.Rewards)},
 		symbols: make([]int, N),
 		present: make([]int, n),
 		scores:  make([]float64, V*V),
@@ -302,6 +302,7 @@ func newMCWorker(mc *MonteCarlo, rewardsPerSet int) (*mcWorker, error) {
 	for v := range V {
 		mc.Policy.ScoreTo(w.scores[v*V:(v+1)*V], v)
 	}
+	w.credit.Resize(1, N, mc.K, len(batch.Rewards), N, mc.K)
 	if mc.Gate.Enabled() {
 		w.lengths = make([]int, N)
 	}
@@ -371,9 +372,11 @@ func (w *mcWorker) replicate() error {
 			r[j] = float64(math.Float64bits(rnd.Float64()-f) >> 63)
 		}
 	}
-	if err := advantage.ComputeBatch(&w.credit, w.batch); err != nil {
-		return err
-	}
+	// The sampler's draws are K distinct valid sets and the rewards are
+	// 0, 1 or set scores in [0, 1]: the kernel that advantage.ComputeBatch
+	// runs after its checks needs none on every replicate.
+	in := credit.Input[float64]{SetSizes: w.batch.SetSizes, RewardCounts: w.batch.RewardCounts, Members: w.batch.Members, Rewards: w.batch.Rewards}
+	credit.Problem(&w.credit, &in, 0, w.span)
 	search := w.credit.Search
 	if w.lengths != nil {
 		for i, y := range w.symbols {

@@ -280,18 +280,26 @@ func gate[F Float](g Gate, dst, adv []F, lengths []int) Report {
 	dst = dst[:len(adv)]
 	var positive, atTarget, gated int
 	var mass, low float64 // the sum is mass + low
-	on := b2i(g.Enabled())
 	target, keepAt := g.cut()
-	gateAt := 1 - b2i(keepAt)
+	// Eq. 8 with the boundary rule: a positive advantage is gated when
+	// !keeps(l, target, keepAt), that is when l >= first, the first length
+	// gated (on is 0 when none is). A disabled gate gates none and counts
+	// none at its target.
+	first, at, on := target, target, b2i(g.Enabled())
+	if keepAt && target == math.MaxInt {
+		on = 0 // no length is above it
+	} else if keepAt {
+		first = target + 1
+	}
+	if !g.Enabled() {
+		at = -1 // lengths are >= 0
+	}
 	for i, a := range adv {
 		l := lengths[i]
 		p := b2i(a > 0)
-		at := b2i(l == target)
-		// Eq. 8 with the boundary rule: gated when positive and
-		// !keeps(l, target, keepAt).
-		gd := p & (b2i(l > target) | at&gateAt)
+		gd := p & b2i(l >= first) & on
 		positive += p
-		atTarget += p & at & on
+		atTarget += p & b2i(l == at)
 		gated += gd
 		bits := math.Float64bits(float64(a))
 		cut := -uint64(gd) // all ones when gated

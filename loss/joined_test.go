@@ -137,3 +137,18 @@ func TestJoinedCoefficientsAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestPartMultipliersSubnormal: PartCoefficients, too, applies a multiplier
+// to its ratio before the update: 4 x 2^-1074 times 1/12 times a token
+// mean's 3000 tokens at kappa 1 is 1000 x 2^-1074, not 0.
+func TestPartMultipliersSubnormal(t *testing.T) {
+	tiny := math.Ldexp(4, -1074)
+	dst := make([]float64, 1)
+	_, err := PartCoefficients(dst, Rows{Update: []float64{tiny}, Multipliers: []float64{1.0 / 12}, Lengths: []int{3000}}, TokenMean, Part{Scale: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := math.Ldexp(1000, -1074); dst[0] != want {
+		t.Errorf("coefficient %v, want %v", dst[0], want)
+	}
+}

@@ -1,6 +1,7 @@
 package loss
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -113,22 +114,25 @@ func PartCoefficients(dst []float64, in Rows, r Reduction, part Part) (Report, e
 	if !r.defined() {
 		return Report{}, fmt.Errorf("loss: reduction = %d is not a defined Reduction", int(r))
 	}
-	// Every check of in, and c_o = u_o (0 for an output with no token),
-	// from Coefficients with the sum.
-	rep, err := Coefficients(dst, in, Sum)
-	if err != nil {
-		return Report{}, err
-	}
 	if s := part.Scale; math.IsNaN(s) || s < 0 || s > MaxScale {
-		return Report{}, &InputError{Field: "Scale", Row: -1, Value: s, Err: fmt.Errorf("kappa outside [0, MaxScale = 2^53]")}
+		return Report{}, &InputError{Field: "Scale", Row: -1, Value: s, Err: errors.New("kappa outside [0, 2^53]")}
 	}
+	// The part's counts per term. An entry Coefficients refuses (a length
+	// of a field, a length, a term) stops the count: Coefficients then
+	// returns its error, before anything is written.
 	var all, rows [MaxTerms]int64
 	var tokens [MaxTerms]int64
 	terms := 0
-	for o, l := range in.Lengths {
-		t := 0
+	n := len(in.Update)
+	malformed := n > MaxRows || len(in.Lengths) != n || in.Terms != nil && len(in.Terms) != n
+	for o := 0; o < n && !malformed; o++ {
+		l, t := in.Lengths[o], 0
 		if in.Terms != nil {
 			t = in.Terms[o]
+		}
+		if l < 0 || l > MaxLength || t < 0 || t >= MaxTerms {
+			malformed = true
+			break
 		}
 		terms = max(terms, t+1)
 		all[t]++
@@ -136,6 +140,12 @@ func PartCoefficients(dst []float64, in Rows, r Reduction, part Part) (Report, e
 			rows[t]++
 			tokens[t] += int64(l)
 		}
+	}
+	if malformed {
+		if _, err := Coefficients(dst, in, Sum); err != nil {
+			return Report{}, err
+		}
+		return Report{}, errors.New("loss: Rows refused without a reason") // not reached: Coefficients refuses what stops the count
 	}
 	k := reductions[r].kind
 	var seq [MaxTerms]int64
@@ -157,7 +167,7 @@ func PartCoefficients(dst []float64, in Rows, r Reduction, part Part) (Report, e
 			if useSeq {
 				if d.Sequences < seq[t] || d.Sequences > MaxRows {
 					return Report{}, &InputError{Field: "Over.Sequences", Row: t, Value: float64(d.Sequences),
-						Err: fmt.Errorf("outside [%d (the part's own), MaxRows = %d]", seq[t], MaxRows)}
+						Err: fmt.Errorf("outside [%d (the part's own), %d]", seq[t], MaxRows)}
 				}
 				seq[t] = d.Sequences
 			} else if k == kindTokens {
@@ -169,10 +179,16 @@ func PartCoefficients(dst []float64, in Rows, r Reduction, part Part) (Report, e
 			}
 		}
 	}
+	// Every other check of in (the updates), then c_o = u_o (0 for an
+	// output with no token), from Coefficients with the sum.
+	rep, err := Coefficients(dst, in, Sum)
+	if err != nil {
+		return Report{}, err
+	}
 	rep.Scale = part.Scale
-	for o, u := range dst { // u_o, or 0 for an output with no token
-		if u == 0 {
-			continue
+	for o, u := range in.Update {
+		if in.Lengths[o] == 0 {
+			continue // 0 from Coefficients
 		}
 		t := 0
 		if in.Terms != nil {
@@ -189,7 +205,11 @@ func PartCoefficients(dst []float64, in Rows, r Reduction, part Part) (Report, e
 		case kindRowsLen, kindAllLen:
 			divisor = seq[t] * int64(in.Lengths[o])
 		}
-		dst[o] = u * (part.Scale * float64(divisor))
+		ratio := part.Scale * float64(divisor)
+		if in.Multipliers != nil {
+			ratio *= in.Multipliers[o] // before the update, as Coefficients does
+		}
+		dst[o] = u * ratio
 	}
 	return rep, nil
 }

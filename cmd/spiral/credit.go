@@ -420,7 +420,7 @@ func configError(err error) error {
 func inputError(c spiral.Config, in *creditLine, e *advantage.InputError) error {
 	i, j := e.Set, e.Output
 	switch e.Field {
-	case "Batch.Rewards":
+	case spiral.FieldRewards:
 		if errors.Is(e.Err, advantage.ErrNotFinite) {
 			return fmt.Errorf("rewards[%d][%d] = %v is not finite: mark the output unscorable instead", i, j, e.Value)
 		}
@@ -428,11 +428,11 @@ func inputError(c spiral.Config, in *creditLine, e *advantage.InputError) error 
 			return fmt.Errorf("rewards[%d][%d] = %v: %v", i, j, e.Value, errTooLarge)
 		}
 		return fmt.Errorf("rewards[%d][%d] = %v: %v", i, j, e.Value, e.Err)
-	case "Batch.RewardCounts":
+	case spiral.FieldRewardCounts:
 		return fmt.Errorf("rewards[%d] is empty: a set needs at least one output (mark one that could not be scored in unscorable)", i)
-	case "Batch.Unscorable":
+	case spiral.FieldUnscorable:
 		return fmt.Errorf("unscorable[%d][%d]: %v", i, j, e.Err)
-	case "Batch.SearchLengths":
+	case spiral.FieldSearchLengths:
 		switch {
 		case j >= 0:
 			return fmt.Errorf("search_lengths[%d] = %v < 0", j, e.Value)
@@ -440,7 +440,7 @@ func inputError(c spiral.Config, in *creditLine, e *advantage.InputError) error 
 			return fmt.Errorf("search_lengths is missing, but -search-target = %d gates on it", c.Gates.Search.Target)
 		}
 		return fmt.Errorf("len(search_lengths) = %d, want traces = %d", len(in.SearchLengths), in.Traces)
-	case "Batch.AggregationLengths":
+	case spiral.FieldAggregationLengths:
 		switch {
 		case j >= 0:
 			return fmt.Errorf("aggregation_lengths[%d][%d] = %v < 0", i, j, e.Value)
@@ -449,7 +449,7 @@ func inputError(c spiral.Config, in *creditLine, e *advantage.InputError) error 
 		case in.AggregationLengths == nil && c.Overlong != nil:
 			return fmt.Errorf("aggregation_lengths is missing, but -overlong-max = %d punishes on it", c.Overlong.MaxLength)
 		}
-	case "members", "Batch.Plans":
+	case spiral.FieldMembers, spiral.FieldPlans:
 		if se, ok := errors.AsType[*combin.SetError](e.Err); ok {
 			switch se.Reason {
 			case combin.OutOfRange:

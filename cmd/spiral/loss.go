@@ -12,10 +12,14 @@ import (
 const lossHelp = `usage: spiral loss -reduction NAME < lines
 
 loss writes, for one set of rows per input line (the rows a trainer's loss
-reduces together: a mini-batch for verl's token-mean, a micro-batch for TRL's
-grpo), the coefficient of every row that makes the trainer's reduction produce
-the chosen update exactly, with loss.Coefficients: c_o = u_o scale / w_o, w_o
-the weight the reduction gives each token of row o. The update u (one number
+reduces together), the coefficient of every row that makes the trainer's
+reduction produce the chosen update exactly, with loss.Coefficients: c_o =
+u_o scale / w_o, w_o the weight the reduction gives each token of row o. A
+line with "scale" is one part of a batch (a micro-batch, a rank's rows: verl's
+default legacy actor and TRL's grpo, bnpo and dr_grpo reduce each micro-batch
+on its own; verl's new engine and TRL's dapo divide by counts over the whole
+batch, "over_sequences" and "over_tokens"), with loss.PartCoefficients: every
+part at the same scale (kappa) adds up to kappa times the update. The update u (one number
 per row) is what spiral credit -coefficients sum writes: SPIRAL's joint
 gradient (-update joint) or the paper's (-update paper), or any other
 per-sequence update. The derivation of each reduction is in
@@ -35,9 +39,16 @@ Input line (one JSON object):
                             |u| <= 1e200
    "lengths": [L, ...],     required: each row's length in tokens (its
                             response mask's sum), 0 <= L <= 2^29
-   "terms": [t, ...]}       optional: each row's loss term, 0 <= t < 8, when
+   "terms": [t, ...],       optional: each row's loss term, 0 <= t < 8, when
                             the trainer reduces several terms separately (the
                             search rows and the aggregation rows, say)
+   "scale": kappa,          optional: the rows are one part of a batch, kappa
+                            the same for every part, 0 <= kappa <= 2^53 (1/R
+                            of the whole batch for the means)
+   "over_sequences": [n],   optional, with scale: per term, the sequences
+   "over_tokens": [n]}      and tokens the trainer divides by beyond the part
+                            (global_batch_size, batch_num_tokens,
+                            num_items_in_batch)
 
 Output line:
   {"coefficients": [c, ...], one per row: put it where the trainer puts the
@@ -52,17 +63,23 @@ Output line:
 
 // lossSchema lists the fields of a loss input line.
 var lossSchema = schema{
-	names:     []string{"update", "lengths", "terms"},
-	required:  []bool{true, true, false},
+	names:     []string{"update", "lengths", "terms", "scale", "over_sequences", "over_tokens"},
+	required:  []bool{true, true, false, false, false, false},
 	nonFinite: "an update must be a finite number",
 }
 
 // lossLine is one decoded loss input line.
 type lossLine struct {
-	Update  []float64 `json:"update"`
-	Lengths []int     `json:"lengths"`
-	Terms   []int     `json:"terms"`
+	Update        []float64 `json:"update"`
+	Lengths       []int     `json:"lengths"`
+	Terms         []int     `json:"terms"`
+	Scale         float64   `json:"scale"`
+	OverSequences []int64   `json:"over_sequences"`
+	OverTokens    []int64   `json:"over_tokens"`
 }
+
+// partFields names loss.PartCoefficients' fields as the input line does.
+var partFields = map[string]string{"Scale": "scale", "Over": "over_sequences", "Over.Sequences": "over_sequences", "Over.Tokens": "over_tokens"}
 
 // lossOutput is one loss output line.
 type lossOutput struct {
@@ -91,13 +108,44 @@ func (h *lossHandler) handle(line []byte) ([]byte, error) {
 	if !present[2] {
 		in.Terms = nil
 	}
+	if !present[4] {
+		in.OverSequences = nil
+	}
+	if !present[5] {
+		in.OverTokens = nil
+	}
 	if cap(h.dst) < len(in.Update) || h.dst == nil { // never nil: an empty line answers []
 		h.dst = make([]float64, len(in.Update))
 	}
 	h.dst = h.dst[:len(in.Update)]
-	rep, err := loss.Coefficients(h.dst, loss.Rows{Update: in.Update, Lengths: in.Lengths, Terms: in.Terms}, h.reduction)
+	rows := loss.Rows{Update: in.Update, Lengths: in.Lengths, Terms: in.Terms}
+	var rep loss.Report
+	if present[3] {
+		part := loss.Part{Scale: in.Scale}
+		if present[4] || present[5] {
+			part.Over, err = overDivisors(in, present[4], present[5])
+			if err != nil {
+				return nil, err
+			}
+		}
+		rep, err = loss.PartCoefficients(h.dst, rows, h.reduction, part)
+	} else {
+		if present[4] || present[5] {
+			return nil, errors.New(`over_sequences and over_tokens divide a part of a batch: give its "scale" too`)
+		}
+		rep, err = loss.Coefficients(h.dst, rows, h.reduction)
+	}
 	if err != nil {
 		if e, ok := errors.AsType[*loss.InputError](err); ok {
+			if name, ok := partFields[e.Field]; ok {
+				if e.Row < 0 && e.Field == "Scale" {
+					return nil, fmt.Errorf("scale = %v: %v", e.Value, e.Err)
+				}
+				if e.Row < 0 {
+					return nil, fmt.Errorf("len(%s) = %v: %v", name, e.Value, e.Err)
+				}
+				return nil, fmt.Errorf("%s[%d] = %v: %v", name, e.Row, e.Value, e.Err)
+			}
 			field := strings.ToLower(e.Field)
 			if e.Row < 0 {
 				return nil, fmt.Errorf("len(%s) = %v, want len(update) = %d: one per row", field, e.Value, len(in.Update))
@@ -107,6 +155,25 @@ func (h *lossHandler) handle(line []byte) ([]byte, error) {
 		return nil, err
 	}
 	return h.out.encode(lossOutput{Coefficients: h.dst, Scale: rep.Scale, Outputs: rep.Outputs, Rows: rep.Rows, Tokens: rep.Tokens, Dropped: rep.Dropped}), nil
+}
+
+// overDivisors returns the divisors of each term a loss line gives: its
+// over_sequences and over_tokens (one of them may be left out: zeros).
+func overDivisors(in *lossLine, sequences, tokens bool) ([]loss.Divisors, error) {
+	n := max(len(in.OverSequences), len(in.OverTokens))
+	if sequences && tokens && len(in.OverSequences) != len(in.OverTokens) {
+		return nil, fmt.Errorf("len(over_tokens) = %d, want len(over_sequences) = %d: one per term", len(in.OverTokens), len(in.OverSequences))
+	}
+	over := make([]loss.Divisors, n)
+	for t := range over {
+		if sequences {
+			over[t].Sequences = in.OverSequences[t]
+		}
+		if tokens {
+			over[t].Tokens = in.OverTokens[t]
+		}
+	}
+	return over, nil
 }
 
 func runLoss(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -131,3 +131,72 @@ func othersDiffer(g []float64, r float64) bool {
 	}
 	return false
 }
+
+// TestLossNeMoRLGradient runs loss/testdata/nemo-rl-loss.json.gz (autograd's
+// gradients through NeMo-RL's ClippedPGLossFn over ranks and micro-batches
+// of unequal counts; see the loss package's TestNeMoRLGradient) through
+// loss -reduction nemo-rl-token and nemo-rl-sequence, one line per global
+// batch of its rows of sample_mask 1: NeMo-RL's weight of each row times
+// its coefficient must be scale times its update, within 1e-12 relative.
+func TestLossNeMoRLGradient(t *testing.T) {
+	f, err := os.Open("../../loss/testdata/nemo-rl-loss.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Reductions map[string][]struct {
+			Lengths    []int     `json:"lengths"`
+			SampleMask []int     `json:"sample_mask"`
+			Advantages []float64 `json:"advantages"`
+			Gradient   []float64 `json:"gradient"`
+		}
+	}
+	if err := json.NewDecoder(zr).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	for name, cases := range v.Reductions {
+		var lines strings.Builder
+		var weights, updates [][]float64
+		for n, c := range cases {
+			var w, u []float64
+			var lengths []int
+			for o, m := range c.SampleMask {
+				if m == 1 {
+					w = append(w, -c.Gradient[o]/c.Advantages[o])
+					u = append(u, math.Cos(float64(n+o)))
+					lengths = append(lengths, c.Lengths[o])
+				}
+			}
+			if len(u) == 0 {
+				continue // every row masked: no line
+			}
+			b, _ := json.Marshal(map[string]any{"update": u, "lengths": lengths})
+			lines.Write(append(b, '\n'))
+			weights, updates = append(weights, w), append(updates, u)
+		}
+		stdout, stderr, code := runCmd(t, lines.String(), "loss", "-reduction", name)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", name, code, stderr)
+		}
+		for n, line := range outputLines(t, stdout) {
+			var out lossOutput
+			if err := json.Unmarshal([]byte(line), &out); err != nil {
+				t.Fatal(err)
+			}
+			for k, c := range out.Coefficients {
+				if weights[n][k] == 0 && c == 0 {
+					continue // a row of no tokens
+				}
+				got, want := weights[n][k]*c, out.Scale*updates[n][k]
+				if math.Abs(got-want) > 1e-12*math.Abs(want) {
+					t.Fatalf("%s case %d row %d: NeMo-RL's gradient %v, want scale x update %v", name, n, k, got, want)
+				}
+			}
+		}
+	}
+}

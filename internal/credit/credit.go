@@ -138,7 +138,11 @@ type setStats struct {
 // set, every set nonempty with members in [0, sp.Traces) and at least one
 // output, every scored reward finite with magnitude at most 2e30. On other
 // input it gives meaningless credit or panics (an index out of range).
-func Problem[F constraints.Float](dst *Output[F], in *Input[F], q int, sp Span) {
+//
+// It reports whether every search and aggregation advantage it computed
+// is 0 (before rounding to F): every set's scored rewards are equal, which
+// makes each A_agg exactly 0, and every A_search is 0 or written as 0.
+func Problem[F constraints.Float](dst *Output[F], in *Input[F], q int, sp Span) (zero bool) {
 	exact := in.ExactSums
 	k := sp.Sets
 	counts, sizes := in.RewardCounts[sp.Set:sp.Set+k], in.SetSizes[sp.Set:sp.Set+k]
@@ -150,6 +154,7 @@ func Problem[F constraints.Float](dst *Output[F], in *Input[F], q int, sp Span) 
 	// Each set on its own: its mean f = h + l and A_agg = (r - h) - l.
 	var hsum float64
 	scoredSets := 0
+	equal := true // every scored set's rewards are equal (setMean's div 1)
 	o := 0
 	for i, c := range counts {
 		rs, a, un := rewards[o:o+c], agg[o:o+c], sub(unscorable, o, o+c)
@@ -174,6 +179,7 @@ func Problem[F constraints.Float](dst *Output[F], in *Input[F], q int, sp Span) 
 		}
 		hsum += h
 		scoredSets++
+		equal = equal && s.div == 1
 	}
 	dst.ScoredSets[q] = scoredSets
 
@@ -243,6 +249,7 @@ func Problem[F constraints.Float](dst *Output[F], in *Input[F], q int, sp Span) 
 		}
 	}
 	tol := searchTol(scoredSets, advMax, errMax)
+	var written uint64 // the bits of every search advantage written, ORed
 	for y := range search {
 		n := cnt[y]
 		app[y] = n
@@ -257,8 +264,11 @@ func Problem[F constraints.Float](dst *Output[F], in *Input[F], q int, sp Span) 
 		if math.Abs(a) > tol {
 			keep = 1<<64 - 1
 		}
-		search[y] = F(math.Float64frombits(math.Float64bits(a) & keep))
+		bits := math.Float64bits(a) & keep
+		written |= bits
+		search[y] = F(math.Float64frombits(bits))
 	}
+	return equal && written&^(1<<63) == 0
 }
 
 // deviation returns e = f - P, the set's mean less the pivot P, as a pair

@@ -33,6 +33,8 @@ type worker struct {
 	checked spiral.Plans // the caller's sets, checked
 	batch   spiral.Batch // the caller's batch, copied
 	credit  spiral.BatchCredit
+
+	coefficients spiral.LossCoefficients
 }
 
 func (s *configState) get() *worker {
@@ -143,17 +145,19 @@ func spiral_constants(cfg C.spiral_handle, floats *C.double, buf *C.char, capaci
 // under a loss reduction (its name, loss.Reduction's text: "sum",
 // "seq-mean-token-sum", ...) and split_roles
 // (nonzero when the trainer reduces search traces and aggregation outputs
-// as two loss terms): floats[0..3] are the search and aggregation weights
+// as two loss terms) and missing_rate (LossOptions.MissingRate: with delta
+// > 0 the expected-count weights): floats[0..3] are the search and aggregation weights
 // and their multipliers; buf receives the two weights as exact fractions,
 // one per line (the search line empty beyond the exact cost bound).
 //
 //export spiral_role_weights
-func spiral_role_weights(cfg C.spiral_handle, reduction *C.char, n C.int64_t, splitRoles C.int64_t, floats *C.double, buf *C.char, capacity C.int64_t, needed *C.int64_t) (ret C.spiral_handle) {
+func spiral_role_weights(cfg C.spiral_handle, reduction *C.char, n C.int64_t, splitRoles C.int64_t, missingRate C.double, floats *C.double, buf *C.char, capacity C.int64_t, needed *C.int64_t) (ret C.spiral_handle) {
 	defer guard(&ret)
 	s, opt, err := lossOptions(cfg, reduction, n, 0, splitRoles)
 	if err != nil {
 		return fail(err)
 	}
+	opt.MissingRate = float64(missingRate)
 	w, err := s.cfg.RoleWeights(opt)
 	if err != nil {
 		return fail(&configErr{renamed(err)})

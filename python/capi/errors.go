@@ -51,15 +51,16 @@ func (e *configErr) Unwrap() error { return e.err }
 // C ABI's (the fields of spiral_credit_in), which the Python package's
 // arguments share.
 var argumentNames = map[string]string{
-	"Batch.Plans":              "sets",
-	"members":                  "sets",
-	"Batch.Rewards":            "rewards",
-	"Batch.RewardCounts":       "reward_counts",
-	"Batch.Unscorable":         "unscorable",
-	"Batch.SearchLengths":      "search_lengths",
-	"Batch.AggregationLengths": "aggregation_lengths",
-	"SearchLengths":            "search_lengths",
-	"AggregationLengths":       "aggregation_lengths",
+	spiral.FieldPlans:              "sets",
+	spiral.FieldMembers:            "sets",
+	spiral.FieldRewards:            "rewards",
+	spiral.FieldRewardCounts:       "reward_counts",
+	spiral.FieldUnscorable:         "unscorable",
+	spiral.FieldSearchLengths:      "search_lengths",
+	spiral.FieldAggregationLengths: "aggregation_lengths",
+	"SearchLengths":                "search_lengths",
+	"AggregationLengths":           "aggregation_lengths",
+	"LossOptions.MissingRate":      "missing_rate",
 }
 
 // argumentName returns the ABI's name for a field the root package names:
@@ -90,6 +91,10 @@ func renamed(err error) error {
 		return e.In("spiral", argumentName)
 	case *spiral.InputError:
 		return e.In("spiral", argumentName(e.Field))
+	case *loss.InputError:
+		at := *e // the loss's field in the caller's words: search_lengths
+		at.Field = argumentName(e.Field)
+		return &at
 	case interface{ Unwrap() []error }:
 		errs := e.Unwrap()
 		out := make([]error, len(errs))

@@ -8,6 +8,7 @@ import "C"
 import (
 	"errors"
 	"math"
+	"strings"
 
 	"spiral/combin"
 	"spiral/eval"
@@ -76,6 +77,15 @@ func spiral_coverage(n, c *C.spiral_array, kmax C.int64_t, out *C.spiral_array) 
 	}
 	res, err := eval.CoverageCurve(problems, int(min(int64(kmax), math.MaxInt)))
 	if err != nil {
+		if ae, ok := errors.AsType[*eval.ArgError](err); ok && ae.Arg == "problems" {
+			// eval's problems[i] are the caller's n[i] and c[i].
+			at := *ae
+			at.Arg = "n"
+			if strings.HasPrefix(ae.Reason, "C ") {
+				at.Arg = "c"
+			}
+			err = &at
+		}
 		return fail(err)
 	}
 	if err := checkOutputs(output{out, "out", len(res), 'f'}); err != nil {

@@ -6,7 +6,10 @@ package main
 import "C"
 
 import (
+	"fmt"
+
 	"spiral"
+	"spiral/advantage"
 	"spiral/loss"
 )
 
@@ -30,8 +33,10 @@ func spiral_loss_reductions(buf *C.char, capacity C.int64_t, needed *C.int64_t) 
 // spiral_loss_coefficients writes the per-output loss coefficients of a
 // credited batch with cfg's Config.LossCoefficients: reduction names the
 // trainer's loss reduction (loss.Reduction's text), update is 0 for
-// JointGradient and 1 for PaperUpdate (the aggregation baseline is cfg's),
-// split_roles nonzero when the trainer reduces search traces
+// JointGradient, 1 for PaperUpdate and 2 for ScoredGradient (the
+// aggregation baseline is cfg's; in's missing_rate is
+// LossOptions.MissingRate, and ScoredGradient reads in's reward_counts and
+// scored_outputs), split_roles nonzero when the trainer reduces search traces
 // and aggregation outputs as two loss terms. The coefficients go to
 // search_out (P*N1) and aggregation_out (one per aggregation output), F32 or
 // F64, and the reduction's report to report; on error nothing is written.
@@ -73,12 +78,35 @@ func spiral_loss_coefficients(cfg C.spiral_handle, reduction *C.char, n C.int64_
 	if bin.AggregationLengths, err = readInts(nil, &in.aggregation_lengths, "aggregation_lengths", false); err != nil {
 		return fail(err)
 	}
+	for _, a := range []struct {
+		a    *C.spiral_array
+		name string
+	}{{&in.reward_counts, "reward_counts"}, {&in.scored_outputs, "scored_outputs"}} {
+		if err := atMost(a.a, a.name, p*k); err != nil {
+			return fail(err)
+		}
+	}
+	if bin.RewardCounts, err = readInts(nil, &in.reward_counts, "reward_counts", true); err != nil {
+		return fail(err)
+	}
+	scored, err := readInts(nil, &in.scored_outputs, "scored_outputs", true)
+	if err != nil {
+		return fail(err)
+	}
+	if opt.Update == spiral.ScoredGradient {
+		if bin.Unscorable, err = scoredMarks(scored, bin.RewardCounts, n2, len(aggregation)); err != nil {
+			return fail(err)
+		}
+	}
+	opt.MissingRate = float64(in.missing_rate)
 	if len(search)%n1 != 0 {
 		return fail(usageError("search has %d advantages, not a multiple of N1 = %d", len(search), n1))
 	}
-	var dst spiral.LossCoefficients
-	if err := s.cfg.AdvantageCoefficients(&dst, search, aggregation, bin, opt); err != nil {
-		return fail(err)
+	w := s.get() // its LossCoefficients keeps the role multipliers from call to call
+	defer s.put(w)
+	dst := &w.coefficients
+	if err := s.cfg.AdvantageCoefficients(dst, search, aggregation, bin, opt); err != nil {
+		return fail(renamed(err))
 	}
 	if err := checkOutputs(
 		output{searchOut, "search_out", len(dst.Search), 'f'},
@@ -94,6 +122,42 @@ func spiral_loss_coefficients(cfg C.spiral_handle, reduction *C.char, n C.int64_
 			tokens: C.int64_t(r.Tokens), dropped: C.int64_t(r.Dropped)}
 	}
 	return 0
+}
+
+// scoredMarks returns the Unscorable marks of a batch whose sets have
+// counts (nil: n2 each) outputs and scored of them scored, outputs in all:
+// ScoredGradient reads only how many outputs of each set are scored, so
+// the first scored[s] outputs of set s are marked scored. It returns nil
+// for nil scored, and an error naming scored_outputs for a count outside
+// [0, the set's outputs] or a length that does not fit.
+func scoredMarks(scored, counts []int, n2, outputs int) ([]bool, error) {
+	if scored == nil {
+		return nil, nil
+	}
+	if counts != nil && len(counts) != len(scored) {
+		return nil, usageError("scored_outputs has %d counts, reward_counts %d", len(scored), len(counts))
+	}
+	marks := make([]bool, outputs)
+	o := 0
+	for s, sc := range scored {
+		m := n2
+		if counts != nil {
+			m = counts[s]
+		}
+		if m < 0 || o+m > outputs {
+			return nil, (&advantage.InputError{Field: "reward_counts", Problem: -1, Set: s, Output: -1, Value: float64(m),
+				Err: fmt.Errorf("the sets up to %d hold more outputs than the %d aggregation advantages (ragged sets need their reward_counts)", s, outputs)}).In("spiral", "reward_counts")
+		}
+		if sc < 0 || sc > m {
+			return nil, (&advantage.InputError{Field: "scored_outputs", Problem: -1, Set: s, Output: -1, Value: float64(sc),
+				Err: fmt.Errorf("scored_outputs[%d] = %d outside [0, %d], the outputs of the set", s, sc, m)}).In("spiral", "scored_outputs")
+		}
+		for j := o + sc; j < o+m; j++ {
+			marks[j] = true
+		}
+		o += m
+	}
+	return marks, nil
 }
 
 // lossOptions returns the configuration of handle cfg and the

@@ -91,6 +91,11 @@ typedef struct {
 	spiral_array aggregation;         /* the aggregation advantages */
 	spiral_array search_lengths;      /* P*N1, I32 or I64 */
 	spiral_array aggregation_lengths; /* parallel to aggregation */
+	spiral_array reward_counts;       /* P*K outputs of each set in [1, N2], I32 or I64, or ABSENT (N2 each) */
+	spiral_array scored_outputs;      /* P*K scored outputs of each set (spiral_credit_out's), I32 or I64,
+	                                   * or ABSENT (every output scored); the scored update reads them */
+	double missing_rate;              /* delta in [0, 1): the stated probability that each aggregation output
+	                                   * is missing, independently of its content (LossOptions.MissingRate) */
 } spiral_loss_in;
 
 /* What loss.Coefficients reports: the effective learning-rate scale kappa

@@ -36,11 +36,11 @@ def uint64(x: Any, name: str) -> int:
     return v
 
 
-def bounded(x: Any, name: str, lo: int, hi: int, error: type = InputError) -> int:
-    """Return x as an int in [lo, hi], else raise naming it."""
+def bounded(x: Any, name: str, lo: int, hi: int, error: type = InputError, context: str = "") -> int:
+    """Return x as an int in [lo, hi], else raise naming it (and what bounds it, in context)."""
     v = integer(x, name)
     if not lo <= v <= hi:
-        raise error(f"spiral: {name} = {v}: want an integer in [{lo}, {hi}]", name, value=float(v))
+        raise error(f"spiral: {name} = {v}: want an integer in [{lo}, {hi}]" + (f" {context}" if context else ""), name, value=float(v))
     return v
 
 
@@ -85,9 +85,15 @@ def flag(x: Any, name: str) -> bool:
     raise TypeError(f"spiral: {name} must be a bool, got {x!r}")
 
 
-def shaped(a: np.ndarray, name: str, *shapes: tuple) -> None:
-    """Raise InputError naming a and both shapes unless a has one of the shapes."""
+def shaped(a: np.ndarray, name: str, *shapes: tuple, context: str = "", problems: Any = None) -> None:
+    """Raise InputError naming a and both shapes unless a has one of the shapes.
+
+    context says what the shapes follow from, or problems (the problems of
+    the argument sets) does.
+    """
     if a.shape in shapes:
         return
-    want = " or ".join(str(s) for s in shapes)
-    raise InputError(f"spiral: {name} has shape {a.shape}, want {want}", name, value=float(a.size))
+    if problems is not None:
+        context = f"for the {problems} problems of sets"
+    want = " or ".join(dict.fromkeys(str(s) for s in shapes))
+    raise InputError(f"spiral: {name} has shape {a.shape}, want {want}" + (f" {context}" if context else ""), name, value=float(a.size))

@@ -5,14 +5,13 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import json
-import operator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Optional
 
 import numpy as np
 
-from . import _credit, _native
+from . import _args, _credit, _native
 from ._errors import ConfigError
 
 _lib = _native.lib
@@ -38,7 +37,8 @@ class Gate:
     boundary: str = "gate"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "target", operator.index(self.target))
+        object.__setattr__(self, "target", _args.bounded(self.target, "target", -_I64_MAX, _I64_MAX, ConfigError))
+        _args.text(self.boundary, "boundary")
 
 
 @dataclass(frozen=True)
@@ -74,9 +74,9 @@ class SoftOverlong:
     factor: float = 1.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "max_length", operator.index(self.max_length))
-        object.__setattr__(self, "buffer", operator.index(self.buffer))
-        object.__setattr__(self, "factor", float(self.factor))
+        object.__setattr__(self, "max_length", _args.bounded(self.max_length, "max_length", -_I64_MAX, _I64_MAX, ConfigError))
+        object.__setattr__(self, "buffer", _args.bounded(self.buffer, "buffer", -_I64_MAX, _I64_MAX, ConfigError))
+        object.__setattr__(self, "factor", _args.real(self.factor, "factor"))
 
 
 @dataclass(frozen=True)
@@ -91,8 +91,8 @@ class RewardRange:
     high: float = 0.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "low", float(self.low))
-        object.__setattr__(self, "high", float(self.high))
+        object.__setattr__(self, "low", _args.real(self.low, "low"))
+        object.__setattr__(self, "high", _args.real(self.high, "high"))
 
 
 @dataclass(frozen=True)
@@ -142,6 +142,8 @@ class RoleWeights:
     search_multiplier: float
     aggregation_multiplier: float
 
+
+_I64_MAX = (1 << 63) - 1
 
 _BASELINES = {"within_set": 0, "leave_one_out": 1}
 
@@ -203,14 +205,21 @@ class Config:
     aggregation_baseline: str = "within_set"
 
     def __post_init__(self) -> None:
+        # Kinds and ranges checked here, naming the field; the values by
+        # the library's Config.Validate.
         for name in ("search_traces", "set_size", "sets", "aggregations_per_set"):
-            object.__setattr__(self, name, operator.index(getattr(self, name)))
-        object.__setattr__(self, "ordered", bool(self.ordered))
-        if self.aggregation_baseline not in _BASELINES:
-            raise ConfigError(
-                f"spiral: aggregation_baseline = {self.aggregation_baseline!r}, want one of {sorted(_BASELINES)}",
-                "aggregation_baseline",
-            )
+            object.__setattr__(self, name, _args.bounded(getattr(self, name), name, -_I64_MAX, _I64_MAX, ConfigError))
+        object.__setattr__(self, "ordered", _args.flag(self.ordered, "ordered"))
+        _args.text(self.order, "order")
+        _args.text(self.design, "design")
+        for name, kind in (("gates", Gates), ("overlong", (SoftOverlong, type(None))), ("reward_range", RewardRange)):
+            if not isinstance(getattr(self, name), kind):
+                want = "SoftOverlong or None" if name == "overlong" else kind.__name__
+                raise TypeError(f"spiral: {name} must be a {want}, got {type(getattr(self, name)).__name__}")
+        for role in ("search", "aggregation"):
+            if not isinstance(getattr(self.gates, role), Gate):
+                raise TypeError(f"spiral: gates.{role} must be a Gate, got {type(getattr(self.gates, role)).__name__}")
+        _args.choice(self.aggregation_baseline, "aggregation_baseline", _BASELINES)
         d = dataclasses.asdict(self)
         d["aggregation_baseline"] = _BASELINES[self.aggregation_baseline]
         text = json.dumps(d).encode()
@@ -295,6 +304,8 @@ class Config:
         reduction: str = "token-mean",
         update: str = "joint_gradient",
         split_roles: bool = False,
+        missing_rate: float = 0.0,
+        reward_counts: Any = None,
     ) -> "_credit.LossCoefficients":
         """Per-output coefficients for the trainer's own loss reduction (Go's Config.LossCoefficients).
 
@@ -302,8 +313,10 @@ class Config:
         reduces its per-token losses -c_o * ratio with ``reduction`` gets, for
         this batch exactly, ``report.scale`` times the chosen update: SPIRAL's
         unbiased joint gradient (the search advantages divided by M, the
-        aggregation advantages by K(N2-1)) or the paper's update (the
-        advantages as they are). See docs/findings.md#loss-coefficients.
+        aggregation advantages by K(N2-1)), the same from the counts actually
+        scored (``"scored"``: unbiased when aggregation outputs go missing at
+        random) or the paper's update (the advantages as they are). See
+        docs/findings.md#loss-coefficients and docs/findings.md#missing-outputs.
 
         Parameters
         ----------
@@ -322,12 +335,26 @@ class Config:
             ``"openrlhf-sequence"``; NeMo-RL's ``"nemo-rl-token"``,
             ``"nemo-rl-sequence"``; or ``"sum"``. Call it on the rows the
             trainer reduces together (verl: a mini-batch).
-        update : {"joint_gradient", "paper"}
+        update : {"joint_gradient", "paper", "scored"}
             The update the trainer's gradient follows (with this Config's
             ``aggregation_baseline``, with which the credit was computed).
+            ``"scored"`` divides a problem's search advantages by
+            M(K') P(K' >= 2), K' its sets with a scored output, and a set's
+            aggregation advantages by K (S-1) P(S >= 2) (K S P(S >= 2) leave
+            one out), S its scored outputs (``credit.scored_outputs``).
         split_roles : bool
             The trainer reduces search traces and aggregation outputs as two
             loss terms, each over its own outputs, and adds them.
+        missing_rate : float
+            delta in [0, 1), the stated probability that each aggregation
+            output is missing (dropped or unscorable), independently of its
+            content (Go's LossOptions.MissingRate): ``"joint_gradient"``
+            divides by the expected counts, ``"scored"`` by P(K' >= 2) and
+            P(S >= 2), so that the expected update is grad J when delta is
+            the true rate. Default 0, every output scored.
+        reward_counts : array_like of int, P*K elements, optional
+            The outputs of each set, as given to ``credit_batch`` for ragged
+            sets (read by ``"scored"``); None means N2 each.
 
         Returns
         -------
@@ -339,13 +366,16 @@ class Config:
         ------
         InputError
             A length negative or beyond the loss's bound (``field`` names the
-            lengths, ``output`` the row).
+            lengths, ``output`` the row); ``missing_rate`` outside [0, 1);
+            ``reward_counts`` that do not fit the credit.
         ConfigError
-            An unknown reduction or update.
+            An unknown reduction or update, a missing_rate that is not finite.
         """
-        return _credit.loss_coefficients(self, credit, search_lengths, aggregation_lengths, reduction, update, split_roles)
+        return _credit.loss_coefficients(
+            self, credit, search_lengths, aggregation_lengths, reduction, update, split_roles, missing_rate, reward_counts
+        )
 
-    def role_weights(self, reduction: str = "sum", split_roles: bool = False) -> RoleWeights:
+    def role_weights(self, reduction: str = "sum", split_roles: bool = False, missing_rate: float = 0.0) -> RoleWeights:
         """Return the role weights of the update (Go's Config.RoleWeights).
 
         The weights the expected update (the advantages as they are, with
@@ -362,16 +392,24 @@ class Config:
         split_roles : bool
             The trainer reduces search traces and aggregation outputs as two
             loss terms (``"seq-mean-token-sum"`` with it: a mean per role).
+        missing_rate : float
+            delta in [0, 1): each aggregation output missing (dropped or
+            unscorable) with this probability, independently of its content.
+            With delta > 0 the weights are the expected counts E[M(K')] and
+            K E[(S-1)+] (K E[S; S >= 2] leave one out); uniform design,
+            ``"sum"`` or ``"seq-mean-token-sum-norm"`` only.
 
         Returns
         -------
         RoleWeights
             At the paper's configuration with a sum: search 1365/1541,
-            aggregation 12.
+            aggregation 12 (with missing_rate 0.25: 513/64).
         """
         f = (ctypes.c_double * 4)()
-        name = reduction.encode()
-        t = _native.text(_lib.spiral_role_weights, self._handle.value, name, len(name), int(bool(split_roles)), f).split("\n")
+        name = _args.text(reduction, "reduction")
+        split = _args.flag(split_roles, "split_roles")
+        rate = _args.real(missing_rate, "missing_rate")
+        t = _native.text(_lib.spiral_role_weights, self._handle.value, name, len(name), int(split), rate, f).split("\n")
         return RoleWeights(_fraction(t[0]), _fraction(t[1]), f[0], f[1], f[2], f[3])
 
 

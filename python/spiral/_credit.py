@@ -110,7 +110,9 @@ class Credit:
         "rejected",
         "_key",
         "_out",
+        "_out_addr",
         "_report",
+        "_report_addr",
         "_thread",
     )
 
@@ -130,19 +132,16 @@ class Credit:
         self.scored_outputs = ib[ps:].reshape(p, k)
         self.no_signal, self.out_of_range, self.rejected = bb[0], bb[1], bb[2]
         self._key = (p, n1, k, outputs, fb.dtype)
-        a = _native.array
-        self._out = _native._CreditOut(
-            search=a(fb[:ps]),
-            aggregation=a(fb[ps : ps + o]),
-            set_scores=a(fb[ps + o : ps + o + pk]),
-            set_advantages=a(fb[ps + o + pk :]),
-            appearances=a(ib[:ps]),
-            scored_outputs=a(ib[ps:]),
-            no_signal=a(bb[0]),
-            out_of_range=a(bb[1]),
-            rejected=a(bb[2]),
-        )
+        d, fc, w, b = _native.descriptor, _native._DTYPE_CODES[fb.dtype], _native.I64, _native.BOOL
+        self._out, view, self._out_addr = _native.array_block("spiral_credit_out", _OUT_FIELDS)
+        fa, ia, ba, f = d(fb)[0], d(ib)[0], d(bb)[0], fb.itemsize
+        view[:] = (
+            fa, ps, fc, fa + ps * f, o, fc, fa + (ps + o) * f, pk, fc, fa + (ps + o + pk) * f, pk, fc,
+            ia, ps, w, ia + ps * 8, pk, w,
+            ba, p, b, ba + p, p, b, ba + 2 * p, p, b,
+        )  # fmt: skip
         self._report = _native._CreditReport()
+        self._report_addr = ctypes.addressof(self._report)
         # The thread that made it, the only one that may pass it as out=.
         self._thread = threading.get_ident()
 
@@ -232,7 +231,7 @@ class LossCoefficients(NamedTuple):
 REDUCTIONS: tuple[str, ...] = _native.names(_lib.spiral_loss_reductions)
 """The loss reductions, named as the trainers name them (Go's loss.Reduction): ``"token-mean"``, ..."""
 
-_UPDATES = {"joint_gradient": 0, "paper": 1}
+_UPDATES = {"joint_gradient": 0, "paper": 1, "scored": 2}
 
 
 def loss_coefficients(
@@ -243,6 +242,8 @@ def loss_coefficients(
     reduction: str,
     update: str,
     split_roles: bool,
+    missing_rate: float = 0.0,
+    reward_counts: Any = None,
 ) -> LossCoefficients:
     """Loss coefficients of a credited batch; see ``Config.loss_coefficients``."""
     if not isinstance(credit, Credit):
@@ -250,7 +251,10 @@ def loss_coefficients(
     name = _args.text(reduction, "reduction")
     u = _UPDATES[_args.choice(update, "update", _UPDATES)]
     split = _args.flag(split_roles, "split_roles")
+    rate = _args.real(missing_rate, "missing_rate")
     ints = _native.ints
+    rc = None if reward_counts is None else ints(reward_counts, "reward_counts")
+    scored = np.ascontiguousarray(credit.scored_outputs)
     search = np.ascontiguousarray(credit.search)
     agg = np.ascontiguousarray(credit.aggregation)
     sl = ints(search_lengths, "search_lengths")
@@ -260,7 +264,15 @@ def loss_coefficients(
     out_s = np.empty(search.shape, search.dtype)
     out_a = np.empty(agg.shape, agg.dtype)
     a = _native.array
-    inp = _native._LossIn(search=a(search), aggregation=a(agg), search_lengths=a(sl), aggregation_lengths=a(al))
+    inp = _native._LossIn(
+        search=a(search),
+        aggregation=a(agg),
+        search_lengths=a(sl),
+        aggregation_lengths=a(al),
+        reward_counts=a(rc),
+        scored_outputs=a(scored),
+        missing_rate=rate,
+    )
     s_out, a_out = a(out_s), a(out_a)
     rep = _native._LossReport()
     _native.check(
@@ -280,8 +292,16 @@ def loss_coefficients(
 
 _local = threading.local()
 _PLAN_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))
-_ABSENT = _native.array(None)
-_byref = ctypes.byref
+_I64 = np.dtype(np.int64)
+_U64 = 1 << 64
+_ABSENT3 = (0, 0, _native.ABSENT)
+# The fields of spiral_credit_in and spiral_credit_out, in the header's order
+# (checked against it when the blocks are made).
+_IN_FIELDS = ("sets", "rewards", "reward_counts", "unscorable", "search_lengths", "aggregation_lengths")
+_OUT_FIELDS = (
+    "search", "aggregation", "set_scores", "set_advantages", "appearances", "scored_outputs", "no_signal", "out_of_range", "rejected",
+)
+_native.array_block("spiral_credit_in", _IN_FIELDS)  # checked at import
 
 
 class Plans:
@@ -360,20 +380,31 @@ def _keys(keys: Any, plan_size: int, name: str = "keys") -> np.ndarray:
 
 def plan(cfg: "Config", seed: int, step: int, keys: Any, dtype: Any = np.int64) -> Plans:
     """Draw the plans of a batch; see ``Config.plan``."""
-    seed = _args.uint64(seed, "seed")
-    step = _args.uint64(step, "step")
-    try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"spiral: dtype = {dtype!r}, want numpy.int64 or numpy.int32") from None
-    if dt not in _PLAN_DTYPES:
-        raise TypeError(f"spiral: dtype = {dt}, want numpy.int64 or numpy.int32")
+    if not (type(seed) is int and 0 <= seed < _U64):
+        seed = _args.uint64(seed, "seed")
+    if not (type(step) is int and 0 <= step < _U64):
+        step = _args.uint64(step, "step")
+    if dtype is np.int64:
+        dt = _I64
+    else:
+        try:
+            dt = np.dtype(dtype)
+        except (TypeError, ValueError):
+            raise TypeError(f"spiral: dtype = {dtype!r}, want numpy.int64 or numpy.int32") from None
+        if dt not in _PLAN_DTYPES:
+            raise TypeError(f"spiral: dtype = {dt}, want numpy.int64 or numpy.int32")
     k = _keys(keys, cfg._plan_size)
     out = np.empty((len(k), cfg.sets, cfg.set_size), dtype=dt)
-    ka, oa = _native.array(k.view(np.int64)), _native.array(out)
-    h = ctypes.c_size_t()
-    _native.check(_lib.spiral_plan(cfg._handle.value, seed, step, ctypes.byref(ka), ctypes.byref(oa), ctypes.byref(h)))
-    return Plans(out, k, seed, step, h.value)
+    block = _local.__dict__.get("plan")
+    if block is None:
+        arrays = (_native._Array * 2)()
+        block = _local.plan = (arrays, (ctypes.c_int64 * 6).from_buffer(arrays), ctypes.addressof(arrays), ctypes.c_size_t())
+        block = _local.plan = (*block, ctypes.addressof(block[3]))
+    desc = _native.descriptor
+    block[1][:] = (*desc(k.view(np.int64)), *desc(out))
+    base = block[2]
+    _native.check(_lib.spiral_plan(cfg._handle.value, seed, step, base, base + _native._ARRAY_SIZE, block[4]))
+    return Plans(out, k, seed, step, block[3].value)
 
 
 def credit_batch(
@@ -398,27 +429,29 @@ def credit_batch(
 
     Arrays may be numpy arrays (float32 or float64 rewards, int32 or int64
     indices and lengths: used in place when contiguous, copied otherwise),
-    torch tensors (through ``numpy()``) or sequences; only their number of
-    elements matters, in the flat layout below.
+    torch tensors (through ``numpy()``) or sequences. Shapes are checked:
+    each array has the shape below or is flat (one dimension, in the same
+    order); a transposed array is refused naming the argument and both shapes.
 
     Parameters
     ----------
-    sets : Plans, or array_like of int, P*K*n elements
+    sets : Plans, or array_like of int, shape (P, K, n), (P*K, n) or (P*K*n,)
         The plans ``Config.plan`` drew (credited without a check), or sets
         from elsewhere, ``sets[q, i, j]`` (or flat ``(q*K+i)*n + j``) being
         candidate j of set i of problem q (checked: a bad problem's sets are
         reported in a ``BatchError``).
     rewards : array_like of float
-        One per aggregation output, set after set: shape (P, K, N2), or
-        flat with ``reward_counts``.
-    reward_counts : array_like of int, P*K elements, optional
+        One per aggregation output, set after set: shape (P, K, N2), (P*K,
+        N2) or (P*K*N2,); flat, sum(reward_counts) long, with
+        ``reward_counts``.
+    reward_counts : array_like of int, shape (P, K) or (P*K,), optional
         The outputs of each set, in [1, N2], when a generation was
         dropped (ragged sets); ``rewards`` is then flat.
     unscorable : array_like of bool, like rewards, optional
         Outputs that could not be scored: their reward is not read (it may
         be NaN), they are left out of every score and baseline and get
         advantage 0.
-    search_lengths : array_like of int, P*N1 elements, optional
+    search_lengths : array_like of int, shape (P, N1) or (P*N1,), optional
         Search trace lengths in tokens; required by the search gate.
     aggregation_lengths : array_like of int, like rewards, optional
         Aggregation output lengths; required by the aggregation gate and
@@ -426,8 +459,9 @@ def credit_batch(
     out : Credit, optional
         The Credit of an earlier batch of the same shape and dtype, written
         again in place and returned (no allocation: the fast path of a
-        trainer that credits a batch of one size every step). It must not be
-        used by two calls at the same time.
+        trainer that credits a batch of one size every step). Only the
+        thread that made it may pass it (``UsageError`` otherwise): each
+        thread reuses its own, so that no two calls write one Credit.
 
     Returns
     -------
@@ -435,10 +469,17 @@ def credit_batch(
 
     Raises
     ------
+    TypeError
+        An argument of the wrong kind (``out`` not a Credit, an array not of
+        numbers), naming it.
+    UsageError
+        ``out`` made by another thread.
     InputError
-        The layout does not fit the configuration (a length that is not
-        P*K*n, P*K*N2 or sum(reward_counts), a count outside [1, N2],
-        lengths missing for a gate); nothing is computed.
+        An array of the wrong shape or with more elements than the problems
+        of ``sets`` have (refused before anything is copied), or a layout
+        that does not fit the configuration (a length that is not P*K*n,
+        P*K*N2 or sum(reward_counts), a count outside [1, N2], lengths
+        missing for a gate); nothing is computed.
     BatchError
         Some problems are bad (a NaN, infinite or too large reward, a bad
         set, a negative length): ``e.problems`` lists each as an
@@ -459,8 +500,10 @@ def credit_batch(
         plans, s = sets._handle, sets.sets
     else:
         plans, s = 0, ints(sets, "sets")
-    # Shapes are checked, and sizes before anything is allocated; a flat
-    # array's length is checked by the library, which names the layout.
+    # Shapes are checked, and sizes before anything is allocated. An array
+    # whose length does not fit the problems of sets is named with them.
+    if s.size % (k * n):
+        raise InputError(f"spiral: sets: {s.size} members, not a multiple of K*n = {k}*{n}", "sets", value=float(s.size))
     p = s.size // (k * n)
     if s.ndim != 1:
         _args.shaped(s, "sets", (p, k, n), (p * k, n))
@@ -471,22 +514,25 @@ def credit_batch(
     un = None if unscorable is None else _native.bools(unscorable, "unscorable")
     sl = None if search_lengths is None else ints(search_lengths, "search_lengths")
     al = None if aggregation_lengths is None else ints(aggregation_lengths, "aggregation_lengths")
-    most = -(-s.size // (k * n)) * k * n2  # rewards of the problems sets begins, the last perhaps cut
-    if r.size > most and (rc is None or rc.size == 0 or int(rc.max()) <= n2):  # else a count is named
-        raise InputError(f"spiral: rewards has {r.size} elements, more than P*K*N2 = {most} for {s.size} set members", "rewards", value=float(r.size))
-    if s.size % (k * n) == 0:  # else the library names the sets' layout
-        if rc is None and r.ndim != 1:
-            _args.shaped(r, "rewards", (p, k, n2), (p * k, n2))
-        if rc is not None and rc.ndim != 1:
-            _args.shaped(rc, "reward_counts", (p, k))
-        if rc is not None and r.ndim != 1:
+    if rc is None:
+        _args.shaped(r, "rewards", (p, k, n2), (p * k, n2), (p * k * n2,), problems=p)
+    else:
+        _args.shaped(rc, "reward_counts", (p, k), (p * k,), problems=p)
+        if r.ndim != 1:
             raise InputError(f"spiral: rewards has shape {r.shape}, want a flat array (sum(reward_counts),) with reward_counts", "rewards", value=float(r.size))
+        if r.size > 2 * p * k * n2:
+            raise InputError(f"spiral: rewards has {r.size} elements, more than P*K*N2 = {p * k * n2} for the {p} problems of sets", "rewards", value=float(r.size))
+        if rc.size and 1 <= int(rc.min()) and int(rc.max()) <= n2 and int(rc.sum()) != r.size:
+            raise InputError(f"spiral: rewards has {r.size} elements, want sum(reward_counts) = {int(rc.sum())}", "rewards", value=float(r.size))
+    # The lengths of the arrays parallel to the rewards, once the rewards'
+    # own layout holds (else the library names the rewards or their counts).
+    if rc is None or (rc.size and int(rc.min()) >= 0 and int(rc.sum()) == r.size):
         if un is not None:
-            _args.shaped(un, "unscorable", r.shape, (r.size,))
-        if sl is not None:
-            _args.shaped(sl, "search_lengths", (p, n1), (p * n1,))
+            _args.shaped(un, "unscorable", r.shape, (r.size,), context="parallel to rewards")
         if al is not None:
-            _args.shaped(al, "aggregation_lengths", r.shape, (r.size,))
+            _args.shaped(al, "aggregation_lengths", r.shape, (r.size,), context="parallel to rewards")
+    if sl is not None:
+        _args.shaped(sl, "search_lengths", (p, n1), (p * n1,), problems=p)
 
     if out is None:
         c = Credit(p, n1, k, r.shape, r.dtype)
@@ -499,17 +545,12 @@ def credit_batch(
                 f"K = {k}, rewards {r.shape} {r.dtype}",
                 "out",
             )
-    inp = _local.__dict__.get("inp")
-    if inp is None:
-        inp = _local.inp = _native._CreditIn()
-    a = _native.array
-    inp.sets = _ABSENT if plans else a(s)
-    inp.rewards = a(r)
-    inp.reward_counts = a(rc)
-    inp.unscorable = a(un)
-    inp.search_lengths = a(sl)
-    inp.aggregation_lengths = a(al)
-    h = _lib.spiral_credit_batch(cfg._handle.value, plans, _byref(inp), _byref(c._out), _byref(c._report))
+    block = _local.__dict__.get("credit_in")
+    if block is None:
+        block = _local.credit_in = _native.array_block("spiral_credit_in", _IN_FIELDS)
+    desc = _native.descriptor
+    block[1][:] = (*(_ABSENT3 if plans else desc(s)), *desc(r), *desc(rc), *desc(un), *desc(sl), *desc(al))
+    h = _lib.spiral_credit_batch(cfg._handle.value, plans, block[2], c._out_addr, c._report_addr)
     if h:
         err = _native.take_error(h)
         if isinstance(err, BatchError):

@@ -7,15 +7,15 @@ from typing import Any, Union
 
 import numpy as np
 
-from . import _native
+from . import _args, _native
+from ._errors import InputError, SpiralError
 
 _lib = _native.lib
 
 
-def _descs(*arrays: Any) -> tuple[Any, list[int]]:
-    descs = (_native._Array * len(arrays))(*[_native._Array(*_native.descriptor(a)) for a in arrays])
-    base = ctypes.addressof(descs)
-    return descs, [base + i * ctypes.sizeof(_native._Array) for i in range(len(arrays))]
+def _descs(*arrays: Any) -> tuple[list, list]:
+    descs = [_native.array(a) for a in arrays]
+    return descs, [ctypes.byref(d) for d in descs]
 
 
 def pass_at_k(n: Any, c: Any, k: Any) -> Union[float, np.ndarray]:
@@ -42,9 +42,12 @@ def pass_at_k(n: Any, c: Any, k: Any) -> Union[float, np.ndarray]:
         arrays, the element (``index``, in the broadcast flat order).
     """
     scalar = all(np.ndim(x) == 0 for x in (n, c, k))
-    nb, cb, kb = np.broadcast_arrays(
-        _native.ints(n, "n"), _native.ints(c, "c"), _native.ints(k, "k")
-    )
+    try:
+        nb, cb, kb = np.broadcast_arrays(_native.ints(n, "n"), _native.ints(c, "c"), _native.ints(k, "k"))
+    except ValueError as e:
+        if isinstance(e, SpiralError):
+            raise
+        raise InputError(f"spiral: n, c and k do not broadcast together: {e}", "n") from None
     shape = nb.shape
     nv, cv, kv = (np.ascontiguousarray(x, dtype=np.int64).reshape(-1) for x in (nb, cb, kb))
     out = np.empty(nv.shape, np.float64)
@@ -80,10 +83,10 @@ def coverage(n: Any, c: Any, kmax: int) -> np.ndarray:
     """
     nv = _native.ints(n, "n").reshape(-1)
     cv = _native.ints(c, "c").reshape(-1)
-    kmax = int(kmax)
+    kmax = _args.integer(kmax, "kmax")
     # Beyond the size cap eval refuses kmax before anything is allocated.
     out = np.empty(kmax, np.float64) if 0 <= kmax <= _native.MAX_SIZE else None
     descs, p = _descs(nv, cv, out)
-    _native.check(_lib.spiral_coverage(p[0], p[1], kmax, p[2]))
+    _native.check(_lib.spiral_coverage(p[0], p[1], min(max(kmax, -(1 << 63)), (1 << 63) - 1), p[2]))
     del descs
     return out

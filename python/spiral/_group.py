@@ -9,7 +9,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from . import _native
+from . import _args, _native
 
 _lib = _native.lib
 
@@ -56,10 +56,22 @@ class GroupOptions:
     clip: tuple = (0.0, 0.0)
     whiten: str = "none"
 
+    def __post_init__(self) -> None:
+        # Kinds checked here, naming the field; the values by the library.
+        _args.text(self.scale, "scale")
+        _args.text(self.whiten, "whiten")
+        object.__setattr__(self, "epsilon", _args.real(self.epsilon, "epsilon"))
+        for name in ("bessel", "leave_one_out", "nan_unscorable", "best"):
+            object.__setattr__(self, name, _args.flag(getattr(self, name), name))
+        clip = self.clip
+        if not isinstance(clip, (tuple, list)) or len(clip) != 2:
+            raise TypeError(f"spiral: clip must be a pair (low, high), got {clip!r}")
+        object.__setattr__(self, "clip", (_args.real(clip[0], "clip"), _args.real(clip[1], "clip")))
+
     @classmethod
     def preset(cls, name: str) -> "GroupOptions":
         """Return the options of a trainer's convention, such as ``"verl-grpo"`` (see ``PRESETS``)."""
-        b = name.encode()
+        b = _args.text(name, "preset")
         d = json.loads(_native.text(_lib.spiral_group_preset, b, len(b)))
         d["clip"] = (d["clip"]["low"], d["clip"]["high"])
         return cls(**d)
@@ -157,6 +169,8 @@ def group_advantages(
         options = GroupOptions.preset(preset)
     if options is None:
         options = GroupOptions()
+    if not isinstance(options, GroupOptions):
+        raise TypeError(f"spiral: options must be a GroupOptions, got {type(options).__name__}")
     r = _native.floats(rewards, "rewards").reshape(-1)
     un = None if unscorable is None else _native.bools(unscorable, "unscorable").reshape(-1)
     ln = None if lengths is None else _native.ints(lengths, "lengths").reshape(-1)
@@ -176,22 +190,21 @@ def group_advantages(
             except TypeError:  # ids that do not sort (mixed types)
                 pass
         if codes is None:
-            flat: Sequence = ids_in.reshape(-1).tolist() if isinstance(ids_in, np.ndarray) else list(ids_in)
-            seen: dict = {}
-            codes = np.fromiter((seen.setdefault(x, len(seen)) for x in flat), dtype=np.int64, count=len(flat))
+            try:
+                flat: Sequence = ids_in.reshape(-1).tolist() if isinstance(ids_in, np.ndarray) else list(ids_in)
+                seen: dict = {}
+                codes = np.fromiter((seen.setdefault(x, len(seen)) for x in flat), dtype=np.int64, count=len(flat))
+            except TypeError as e:
+                raise TypeError(f"spiral: ids must be a sequence of hashable values: {e}") from None
             decode = list(seen)
     out = np.empty(r.shape, r.dtype)
     n = max(len(codes), 1)
     lists = np.empty((3, n), np.int64)
     rep = _native._GroupReport()
     text = options._json()
-    d = _native.descriptor
-    arrs = [d(r), d(codes), d(ln), d(un), d(out), d(lists[0]), d(lists[1]), d(lists[2])]
-    descs = (_native._Array * 8)(*[_native._Array(*x) for x in arrs])
-    ptr = [ctypes.addressof(descs) + i * ctypes.sizeof(_native._Array) for i in range(8)]
-    _native.check(
-        _lib.spiral_group(text, len(text), *ptr[:5], ctypes.addressof(rep), *ptr[5:])
-    )
+    descs = [_native.array(a) for a in (r, codes, ln, un, out, lists[0], lists[1], lists[2])]
+    ptr = [ctypes.byref(d) for d in descs]
+    _native.check(_lib.spiral_group(text, len(text), *ptr[:5], ctypes.byref(rep), *ptr[5:]))
 
     def ids_of(row: np.ndarray, count: int) -> list:
         got = row[:count].tolist()

@@ -42,7 +42,7 @@ def _load() -> ctypes.CDLL:
         "spiral_config_new": (h, [p, i64, ctypes.POINTER(h)]),
         "spiral_release": (None, [h]),
         "spiral_constants": (h, [h, p, p, i64, ctypes.POINTER(i64)]),
-        "spiral_role_weights": (h, [h, p, i64, i64, p, p, i64, ctypes.POINTER(i64)]),
+        "spiral_role_weights": (h, [h, p, i64, i64, ctypes.c_double, p, p, i64, ctypes.POINTER(i64)]),
         "spiral_plan": (h, [h, u64, u64, p, p, p]),
         "spiral_credit_batch": (h, [h, h, p, p, p]),
         "spiral_group_presets": (None, [p, i64, ctypes.POINTER(i64)]),
@@ -85,6 +85,26 @@ _LossIn = STRUCTS["spiral_loss_in"]
 _LossReport = STRUCTS["spiral_loss_report"]
 _GroupReport = STRUCTS["spiral_group_report"]
 _ErrorItem = STRUCTS["spiral_error_item"]
+
+_ARRAY_SIZE = ctypes.sizeof(_Array)
+if [(n, getattr(_Array, n).offset, ctypes.sizeof(t)) for n, t in _Array._fields_] != [("data", 0, 8), ("len", 8, 8), ("dtype", 16, 8)]:
+    raise ImportError("spiral: spiral_array is not {data, len, dtype} of 8 bytes each: the package's fast paths need it")
+
+
+def array_block(name: str, fields: tuple[str, ...]) -> tuple[Any, Any, int]:
+    """Return a structure of the header made only of spiral_array, an int64 view of it and its address.
+
+    The fast paths fill the view with one slice assignment of (address,
+    length, element type) triples in the order of ``fields``, which must
+    be the header's own: a field added, removed or moved stops the import.
+    """
+    st = STRUCTS[name]
+    got = tuple(n for n, _ in st._fields_)
+    if got != fields or any(t is not _Array for _, t in st._fields_) or ctypes.sizeof(st) != len(fields) * _ARRAY_SIZE:
+        raise ImportError(f"spiral: {name} in spiral_abi.h has the fields {got}; the package fills {fields}")
+    obj = st()
+    return obj, (ctypes.c_int64 * (3 * len(fields))).from_buffer(obj), ctypes.addressof(obj)
+
 
 ABSENT, F32, F64, I32, I64, BOOL = (CONSTS["SPIRAL_" + n] for n in ("ABSENT", "F32", "F64", "I32", "I64", "BOOL"))
 _DTYPE_CODES = {

@@ -68,7 +68,7 @@ def reduction_scale(reduction: str, outputs: int, rows: int) -> float:
         1 for the sums, 1/B for ``trl-dr-grpo``, 1/R for the others; 0 when R is 0.
     """
     b = _args.bounded(outputs, "outputs", 0, 2**63 - 1)
-    r = _args.bounded(rows, "rows", 0, b)
+    r = _args.bounded(rows, "rows", 0, b, context="(at most outputs)")
     out = ctypes.c_double()
     name = _args.text(reduction, "reduction")
     _native.check(_lib.spiral_reduction_scale(name, len(name), b, r, ctypes.byref(out)))
@@ -147,11 +147,11 @@ def part_coefficients(
     """
     u = _one_dim(_native.floats(update, "update"), "update")
     ln = _native.ints(lengths, "lengths")
-    _args.shaped(ln, "lengths", u.shape)
+    _args.shaped(ln, "lengths", u.shape, context="parallel to update")
     tm = None
     if terms is not None:
         tm = _native.ints(terms, "terms")
-        _args.shaped(tm, "terms", u.shape)
+        _args.shaped(tm, "terms", u.shape, context="parallel to update")
     os_ = ot = None
     if over_sequences is not None or over_tokens is not None:
         given = {}
@@ -160,7 +160,7 @@ def part_coefficients(
                 a = np.ascontiguousarray(np.atleast_1d(_native.ints(v, name)), np.int64)
                 given[name] = _one_dim(a, name)
         if len(given) == 2:
-            _args.shaped(given["over_tokens"], "over_tokens", given["over_sequences"].shape)
+            _args.shaped(given["over_tokens"], "over_tokens", given["over_sequences"].shape, context="parallel to over_sequences")
         shape = next(iter(given.values())).shape
         os_ = given.get("over_sequences", np.zeros(shape, np.int64))
         ot = given.get("over_tokens", np.zeros(shape, np.int64))
@@ -174,10 +174,17 @@ def part_coefficients(
     return out, LossReport(rep.scale, rep.outputs, rep.rows, rep.tokens, rep.dropped)
 
 
+def _mask(response_mask: Any) -> np.ndarray:
+    """A response mask (bool, integer or float 0/1) as an array, refused naming it if it is not numbers."""
+    m = _native._array(_native._to_numpy(response_mask), "response_mask")
+    if m.size and m.dtype.kind not in "biuf":
+        raise TypeError(f"spiral: response_mask must hold 0/1 numbers or booleans, got an array of {m.dtype}")
+    return m
+
+
 def response_lengths(response_mask: Any) -> np.ndarray:
     """Each row's length in tokens from verl's ``(bs, T)`` response mask (or TRL's completion mask)."""
-    m = _native._to_numpy(response_mask)
-    m = np.asarray(m)
+    m = _mask(response_mask)
     if m.ndim != 2:
         raise InputError(f"spiral: response_mask has shape {m.shape}, want (bs, T)", "response_mask", value=float(m.size))
     return m.astype(bool).sum(axis=1).astype(np.int64)
@@ -189,11 +196,11 @@ def per_token(values: Any, response_mask: Any) -> np.ndarray:
     verl's ``data.batch["advantages"]`` and TRL's ``(B, T)`` advantages take
     this; TRL's ``(B,)`` advantages take ``values`` as they are.
     """
-    v = np.asarray(_native._to_numpy(values), np.float64)
-    m = np.asarray(_native._to_numpy(response_mask))
+    v = _native.floats(values, "values")
+    m = _mask(response_mask)
     if m.ndim != 2:
         raise InputError(f"spiral: response_mask has shape {m.shape}, want (bs, T)", "response_mask", value=float(m.size))
-    _args.shaped(v, "values", (m.shape[0],))
+    _args.shaped(v, "values", (m.shape[0],), context="one per row of response_mask")
     return v[:, None] * m.astype(bool)
 
 

@@ -69,8 +69,12 @@ def worker(rank: int, world: int, port: int, out: str) -> None:
             ("trl dapo", "trl-dapo", dict(over_tokens=[t_all])),
             ("trl grpo", "trl-grpo", {}),
             ("verl-legacy token-mean", "token-mean", {}),
+            # The control: this rank's own counts instead of the whole batch's.
+            ("control: trl dapo, local counts", "trl-dapo", dict(over_tokens=[int(ln.sum())])),
         ]:
             kappa = spiral.reduction_scale(reduction, b_all, r_all)
+            if case.startswith("control"):
+                kappa = spiral.reduction_scale(reduction, n, int((ln > 0).sum()))
             coef = np.zeros(n)
             for lo, hi in zip(bounds, bounds[1:]):
                 coef[lo:hi], _ = spiral.part_coefficients(u[lo:hi], ln[lo:hi], reduction, scale=kappa, **over)
@@ -79,9 +83,10 @@ def worker(rank: int, world: int, port: int, out: str) -> None:
             if case.startswith("verl-engine"):
                 harness.verl_engine_grad(theta, rows, c, mask, reduction, b_all, cuts)
                 factor = 1.0
-            elif case.startswith("trl"):
-                harness.trl_grad(theta, rows, c, mask, case.split()[1], cuts)
-                factor = 1.0 if case == "trl dapo" else 1 / (len(bounds) - 1) / world
+            elif "trl" in case:
+                loss_type = "dapo" if "dapo" in case else "grpo"
+                harness.trl_grad(theta, rows, c, mask, loss_type, cuts)
+                factor = 1.0 if loss_type == "dapo" else 1 / (len(bounds) - 1) / world
             else:  # legacy dp_actor, use_dynamic_bsz: loss_scale_factor = rows / ppo_mini_batch_size
                 coef = np.zeros(n)
                 for lo, hi in zip(bounds, bounds[1:]):
@@ -103,7 +108,8 @@ def worker(rank: int, world: int, port: int, out: str) -> None:
             ln_w = whole["lengths"]
             for case, (grad, reduction, kappa, factor) in got.items():
                 single = spiral.reduction_scale(reduction, len(ln_w), int((ln_w > 0).sum()))
-                assert single == kappa, (case, single, kappa)  # the ranks' kappa is the single process's
+                if not case.startswith("control"):
+                    assert single == kappa, (case, single, kappa)  # the ranks' kappa is the single process's
                 errors[case] = relative_error(grad, want_grad(whole["update"], ln_w, single * factor))
             with open(out, "w") as f:
                 json.dump({"errors": errors, "rows": b_all, "tokens": t_all}, f)
@@ -138,9 +144,12 @@ class TestDataParallel(unittest.TestCase):
 
     def check(self, world: int) -> None:
         res = self.run_world(world)
-        self.assertEqual(len(res["errors"]), 6)
+        self.assertEqual(len(res["errors"]), 7)
         for case, err in res["errors"].items():
-            self.assertLess(err, 1e-12, f"{world} ranks, {case}")
+            if case.startswith("control"):
+                self.assertGreater(err, 1e-3, f"{world} ranks, {case}")
+            else:
+                self.assertLess(err, 1e-12, f"{world} ranks, {case}")
         if os.environ.get("SPIRAL_VERBOSE"):
             print(f"\n{world} ranks, {res['rows']} rows, {res['tokens']} tokens: " + ", ".join(f"{c} {e:.1e}" for c, e in res["errors"].items()))
 

@@ -71,6 +71,18 @@ class TestNeMoRLPresets(unittest.TestCase):
                     self.assertLessEqual(abs(adv[i] - want), (1e-9 + 2**-24) * max(1.0, abs(want)), (preset, case["ids"], i))
             self.assertGreater(compared, 300, preset)
 
+    def test_options(self) -> None:
+        opt = spiral.GroupOptions.preset("nemo-rl-grpo")
+        self.assertEqual(opt, spiral.GroupOptions(scale="others", epsilon=1e-6, bessel=True, leave_one_out=True))
+        rewards, ids = np.array([1.0, 0.0, 0.0, 0.5]), np.zeros(4, np.int64)
+        a, _ = spiral.group_advantages(rewards, ids, opt)
+        b, _ = spiral.group_advantages(rewards, ids, preset="nemo-rl-grpo")
+        np.testing.assert_array_equal(a, b)
+        # (1 - 1/6) / (sqrt(1/12) + 1e-6): the others' mean and Bessel standard deviation.
+        self.assertAlmostEqual(a[0], (5 / 6) / (np.sqrt(1 / 12) + 1e-6), places=14)
+        with self.assertRaises(spiral.ConfigError):
+            spiral.group_advantages(rewards, ids, spiral.GroupOptions(scale="others", epsilon=1e-6))
+
 
 def _load_nemo_rl() -> dict:
     spec = importlib.util.spec_from_file_location("nemo_rl_vectors", os.path.join(NEMO, "vectors.py"))

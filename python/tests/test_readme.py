@@ -91,6 +91,8 @@ class TestReadmeSnippets(unittest.TestCase):
                     grad, factor = theta.grad, 1.0
                 err = relative_error(grad, want_grad(st["update"], raw, kappa * factor * extra))
                 self.assertLess(err, 1e-12, f"{legacy} {mode}")
+                if os.environ.get("SPIRAL_VERBOSE"):
+                    print(f"\nverl snippet, use_legacy_worker_impl={legacy}, {mode}: {err:.1e}")
 
     def test_trl(self) -> None:
         st = self.step
@@ -134,6 +136,8 @@ class TestReadmeSnippets(unittest.TestCase):
             factor = {"dapo": 1.0, "grpo": 1 / steps, "bnpo": 1 / steps, "dr_grpo": 1 / (steps * WIDTH)}[loss_type]
             err = relative_error(theta.grad, want_grad(st["update"], raw, trainer.spiral_kappa * factor))
             self.assertLess(err, 1e-12, loss_type)
+            if os.environ.get("SPIRAL_VERBOSE"):
+                print(f"\nTRL snippet, loss_type={loss_type}: {err:.1e}")
 
 
 if __name__ == "__main__":

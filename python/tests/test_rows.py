@@ -172,3 +172,66 @@ class TestPartCoefficients(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestHostileArguments(unittest.TestCase):
+    """Random bad arguments: every refusal is a TypeError or ValueError that names the argument."""
+
+    BAD = [
+        None,
+        "x",
+        "\ud800",
+        [[1, 2], [3]],
+        np.array([[1.0, 2.0]]),
+        np.zeros((2, 2, 2)),
+        np.array([1, 2], dtype=np.int8),
+        np.array(["a", "b"]),
+        np.array([None, None], dtype=object),
+        np.array([np.nan, 1.0]),
+        np.array([-1, 2]),
+        np.array([2**63 - 1, 2], dtype=np.uint64),
+        2**64,
+        -1,
+        float("inf"),
+        float("nan"),
+        True,
+        object(),
+    ]
+
+    def check(self, fn, names: tuple, args: dict) -> None:
+        try:
+            fn(**args)
+        except (TypeError, ValueError) as e:
+            msg = str(e)
+            self.assertTrue(any(n in msg for n in names), f"{fn.__name__}({args!r}): {type(e).__name__}: {msg}")
+        except Exception as e:  # noqa: BLE001
+            self.fail(f"{fn.__name__}({args!r}) raised {type(e).__name__}: {e}")
+
+    def test_part_coefficients(self) -> None:
+        rng = np.random.default_rng(4)
+        good = dict(update=[1.0, 2.0], lengths=[2, 3], reduction="token-mean", scale=0.5)
+        names = ("update", "lengths", "reduction", "scale", "terms", "over_sequences", "over_tokens")
+        for _ in range(400):
+            args = dict(good)
+            for name in rng.choice(names, rng.integers(1, 3), replace=False):
+                args[name] = self.BAD[rng.integers(len(self.BAD))]
+            self.check(spiral.part_coefficients, names, args)
+
+    def test_reduction_scale(self) -> None:
+        for bad in self.BAD:
+            for name in ("reduction", "outputs", "rows"):
+                args = dict(reduction="trl-dapo", outputs=4, rows=3)
+                args[name] = bad
+                self.check(spiral.reduction_scale, ("reduction", "outputs", "rows"), args)
+
+    def test_rows(self) -> None:
+        rng = np.random.default_rng(5)
+        keys = np.array([3, 1], np.uint64)
+        cols = flat_rows(keys, rng)
+        good = dict(config=CFG, keys=keys, key=cols["key"], role=cols["role"], index=cols["index"], set=cols["set"])
+        names = ("keys", "key", "role", "index", "set")
+        for _ in range(300):
+            args = dict(good)
+            for name in rng.choice(names, rng.integers(1, 3), replace=False):
+                args[name] = self.BAD[rng.integers(len(self.BAD))]
+            self.check(spiral.Rows, names, args)
