@@ -3,6 +3,7 @@ package spiral
 import (
 	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -47,7 +48,7 @@ func TestEmptyPlansMessage(t *testing.T) {
 }
 
 // TestIntegersPrintAsIntegers: an integer at fault prints in decimal
-// digits, exactly, at every layer: a member of math.MaxInt64, a length of
+// digits, exactly, at every layer: a member of math.MaxInt, a length of
 // MaxLength+1.
 func TestIntegersPrintAsIntegers(t *testing.T) {
 	c := Paper()
@@ -55,11 +56,11 @@ func TestIntegersPrintAsIntegers(t *testing.T) {
 	for i := range members {
 		members[i] = i % c.SearchTraces
 	}
-	members[1] = math.MaxInt64
+	members[1] = math.MaxInt
 	var plans Plans
 	err := c.CheckPlans(&plans, members)
-	if err == nil || !strings.Contains(err.Error(), "9223372036854775807") || strings.Contains(err.Error(), "e+") {
-		t.Errorf("member math.MaxInt64: %v", err)
+	if err == nil || !strings.Contains(err.Error(), strconv.Itoa(math.MaxInt)) || strings.Contains(err.Error(), "e+") {
+		t.Errorf("member math.MaxInt: %v", err)
 	}
 	_, err = loss.Coefficients(make([]float64, 1), loss.Rows{Update: []float64{1}, Lengths: []int{loss.MaxLength + 1}}, loss.Sum)
 	if err == nil || !strings.Contains(err.Error(), "536870913") || strings.Contains(err.Error(), "e+") {

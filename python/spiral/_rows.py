@@ -239,17 +239,25 @@ class Rows:
     """
 
     def __init__(self, config: Any, keys: Any, key: Any, role: Any, index: Any, set: Any) -> None:
+        from ._config import Config  # here: _config imports this module's neighbours
+
+        if not isinstance(config, Config):
+            raise TypeError(f"spiral: config must be a Config, got {type(config).__name__}")
         self.config = config
-        keys = _one_dim(np.asarray(_native._to_numpy(keys)), "keys")
+        keys = _one_dim(_native._array(_native._to_numpy(keys), "keys"), "keys")
         keys = _credit._keys(keys, config._plan_size)
-        key = _one_dim(np.asarray(_native._to_numpy(key)), "key")
+        uniq, counts = np.unique(keys, return_counts=True)
+        if len(uniq) != len(keys):
+            twice = int(uniq[np.flatnonzero(counts > 1)[0]])
+            raise InputError(f"spiral: keys hold {twice} more than once: a problem's key is its own", "keys", value=float(twice))
+        key = _one_dim(_native._array(_native._to_numpy(key), "key"), "key")
         key = _credit._keys(key, config._plan_size, "key")
         n = len(key)
         role = _one_dim(_native.ints(role, "role"), "role")
         index = _one_dim(_native.ints(index, "index"), "index")
         set_ = _one_dim(_native.ints(set, "set"), "set")
         for name, a in (("role", role), ("index", index), ("set", set_)):
-            _args.shaped(a, name, (n,))
+            _args.shaped(a, name, (n,), context="parallel to key")
         n1, k, n2 = config.search_traces, config.sets, config.aggregations_per_set
         p = len(keys)
         by_key = np.argsort(keys, kind="stable")
@@ -286,7 +294,8 @@ class Rows:
         if len(seen) > p * n1 or (seen != 1).any():
             at = int(np.flatnonzero(seen != 1)[0])
             raise InputError(
-                f"spiral: search trace {at % n1} of problem key {int(keys[at // n1])} appears {int(seen[at])} times, want once",
+                f"spiral: search trace {at % n1} of problem key {int(keys[at // n1])} appears {int(seen[at])} times "
+                f"in the rows' key, role and index, want once",
                 "index",
                 problem=at // n1,
                 value=float(seen[at]),
@@ -295,7 +304,7 @@ class Rows:
         s = self.problem[agg] * k + set_[agg]
         slot = s * n2 + index[agg]
         if len(np.unique(slot)) != len(slot):
-            raise InputError("spiral: an aggregation output (key, set, index) appears twice", "index")
+            raise InputError("spiral: an aggregation output appears twice in the rows' key, role, set and index", "index")
         self._order = np.argsort(slot, kind="stable")
         self._agg_at = np.empty(len(self._order), np.int64)
         self._agg_at[self._order] = np.arange(len(self._order))

@@ -37,6 +37,18 @@ def _valid() -> dict:
 V = _valid()
 
 
+def _rows() -> dict:
+    key, role, index, set_ = [], [], [], []
+    for q in (30, 10, 20):
+        for y in range(8):
+            key.append(q), role.append(spiral.SEARCH), index.append(y), set_.append(-1)
+        for i in range(4):
+            for j in range(4):
+                key.append(q), role.append(spiral.AGGREGATION), index.append(j), set_.append(i)
+    return dict(config=PLAIN, keys=np.array([30, 10, 20], np.uint64), key=np.array(key), role=np.array(role),
+                index=np.array(index), set=np.array(set_))
+
+
 def hostile_values(rng: random.Random, like: Any) -> Any:
     """A hostile value, some generic and some shaped like the valid one."""
     generic = [
@@ -73,8 +85,9 @@ CALLS: list[tuple[str, Callable[..., Any], dict]] = [
                                                    reward_counts=np.array([4] * (P * 4 - 1) + [3]),
                                                    unscorable=np.zeros(P * 16 - 1, bool))),
     ("loss_coefficients", CFG.loss_coefficients, dict(credit=V["credit"], search_lengths=V["sl"], aggregation_lengths=V["al"],
-                                                      reduction="token-mean", update="joint_gradient", split_roles=False)),
-    ("role_weights", CFG.role_weights, dict(reduction="sum", split_roles=False)),
+                                                      reduction="token-mean", update="joint_gradient", split_roles=False,
+                                                      missing_rate=0.0)),
+    ("role_weights", CFG.role_weights, dict(reduction="sum", split_roles=False, missing_rate=0.0)),
     ("group_advantages", spiral.group_advantages, dict(rewards=np.array([1.0, 0.0, 1.0, 1.0]), ids=np.array([0, 0, 1, 1]),
                                                         options=spiral.GroupOptions(), unscorable=np.zeros(4, bool),
                                                         lengths=np.array([3, 4, 5, 6]))),
@@ -87,6 +100,7 @@ CALLS: list[tuple[str, Callable[..., Any], dict]] = [
     ("reduction_scale", spiral.reduction_scale, dict(reduction="token-mean", outputs=10, rows=8)),
     ("part_coefficients", spiral.part_coefficients, dict(update=np.array([0.5, -0.25, 0.0]), lengths=np.array([3, 4, 5]),
                                                           reduction="token-mean", scale=0.1)),
+    ("Rows", spiral.Rows, _rows()),
     ("response_lengths", spiral.response_lengths, dict(response_mask=np.ones((3, 5), bool))),
     ("per_token", spiral.per_token, dict(values=np.array([1.0, 2.0, 3.0]), response_mask=np.ones((3, 5), bool))),
 ]
