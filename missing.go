@@ -112,7 +112,7 @@ func (c Config) missingRoleWeights(opt LossOptions, sd, ad int64) (RoleWeights, 
 		if c.AggregationBaseline == LeaveOneOut {
 			agg = float64(n2) * (1 - delta) * -math.Expm1(float64(n2-1)*math.Log(delta))
 		} else {
-			agg = float64(n2)*(1-delta) - 1 + math.Pow(delta, float64(n2))
+			agg = float64(float64(n2)*(1-delta)) - 1 + math.Pow(delta, float64(n2))
 		}
 		if w.Aggregation == nil {
 			w.AggregationFloat = float64(k) * agg / float64(ad)
@@ -124,7 +124,7 @@ func (c Config) missingRoleWeights(opt LossOptions, sd, ad int64) (RoleWeights, 
 			if err != nil {
 				return RoleWeights{}, err
 			}
-			sum += binomialPMF(k, kk, logE) * cs.MFloat
+			sum += float64(binomialPMF(k, kk, logE) * cs.MFloat)
 		}
 		w.SearchFloat = sum / float64(sd)
 	}
@@ -145,7 +145,7 @@ func binomialPMF(k, j int, logE float64) float64 {
 	lj, _ := math.Lgamma(float64(j + 1))
 	lkj, _ := math.Lgamma(float64(k - j + 1))
 	log1mE := math.Log1p(-math.Exp(logE))
-	return math.Exp(lk - lj - lkj + float64(j)*log1mE + float64(k-j)*logE)
+	return math.Exp(lk - lj - lkj + float64(float64(j)*log1mE) + float64(float64(k-j)*logE))
 }
 
 // ratPow returns x^n for n >= 0.
@@ -187,14 +187,14 @@ func (c Config) scoredConstants(delta float64) ScoredConstants {
 	k, n2 := float64(c.Sets), float64(c.AggregationsPerSet)
 	var sc ScoredConstants
 	if c.AggregationsPerSet >= 2 {
-		sc.Aggregation = 1 - math.Pow(delta, n2-1)*(delta+n2*(1-delta))
+		sc.Aggregation = 1 - float64(math.Pow(delta, n2-1)*float64(delta+float64(n2*(1-delta))))
 	}
 	if c.Sets >= 2 {
 		e := math.Pow(delta, n2)
 		if c.Design == combin.Balanced {
 			sc.Search = math.Exp(k * math.Log1p(-e))
 		} else {
-			sc.Search = 1 - math.Pow(e, k-1)*(e+k*(1-e))
+			sc.Search = 1 - float64(math.Pow(e, k-1)*float64(e+float64(k*(1-e))))
 		}
 	}
 	return sc

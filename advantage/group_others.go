@@ -82,7 +82,7 @@ func othersRanges[F constraints.Float](rewards []F, group []int32, gs []groupSta
 			k = 1
 		}
 		sum := st.raw.sum
-		sum.Add(-float64(x) * st.lifted())
+		sum.Add(float64(-float64(x) * st.lifted()))
 		g.far[k] = int32(i) + 1
 		g.h[k], g.l[k] = numeric.MeanPair(sum, n-1)
 		any = true
@@ -145,7 +145,7 @@ func (st *groupStats) advantageOthers(g *othersRange, i int, r float64, opt Grou
 		ss.AddProduct(-e/float64(n-1), e)
 		v = max(ss.Value(), 0) // at least half of S remains
 	}
-	den := math.Sqrt(v/float64(dof)) + opt.Epsilon*st.lifted()*st.inv
+	den := math.Sqrt(v/float64(dof)) + float64(opt.Epsilon*st.lifted()*st.inv)
 	loo := float64(n) / float64(n-1)
 	if math.IsInf(den, 1) {
 		return (d / opt.Epsilon) / st.lifted() * loo

@@ -56,14 +56,14 @@ func PairedTTest(a, b []float64) (PairedT, error) {
 	}
 	ss := 0.0
 	for _, di := range d {
-		ss += (di - r.Diff) * (di - r.Diff)
+		ss += float64((di - r.Diff) * (di - r.Diff))
 	}
 	r.SE = math.Sqrt(ss / (n - 1) / n)
 	switch {
 	case r.SE > 0:
 		r.T = r.Diff / r.SE
 		df := float64(r.DF)
-		r.P = regIncBeta(df/2, 0.5, df/(df+r.T*r.T))
+		r.P = regIncBeta(df/2, 0.5, df/(df+float64(r.T*r.T)))
 	case r.Diff != 0:
 		r.T, r.P = math.Copysign(math.Inf(1), r.Diff), 0
 	default:
@@ -86,7 +86,7 @@ func regIncBeta(a, b, x float64) float64 {
 	la, _ := math.Lgamma(a)
 	lb, _ := math.Lgamma(b)
 	lab, _ := math.Lgamma(a + b)
-	front := math.Exp(lab - la - lb + a*math.Log(x) + b*math.Log1p(-x))
+	front := math.Exp(lab - la - lb + float64(a*math.Log(x)) + float64(b*math.Log1p(-x)))
 	if x > (a+1)/(a+b+2) {
 		return 1 - front*betaFraction(b, a, 1-x)/b
 	}
@@ -108,7 +108,7 @@ func betaFraction(a, b, x float64) float64 {
 			fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm)),
 			-(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1)),
 		} {
-			d = 1 + num*d
+			d = 1 + float64(num*d)
 			if math.Abs(d) < tiny {
 				d = tiny
 			}
@@ -119,7 +119,7 @@ func betaFraction(a, b, x float64) float64 {
 			d = 1 / d
 			f *= d * c
 		}
-		if math.Abs(d*c-1) < 1e-15 {
+		if math.Abs(float64(d*c)-1) < 1e-15 {
 			break
 		}
 	}
