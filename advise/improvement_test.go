@@ -11,6 +11,7 @@ import (
 	"spiral"
 	"spiral/budget"
 	"spiral/combin"
+	"spiral/internal/spiraltest"
 )
 
 // updateLaw is the law of one problem's unbiased-scaled update (g/M,
@@ -204,7 +205,9 @@ func TestImprovementBruteForce(t *testing.T) {
 // Advise ranks by ImprovementPerToken (ties by fewer tokens), and the step
 // budget changes the order: counted in problems, rho is the same for every
 // configuration of one SNR whatever its tokens; counted in tokens, a
-// cheaper configuration gets more problems.
+// cheaper configuration gets more problems. By default at one budget in
+// problems and one in tokens; SPIRAL_LONG=1 adds 256 problems and 2^26
+// tokens.
 func TestAdviseRanksByImprovement(t *testing.T) {
 	model := RewardModel{Correct: big.NewRat(1, 4), Found: big.NewRat(3, 4), Missed: big.NewRat(1, 10)}
 	tops := map[string]bool{}
@@ -213,6 +216,9 @@ func TestAdviseRanksByImprovement(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, step := range []Step{{Problems: 1}, {Problems: 256}, {Tokens: 1 << 16}, {Tokens: 1 << 26}} {
+		if (step.Problems == 256 || step.Tokens == 1<<26) && !spiraltest.Long() {
+			continue
+		}
 		res, err := Advise(Request{Budget: 24 * 4096, Lengths: budget.PaperLimits(0), Reward: model, Step: step, MaxTraces: 6})
 		if err != nil {
 			t.Fatal(err)
