@@ -64,9 +64,10 @@ func creditKeys(t *testing.T, c Config, pl *Planner, seed, step uint64, keys []u
 		return nil, lengthgate.GatesReport{}, lengthgate.PenaltyReport{}
 	}
 	res := make([]shardResult, len(keys))
+	members := plans.AppendMembers(nil)
 	for q, sp := range out.Spans() {
 		res[q] = shardResult{
-			members:       plans.AppendMembers(nil)[sp.Member : sp.Member+sp.Members],
+			members:       slices.Clone(members[sp.Member : sp.Member+sp.Members]),
 			search:        slices.Clone(out.Search[sp.Trace : sp.Trace+sp.Traces]),
 			aggregation:   slices.Clone(out.Aggregation[sp.Reward : sp.Reward+sp.Rewards]),
 			setScores:     slices.Clone(out.SetScores[sp.Set : sp.Set+sp.Sets]),
