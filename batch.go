@@ -211,6 +211,12 @@ func (b *BatchCredit) NoSignalCount() int {
 // every other problem is credited, so a trainer may drop the bad ones and
 // keep the rest.
 //
+// Sizes: CreditBatch has no limit of its own. A batch holds the problems of
+// its Plans, which Planner.PlanTo and Config.CheckPlans cap at
+// combin.MaxSize = 2^24 members (P*K*n), and Config.Validate caps N1, K*n and
+// K*N2 at combin.MaxSize; Config.LossCoefficients then takes at most
+// loss.MaxRows = 2^24 outputs of the batch.
+//
 // It allocates only to grow dst and on error. It panics if dst is nil.
 func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	if dst == nil {
