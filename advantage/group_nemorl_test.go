@@ -1,14 +1,13 @@
 package advantage
 
 import (
-	"compress/gzip"
-	"encoding/json"
 	"math"
 	"math/big"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"spiral/internal/spiraltest"
 )
 
 // bessel returns the mean and the Bessel-corrected standard deviation of
@@ -264,15 +263,6 @@ func TestScaleOthersDirect(t *testing.T) {
 // the weighted sum does not cancel to rounding (there NeMo-RL divides its
 // residue by its own standard deviation).
 func TestNeMoRLGDPOByComponents(t *testing.T) {
-	f, err := os.Open("testdata/trainers/nemo-rl/gdpo/nemo-rl-gdpo.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var v struct {
 		Cases []struct {
 			Dtype      string      `json:"dtype"`
@@ -282,9 +272,7 @@ func TestNeMoRLGDPOByComponents(t *testing.T) {
 			Want       []float64   `json:"want"`
 		} `json:"cases"`
 	}
-	if err := json.NewDecoder(zr).Decode(&v); err != nil {
-		t.Fatal(err)
-	}
+	spiraltest.ReadJSONGz(t, "testdata/trainers/nemo-rl/gdpo/nemo-rl-gdpo.json.gz", &v)
 	opt, _ := NeMoRLGRPO.Options()
 	worst, degenerate := 0.0, 0
 	for n, c := range v.Cases {

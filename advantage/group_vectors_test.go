@@ -1,12 +1,11 @@
 package advantage
 
 import (
-	"compress/gzip"
-	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"spiral/internal/spiraltest"
 )
 
 // trainerVectors is a file of testdata/trainers: cases run through the
@@ -28,19 +27,8 @@ type trainerVectors struct {
 // readTrainerVectors reads a file of testdata/trainers.
 func readTrainerVectors(t *testing.T, file string) trainerVectors {
 	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var v trainerVectors
-	if err := json.NewDecoder(zr).Decode(&v); err != nil {
-		t.Fatal(err)
-	}
+	spiraltest.ReadJSONGz(t, file, &v)
 	return v
 }
 

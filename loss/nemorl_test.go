@@ -1,12 +1,11 @@
 package loss
 
 import (
-	"compress/gzip"
-	"encoding/json"
 	"math"
 	"math/big"
-	"os"
 	"testing"
+
+	"spiral/internal/spiraltest"
 )
 
 // TestNeMoRLGradient reads testdata/nemo-rl-loss.json.gz: NeMo-RL's own
@@ -26,15 +25,6 @@ import (
 // The control: coefficients of each micro-batch over its own counts are
 // off.
 func TestNeMoRLGradient(t *testing.T) {
-	f, err := os.Open("testdata/nemo-rl-loss.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var v struct {
 		Commit     string
 		Reductions map[string][]struct {
@@ -45,9 +35,7 @@ func TestNeMoRLGradient(t *testing.T) {
 			Gradient   []float64 `json:"gradient"`
 		}
 	}
-	if err := json.NewDecoder(zr).Decode(&v); err != nil {
-		t.Fatal(err)
-	}
+	spiraltest.ReadJSONGz(t, "testdata/nemo-rl-loss.json.gz", &v)
 	if len(v.Reductions) != 2 {
 		t.Fatalf("%d reductions in the vectors", len(v.Reductions))
 	}

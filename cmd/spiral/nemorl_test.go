@@ -1,13 +1,13 @@
 package main
 
 import (
-	"compress/gzip"
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"spiral/internal/spiraltest"
 )
 
 // TestGroupNeMoRLVectors runs the float64 cases of NeMo-RL's vectors
@@ -24,14 +24,6 @@ func TestGroupNeMoRLVectors(t *testing.T) {
 		t.Fatalf("vectors: %v %v", files, err)
 	}
 	for _, file := range files {
-		f, err := os.Open(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var v struct {
 			Preset string
 			Cases  []struct {
@@ -42,10 +34,7 @@ func TestGroupNeMoRLVectors(t *testing.T) {
 				Want    []*float64 `json:"want"`
 			}
 		}
-		if err := json.NewDecoder(zr).Decode(&v); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
+		spiraltest.ReadJSONGz(t, file, &v)
 		var lines strings.Builder
 		var kept []int
 		for n, c := range v.Cases {
@@ -139,15 +128,6 @@ func othersDiffer(g []float64, r float64) bool {
 // batch of its rows of sample_mask 1: NeMo-RL's weight of each row times
 // its coefficient must be scale times its update, within 1e-12 relative.
 func TestLossNeMoRLGradient(t *testing.T) {
-	f, err := os.Open("../../loss/testdata/nemo-rl-loss.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var v struct {
 		Reductions map[string][]struct {
 			Lengths    []int     `json:"lengths"`
@@ -156,9 +136,7 @@ func TestLossNeMoRLGradient(t *testing.T) {
 			Gradient   []float64 `json:"gradient"`
 		}
 	}
-	if err := json.NewDecoder(zr).Decode(&v); err != nil {
-		t.Fatal(err)
-	}
+	spiraltest.ReadJSONGz(t, "../../loss/testdata/nemo-rl-loss.json.gz", &v)
 	for name, cases := range v.Reductions {
 		var lines strings.Builder
 		var weights, updates [][]float64

@@ -4,6 +4,8 @@
 package spiraltest
 
 import (
+	"compress/gzip"
+	"encoding/json"
 	"flag"
 	"math"
 	"math/big"
@@ -168,4 +170,22 @@ func Allocated(f func()) uint64 {
 		least = min(least, after.TotalAlloc-before.TotalAlloc)
 	}
 	return least
+}
+
+// ReadJSONGz decodes the gzip-compressed JSON file at path into v, failing
+// the test on any error: the trainers' recorded vectors are stored so.
+func ReadJSONGz(t testing.TB, path string, v any) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.NewDecoder(zr).Decode(v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
 }
