@@ -157,7 +157,7 @@ func roundClasses(N, n, K int) (roundLaw, error) {
 				got[r][j] |= low
 				avail[a] &^= low
 			}
-			hi, w := bits.Mul64(weight, binomial64(have, c))
+			hi, w := bits.Mul64(weight, uint64(binom(have, c)))
 			if hi != 0 {
 				overflow = true
 				break
@@ -174,15 +174,6 @@ func roundClasses(N, n, K int) (roundLaw, error) {
 		return roundLaw{}, fmt.Errorf("estimator: the rounds of N = %d, n = %d, K = %d take more than %d steps to enumerate", N, n, K, maxRoundSteps)
 	}
 	return law, nil
-}
-
-// binomial64 returns C(a, b) for 0 <= b <= a <= 16.
-func binomial64(a, b int) uint64 {
-	r := uint64(1)
-	for i := range b {
-		r = r * uint64(a-i) / uint64(i+1)
-	}
-	return r
 }
 
 // sets yields, in ascending order of their masks, each design of l as
