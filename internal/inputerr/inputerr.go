@@ -50,7 +50,7 @@ type InputError struct {
 
 	prefix string // the package (or command) the error speaks for, "" for none
 	unit   string // the word for Output when a problem or set is given
-	exact  int    // Value as an integer, when isInt
+	exact  int64  // Value as an integer, when isInt
 	isInt  bool
 }
 
@@ -64,8 +64,8 @@ func New(prefix, unit string, e InputError) *InputError {
 
 // Int returns New(prefix, unit, e) with Value the integer v, which Error
 // prints exactly even beyond 2^53.
-func Int(prefix, unit string, e InputError, v int) *InputError {
-	e.Value, e.exact, e.isInt = float64(v), v, true
+func Int[I ~int | ~int64](prefix, unit string, e InputError, v I) *InputError {
+	e.Value, e.exact, e.isInt = float64(v), int64(v), true
 	return New(prefix, unit, e)
 }
 
@@ -126,7 +126,7 @@ func (e *InputError) write(b *strings.Builder, prefixed bool) {
 // unless Value was changed since, any other integer in decimal digits.
 func (e *InputError) value() string {
 	if e.isInt && float64(e.exact) == e.Value {
-		return strconv.Itoa(e.exact)
+		return strconv.FormatInt(e.exact, 10)
 	}
 	return numeric.FormatValue(e.Value)
 }
