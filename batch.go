@@ -9,6 +9,7 @@ import (
 	"spiral/advantage"
 	"spiral/internal/credit"
 	"spiral/internal/gating"
+	"spiral/internal/inputerr"
 	"spiral/lengthgate"
 )
 
@@ -236,7 +237,7 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	dst.skip()
 	c.gate(dst, &in)
 	if len(dst.bad) > 0 {
-		return (&BatchError{Problems: dst.bad}).In("spiral", func(f string) string { return f })
+		return inputerr.NewBatch("spiral", dst.bad)
 	}
 	return nil
 }
@@ -421,8 +422,8 @@ func (c *Config) checkLayout(in *Batch) error {
 		outputs = 0
 		for s, m := range in.RewardCounts {
 			if m < 1 || m > n2 {
-				return (&InputError{Field: FieldRewardCounts, Problem: s / k, Set: s % k, Output: -1, Value: float64(m),
-					Err: fmt.Errorf("count %d outside [1, N2 = %d] (mark an output that could not be scored in Unscorable)", m, n2)}).In("spiral", FieldRewardCounts)
+				return inputerr.Int("spiral", "", InputError{Field: FieldRewardCounts, Problem: s / k, Set: s % k, Output: -1,
+					Err: fmt.Errorf("count %d outside [1, N2 = %d] (mark an output that could not be scored in Unscorable)", m, n2)}, m)
 			}
 			outputs += m
 		}
@@ -520,16 +521,16 @@ func (c *Config) problemError(in *Batch, q int, sp Span) *InputError {
 	rs, un := in.Rewards[sp.Reward:sp.Reward+sp.Rewards], sub(in.Unscorable, sp.Reward, sp.Reward+sp.Rewards)
 	if o, err := advantage.CheckRewards(rs, un); o >= 0 {
 		i, j := c.setOf(in, q, o)
-		return (&InputError{Field: FieldRewards, Problem: q, Set: i, Output: j, Value: rs[o], Err: err}).In("spiral", FieldRewards)
+		return inputerr.New("spiral", "output", InputError{Field: FieldRewards, Problem: q, Set: i, Output: j, Value: rs[o], Err: err})
 	}
 	if ls := sub(in.SearchLengths, sp.Trace, sp.Trace+sp.Traces); firstNegative(ls) >= 0 {
 		y := firstNegative(ls)
-		return (&InputError{Field: FieldSearchLengths, Problem: q, Set: -1, Output: y, Value: float64(ls[y]), Err: errNegativeLength}).In("spiral", FieldSearchLengths)
+		return inputerr.Int("spiral", "", InputError{Field: FieldSearchLengths, Problem: q, Set: -1, Output: y, Err: errNegativeLength}, ls[y])
 	}
 	if ls := sub(in.AggregationLengths, sp.Reward, sp.Reward+sp.Rewards); firstNegative(ls) >= 0 {
 		o := firstNegative(ls)
 		i, j := c.setOf(in, q, o)
-		return (&InputError{Field: FieldAggregationLengths, Problem: q, Set: i, Output: j, Value: float64(ls[o]), Err: errNegativeLength}).In("spiral", FieldAggregationLengths)
+		return inputerr.Int("spiral", "", InputError{Field: FieldAggregationLengths, Problem: q, Set: i, Output: j, Err: errNegativeLength}, ls[o])
 	}
 	return nil
 }
