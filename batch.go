@@ -8,6 +8,7 @@ import (
 
 	"spiral/advantage"
 	"spiral/internal/credit"
+	"spiral/internal/gating"
 	"spiral/internal/inputerr"
 	"spiral/lengthgate"
 )
@@ -611,37 +612,39 @@ func allEqual(xs []float64, unscorable []bool) (*float64, bool) {
 }
 
 // gate applies c's length gates to every problem of dst that is not
-// rejected, adding their reports to dst.Gates: one call per role for the
-// whole batch, unless a rejected problem's lengths may be bad. The gates,
-// lengths and advantages it passes were checked (Config.Validate, reject
-// and the kernel's finite credit), so the gates' own checks pass.
+// rejected, adding their reports to dst.Gates: one pass per role for the
+// whole batch, unless a rejected problem's lengths may be bad. It runs the
+// gates' loop (internal/gating) without lengthgate's checks of its input,
+// which hold already: c's gates passed Config.Validate, reject refused
+// every problem with a negative length, and the kernel's credit is finite.
 func (c *Config) gate(dst *BatchCredit, in *Batch) {
 	g := c.Gates
 	if !g.Search.Enabled() && !g.Aggregation.Enabled() {
 		return
 	}
-	apply := func(g lengthgate.Gate, adv []float64, lengths []int) lengthgate.Report {
-		if !g.Enabled() {
-			return lengthgate.Report{}
-		}
-		rep, err := g.Apply(adv, lengths)
-		if err != nil {
-			panic(fmt.Sprintf("spiral: length gate of checked input: %v", err)) // unreachable
-		}
-		return rep
-	}
 	if len(dst.bad) == 0 {
-		dst.Gates.Search = apply(g.Search, dst.Search, in.SearchLengths)
-		dst.Gates.Aggregation = apply(g.Aggregation, dst.Aggregation, in.AggregationLengths)
+		dst.Gates.Search = applyGate(g.Search, dst.Search, in.SearchLengths)
+		dst.Gates.Aggregation = applyGate(g.Aggregation, dst.Aggregation, in.AggregationLengths)
 		return
 	}
 	for q, sp := range dst.spans[:dst.Problems] {
 		if !dst.Rejected[q] {
 			t, r := sp.Trace, sp.Reward
-			dst.Gates.Search.Add(apply(g.Search, dst.Search[t:t+sp.Traces], sub(in.SearchLengths, t, t+sp.Traces)))
-			dst.Gates.Aggregation.Add(apply(g.Aggregation, dst.Aggregation[r:r+sp.Rewards], sub(in.AggregationLengths, r, r+sp.Rewards)))
+			dst.Gates.Search.Add(applyGate(g.Search, dst.Search[t:t+sp.Traces], sub(in.SearchLengths, t, t+sp.Traces)))
+			dst.Gates.Aggregation.Add(applyGate(g.Aggregation, dst.Aggregation[r:r+sp.Rewards], sub(in.AggregationLengths, r, r+sp.Rewards)))
 		}
 	}
+}
+
+// applyGate gates adv in place by g, a valid gate, with lengths checked
+// (>= 0, as long as adv), and returns its report: the zero Report when g
+// is disabled.
+func applyGate(g lengthgate.Gate, adv []float64, lengths []int) lengthgate.Report {
+	if !g.Enabled() {
+		return lengthgate.Report{}
+	}
+	first, at := gating.Bounds(g.Target, g.Boundary == lengthgate.KeepAtTarget)
+	return gating.Report[lengthgate.Report](len(adv), gating.Apply(first, at, adv, adv, lengths))
 }
 
 // sub returns s[lo:hi], or nil when s is nil.
