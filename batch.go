@@ -8,6 +8,8 @@ import (
 
 	"spiral/advantage"
 	"spiral/internal/credit"
+	"spiral/internal/gating"
+	"spiral/internal/inputerr"
 	"spiral/lengthgate"
 )
 
@@ -235,7 +237,7 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	dst.skip()
 	c.gate(dst, &in)
 	if len(dst.bad) > 0 {
-		return (&BatchError{Problems: dst.bad}).In("spiral", func(f string) string { return f })
+		return inputerr.NewBatch("spiral", dst.bad)
 	}
 	return nil
 }
@@ -420,8 +422,8 @@ func (c *Config) checkLayout(in *Batch) error {
 		outputs = 0
 		for s, m := range in.RewardCounts {
 			if m < 1 || m > n2 {
-				return (&InputError{Field: FieldRewardCounts, Problem: s / k, Set: s % k, Output: -1, Value: float64(m),
-					Err: fmt.Errorf("count %d outside [1, N2 = %d] (mark an output that could not be scored in Unscorable)", m, n2)}).In("spiral", FieldRewardCounts)
+				return inputerr.Int("spiral", "", InputError{Field: FieldRewardCounts, Problem: s / k, Set: s % k, Output: -1,
+					Err: fmt.Errorf("count %d outside [1, N2 = %d] (mark an output that could not be scored in Unscorable)", m, n2)}, m)
 			}
 			outputs += m
 		}
@@ -519,16 +521,16 @@ func (c *Config) problemError(in *Batch, q int, sp Span) *InputError {
 	rs, un := in.Rewards[sp.Reward:sp.Reward+sp.Rewards], sub(in.Unscorable, sp.Reward, sp.Reward+sp.Rewards)
 	if o, err := advantage.CheckRewards(rs, un); o >= 0 {
 		i, j := c.setOf(in, q, o)
-		return (&InputError{Field: FieldRewards, Problem: q, Set: i, Output: j, Value: rs[o], Err: err}).In("spiral", FieldRewards)
+		return inputerr.New("spiral", "output", InputError{Field: FieldRewards, Problem: q, Set: i, Output: j, Value: rs[o], Err: err})
 	}
 	if ls := sub(in.SearchLengths, sp.Trace, sp.Trace+sp.Traces); firstNegative(ls) >= 0 {
 		y := firstNegative(ls)
-		return (&InputError{Field: FieldSearchLengths, Problem: q, Set: -1, Output: y, Value: float64(ls[y]), Err: errNegativeLength}).In("spiral", FieldSearchLengths)
+		return inputerr.Int("spiral", "", InputError{Field: FieldSearchLengths, Problem: q, Set: -1, Output: y, Err: errNegativeLength}, ls[y])
 	}
 	if ls := sub(in.AggregationLengths, sp.Reward, sp.Reward+sp.Rewards); firstNegative(ls) >= 0 {
 		o := firstNegative(ls)
 		i, j := c.setOf(in, q, o)
-		return (&InputError{Field: FieldAggregationLengths, Problem: q, Set: i, Output: j, Value: float64(ls[o]), Err: errNegativeLength}).In("spiral", FieldAggregationLengths)
+		return inputerr.Int("spiral", "", InputError{Field: FieldAggregationLengths, Problem: q, Set: i, Output: j, Err: errNegativeLength}, ls[o])
 	}
 	return nil
 }
@@ -610,37 +612,39 @@ func allEqual(xs []float64, unscorable []bool) (*float64, bool) {
 }
 
 // gate applies c's length gates to every problem of dst that is not
-// rejected, adding their reports to dst.Gates: one call per role for the
-// whole batch, unless a rejected problem's lengths may be bad. The gates,
-// lengths and advantages it passes were checked (Config.Validate, reject
-// and the kernel's finite credit), so the gates' own checks pass.
+// rejected, adding their reports to dst.Gates: one pass per role for the
+// whole batch, unless a rejected problem's lengths may be bad. It runs the
+// gates' loop (internal/gating) without lengthgate's checks of its input,
+// which hold already: c's gates passed Config.Validate, reject refused
+// every problem with a negative length, and the kernel's credit is finite.
 func (c *Config) gate(dst *BatchCredit, in *Batch) {
 	g := c.Gates
 	if !g.Search.Enabled() && !g.Aggregation.Enabled() {
 		return
 	}
-	apply := func(g lengthgate.Gate, adv []float64, lengths []int) lengthgate.Report {
-		if !g.Enabled() {
-			return lengthgate.Report{}
-		}
-		rep, err := g.Apply(adv, lengths)
-		if err != nil {
-			panic(fmt.Sprintf("spiral: length gate of checked input: %v", err)) // unreachable
-		}
-		return rep
-	}
 	if len(dst.bad) == 0 {
-		dst.Gates.Search = apply(g.Search, dst.Search, in.SearchLengths)
-		dst.Gates.Aggregation = apply(g.Aggregation, dst.Aggregation, in.AggregationLengths)
+		dst.Gates.Search = applyGate(g.Search, dst.Search, in.SearchLengths)
+		dst.Gates.Aggregation = applyGate(g.Aggregation, dst.Aggregation, in.AggregationLengths)
 		return
 	}
 	for q, sp := range dst.spans[:dst.Problems] {
 		if !dst.Rejected[q] {
 			t, r := sp.Trace, sp.Reward
-			dst.Gates.Search.Add(apply(g.Search, dst.Search[t:t+sp.Traces], sub(in.SearchLengths, t, t+sp.Traces)))
-			dst.Gates.Aggregation.Add(apply(g.Aggregation, dst.Aggregation[r:r+sp.Rewards], sub(in.AggregationLengths, r, r+sp.Rewards)))
+			dst.Gates.Search.Add(applyGate(g.Search, dst.Search[t:t+sp.Traces], sub(in.SearchLengths, t, t+sp.Traces)))
+			dst.Gates.Aggregation.Add(applyGate(g.Aggregation, dst.Aggregation[r:r+sp.Rewards], sub(in.AggregationLengths, r, r+sp.Rewards)))
 		}
 	}
+}
+
+// applyGate gates adv in place by g, a valid gate, with lengths checked
+// (>= 0, as long as adv), and returns its report: the zero Report when g
+// is disabled.
+func applyGate(g lengthgate.Gate, adv []float64, lengths []int) lengthgate.Report {
+	if !g.Enabled() {
+		return lengthgate.Report{}
+	}
+	first, at := gating.Bounds(g.Target, g.Boundary == lengthgate.KeepAtTarget)
+	return gating.Report[lengthgate.Report](len(adv), gating.Apply(first, at, adv, adv, lengths))
 }
 
 // sub returns s[lo:hi], or nil when s is nil.

@@ -8,6 +8,7 @@ import (
 
 	"spiral/advantage"
 	"spiral/combin"
+	"spiral/internal/inputerr"
 )
 
 // Plan is one problem's plan: the K sets of search-trace indices, in the
@@ -262,7 +263,7 @@ func (c Config) CheckPlans(dst *Plans, members []int) error {
 		}
 	}
 	if len(dst.bad) > 0 {
-		return (&BatchError{Problems: dst.bad}).In("spiral", func(f string) string { return f })
+		return inputerr.NewBatch("spiral", dst.bad)
 	}
 	return nil
 }
@@ -320,14 +321,10 @@ type setScratch struct {
 // "members").
 func (c *Config) checkSets(fam combin.Family, flat []int, sc *setScratch) *InputError {
 	if err := sc.sets.Check(fam, flat); err != nil {
-		e := &InputError{Field: FieldMembers, Problem: -1, Set: -1, Output: -1, Err: err}
-		if se, ok := err.(*combin.SetError); ok {
-			e.Set, e.Output = se.Set, se.Position
-			if se.Reason == combin.OutOfRange || se.Reason == combin.Repeated {
-				e.Value = float64(se.Index)
-			}
-		}
-		return e
+		// fam is valid and flat within MaxSize: err is combin's error
+		// about a set of members.
+		e, _ := errors.AsType[*InputError](err)
+		return e.In("spiral", FieldMembers)
 	}
 	if c.Design != combin.Balanced {
 		return nil

@@ -187,7 +187,7 @@ func (w *Whitening) UnmarshalText(text []byte) error {
 // own words.
 func (opt GroupOptions) Validate() error {
 	bad := func(field string, v float64, err error) error {
-		return &InputError{Field: field, Problem: -1, Set: -1, Output: -1, Value: v, Err: err}
+		return inputError(InputError{Field: field, Problem: -1, Set: -1, Output: -1, Value: v, Err: err})
 	}
 	if opt.Scale < ScaleNone || opt.Scale > ScaleOthers {
 		return bad("Scale", float64(opt.Scale), fmt.Errorf("%d is not ScaleNone, ScaleGroup, ScaleBatch or ScaleOthers", int(opt.Scale)))
@@ -321,13 +321,13 @@ const MaxLength = 1 << 29
 // above [MaxLength].
 func GroupRelativeTokens[F constraints.Float, ID comparable](dst, rewards []F, ids []ID, lengths []int, opt GroupOptions) (GroupReport[ID], error) {
 	if len(lengths) != len(rewards) {
-		return GroupReport[ID]{}, &InputError{Field: "lengths", Problem: -1, Set: -1, Output: -1, Value: float64(len(lengths)),
-			Err: fmt.Errorf("len(lengths) = %d, want len(rewards) = %d", len(lengths), len(rewards))}
+		return GroupReport[ID]{}, inputError(InputError{Field: "lengths", Problem: -1, Set: -1, Output: -1, Value: float64(len(lengths)),
+			Err: fmt.Errorf("len(lengths) = %d, want len(rewards) = %d", len(lengths), len(rewards))})
 	}
 	for i, l := range lengths {
 		if l < 0 || l > MaxLength {
-			return GroupReport[ID]{}, &InputError{Field: "lengths", Problem: -1, Set: -1, Output: i, Value: float64(l),
-				Err: fmt.Errorf("length %d outside [0, MaxLength = %d]", l, MaxLength)}
+			return GroupReport[ID]{}, inputError(InputError{Field: "lengths", Problem: -1, Set: -1, Output: i, Value: float64(l),
+				Err: fmt.Errorf("length %d outside [0, MaxLength = %d]", l, MaxLength)})
 		}
 	}
 	return groupRelative(dst, rewards, ids, lengths, opt)
@@ -398,15 +398,15 @@ func groupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 // returns the number of rows NaNUnscorable marks unscorable.
 func checkGroupInput[F constraints.Float, ID comparable](rewards []F, ids []ID, opt GroupOptions) (unscorable int, err error) {
 	if len(ids) != len(rewards) {
-		return 0, &InputError{Field: "ids", Problem: -1, Set: -1, Output: -1, Value: float64(len(ids)),
-			Err: fmt.Errorf("len(ids) = %d, want len(rewards) = %d", len(ids), len(rewards))}
+		return 0, inputError(InputError{Field: "ids", Problem: -1, Set: -1, Output: -1, Value: float64(len(ids)),
+			Err: fmt.Errorf("len(ids) = %d, want len(rewards) = %d", len(ids), len(rewards))})
 	}
 	if err := opt.Validate(); err != nil {
 		return 0, err
 	}
 	if len(rewards) > maxGroupRows {
-		return 0, &InputError{Field: "rewards", Problem: -1, Set: -1, Output: -1, Value: float64(len(rewards)),
-			Err: fmt.Errorf("len(rewards) = %d > combin.MaxSize = %d rows", len(rewards), maxGroupRows)}
+		return 0, inputError(InputError{Field: "rewards", Problem: -1, Set: -1, Output: -1, Value: float64(len(rewards)),
+			Err: fmt.Errorf("len(rewards) = %d > combin.MaxSize = %d rows", len(rewards), maxGroupRows)})
 	}
 	for i, x := range rewards {
 		if x != x && opt.NaNUnscorable {
@@ -414,8 +414,8 @@ func checkGroupInput[F constraints.Float, ID comparable](rewards []F, ids []ID, 
 			continue
 		}
 		if err := checkReward(float64(x)); err != nil {
-			return 0, &InputError{Field: "rewards", Problem: -1, Set: -1, Output: i, Value: float64(x),
-				Err: fmt.Errorf("group %v: %w", ids[i], err)}
+			return 0, inputError(InputError{Field: "rewards", Problem: -1, Set: -1, Output: i, Value: float64(x),
+				Err: fmt.Errorf("group %v: %w", ids[i], err)})
 		}
 	}
 	// An id whose dynamic value is a slice, map or function cannot be
@@ -423,8 +423,8 @@ func checkGroupInput[F constraints.Float, ID comparable](rewards []F, ids []ID, 
 	if !strictlyComparable(reflect.TypeFor[ID]()) {
 		for i := range ids {
 			if !reflect.ValueOf(&ids[i]).Elem().Comparable() {
-				return 0, &InputError{Field: "ids", Problem: -1, Set: -1, Output: i,
-					Err: fmt.Errorf("id of type %T cannot be compared or hashed", ids[i])}
+				return 0, inputError(InputError{Field: "ids", Problem: -1, Set: -1, Output: i,
+					Err: fmt.Errorf("id of type %T cannot be compared or hashed", ids[i])})
 			}
 		}
 	}

@@ -3,6 +3,8 @@ package lengthgate
 import (
 	"fmt"
 	"math"
+
+	"spiral/internal/gating"
 )
 
 // Float is the set of floating-point types the generic functions accept.
@@ -267,65 +269,25 @@ func ApplyGate[F Float](g Gate, dst, adv []F, lengths []int) (Report, error) {
 }
 
 // gate applies a valid g to checked inputs with len(dst) == len(adv) ==
-// len(lengths).
-//
-// The loop has no branch on the data: whether an advantage is positive and
-// how its length compares with the target are mispredicted about as often
-// as not on real batches, so each entry's outcome is a 0/1 flag, the gated
-// advantage is selected by masking its bits, and a gate that keeps an
-// entry adds +0 to the mass, which leaves the sum and its error term
-// exactly as they were (the mass is never -0 and, once +Inf, stays so).
+// len(lengths), by the loop of package internal/gating.
 func gate[F Float](g Gate, dst, adv []F, lengths []int) Report {
-	lengths = lengths[:len(adv)]
-	dst = dst[:len(adv)]
-	var positive, atTarget, gated int
-	var mass, low float64 // the sum is mass + low
-	target, keepAt := g.cut()
-	// Eq. 8 with the boundary rule: a positive advantage is gated when
-	// !keeps(l, target, keepAt), that is when l >= first, the first length
-	// gated (on is 0 when none is). A disabled gate gates none and counts
-	// none at its target.
-	first, at, on := target, target, b2i(g.Enabled())
-	if keepAt && target == math.MaxInt {
-		on = 0 // no length is above it
-	} else if keepAt {
-		first = target + 1
-	}
-	if !g.Enabled() {
-		at = -1 // lengths are >= 0
-	}
-	for i, a := range adv {
-		l := lengths[i]
-		p := b2i(a > 0)
-		gd := p & b2i(l >= first) & on
-		positive += p
-		atTarget += p & b2i(l == at)
-		gated += gd
-		bits := math.Float64bits(float64(a))
-		cut := -uint64(gd) // all ones when gated
-		var e float64
-		mass, e = twoSum(mass, math.Float64frombits(bits&cut))
-		low += e
-		dst[i] = F(math.Float64frombits(bits &^ cut))
-	}
-	// The terms are >= 0, so a sum that overflowed stayed +Inf: stopping it
-	// at MaxFloat64 once is stopping every partial sum there.
-	r := Report{Outputs: len(adv), Positive: positive, AtTarget: atTarget, Gated: gated}
-	if mass > math.MaxFloat64 {
+	first, at := gating.Bounds(g.Target, g.Boundary == KeepAtTarget)
+	return reportOf(len(adv), gating.Apply(first, at, dst, adv, lengths))
+}
+
+func init() { gating.SetReport(reportOf) }
+
+// reportOf returns the Report of a gate's tally t of outputs entries. The
+// terms of the mass are >= 0, so a sum that overflowed stayed +Inf:
+// stopping it at MaxFloat64 once is stopping every partial sum there.
+func reportOf(outputs int, t gating.Tally) Report {
+	r := Report{Outputs: outputs, Positive: t.Positive, AtTarget: t.AtTarget, Gated: t.Gated}
+	if t.Mass > math.MaxFloat64 {
 		r.MassRemoved = math.MaxFloat64
 		return r
 	}
-	r.MassRemoved, r.low = massOf(mass, low)
+	r.MassRemoved, r.low = massOf(t.Mass, t.Low)
 	return r
-}
-
-// b2i returns 1 for true and 0 for false, without a branch.
-func b2i(b bool) int {
-	var i int
-	if b {
-		i = 1
-	}
-	return i
 }
 
 // checkValues checks that values and lengths (named vname and lname in

@@ -92,12 +92,12 @@ func (k *coefficients) write(out *creditOutput, c spiral.Config, b *spiral.Batch
 // and the configuration, so what remains is a length above the loss's
 // bound, which loss.InputError reports by the Batch field and row.
 func coefficientsError(err error, line *creditLine) error {
-	if e, ok := errors.AsType[*loss.InputError](err); ok && e.Row >= 0 {
+	if e, ok := errors.AsType[*spiral.InputError](err); ok && e.Output >= 0 {
 		switch e.Field {
-		case "SearchLengths":
-			return fmt.Errorf("search_lengths[%d] = %v, want a length in [0, %d] tokens", e.Row, e.Value, loss.MaxLength)
-		case "AggregationLengths":
-			o := e.Row
+		case spiral.FieldSearchLengths:
+			return fmt.Errorf("search_lengths[%d] = %v, want a length in [0, %d] tokens", e.Output, e.Value, loss.MaxLength)
+		case spiral.FieldAggregationLengths:
+			o := e.Output
 			for i, rs := range line.Rewards {
 				if o < len(rs) {
 					return fmt.Errorf("aggregation_lengths[%d][%d] = %v, want a length in [0, %d] tokens", i, o, e.Value, loss.MaxLength)

@@ -138,19 +138,19 @@ func (h *lossHandler) handle(line []byte) ([]byte, error) {
 	if err != nil {
 		if e, ok := errors.AsType[*loss.InputError](err); ok {
 			if name, ok := partFields[e.Field]; ok {
-				if e.Row < 0 && e.Field == "Scale" {
+				if e.Output < 0 && e.Field == "Scale" {
 					return nil, fmt.Errorf("scale = %v: %v", e.Value, e.Err)
 				}
-				if e.Row < 0 {
+				if e.Output < 0 {
 					return nil, fmt.Errorf("len(%s) = %v: %v", name, e.Value, e.Err)
 				}
-				return nil, fmt.Errorf("%s[%d] = %v: %v", name, e.Row, e.Value, e.Err)
+				return nil, fmt.Errorf("%s[%d] = %v: %v", name, e.Output, e.Value, e.Err)
 			}
 			field := strings.ToLower(e.Field)
-			if e.Row < 0 {
+			if e.Output < 0 {
 				return nil, fmt.Errorf("len(%s) = %v, want len(update) = %d: one per row", field, e.Value, len(in.Update))
 			}
-			return nil, fmt.Errorf("%s[%d] = %v: %v", field, e.Row, e.Value, e.Err)
+			return nil, fmt.Errorf("%s[%d] = %v: %v", field, e.Output, e.Value, e.Err)
 		}
 		return nil, err
 	}

@@ -15,7 +15,6 @@ import (
 	"spiral/advantage"
 	"spiral/combin"
 	"spiral/eval"
-	"spiral/loss"
 )
 
 // An errorValue is what an error handle stands for: the error's kind and
@@ -58,8 +57,6 @@ var argumentNames = map[string]string{
 	spiral.FieldUnscorable:         "unscorable",
 	spiral.FieldSearchLengths:      "search_lengths",
 	spiral.FieldAggregationLengths: "aggregation_lengths",
-	"SearchLengths":                "search_lengths",
-	"AggregationLengths":           "aggregation_lengths",
 	"LossOptions.MissingRate":      "missing_rate",
 }
 
@@ -91,10 +88,6 @@ func renamed(err error) error {
 		return e.In("spiral", argumentName)
 	case *spiral.InputError:
 		return e.In("spiral", argumentName(e.Field))
-	case *loss.InputError:
-		at := *e // the loss's field in the caller's words: search_lengths
-		at.Field = argumentName(e.Field)
-		return &at
 	case interface{ Unwrap() []error }:
 		errs := e.Unwrap()
 		out := make([]error, len(errs))
@@ -155,15 +148,6 @@ func item(err error) errorItem {
 	}
 	if config {
 		c.kind = C.SPIRAL_ERR_CONFIG
-		return it
-	}
-	if le, ok := errors.AsType[*loss.InputError](err); ok {
-		c.kind = C.SPIRAL_ERR_INPUT
-		it.field = argumentName(le.Field)
-		c.output, c.value = C.int64_t(le.Row), C.double(le.Value)
-		if le.Row >= 0 && le.Value < 0 && (it.field == "search_lengths" || it.field == "aggregation_lengths") {
-			c.reason = C.SPIRAL_REASON_NEGATIVE_LENGTH
-		}
 		return it
 	}
 	if ae, ok := errors.AsType[*eval.ArgError](err); ok {

@@ -124,7 +124,7 @@ func spiral_reduction_scale(reduction *C.char, n C.int64_t, outputs, rows C.int6
 		return fail(err)
 	}
 	if outputs < 0 || rows < 0 || rows > outputs {
-		return fail(&loss.InputError{Field: "rows", Row: -1, Value: float64(rows),
+		return fail(&loss.InputError{Field: "rows", Problem: -1, Set: -1, Output: -1, Value: float64(rows),
 			Err: errors.New("counts must satisfy 0 <= rows <= outputs")})
 	}
 	*scale = C.double(loss.ScaleOf(r, int64(outputs), int64(rows)))
