@@ -183,12 +183,13 @@ func (p *Planner) PlanTo(dst *Plans, seed, step uint64, keys []uint64) error {
 	}
 	dst.members = slices.Grow(dst.members[:0], len(keys)*size)[:len(keys)*size]
 	dst.shape, dst.bad = p.shape, dst.bad[:0]
-	n := p.c.SetSize
-	for q, key := range keys {
-		one := dst.members[q*size : (q+1)*size]
+	n, shuffled, members := p.c.SetSize, p.c.Order == combin.Shuffled, dst.members
+	for _, key := range keys {
+		one := members[:size]
+		members = members[size:]
 		p.src.Seed(StreamSeed(seed, step, key))
 		p.s.DrawTo(one, &p.src)
-		if p.c.Order == combin.Shuffled {
+		if shuffled {
 			for i := 0; i < size; i += n {
 				combin.Shuffle(one[i:i+n], &p.src)
 			}
