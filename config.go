@@ -260,15 +260,13 @@ func configError(field string, value float64, reason error) error {
 }
 
 // subConfigError returns the *InputError about the invalid Config field
-// field (Gates, Overlong or RewardRange), whose Validate returned err: a
-// *lengthgate.FieldError or *advantage.InputError naming the field within
-// it, which is appended to field.
+// field (Gates, Overlong or RewardRange), whose Validate returned err: an
+// *InputError naming the field within it, renamed to "Config.<field>.<its
+// field>".
 func subConfigError(field string, err error) error {
-	if fe, ok := errors.AsType[*lengthgate.FieldError](err); ok {
-		return configError(field+"."+fe.Field, fe.Value, fe.Err)
-	}
-	if ie, ok := errors.AsType[*InputError](err); ok { // ie.Field names the RewardRange
-		return configError(ie.Field, ie.Value, ie.Err)
+	if ie, ok := errors.AsType[*InputError](err); ok {
+		f := "Config." + field + "." + ie.Field
+		return ie.In("spiral", f)
 	}
 	return configError(field, 0, err)
 }

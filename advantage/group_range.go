@@ -34,7 +34,7 @@ func (r RewardRange) Validate() error {
 		return nil
 	}
 	bad := func(field string, v float64) error {
-		return inputError(InputError{Field: "RewardRange." + field, Problem: -1, Set: -1, Output: -1, Value: v,
+		return inputError(InputError{Field: field, Problem: -1, Set: -1, Output: -1, Value: v,
 			Err: fmt.Errorf("reward range (%v, %v), want finite bounds with Low < High (or the zero value, disabled)", r.Low, r.High)})
 	}
 	switch {

@@ -554,10 +554,10 @@ func runCredit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // overlongError says which flag holds the field of o that
-// lengthgate.SoftOverlong.Validate refused (a *lengthgate.FieldError), with
+// lengthgate.SoftOverlong.Validate refused (a *lengthgate.InputError), with
 // the flag's value and the range it must be in.
 func overlongError(err error, o lengthgate.SoftOverlong) string {
-	fe, ok := errors.AsType[*lengthgate.FieldError](err)
+	fe, ok := errors.AsType[*lengthgate.InputError](err)
 	if !ok {
 		return err.Error()
 	}
