@@ -421,11 +421,16 @@ func Scan[F constraints.Float](xs []F, unscorable []bool, exact bool) (valid, ex
 	const abs = 1<<63 - 1
 	n := len(xs)
 	var most, frac uint64
-	if unscorable == nil { // no test for marks
+	switch {
+	case unscorable == nil && exact: // the root's case: no test for marks or for exact
 		for _, x := range xs {
-			most, frac = scanReward(most, frac, float64(x), abs, exact)
+			most, frac = scanReward(most, frac, float64(x), abs, true)
 		}
-	} else {
+	case unscorable == nil:
+		for _, x := range xs {
+			most, frac = scanReward(most, frac, float64(x), abs, false)
+		}
+	default:
 		for j, x := range xs {
 			keep := uint64(abs)
 			if unscorable[j] {
