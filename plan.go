@@ -99,6 +99,7 @@ func (c Config) Plan(seed, step, key uint64) (Plan, error) {
 type Planner struct {
 	c     Config
 	shape planShape
+	size  int // K*n, the members of one plan (c.PlanSize() copies c)
 	s     interface {
 		DrawTo(dst []int, src rand.Source)
 	} // a *combin.Sampler (Uniform) or *combin.BalancedSampler
@@ -113,7 +114,9 @@ type planShape struct {
 	design                combin.Design
 }
 
-func (c Config) planShape() planShape {
+// planShape takes c by pointer: the comparisons of CreditBatch's checks
+// copied the Config for each call.
+func (c *Config) planShape() planShape {
 	return planShape{c.SearchTraces, c.SetSize, c.Sets, c.Ordered, c.Design}
 }
 
@@ -123,7 +126,7 @@ func (c Config) NewPlanner() (*Planner, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Planner{c: c, shape: c.planShape()}
+	p := &Planner{c: c, shape: c.planShape(), size: c.PlanSize()}
 	if c.Design == combin.Balanced {
 		p.s, err = combin.NewBalancedSampler(fam, c.Sets)
 	} else {
@@ -175,7 +178,7 @@ func (p *Planner) PlanTo(dst *Plans, seed, step uint64, keys []uint64) error {
 	if dst == nil {
 		return errNilPlans
 	}
-	size := p.c.PlanSize()
+	size := p.size
 	if len(keys) > combin.MaxSize/size {
 		return (&InputError{Field: FieldKeys, Problem: -1, Set: -1, Output: -1, Value: float64(len(keys)),
 			Err: fmt.Errorf("len(keys) = %d problems of K*n = %d members: more than combin.MaxSize = %d members (at most %d problems)",
