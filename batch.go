@@ -433,7 +433,7 @@ func (c *Config) checkLayout(in *Batch) error {
 		for s, m := range in.RewardCounts {
 			if m < 1 || m > n2 {
 				return inputerr.Int("spiral", "", InputError{Field: FieldRewardCounts, Problem: s / k, Set: s % k, Output: -1,
-					Err: fmt.Errorf("count %d outside [1, N2 = %d] (mark an output that could not be scored in Unscorable)", m, n2)}, m)
+					Err: fmt.Errorf("count %d outside [1, N2 = %d] (an output that could not be scored stays, marked unscorable)", m, n2)}, m)
 			}
 			outputs += m
 		}
@@ -453,7 +453,7 @@ func (c *Config) checkLayout(in *Batch) error {
 	}
 	needAgg, why := c.Gates.Aggregation.Enabled(), "the aggregation gate"
 	if c.Overlong != nil {
-		needAgg, why = true, "Config.Overlong"
+		needAgg, why = true, "the overlong punishment"
 	}
 	return lengthsLen(FieldAggregationLengths, in.AggregationLengths, outputs, needAgg, why, "len(Rewards)")
 }

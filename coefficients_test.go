@@ -181,7 +181,7 @@ func TestLossCoefficientsErrors(t *testing.T) {
 	in.AggregationLengths[5] = -1
 	err = c.LossCoefficients(&dst, &b, in, LossOptions{Reduction: loss.TokenMean})
 	if e, ok := errors.AsType[*InputError](err); !ok || e.Field != FieldAggregationLengths || e.Output != 5 || e.Value != -1 ||
-		err.Error() != "spiral: Batch.AggregationLengths[5] = -1: length outside [0, MaxLength = 536870912]" {
+		err.Error() != "spiral: Batch.AggregationLengths[5] = -1: length outside [0, 536870912] tokens" {
 		t.Fatalf("negative length: %v, want an *InputError for Batch.AggregationLengths[5]", err)
 	}
 	if err := c.LossCoefficients(&dst, &b, in, LossOptions{Update: 7}); err == nil {

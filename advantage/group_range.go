@@ -39,9 +39,9 @@ func (r RewardRange) Validate() error {
 	}
 	switch {
 	case math.IsNaN(r.Low) || math.IsInf(r.Low, 0) || !(r.Low < r.High) && !math.IsNaN(r.High) && !math.IsInf(r.High, 0):
-		return bad("Low", r.Low)
+		return bad(FieldLow, r.Low)
 	case math.IsNaN(r.High) || math.IsInf(r.High, 0):
-		return bad("High", r.High)
+		return bad(FieldHigh, r.High)
 	}
 	return nil
 }
