@@ -8,6 +8,8 @@ import (
 
 	"spiral/advantage"
 	"spiral/internal/credit"
+	"spiral/internal/gating"
+	"spiral/internal/inputerr"
 	"spiral/lengthgate"
 )
 
@@ -106,17 +108,17 @@ type BatchCredit struct {
 	// Overlong is what Config.Overlong did, added up over the batch.
 	Overlong lengthgate.PenaltyReport
 
-	spans   []Span
-	spansOf layoutKey              // the shape whose spans (without RewardCounts) spans holds, or the zero key
-	kernel  credit.Output[float64] // the credit, whose slices the exported ones are
-	in      credit.Input[float64]  // the kernel's view of the last batch
-	key     layoutKey              // the shape in's SetSizes and counts were filled for
-	counts  []int                  // N2 for every set
-	rewards []float64              // the owned copy of the rewards, shaped by Config.Overlong
-	raw     credit.Output[float64] // the credit of one problem's raw rewards (rawZero)
-	bad     []*InputError          // the rejected problems' errors
-	zero    []bool                 // the kernel found every advantage of problem q 0
-	made    creditShape            // the shape of the Config that filled it (Config.LossCoefficients compares)
+	spans      []Span
+	plainSpans bool                   // spans are those of a batch of shape key without RewardCounts
+	kernel     credit.Output[float64] // the credit, whose slices the exported ones are
+	in         credit.Input[float64]  // the kernel's view of the last batch
+	key        layoutKey              // the shape of the last batch: of in's SetSizes and counts, the spans and the kernel's slices
+	counts     []int                  // N2 for every set
+	rewards    []float64              // the owned copy of the rewards, shaped by Config.Overlong
+	raw        credit.Output[float64] // the credit of one problem's raw rewards (rawZero)
+	bad        []*InputError          // the rejected problems' errors
+	zero       []bool                 // the kernel found every advantage of problem q 0
+	made       creditShape            // the shape of the Config that filled it (Config.LossCoefficients compares)
 }
 
 // layoutKey is the shape of the kernel layout kept in a BatchCredit.
@@ -235,7 +237,7 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	dst.skip()
 	c.gate(dst, &in)
 	if len(dst.bad) > 0 {
-		return (&BatchError{Problems: dst.bad}).In("spiral", func(f string) string { return f })
+		return inputerr.NewBatch("spiral", dst.bad)
 	}
 	return nil
 }
@@ -251,8 +253,25 @@ func (c *Config) checkBatch(in *Batch) error {
 		if _, err := c.validFamily(); err != nil {
 			return err
 		}
+		return c.plansError(in.Plans)
 	}
 	return c.checkLayout(in)
+}
+
+// plansError returns the error about plans that are not of c's shape.
+func (c *Config) plansError(plans *Plans) error {
+	var err error
+	switch {
+	case plans == nil:
+		err = fmt.Errorf("nil: plans come from Planner.PlanTo or Config.CheckPlans")
+	case plans.shape == planShape{}:
+		err = fmt.Errorf("holds no plans: fill it with Planner.PlanTo or Config.CheckPlans (a refused call leaves it empty)")
+	default:
+		s := plans.shape
+		err = fmt.Errorf("made for N1 = %d, n = %d, K = %d, Ordered = %v, Design = %v; the Config has N1 = %d, n = %d, K = %d, Ordered = %v, Design = %v",
+			s.traces, s.setSize, s.sets, s.ordered, s.design, c.SearchTraces, c.SetSize, c.Sets, c.Ordered, c.Design)
+	}
+	return (&InputError{Field: FieldPlans, Problem: -1, Set: -1, Output: -1, Err: err}).In("spiral", FieldPlans)
 }
 
 // reject marks in b.Rejected and lists in b.bad every problem whose input
@@ -395,21 +414,12 @@ func (c *Config) leaveOneOut(dst *BatchCredit, in *Batch, p int) {
 	}
 }
 
-// checkLayout checks in's plans and the lengths of its slices against c.
+// checkLayout checks the lengths of in's slices against c and in's plans,
+// which are of c's shape.
 func (c *Config) checkLayout(in *Batch) error {
 	n1, k, n2 := c.SearchTraces, c.Sets, c.AggregationsPerSet
 	layout := func(field, format string, args ...any) error {
 		return (&InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: fmt.Errorf(format, args...)}).In("spiral", field)
-	}
-	switch {
-	case in.Plans == nil:
-		return layout(FieldPlans, "nil: plans come from Planner.PlanTo or Config.CheckPlans")
-	case in.Plans.shape == planShape{}:
-		return layout(FieldPlans, "holds no plans: fill it with Planner.PlanTo or Config.CheckPlans (a refused call leaves it empty)")
-	case in.Plans.shape != c.planShape():
-		s := in.Plans.shape
-		return layout(FieldPlans, "made for N1 = %d, n = %d, K = %d, Ordered = %v, Design = %v; the Config has N1 = %d, n = %d, K = %d, Ordered = %v, Design = %v",
-			s.traces, s.setSize, s.sets, s.ordered, s.design, n1, c.SetSize, k, c.Ordered, c.Design)
 	}
 	p := in.Plans.Problems()
 	outputs := p * k * n2
@@ -420,8 +430,8 @@ func (c *Config) checkLayout(in *Batch) error {
 		outputs = 0
 		for s, m := range in.RewardCounts {
 			if m < 1 || m > n2 {
-				return (&InputError{Field: FieldRewardCounts, Problem: s / k, Set: s % k, Output: -1, Value: float64(m),
-					Err: fmt.Errorf("count %d outside [1, N2 = %d] (mark an output that could not be scored in Unscorable)", m, n2)}).In("spiral", FieldRewardCounts)
+				return inputerr.Int("spiral", "", InputError{Field: FieldRewardCounts, Problem: s / k, Set: s % k, Output: -1,
+					Err: fmt.Errorf("count %d outside [1, N2 = %d] (an output that could not be scored stays, marked unscorable)", m, n2)}, m)
 			}
 			outputs += m
 		}
@@ -441,7 +451,7 @@ func (c *Config) checkLayout(in *Batch) error {
 	}
 	needAgg, why := c.Gates.Aggregation.Enabled(), "the aggregation gate"
 	if c.Overlong != nil {
-		needAgg, why = true, "Config.Overlong"
+		needAgg, why = true, "the overlong punishment"
 	}
 	return lengthsLen(FieldAggregationLengths, in.AggregationLengths, outputs, needAgg, why, "len(Rewards)")
 }
@@ -468,11 +478,11 @@ func (b *BatchCredit) layout(c *Config, in *Batch) {
 	p := in.Plans.Problems()
 	n1, k, n, n2 := c.SearchTraces, c.Sets, c.SetSize, c.AggregationsPerSet
 	key := layoutKey{p, n1, k, n, n2}
+	same := b.key == key // compared once: a call to memequal
 	kin := &b.in
-	if b.key != key {
+	if !same {
 		kin.SetSizes = slices.Repeat([]int{n}, p*k)
 		b.counts = slices.Repeat([]int{n2}, p*k)
-		b.key = key
 	}
 	kin.RewardCounts = b.counts
 	if in.RewardCounts != nil {
@@ -482,14 +492,17 @@ func (b *BatchCredit) layout(c *Config, in *Batch) {
 	b.Problems = p
 	// The spans of the last batch still hold for one of the same shape
 	// without RewardCounts.
-	if in.RewardCounts != nil || b.spansOf != key || len(b.spans) != p {
+	if !same || in.RewardCounts != nil || !b.plainSpans {
 		b.layoutSpans(c, in, p)
-		b.spansOf = layoutKey{}
-		if in.RewardCounts == nil {
-			b.spansOf = key
-		}
+		b.plainSpans = in.RewardCounts == nil
 	}
-	b.kernel.Resize(p, p*n1, p*k, len(in.Rewards), n1, k)
+	// The kernel's slices, which only layout resizes, keep their lengths
+	// from a batch of the same shape and outputs (about 200 instructions
+	// of a call of one problem).
+	if !same || len(b.kernel.Aggregation) != len(in.Rewards) {
+		b.kernel.Resize(p, p*n1, p*k, len(in.Rewards), n1, k)
+	}
+	b.key = key
 	b.Rejected = slices.Grow(b.Rejected[:0], p)[:p]
 	b.NoSignal = slices.Grow(b.NoSignal[:0], p)[:p]
 	b.zero = slices.Grow(b.zero[:0], p)[:p]
@@ -519,16 +532,16 @@ func (c *Config) problemError(in *Batch, q int, sp Span) *InputError {
 	rs, un := in.Rewards[sp.Reward:sp.Reward+sp.Rewards], sub(in.Unscorable, sp.Reward, sp.Reward+sp.Rewards)
 	if o, err := advantage.CheckRewards(rs, un); o >= 0 {
 		i, j := c.setOf(in, q, o)
-		return (&InputError{Field: FieldRewards, Problem: q, Set: i, Output: j, Value: rs[o], Err: err}).In("spiral", FieldRewards)
+		return inputerr.New("spiral", "output", InputError{Field: FieldRewards, Problem: q, Set: i, Output: j, Value: rs[o], Err: err})
 	}
 	if ls := sub(in.SearchLengths, sp.Trace, sp.Trace+sp.Traces); firstNegative(ls) >= 0 {
 		y := firstNegative(ls)
-		return (&InputError{Field: FieldSearchLengths, Problem: q, Set: -1, Output: y, Value: float64(ls[y]), Err: errNegativeLength}).In("spiral", FieldSearchLengths)
+		return inputerr.Int("spiral", "", InputError{Field: FieldSearchLengths, Problem: q, Set: -1, Output: y, Err: errNegativeLength}, ls[y])
 	}
 	if ls := sub(in.AggregationLengths, sp.Reward, sp.Reward+sp.Rewards); firstNegative(ls) >= 0 {
 		o := firstNegative(ls)
 		i, j := c.setOf(in, q, o)
-		return (&InputError{Field: FieldAggregationLengths, Problem: q, Set: i, Output: j, Value: float64(ls[o]), Err: errNegativeLength}).In("spiral", FieldAggregationLengths)
+		return inputerr.Int("spiral", "", InputError{Field: FieldAggregationLengths, Problem: q, Set: i, Output: j, Err: errNegativeLength}, ls[o])
 	}
 	return nil
 }
@@ -610,37 +623,39 @@ func allEqual(xs []float64, unscorable []bool) (*float64, bool) {
 }
 
 // gate applies c's length gates to every problem of dst that is not
-// rejected, adding their reports to dst.Gates: one call per role for the
-// whole batch, unless a rejected problem's lengths may be bad. The gates,
-// lengths and advantages it passes were checked (Config.Validate, reject
-// and the kernel's finite credit), so the gates' own checks pass.
+// rejected, adding their reports to dst.Gates: one pass per role for the
+// whole batch, unless a rejected problem's lengths may be bad. It runs the
+// gates' loop (internal/gating) without lengthgate's checks of its input,
+// which hold already: c's gates passed Config.Validate, reject refused
+// every problem with a negative length, and the kernel's credit is finite.
 func (c *Config) gate(dst *BatchCredit, in *Batch) {
 	g := c.Gates
 	if !g.Search.Enabled() && !g.Aggregation.Enabled() {
 		return
 	}
-	apply := func(g lengthgate.Gate, adv []float64, lengths []int) lengthgate.Report {
-		if !g.Enabled() {
-			return lengthgate.Report{}
-		}
-		rep, err := g.Apply(adv, lengths)
-		if err != nil {
-			panic(fmt.Sprintf("spiral: length gate of checked input: %v", err)) // unreachable
-		}
-		return rep
-	}
 	if len(dst.bad) == 0 {
-		dst.Gates.Search = apply(g.Search, dst.Search, in.SearchLengths)
-		dst.Gates.Aggregation = apply(g.Aggregation, dst.Aggregation, in.AggregationLengths)
+		dst.Gates.Search = applyGate(g.Search, dst.Search, in.SearchLengths)
+		dst.Gates.Aggregation = applyGate(g.Aggregation, dst.Aggregation, in.AggregationLengths)
 		return
 	}
 	for q, sp := range dst.spans[:dst.Problems] {
 		if !dst.Rejected[q] {
 			t, r := sp.Trace, sp.Reward
-			dst.Gates.Search.Add(apply(g.Search, dst.Search[t:t+sp.Traces], sub(in.SearchLengths, t, t+sp.Traces)))
-			dst.Gates.Aggregation.Add(apply(g.Aggregation, dst.Aggregation[r:r+sp.Rewards], sub(in.AggregationLengths, r, r+sp.Rewards)))
+			dst.Gates.Search.Add(applyGate(g.Search, dst.Search[t:t+sp.Traces], sub(in.SearchLengths, t, t+sp.Traces)))
+			dst.Gates.Aggregation.Add(applyGate(g.Aggregation, dst.Aggregation[r:r+sp.Rewards], sub(in.AggregationLengths, r, r+sp.Rewards)))
 		}
 	}
+}
+
+// applyGate gates adv in place by g, a valid gate, with lengths checked
+// (>= 0, as long as adv), and returns its report: the zero Report when g
+// is disabled.
+func applyGate(g lengthgate.Gate, adv []float64, lengths []int) lengthgate.Report {
+	if !g.Enabled() {
+		return lengthgate.Report{}
+	}
+	first, at := gating.Bounds(g.Target, g.Boundary == lengthgate.KeepAtTarget)
+	return gating.Report[lengthgate.Report](len(adv), gating.Apply(first, at, adv, adv, lengths))
 }
 
 // sub returns s[lo:hi], or nil when s is nil.

@@ -808,3 +808,43 @@ func allZero(xs []float64) bool {
 	}
 	return bits&^(1<<63) == 0
 }
+
+// TestGatesAsLengthgate: CreditBatch gates its credit as lengthgate's
+// checked Gate.Apply does on the ungated credit of the same batch, bit for
+// bit, reports included (their error terms too).
+func TestGatesAsLengthgate(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := randomConfig(t)
+		g := drawBatch(t, c)
+		var gated, ungated BatchCredit
+		if err := c.CreditBatch(&gated, g.in); err != nil {
+			t.Fatal(err)
+		}
+		open := c
+		open.Gates = lengthgate.Gates{}
+		if err := open.CreditBatch(&ungated, g.in); err != nil {
+			t.Fatal(err)
+		}
+		for _, role := range []struct {
+			name        string
+			gate        lengthgate.Gate
+			got, ungate []float64
+			lengths     []int
+			report      lengthgate.Report
+		}{
+			{"search", c.Gates.Search, gated.Search, ungated.Search, g.in.SearchLengths, gated.Gates.Search},
+			{"aggregation", c.Gates.Aggregation, gated.Aggregation, ungated.Aggregation, g.in.AggregationLengths, gated.Gates.Aggregation},
+		} {
+			want, wantReport := role.ungate, lengthgate.Report{}
+			if role.gate.Enabled() {
+				var err error
+				if wantReport, err = role.gate.Apply(want, role.lengths); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !slices.EqualFunc(role.got, want, func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }) || !role.report.Equal(wantReport) {
+				t.Fatalf("%s: CreditBatch gives %v, %v; Gate.Apply %v, %v", role.name, role.got, role.report, want, wantReport)
+			}
+		}
+	})
+}

@@ -165,28 +165,28 @@ type jointMultipliers struct {
 // big.Rat: up to a tenth of a second for a large family) and kept in dst;
 // later calls of the same shape allocate nothing once dst has grown.
 //
-// Errors, before anything is written to dst: an *[InputError] about "dst"
-// if dst is nil; about "credit" if credit is nil or was not filled by
-// [Config.CreditBatch] under a Config of c's N1, n, K, N2, Ordered, Design
-// and AggregationBaseline; about "Batch" if the batch holds more than
-// loss.MaxRows = 2^24 outputs (P*N1 search traces and the aggregation
-// outputs, Value their number); about "LossOptions.Update" if the update
-// is undefined; about "Batch.SearchLengths" or "Batch.AggregationLengths"
-// if one does not have the credit's length (Value its length); an error if
-// c is invalid or opt.Reduction undefined; a length that is negative or above loss.MaxLength is a
-// *loss.InputError whose Field is "SearchLengths" or "AggregationLengths"
-// and Row the position in it; an advantage times its multiplier above
-// loss.MaxUpdate in magnitude (1/M beyond 1e170) is the *loss.InputError
-// about "Update" with Row the output (search traces first).
+// Errors, before anything is written to dst, are *[InputError] values
+// naming the caller's field: [FieldDst] if dst is nil; [FieldCredit] if
+// credit is nil or was not filled by [Config.CreditBatch] under a Config
+// of c's N1, n, K, N2, Ordered, Design and AggregationBaseline;
+// [FieldBatch] if the batch holds more than loss.MaxRows = 2^24 outputs
+// (P*N1 search traces and the aggregation outputs, Value their number);
+// [FieldUpdate] or [FieldReduction] if the update or the reduction is
+// undefined; [FieldSearchLengths] or [FieldAggregationLengths] if one does
+// not have the credit's length (Value its length), or for a length that
+// is negative or above loss.MaxLength (Output its position in the slice);
+// [FieldCreditSearch] or [FieldCreditAggregation] for an advantage whose
+// product with its multiplier exceeds loss.MaxUpdate in magnitude (1/M
+// beyond 1e170; Output its position); a Config field if c is invalid.
 func (c Config) LossCoefficients(dst *LossCoefficients, credit *BatchCredit, in Batch, opt LossOptions) error {
 	if credit == nil {
-		return argumentError("credit", 0, "nil *BatchCredit")
+		return argumentError(FieldCredit, 0, "nil *BatchCredit")
 	}
 	if want := c.creditShape(); credit.made != want {
 		if credit.made == (creditShape{}) {
-			return argumentError("credit", 0, "filled by no Config.CreditBatch call")
+			return argumentError(FieldCredit, 0, "filled by no Config.CreditBatch call")
 		}
-		return argumentError("credit", 0, "made by a Config of %v; this Config has %v", credit.made, want)
+		return argumentError(FieldCredit, 0, "made by a Config of %v; this Config has %v", credit.made, want)
 	}
 	return c.coefficients(dst, credit, credit.Search, credit.Aggregation, &in, opt)
 }
@@ -197,11 +197,11 @@ func (c Config) LossCoefficients(dst *LossCoefficients, credit *BatchCredit, in 
 // in, with the lengths of in.SearchLengths and in.AggregationLengths.
 // Nothing can check that c made them; a trainer holding the BatchCredit
 // calls LossCoefficients, which does. The errors are LossCoefficients',
-// with an *InputError about "search" if len(search) is not a multiple of
-// N1.
+// with [FieldSearch] and [FieldAggregation] for the advantages, and an
+// *InputError about FieldSearch if len(search) is not a multiple of N1.
 func (c Config) AdvantageCoefficients(dst *LossCoefficients, search, aggregation []float64, in Batch, opt LossOptions) error {
 	if n1 := c.SearchTraces; n1 >= 1 && len(search)%n1 != 0 {
-		return argumentError("search", float64(len(search)), "len(search) = %d is not a multiple of N1 = %d", len(search), n1)
+		return argumentError(FieldSearch, float64(len(search)), "len(search) = %d is not a multiple of N1 = %d", len(search), n1)
 	}
 	return c.coefficients(dst, nil, search, aggregation, &in, opt)
 }
@@ -210,21 +210,21 @@ func (c Config) AdvantageCoefficients(dst *LossCoefficients, search, aggregation
 // aggregation, credit's when credit is not nil.
 func (c Config) coefficients(dst *LossCoefficients, credit *BatchCredit, search, aggregation []float64, in *Batch, opt LossOptions) error {
 	if dst == nil {
-		return argumentError("dst", 0, "nil *LossCoefficients")
+		return argumentError(FieldDst, 0, "nil *LossCoefficients")
 	}
 	if err := c.validateShape(); err != nil {
 		return err
 	}
 	ns, na := len(search), len(aggregation)
 	if len(in.SearchLengths) != ns {
-		return argumentError("Batch.SearchLengths", float64(len(in.SearchLengths)), "len = %d, want P*N1 = %d (the loss reads every length)", len(in.SearchLengths), ns)
+		return argumentError(FieldSearchLengths, float64(len(in.SearchLengths)), "len = %d, want P*N1 = %d (the loss reads every length)", len(in.SearchLengths), ns)
 	}
 	if len(in.AggregationLengths) != na {
-		return argumentError("Batch.AggregationLengths", float64(len(in.AggregationLengths)), "len = %d, want the %d aggregation outputs credited (the loss reads every length)", len(in.AggregationLengths), na)
+		return argumentError(FieldAggregationLengths, float64(len(in.AggregationLengths)), "len = %d, want the %d aggregation outputs credited (the loss reads every length)", len(in.AggregationLengths), na)
 	}
 	n := ns + na
 	if n > loss.MaxRows {
-		return argumentError("Batch", float64(n), "%d search traces and %d aggregation outputs: %d outputs > loss.MaxRows = %d (credit and reduce fewer problems at a time)", ns, na, n, loss.MaxRows)
+		return argumentError(FieldBatch, float64(n), "%d search traces and %d aggregation outputs: %d outputs > loss.MaxRows = %d (credit and reduce fewer problems at a time)", ns, na, n, loss.MaxRows)
 	}
 	mult, err := c.multipliers(dst, credit, in, ns, n, opt)
 	if err != nil {
@@ -245,16 +245,7 @@ func (c Config) coefficients(dst *LossCoefficients, credit *BatchCredit, search,
 	dst.out = slices.Grow(dst.out[:0], n)[:n]
 	rep, err := loss.JoinedCoefficients([][]float64{dst.out[:ns], dst.out[ns:]}, parts[:], opt.Reduction)
 	if err != nil {
-		if e, ok := errors.AsType[*loss.InputError](err); ok && e.Field == "Lengths" && e.Row >= 0 {
-			// Rename the row to the Batch's field and position.
-			renamed := *e
-			renamed.Field = "SearchLengths"
-			if e.Row >= ns {
-				renamed.Field, renamed.Row = "AggregationLengths", e.Row-ns
-			}
-			return &renamed
-		}
-		return err
+		return lossError(err, credit != nil, ns)
 	}
 	dst.Search, dst.Aggregation = dst.out[:ns:ns], dst.out[ns:n:n]
 	dst.Report = rep
@@ -281,7 +272,7 @@ func (c Config) multipliers(dst *LossCoefficients, credit *BatchCredit, in *Batc
 	case PaperUpdate:
 		return nil, nil
 	}
-	return nil, argumentError("LossOptions.Update", float64(opt.Update), "%d is not JointGradient, PaperUpdate or ScoredGradient", int(opt.Update))
+	return nil, argumentError(FieldUpdate, float64(opt.Update), "%d is not JointGradient, PaperUpdate or ScoredGradient", int(opt.Update))
 }
 
 // compute sets j to c's multipliers unless it holds them already.
@@ -303,6 +294,45 @@ func fill(s []float64, v float64) {
 	for i := range s {
 		s[i] = v
 	}
+}
+
+// lossError returns loss's error err about the two parts of
+// LossCoefficients' rows (ns search traces first) in the caller's fields:
+// a length as Batch.SearchLengths or Batch.AggregationLengths, an update
+// as the advantage of the credit (credit.Search or credit.Aggregation) or
+// of AdvantageCoefficients' argument (search or aggregation), at its
+// position there; the reduction as LossOptions.Reduction.
+func lossError(err error, ofCredit bool, ns int) error {
+	e, ok := errors.AsType[*loss.InputError](err)
+	if !ok {
+		return err
+	}
+	search, aggregation := FieldSearch, FieldAggregation
+	if ofCredit {
+		search, aggregation = FieldCreditSearch, FieldCreditAggregation
+	}
+	var field string
+	switch e.Field {
+	case loss.FieldLengths:
+		field = FieldSearchLengths
+		if e.Output >= ns {
+			field = FieldAggregationLengths
+		}
+	case loss.FieldUpdate, loss.FieldMultipliers:
+		field = search
+		if e.Output >= ns {
+			field = aggregation
+		}
+	case loss.FieldReduction:
+		field = FieldReduction
+	default:
+		field = e.Field
+	}
+	c := e.In("spiral", field)
+	if c.Output >= ns && field != e.Field {
+		c.Output -= ns
+	}
+	return c
 }
 
 // argumentError returns the *InputError about an argument (or a whole

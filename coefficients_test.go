@@ -180,8 +180,9 @@ func TestLossCoefficientsErrors(t *testing.T) {
 	in.SearchLengths, in.AggregationLengths = make([]int, 8), make([]int, 16)
 	in.AggregationLengths[5] = -1
 	err = c.LossCoefficients(&dst, &b, in, LossOptions{Reduction: loss.TokenMean})
-	if e, ok := errors.AsType[*loss.InputError](err); !ok || e.Field != "AggregationLengths" || e.Row != 5 {
-		t.Fatalf("negative length: %v, want a *loss.InputError for AggregationLengths row 5", err)
+	if e, ok := errors.AsType[*InputError](err); !ok || e.Field != FieldAggregationLengths || e.Output != 5 || e.Value != -1 ||
+		err.Error() != "spiral: Batch.AggregationLengths[5] = -1: length outside [0, 536870912] tokens" {
+		t.Fatalf("negative length: %v, want an *InputError for Batch.AggregationLengths[5]", err)
 	}
 	if err := c.LossCoefficients(&dst, &b, in, LossOptions{Update: 7}); err == nil {
 		t.Fatal("undefined update: no error")

@@ -183,7 +183,7 @@ func TestCreditErrors(t *testing.T) {
 		{gated, workedPlan, workedRewards, Lengths{Aggregation: okLengths.Aggregation}, "spiral: lengths.Search: nil, but the search gate reads it", "lengths.Search", -1, -1},
 		{gated, workedPlan, workedRewards, Lengths{Search: okLengths.Search}, "spiral: lengths.Aggregation: nil, but the aggregation gate reads it", "lengths.Aggregation", -1, -1},
 		{Paper(), workedPlan, workedRewards, Lengths{Search: make([]int, 7)}, "spiral: lengths.Search: len = 7, want P*N1 = 8", "lengths.Search", -1, -1},
-		{Paper(), workedPlan, workedRewards, Lengths{Search: []int{0, 0, 0, -4, 0, 0, 0, 0}}, "spiral: lengths.Search, position 3 = -4: length < 0", "lengths.Search", -1, 3},
+		{Paper(), workedPlan, workedRewards, Lengths{Search: []int{0, 0, 0, -4, 0, 0, 0, 0}}, "spiral: lengths.Search[3] = -4: length < 0", "lengths.Search", -1, 3},
 		{gated, workedPlan, workedRewards, Lengths{Search: okLengths.Search, Aggregation: okLengths.Aggregation[:2]}, "spiral: lengths.Aggregation: len(lengths.Aggregation) = 2, want K = 4", "lengths.Aggregation", -1, -1},
 		{gated, workedPlan, workedRewards, Lengths{Search: okLengths.Search, Aggregation: [][]int{{0, 0, 0, 0}, {0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}}}, "spiral: lengths.Aggregation, set 1: len(lengths.Aggregation[1]) = 3, want len(rewards[1]) = 4", "lengths.Aggregation", 1, -1},
 		{gated, workedPlan, workedRewards, Lengths{Search: okLengths.Search, Aggregation: [][]int{{0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, -1, 0, 0}}}, "spiral: lengths.Aggregation, set 3, position 1 = -1: length < 0", "lengths.Aggregation", 3, 1},

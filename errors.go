@@ -27,4 +27,13 @@ const (
 	FieldKeys               = "keys"                     // PlanTo's argument
 	FieldPlanSets           = "Plan.Sets"                // CheckPlan's and Credit's plan
 	FieldDst                = "dst"                      // a nil destination
+	FieldBatch              = "Batch"                    // a batch of more outputs than loss.MaxRows
+	FieldCredit             = "credit"                   // LossCoefficients' credit: nil, or of another Config
+	FieldCreditSearch       = "credit.Search"            // an advantage of the credit, times its multiplier
+	FieldCreditAggregation  = "credit.Aggregation"       // an advantage of the credit, times its multiplier
+	FieldSearch             = "search"                   // AdvantageCoefficients' argument
+	FieldAggregation        = "aggregation"              // AdvantageCoefficients' argument
+	FieldUpdate             = "LossOptions.Update"       // an undefined update
+	FieldReduction          = "LossOptions.Reduction"    // an undefined reduction
+	FieldMissingRate        = "LossOptions.MissingRate"  // a missing rate outside [0, 1)
 )

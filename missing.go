@@ -34,7 +34,7 @@ const (
 // checkMissingRate checks LossOptions.MissingRate: delta in [0, 1).
 func checkMissingRate(delta float64) error {
 	if !(delta >= 0 && delta < 1) {
-		return argumentError("LossOptions.MissingRate", delta, "delta = %v outside [0, 1): the probability that an aggregation output is missing", delta)
+		return argumentError(FieldMissingRate, delta, "delta = %v outside [0, 1): the probability that an aggregation output is missing", delta)
 	}
 	return nil
 }
@@ -54,7 +54,7 @@ func checkMissingRate(delta float64) error {
 func (c Config) missingRoleWeights(opt LossOptions, sd, ad int64) (RoleWeights, error) {
 	delta, k, n2 := opt.MissingRate, c.Sets, c.AggregationsPerSet
 	if sd != 1 || ad != 1 {
-		return RoleWeights{}, fmt.Errorf("spiral: LossOptions.Reduction = %v with MissingRate = %v: a mean's divisor counts the outputs, which dropped outputs make random; use loss.Sum or loss.SeqMeanTokenSumNorm, or Config.LossCoefficients for the exact update per batch", opt.Reduction, delta)
+		return RoleWeights{}, argumentError(FieldReduction, float64(opt.Reduction), "%v with MissingRate = %v: a mean's divisor counts the outputs, which dropped outputs make random; use loss.Sum or loss.SeqMeanTokenSumNorm, or Config.LossCoefficients for the exact update per batch", opt.Reduction, delta)
 	}
 	fam, err := c.validFamily()
 	if err != nil {

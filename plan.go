@@ -8,6 +8,7 @@ import (
 
 	"spiral/advantage"
 	"spiral/combin"
+	"spiral/internal/inputerr"
 )
 
 // Plan is one problem's plan: the K sets of search-trace indices, in the
@@ -98,6 +99,7 @@ func (c Config) Plan(seed, step, key uint64) (Plan, error) {
 type Planner struct {
 	c     Config
 	shape planShape
+	size  int // K*n, the members of one plan (c.PlanSize() copies c)
 	s     interface {
 		DrawTo(dst []int, src rand.Source)
 	} // a *combin.Sampler (Uniform) or *combin.BalancedSampler
@@ -112,7 +114,9 @@ type planShape struct {
 	design                combin.Design
 }
 
-func (c Config) planShape() planShape {
+// planShape takes c by pointer: the comparisons of CreditBatch's checks
+// copied the Config for each call.
+func (c *Config) planShape() planShape {
 	return planShape{c.SearchTraces, c.SetSize, c.Sets, c.Ordered, c.Design}
 }
 
@@ -122,7 +126,7 @@ func (c Config) NewPlanner() (*Planner, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Planner{c: c, shape: c.planShape()}
+	p := &Planner{c: c, shape: c.planShape(), size: c.PlanSize()}
 	if c.Design == combin.Balanced {
 		p.s, err = combin.NewBalancedSampler(fam, c.Sets)
 	} else {
@@ -174,7 +178,7 @@ func (p *Planner) PlanTo(dst *Plans, seed, step uint64, keys []uint64) error {
 	if dst == nil {
 		return errNilPlans
 	}
-	size := p.c.PlanSize()
+	size := p.size
 	if len(keys) > combin.MaxSize/size {
 		return (&InputError{Field: FieldKeys, Problem: -1, Set: -1, Output: -1, Value: float64(len(keys)),
 			Err: fmt.Errorf("len(keys) = %d problems of K*n = %d members: more than combin.MaxSize = %d members (at most %d problems)",
@@ -182,12 +186,13 @@ func (p *Planner) PlanTo(dst *Plans, seed, step uint64, keys []uint64) error {
 	}
 	dst.members = slices.Grow(dst.members[:0], len(keys)*size)[:len(keys)*size]
 	dst.shape, dst.bad = p.shape, dst.bad[:0]
-	n := p.c.SetSize
-	for q, key := range keys {
-		one := dst.members[q*size : (q+1)*size]
+	n, shuffled, members := p.c.SetSize, p.c.Order == combin.Shuffled, dst.members
+	for _, key := range keys {
+		one := members[:size]
+		members = members[size:]
 		p.src.Seed(StreamSeed(seed, step, key))
 		p.s.DrawTo(one, &p.src)
-		if p.c.Order == combin.Shuffled {
+		if shuffled {
 			for i := 0; i < size; i += n {
 				combin.Shuffle(one[i:i+n], &p.src)
 			}
@@ -262,7 +267,7 @@ func (c Config) CheckPlans(dst *Plans, members []int) error {
 		}
 	}
 	if len(dst.bad) > 0 {
-		return (&BatchError{Problems: dst.bad}).In("spiral", func(f string) string { return f })
+		return inputerr.NewBatch("spiral", dst.bad)
 	}
 	return nil
 }
@@ -320,14 +325,10 @@ type setScratch struct {
 // "members").
 func (c *Config) checkSets(fam combin.Family, flat []int, sc *setScratch) *InputError {
 	if err := sc.sets.Check(fam, flat); err != nil {
-		e := &InputError{Field: FieldMembers, Problem: -1, Set: -1, Output: -1, Err: err}
-		if se, ok := err.(*combin.SetError); ok {
-			e.Set, e.Output = se.Set, se.Position
-			if se.Reason == combin.OutOfRange || se.Reason == combin.Repeated {
-				e.Value = float64(se.Index)
-			}
-		}
-		return e
+		// fam is valid and flat within MaxSize: err is combin's error
+		// about a set of members.
+		e, _ := errors.AsType[*InputError](err)
+		return e.In("spiral", FieldMembers)
 	}
 	if c.Design != combin.Balanced {
 		return nil

@@ -11,6 +11,7 @@ import (
 
 	"spiral/combin"
 	"spiral/internal/credit"
+	"spiral/internal/inputerr"
 )
 
 // MaxAbsReward is the largest reward magnitude accepted. A scored reward r
@@ -322,15 +323,15 @@ func (in Batch[F]) check() (v checked, err error) {
 	for p, nt := range in.Traces {
 		if nt < 0 || nt > combin.MaxSize-v.traces {
 			if nt < 0 {
-				return v, &InputError{Field: "Traces", Problem: p, Set: -1, Output: -1, Value: float64(nt), Err: fmt.Errorf("traces = %d < 0", nt)}
+				return v, inputError(InputError{Field: "Traces", Problem: p, Set: -1, Output: -1, Value: float64(nt), Err: fmt.Errorf("traces = %d < 0", nt)})
 			}
-			return v, &InputError{Field: "Traces", Problem: p, Set: -1, Output: -1, Value: float64(nt),
-				Err: fmt.Errorf("traces = %d: the batch would hold more than combin.MaxSize = %d traces", nt, combin.MaxSize)}
+			return v, inputError(InputError{Field: "Traces", Problem: p, Set: -1, Output: -1, Value: float64(nt),
+				Err: fmt.Errorf("traces = %d: the batch would hold more than combin.MaxSize = %d traces", nt, combin.MaxSize)})
 		}
 		k := in.Sets[p]
 		if k < 0 || k > len(in.SetSizes)-s {
-			return v, &InputError{Field: "Sets", Problem: p, Set: -1, Output: -1, Value: float64(k),
-				Err: fmt.Errorf("sets = %d, but len(SetSizes) = %d leaves %d", k, len(in.SetSizes), len(in.SetSizes)-s)}
+			return v, inputError(InputError{Field: "Sets", Problem: p, Set: -1, Output: -1, Value: float64(k),
+				Err: fmt.Errorf("sets = %d, but len(SetSizes) = %d leaves %d", k, len(in.SetSizes), len(in.SetSizes)-s)})
 		}
 		var nm, nr int
 		var ok bool
@@ -369,7 +370,7 @@ func (in Batch[F]) check() (v checked, err error) {
 		return v, layoutError("RewardCounts", "RewardCounts sum to %d, want len(Rewards) = %d", r, len(in.Rewards))
 	}
 	if bad != nil {
-		return v, &BatchError{Problems: bad}
+		return v, inputerr.NewBatch("advantage", bad)
 	}
 	return v, nil
 }
@@ -431,17 +432,14 @@ func (in Batch[F]) checkProblem(p, nt int, sizes, counts, members []int, r, nr i
 		}
 	}
 	if err := combin.CheckSets(nt, in.Check == Tuples, sizes, members); err != nil {
-		e := &InputError{Field: "Members", Problem: p, Set: -1, Output: -1, Err: err}
-		var se *combin.SetError
-		if errors.As(err, &se) {
-			e.Set, e.Output = se.Set, se.Position
-			switch se.Reason {
-			case combin.Empty:
-				e.Field, e.Value = "SetSizes", float64(se.Index)
-			case combin.OutOfRange, combin.Repeated:
-				e.Value = float64(se.Index)
-			}
+		// The layout passed, so err is about a set: rename combin's
+		// argument to the Batch's field, in problem p.
+		ce, _ := errors.AsType[*InputError](err)
+		e := ce.In("advantage", "Members")
+		if ce.Field == combin.FieldSizes {
+			e.Field = "SetSizes"
 		}
+		e.Problem = p
 		return e
 	}
 	if rewardsOK {
@@ -462,7 +460,7 @@ func (in Batch[F]) checkProblem(p, nt int, sizes, counts, members []int, r, nr i
 				continue
 			}
 			if err := checkReward(float64(x)); err != nil {
-				return &InputError{Field: "Rewards", Problem: p, Set: i, Output: j, Value: float64(x), Err: err}
+				return inputError(InputError{Field: "Rewards", Problem: p, Set: i, Output: j, Value: float64(x), Err: err})
 			}
 		}
 		o += c

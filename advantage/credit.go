@@ -37,8 +37,8 @@ type Credit struct {
 // result; ComputeBatch with a reused [BatchCredit] allocates nothing.
 func Compute(traces int, sets [][]int, rewards [][]float64) (Credit, error) {
 	if len(rewards) != len(sets) {
-		return Credit{}, &InputError{Field: "rewards", Problem: -1, Set: -1, Output: -1, Value: float64(len(rewards)),
-			Err: fmt.Errorf("len(rewards) = %d, want len(sets) = %d", len(rewards), len(sets))}
+		return Credit{}, inputError(InputError{Field: "rewards", Problem: -1, Set: -1, Output: -1, Value: float64(len(rewards)),
+			Err: fmt.Errorf("len(rewards) = %d, want len(sets) = %d", len(rewards), len(sets))})
 	}
 	in := Batch[float64]{
 		Traces:       []int{traces},

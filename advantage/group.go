@@ -182,30 +182,31 @@ func (w *Whitening) UnmarshalText(text []byte) error {
 // Validate reports whether opt is valid: Scale and Whiten defined, Epsilon
 // finite and >= 0, Best without LeaveOneOut or ScaleBatch, Clip finite with
 // Low <= High. A bad option is an *[InputError] whose Field is the
-// option's name ("Scale", "Epsilon", "Best", "Clip", "Whiten") and Value
+// option's name ([FieldScale], [FieldEpsilon], [FieldBest], [FieldClip],
+// [FieldWhiten]) and Value
 // its value (Clip's Low, 1 for Best), so that a caller can say it in its
 // own words.
 func (opt GroupOptions) Validate() error {
 	bad := func(field string, v float64, err error) error {
-		return &InputError{Field: field, Problem: -1, Set: -1, Output: -1, Value: v, Err: err}
+		return inputError(InputError{Field: field, Problem: -1, Set: -1, Output: -1, Value: v, Err: err})
 	}
 	if opt.Scale < ScaleNone || opt.Scale > ScaleOthers {
-		return bad("Scale", float64(opt.Scale), fmt.Errorf("%d is not ScaleNone, ScaleGroup, ScaleBatch or ScaleOthers", int(opt.Scale)))
+		return bad(FieldScale, float64(opt.Scale), fmt.Errorf("%d is not a defined scale (none, group, batch or others)", int(opt.Scale)))
 	}
 	if math.IsNaN(opt.Epsilon) || math.IsInf(opt.Epsilon, 0) || opt.Epsilon < 0 {
-		return bad("Epsilon", opt.Epsilon, fmt.Errorf("%v, want finite and >= 0", opt.Epsilon))
+		return bad(FieldEpsilon, opt.Epsilon, fmt.Errorf("%v, want finite and >= 0", opt.Epsilon))
 	}
 	if err := opt.validateOthers(); err != nil {
 		return err
 	}
 	if opt.Best && (opt.LeaveOneOut || opt.Scale == ScaleBatch) {
-		return bad("Best", 1, fmt.Errorf("with LeaveOneOut = %v and Scale = %v: needs Scale none or group and no LeaveOneOut", opt.LeaveOneOut, opt.Scale))
+		return bad(FieldBest, 1, fmt.Errorf("the best output's baseline needs the scale none or group and no leave-one-out baseline (scale %v, leave-one-out %v)", opt.Scale, opt.LeaveOneOut))
 	}
 	if c := opt.Clip; c.Enabled() && !(c.Low <= c.High && !math.IsInf(c.Low, 0) && !math.IsInf(c.High, 0)) {
-		return bad("Clip", c.Low, fmt.Errorf("[%v, %v], want finite with Low <= High", c.Low, c.High))
+		return bad(FieldClip, c.Low, fmt.Errorf("[%v, %v], want finite with Low <= High", c.Low, c.High))
 	}
 	if opt.Whiten < WhitenNone || opt.Whiten > WhitenTRL {
-		return bad("Whiten", float64(opt.Whiten), fmt.Errorf("%d is not a defined Whitening", int(opt.Whiten)))
+		return bad(FieldWhiten, float64(opt.Whiten), fmt.Errorf("%d is not a defined Whitening", int(opt.Whiten)))
 	}
 	return nil
 }
@@ -321,13 +322,13 @@ const MaxLength = 1 << 29
 // above [MaxLength].
 func GroupRelativeTokens[F constraints.Float, ID comparable](dst, rewards []F, ids []ID, lengths []int, opt GroupOptions) (GroupReport[ID], error) {
 	if len(lengths) != len(rewards) {
-		return GroupReport[ID]{}, &InputError{Field: "lengths", Problem: -1, Set: -1, Output: -1, Value: float64(len(lengths)),
-			Err: fmt.Errorf("len(lengths) = %d, want len(rewards) = %d", len(lengths), len(rewards))}
+		return GroupReport[ID]{}, inputError(InputError{Field: "lengths", Problem: -1, Set: -1, Output: -1, Value: float64(len(lengths)),
+			Err: fmt.Errorf("len(lengths) = %d, want len(rewards) = %d", len(lengths), len(rewards))})
 	}
 	for i, l := range lengths {
 		if l < 0 || l > MaxLength {
-			return GroupReport[ID]{}, &InputError{Field: "lengths", Problem: -1, Set: -1, Output: i, Value: float64(l),
-				Err: fmt.Errorf("length %d outside [0, MaxLength = %d]", l, MaxLength)}
+			return GroupReport[ID]{}, inputError(InputError{Field: "lengths", Problem: -1, Set: -1, Output: i, Value: float64(l),
+				Err: fmt.Errorf("length %d outside [0, MaxLength = %d]", l, MaxLength)})
 		}
 	}
 	return groupRelative(dst, rewards, ids, lengths, opt)
@@ -398,15 +399,15 @@ func groupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 // returns the number of rows NaNUnscorable marks unscorable.
 func checkGroupInput[F constraints.Float, ID comparable](rewards []F, ids []ID, opt GroupOptions) (unscorable int, err error) {
 	if len(ids) != len(rewards) {
-		return 0, &InputError{Field: "ids", Problem: -1, Set: -1, Output: -1, Value: float64(len(ids)),
-			Err: fmt.Errorf("len(ids) = %d, want len(rewards) = %d", len(ids), len(rewards))}
+		return 0, inputError(InputError{Field: "ids", Problem: -1, Set: -1, Output: -1, Value: float64(len(ids)),
+			Err: fmt.Errorf("len(ids) = %d, want len(rewards) = %d", len(ids), len(rewards))})
 	}
 	if err := opt.Validate(); err != nil {
 		return 0, err
 	}
 	if len(rewards) > maxGroupRows {
-		return 0, &InputError{Field: "rewards", Problem: -1, Set: -1, Output: -1, Value: float64(len(rewards)),
-			Err: fmt.Errorf("len(rewards) = %d > combin.MaxSize = %d rows", len(rewards), maxGroupRows)}
+		return 0, inputError(InputError{Field: "rewards", Problem: -1, Set: -1, Output: -1, Value: float64(len(rewards)),
+			Err: fmt.Errorf("len(rewards) = %d > combin.MaxSize = %d rows", len(rewards), maxGroupRows)})
 	}
 	for i, x := range rewards {
 		if x != x && opt.NaNUnscorable {
@@ -414,8 +415,8 @@ func checkGroupInput[F constraints.Float, ID comparable](rewards []F, ids []ID, 
 			continue
 		}
 		if err := checkReward(float64(x)); err != nil {
-			return 0, &InputError{Field: "rewards", Problem: -1, Set: -1, Output: i, Value: float64(x),
-				Err: fmt.Errorf("group %v: %w", ids[i], err)}
+			return 0, inputError(InputError{Field: "rewards", Problem: -1, Set: -1, Output: i, Value: float64(x),
+				Err: fmt.Errorf("group %v: %w", ids[i], err)})
 		}
 	}
 	// An id whose dynamic value is a slice, map or function cannot be
@@ -423,8 +424,8 @@ func checkGroupInput[F constraints.Float, ID comparable](rewards []F, ids []ID, 
 	if !strictlyComparable(reflect.TypeFor[ID]()) {
 		for i := range ids {
 			if !reflect.ValueOf(&ids[i]).Elem().Comparable() {
-				return 0, &InputError{Field: "ids", Problem: -1, Set: -1, Output: i,
-					Err: fmt.Errorf("id of type %T cannot be compared or hashed", ids[i])}
+				return 0, inputError(InputError{Field: "ids", Problem: -1, Set: -1, Output: i,
+					Err: fmt.Errorf("id of type %T cannot be compared or hashed", ids[i])})
 			}
 		}
 	}

@@ -161,12 +161,12 @@ func (opt GroupOptions) validateOthers() error {
 		return nil
 	}
 	if !opt.LeaveOneOut {
-		return &InputError{Field: "Scale", Problem: -1, Set: -1, Output: -1, Value: float64(opt.Scale),
-			Err: fmt.Errorf("others needs LeaveOneOut")}
+		return inputError(InputError{Field: FieldScale, Problem: -1, Set: -1, Output: -1, Value: float64(opt.Scale),
+			Err: fmt.Errorf("others needs LeaveOneOut")})
 	}
 	if opt.Epsilon <= 0 {
-		return &InputError{Field: "Epsilon", Problem: -1, Set: -1, Output: -1, Value: opt.Epsilon,
-			Err: fmt.Errorf("%v with Scale others, want > 0", opt.Epsilon)}
+		return inputError(InputError{Field: FieldEpsilon, Problem: -1, Set: -1, Output: -1, Value: opt.Epsilon,
+			Err: fmt.Errorf("%v with Scale others, want > 0", opt.Epsilon)})
 	}
 	return nil
 }

@@ -262,11 +262,11 @@ func TestGroupUnscorable(t *testing.T) {
 	if diff := cmp.Diff(wantRep, rep); diff != "" {
 		t.Errorf("report (-want +got):\n%s", diff)
 	}
-	if _, err := GroupRelative(got, rewards, ids, GroupOptions{}); err == nil || !strings.Contains(err.Error(), "rewards, output 1 = NaN: group a") {
+	if _, err := GroupRelative(got, rewards, ids, GroupOptions{}); err == nil || !strings.Contains(err.Error(), "rewards[1] = NaN: group a") {
 		t.Errorf("NaN without NaNUnscorable: error %v", err)
 	}
 	inf := []float64{1, math.Inf(1)}
-	if _, err := GroupRelative(got[:2], inf, []int{1, 1}, GroupOptions{NaNUnscorable: true}); err == nil || !strings.Contains(err.Error(), "output 1 = +Inf") {
+	if _, err := GroupRelative(got[:2], inf, []int{1, 1}, GroupOptions{NaNUnscorable: true}); err == nil || !strings.Contains(err.Error(), "[1] = +Inf") {
 		t.Errorf("+Inf under NaNUnscorable: error %v", err)
 	}
 }
@@ -496,9 +496,9 @@ func TestGroupErrors(t *testing.T) {
 		{"bad scale", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Scale: 4}, "Scale: 4 is not"},
 		{"others without leave-one-out", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Scale: ScaleOthers, Epsilon: 1e-6}, "Scale: others needs LeaveOneOut"},
 		{"others without epsilon", []float64{1, 0, 1}, []string{"a", "a", "b"}, GroupOptions{Scale: ScaleOthers, LeaveOneOut: true}, "Epsilon: 0 with Scale others, want > 0"},
-		{"NaN reward", []float64{1, 0, math.NaN()}, []string{"a", "a", "b"}, GroupOptions{}, "advantage: rewards, output 2 = NaN: group b: reward is not finite"},
-		{"Inf reward", []float64{math.Inf(-1), 0, 1}, []string{"a", "a", "b"}, GroupOptions{}, "output 0 = -Inf: group a"},
-		{"large reward", []float64{1, 2e30, 1}, []string{"a", "a", "b"}, GroupOptions{}, "output 1 = 2e+30: group a: reward magnitude exceeds MaxAbsReward"},
+		{"NaN reward", []float64{1, 0, math.NaN()}, []string{"a", "a", "b"}, GroupOptions{}, "advantage: rewards[2] = NaN: group b: reward is not finite"},
+		{"Inf reward", []float64{math.Inf(-1), 0, 1}, []string{"a", "a", "b"}, GroupOptions{}, "[0] = -Inf: group a"},
+		{"large reward", []float64{1, 2e30, 1}, []string{"a", "a", "b"}, GroupOptions{}, "[1] = 2e+30: group a: reward magnitude exceeds 1e+30"},
 	} {
 		_, err := GroupRelative(dst, tc.rewards, tc.ids, tc.opt)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

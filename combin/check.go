@@ -3,6 +3,8 @@ package combin
 import (
 	"fmt"
 	"slices"
+
+	"spiral/internal/inputerr"
 )
 
 // A SetErrorReason says what is wrong with a set (see [SetError]).
@@ -43,11 +45,12 @@ func (r SetErrorReason) String() string {
 	return fmt.Sprintf("SetErrorReason(%d)", int(r))
 }
 
-// A SetError reports the first problem that [CheckSets] finds in a list of
-// sets: which set (numbered from 0), which member of it (numbered from 0
-// within the set), the offending trace index or size, and why. Its fields
-// mean what the Reason's documentation says; fields a reason does not use
-// are -1.
+// A SetError is the reason a set is bad, which [CheckSets] wraps in the
+// *[InputError] it returns (its Err): which set (numbered from 0), which
+// member of it (numbered from 0 within the set), the offending trace index
+// or size, and why. Its fields mean what the Reason's documentation says;
+// fields a reason does not use are -1. Its message states the reason only,
+// as the InputError gives the position and the value.
 type SetError struct {
 	Reason   SetErrorReason
 	Set      int // the set, numbered from 0
@@ -60,20 +63,57 @@ type SetError struct {
 func (e *SetError) Error() string {
 	switch e.Reason {
 	case Empty:
-		return fmt.Sprintf("combin: set %d has size %d, want at least 1", e.Set, e.Index)
+		return "empty set"
 	case Length:
 		if e.Position < 0 {
-			return fmt.Sprintf("combin: set %d of size %d runs past the end of members", e.Set, e.Index)
+			return "the set runs past the end of members"
 		}
-		return fmt.Sprintf("combin: len(members) = %d, but the %d sets end at member %d: %d left over", e.Position+e.Index, e.Set, e.Position, e.Index)
+		return fmt.Sprintf("%d members left over after the %d sets, which end at member %d", e.Index, e.Set, e.Position)
 	case OutOfRange:
-		return fmt.Sprintf("combin: set %d, member %d: trace index %d out of range [0, N1 = %d)", e.Set, e.Position, e.Index, e.Traces)
+		return fmt.Sprintf("trace index out of range [0, N1 = %d)", e.Traces)
 	case Repeated:
-		return fmt.Sprintf("combin: set %d, member %d: trace index %d repeats member %d", e.Set, e.Position, e.Index, e.Other)
+		return fmt.Sprintf("trace index repeats member %d of the set", e.Other)
 	case Duplicate:
-		return fmt.Sprintf("combin: set %d is identical to set %d", e.Set, e.Other)
+		return fmt.Sprintf("identical to set %d", e.Other)
 	}
-	return fmt.Sprintf("combin: set %d: %v", e.Set, e.Reason)
+	return e.Reason.String()
+}
+
+// InputError describes one bad entry of a caller's input: the field or
+// argument ("members", "sizes", "traces"), the set and the member (Set and
+// Output, -1 where they do not apply), the value and why (Err, a
+// *[SetError] for a bad set). It is the module's one input error type, also
+// spiral.InputError and advantage.InputError; recover it with errors.As.
+type InputError = inputerr.InputError
+
+// The fields an *InputError of this package names.
+const (
+	FieldMembers = "members" // a member of a set, or len(members)
+	FieldSizes   = "sizes"   // a set's size
+	FieldTraces  = "traces"  // N1, the trace count
+)
+
+// setError returns the *InputError that wraps se: about sizes for a set's
+// (the sizes CheckSets was given), about members otherwise, at se's set and member,
+// with the trace index or size as the value.
+func setError(se *SetError) *InputError {
+	e := InputError{Field: FieldMembers, Problem: -1, Set: se.Set, Output: -1, Err: se}
+	switch se.Reason {
+	case Empty:
+		e.Field = FieldSizes
+		return inputerr.Int("combin", "member", e, se.Index)
+	case Length:
+		if se.Position < 0 {
+			e.Field = FieldSizes
+		} else {
+			e.Set = -1 // Set = len(sizes) is no set
+		}
+		return inputerr.Int("combin", "member", e, se.Index)
+	case OutOfRange, Repeated:
+		e.Output = se.Position
+		return inputerr.Int("combin", "member", e, se.Index)
+	}
+	return inputerr.New("combin", "member", e)
 }
 
 // stackScratch is the number of int32 of scratch that CheckSets keeps on the
@@ -90,8 +130,9 @@ const stackScratch = 256
 // in order and, within a set, range before repetition. An empty list (no
 // sizes and no members) is valid.
 //
-// It returns a plain error if traces is not in [1, MaxSize] or len(members)
-// > MaxSize.
+// The error is an *[InputError] about [FieldMembers] or [FieldSizes]
+// wrapping the *SetError, or about [FieldTraces] if traces is not in [1,
+// MaxSize], or about FieldMembers if len(members) > MaxSize.
 //
 // CheckSets takes O(m log s) time for m = len(members) and sets of size at
 // most s, by sorting a copy of each set and hashing the sets. It does not
@@ -107,7 +148,8 @@ func CheckSets(traces int, ordered bool, sizes []int, members []int) error {
 // CheckSets is [CheckSets] for sets of f: it checks len(members)/n sets of
 // n = f.SetSize() members each, against N1 = f.Traces() traces and the
 // identity of f's kind (sets for Subsets, sequences for Tuples). A length
-// that is not a multiple of n is a *SetError with Reason Length. Subsets
+// that is not a multiple of n is an *InputError wrapping a *SetError with
+// Reason Length. Subsets
 // need not be sorted.
 func (f Family) CheckSets(members []int) error {
 	if err := f.check(); err != nil {
@@ -141,10 +183,12 @@ func (c *SetChecker) Check(f Family, members []int) error {
 
 func checkSetArgs(traces, m int) error {
 	if traces < 1 || traces > MaxSize {
-		return fmt.Errorf("combin: traces = %d out of range [1, MaxSize = %d]", traces, MaxSize)
+		return inputerr.Int("combin", "", InputError{Field: FieldTraces, Problem: -1, Set: -1, Output: -1,
+			Err: fmt.Errorf("%d out of range [1, MaxSize = %d]", traces, MaxSize)}, traces)
 	}
 	if m > MaxSize {
-		return fmt.Errorf("combin: len(members) = %d > MaxSize = %d", m, MaxSize)
+		return inputerr.Int("combin", "", InputError{Field: FieldMembers, Problem: -1, Set: -1, Output: -1,
+			Err: fmt.Errorf("len(members) = %d > MaxSize = %d", m, MaxSize)}, m)
 	}
 	return nil
 }
@@ -200,10 +244,10 @@ func checkSets(traces int, ordered bool, sizes []int, n int, members []int, scra
 		if ragged {
 			size = sizes[i]
 			if size < 1 {
-				return &SetError{Reason: Empty, Set: i, Position: -1, Index: size, Other: -1, Traces: traces}
+				return setError(&SetError{Reason: Empty, Set: i, Position: -1, Index: size, Other: -1, Traces: traces})
 			}
 			if size > m-o {
-				return &SetError{Reason: Length, Set: i, Position: -1, Index: size, Other: -1, Traces: traces}
+				return setError(&SetError{Reason: Length, Set: i, Position: -1, Index: size, Other: -1, Traces: traces})
 			}
 			offsets[i] = int32(o)
 		}
@@ -211,7 +255,7 @@ func checkSets(traces int, ordered bool, sizes []int, n int, members []int, scra
 		s := sorted[o : o+size]
 		for p, v := range set {
 			if uint(v) >= uint(traces) {
-				return &SetError{Reason: OutOfRange, Set: i, Position: p, Index: v, Other: -1, Traces: traces}
+				return setError(&SetError{Reason: OutOfRange, Set: i, Position: p, Index: v, Other: -1, Traces: traces})
 			}
 			s[p] = int32(v)
 		}
@@ -241,13 +285,13 @@ func checkSets(traces int, ordered bool, sizes []int, n int, members []int, scra
 				continue
 			}
 			if (ordered && slices.Equal(members[jo:jo+js], set)) || (!ordered && slices.Equal(sorted[jo:jo+js], s)) {
-				return &SetError{Reason: Duplicate, Set: i, Position: -1, Index: -1, Other: j, Traces: traces}
+				return setError(&SetError{Reason: Duplicate, Set: i, Position: -1, Index: -1, Other: j, Traces: traces})
 			}
 		}
 		o += size
 	}
 	if o != m {
-		return &SetError{Reason: Length, Set: K, Position: o, Index: m - o, Other: -1, Traces: traces}
+		return setError(&SetError{Reason: Length, Set: K, Position: o, Index: m - o, Other: -1, Traces: traces})
 	}
 	return nil
 }
@@ -258,7 +302,7 @@ func repeatedError(i int, set []int, traces int) error {
 	first := make(map[int]int, len(set))
 	for p, v := range set {
 		if q, ok := first[v]; ok {
-			return &SetError{Reason: Repeated, Set: i, Position: p, Index: v, Other: q, Traces: traces}
+			return setError(&SetError{Reason: Repeated, Set: i, Position: p, Index: v, Other: q, Traces: traces})
 		}
 		first[v] = p
 	}

@@ -34,13 +34,16 @@ func ExampleCheckSets() {
 	members := []int{0, 1, 2, 3, 4, 5, 1, 0}
 	err := combin.CheckSets(8, false, []int{2, 4, 2}, members)
 	fmt.Println(err)
+	var e *combin.InputError
 	var se *combin.SetError
-	if errors.As(err, &se) {
-		fmt.Println(se.Reason, "of set", se.Other)
+	if errors.As(err, &e) && errors.As(err, &se) {
+		fmt.Println(e.Field, "set", e.Set, se.Reason, "of set", se.Other)
 	}
 	fmt.Println(combin.CheckSets(8, true, []int{2, 4, 2}, []int{0, 1, 2, 3, 4, 5, 1, 0}))
+	fmt.Println(combin.CheckSets(8, false, []int{3}, []int{0, 9, 1}))
 	// Output:
-	// combin: set 2 is identical to set 0
-	// duplicate of set 0
+	// combin: members, set 2: identical to set 0
+	// members set 2 duplicate of set 0
 	// <nil>
+	// combin: members, set 0, member 1 = 9: trace index out of range [0, N1 = 8)
 }

@@ -14,7 +14,8 @@
 //     trace in floor(K n/N1) or one more sets), through
 //     [Family.SampleBalanced] or a [BalancedSampler];
 //   - check sets from outside with [CheckSets] or [Family.CheckSets]: the one
-//     check of the module, reporting a [*SetError];
+//     check of the module, reporting an *[InputError] (the module's one
+//     input error type) that wraps a [*SetError];
 //   - get the constants of Proposition 3.1 with [Family.Constants]: the
 //     probability that a trace is in no set, q_K and M, exact and in float64;
 //     [Family.MissProb], [Family.MissProbFloat] and [Family.AppearanceDist]

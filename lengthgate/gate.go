@@ -1,8 +1,12 @@
 package lengthgate
 
 import (
+	"errors"
 	"fmt"
 	"math"
+
+	"spiral/internal/gating"
+	"spiral/internal/inputerr"
 )
 
 // Float is the set of floating-point types the generic functions accept.
@@ -100,30 +104,51 @@ func (g Gate) Validate() error { return g.validate("") }
 // front of the field names.
 func (g Gate) validate(role string) error {
 	if g.Target < 0 {
-		return &FieldError{Field: role + "Target", Value: float64(g.Target), Err: fmt.Errorf("%d < 0 (0 disables the gate)", g.Target)}
+		return intError(role+FieldTarget, -1, g.Target, fmt.Errorf("target L_target = %d < 0 (0 disables the gate)", g.Target))
 	}
 	if g.Boundary != GateAtTarget && g.Boundary != KeepAtTarget {
-		return &FieldError{Field: role + "Boundary", Value: float64(g.Boundary), Err: fmt.Errorf("%d is neither GateAtTarget nor KeepAtTarget", int(g.Boundary))}
+		return intError(role+FieldBoundary, -1, int(g.Boundary), fmt.Errorf("%d is neither GateAtTarget nor KeepAtTarget", int(g.Boundary)))
 	}
 	return nil
 }
 
-// A FieldError reports an invalid field of a [Gate], [Gates] or
-// [SoftOverlong]: Validate's error, recovered with errors.As, so that a
-// caller can say which of its own fields holds it.
-type FieldError struct {
-	// Field is the field within the value validated: "Target",
-	// "Search.Target", "Factor", ...
-	Field string
-	// Value is the field's value.
-	Value float64
-	// Err says what is wrong, starting with the value.
-	Err error
+// InputError describes an invalid field of a [Gate], [Gates],
+// [SoftOverlong] or [OverlongFilter] (Validate's error), or a bad entry of
+// an argument: its Field (one of the Field constants, a role's prefixed as
+// "Search.Target", or an argument such as "lengths"), Output (the
+// position in an argument, or -1), Value and Err (why). Problem and Set
+// are -1. It is the module's one input error type, also
+// spiral.InputError; recover it with errors.As, so that a caller can say
+// which of its own fields holds the value.
+type InputError = inputerr.InputError
+
+// The fields of the values this package validates, which an *InputError
+// names (a gate of [Gates] with its role in front: "Search.Target").
+const (
+	FieldTarget    = "Target"    // Gate.Target
+	FieldBoundary  = "Boundary"  // Gate.Boundary
+	FieldMaxLength = "MaxLength" // SoftOverlong.MaxLength, OverlongFilter.MaxLength
+	FieldBuffer    = "Buffer"    // SoftOverlong.Buffer
+	FieldFactor    = "Factor"    // SoftOverlong.Factor
+)
+
+// errNegativeLength and errNotFinite are the reasons for a bad entry.
+var (
+	errNegativeLength = errors.New("length < 0")
+	errNotFinite      = errors.New("not finite")
+)
+
+// intError returns the *InputError about field at position i (-1 for
+// none), whose value is the integer v.
+func intError(field string, i, v int, err error) *InputError {
+	return inputerr.Int("lengthgate", "", InputError{Field: field, Problem: -1, Set: -1, Output: i, Err: err}, v)
 }
 
-func (e *FieldError) Error() string { return "lengthgate: " + e.Field + " = " + e.Err.Error() }
-
-func (e *FieldError) Unwrap() error { return e.Err }
+// valueError returns the *InputError about field at position i (-1 for
+// none), whose value is v.
+func valueError(field string, i int, v float64, err error) *InputError {
+	return inputerr.New("lengthgate", "", InputError{Field: field, Problem: -1, Set: -1, Output: i, Value: v, Err: err})
+}
 
 // Enabled reports whether g changes anything, that is whether Target > 0.
 func (g Gate) Enabled() bool { return g.Target > 0 }
@@ -267,82 +292,42 @@ func ApplyGate[F Float](g Gate, dst, adv []F, lengths []int) (Report, error) {
 }
 
 // gate applies a valid g to checked inputs with len(dst) == len(adv) ==
-// len(lengths).
-//
-// The loop has no branch on the data: whether an advantage is positive and
-// how its length compares with the target are mispredicted about as often
-// as not on real batches, so each entry's outcome is a 0/1 flag, the gated
-// advantage is selected by masking its bits, and a gate that keeps an
-// entry adds +0 to the mass, which leaves the sum and its error term
-// exactly as they were (the mass is never -0 and, once +Inf, stays so).
+// len(lengths), by the loop of package internal/gating.
 func gate[F Float](g Gate, dst, adv []F, lengths []int) Report {
-	lengths = lengths[:len(adv)]
-	dst = dst[:len(adv)]
-	var positive, atTarget, gated int
-	var mass, low float64 // the sum is mass + low
-	target, keepAt := g.cut()
-	// Eq. 8 with the boundary rule: a positive advantage is gated when
-	// !keeps(l, target, keepAt), that is when l >= first, the first length
-	// gated (on is 0 when none is). A disabled gate gates none and counts
-	// none at its target.
-	first, at, on := target, target, b2i(g.Enabled())
-	if keepAt && target == math.MaxInt {
-		on = 0 // no length is above it
-	} else if keepAt {
-		first = target + 1
-	}
-	if !g.Enabled() {
-		at = -1 // lengths are >= 0
-	}
-	for i, a := range adv {
-		l := lengths[i]
-		p := b2i(a > 0)
-		gd := p & b2i(l >= first) & on
-		positive += p
-		atTarget += p & b2i(l == at)
-		gated += gd
-		bits := math.Float64bits(float64(a))
-		cut := -uint64(gd) // all ones when gated
-		var e float64
-		mass, e = twoSum(mass, math.Float64frombits(bits&cut))
-		low += e
-		dst[i] = F(math.Float64frombits(bits &^ cut))
-	}
-	// The terms are >= 0, so a sum that overflowed stayed +Inf: stopping it
-	// at MaxFloat64 once is stopping every partial sum there.
-	r := Report{Outputs: len(adv), Positive: positive, AtTarget: atTarget, Gated: gated}
-	if mass > math.MaxFloat64 {
+	first, at := gating.Bounds(g.Target, g.Boundary == KeepAtTarget)
+	return reportOf(len(adv), gating.Apply(first, at, dst, adv, lengths))
+}
+
+func init() { gating.SetReport(reportOf) }
+
+// reportOf returns the Report of a gate's tally t of outputs entries. The
+// terms of the mass are >= 0, so a sum that overflowed stayed +Inf:
+// stopping it at MaxFloat64 once is stopping every partial sum there.
+func reportOf(outputs int, t gating.Tally) Report {
+	r := Report{Outputs: outputs, Positive: t.Positive, AtTarget: t.AtTarget, Gated: t.Gated}
+	if t.Mass > math.MaxFloat64 {
 		r.MassRemoved = math.MaxFloat64
 		return r
 	}
-	r.MassRemoved, r.low = massOf(mass, low)
+	r.MassRemoved, r.low = massOf(t.Mass, t.Low)
 	return r
-}
-
-// b2i returns 1 for true and 0 for false, without a branch.
-func b2i(b bool) int {
-	var i int
-	if b {
-		i = 1
-	}
-	return i
 }
 
 // checkValues checks that values and lengths (named vname and lname in
 // errors) have equal lengths, every length is >= 0 and every value finite.
 func checkValues[F Float](vname string, values []F, lname string, lengths []int) error {
 	if len(values) != len(lengths) {
-		return fmt.Errorf("lengthgate: len(%s) = %d != len(%s) = %d", vname, len(values), lname, len(lengths))
+		return intError(lname, -1, len(lengths), fmt.Errorf("len = %d, want %d, one per value", len(lengths), len(values)))
 	}
 	if allValid(values, lengths) {
 		return nil
 	}
 	for i, v := range values {
 		if l := lengths[i]; l < 0 {
-			return fmt.Errorf("lengthgate: %s[%d] = %d < 0", lname, i, l)
+			return intError(lname, i, l, errNegativeLength)
 		}
 		if v-v != 0 { // NaN or ±Inf
-			return fmt.Errorf("lengthgate: %s[%d] = %v is not finite", vname, i, v)
+			return valueError(vname, i, float64(v), errNotFinite)
 		}
 	}
 	panic("lengthgate: checkValues: a bad entry that allValid found is gone") // unreachable

@@ -67,7 +67,7 @@ func TestJoinedCoefficients(t *testing.T) {
 	}
 	_, err := JoinedCoefficients([][]float64{make([]float64, 2), make([]float64, 2)},
 		[]Rows{{Update: []float64{1, 2}, Lengths: []int{1, 1}}, {Update: []float64{1, 2}, Lengths: []int{1, -1}}}, Sum)
-	if e, ok := errors.AsType[*InputError](err); !ok || e.Field != "Lengths" || e.Row != 3 {
+	if e, ok := errors.AsType[*InputError](err); !ok || e.Field != "Lengths" || e.Output != 3 {
 		t.Errorf("a negative length at 1 of the second part: %v, want an *InputError about Lengths row 3", err)
 	}
 }
@@ -89,12 +89,12 @@ func TestMultipliersErrors(t *testing.T) {
 	} {
 		dst := []float64{7, 7}
 		_, err := Coefficients(dst, Rows{Update: []float64{1, tc.u}, Multipliers: []float64{1, tc.m}, Lengths: []int{1, 1}}, TokenMean)
-		if e, ok := errors.AsType[*InputError](err); !ok || e.Field != tc.field || e.Row != 1 || dst[0] != 7 {
+		if e, ok := errors.AsType[*InputError](err); !ok || e.Field != tc.field || e.Output != 1 || dst[0] != 7 {
 			t.Errorf("update %v, multiplier %v: %v (dst %v), want an *InputError about %s row 1 and dst untouched", tc.u, tc.m, err, dst, tc.field)
 		}
 	}
 	_, err := Coefficients(make([]float64, 2), Rows{Update: []float64{1, 2}, Multipliers: []float64{1}, Lengths: []int{1, 1}}, Sum)
-	if e, ok := errors.AsType[*InputError](err); !ok || e.Field != "Multipliers" || e.Row != -1 {
+	if e, ok := errors.AsType[*InputError](err); !ok || e.Field != "Multipliers" || e.Output != -1 {
 		t.Errorf("one multiplier for two outputs: %v", err)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"spiral/internal/numeric"
+	"spiral/internal/inputerr"
 )
 
 // Reduction is how a trainer reduces its per-token policy loss to one
@@ -214,29 +214,44 @@ type Report struct {
 	Dropped int
 }
 
-// InputError describes a bad entry of [Rows]. Recover it with errors.As.
-type InputError struct {
-	// Field is "Update", "Multipliers", "Lengths" or "Terms", or "Rows"
-	// for more than [MaxRows] outputs.
-	Field string
-	// Row is the output's position, or -1 for a length of the field (or
-	// the number of outputs) as a whole.
-	Row int
-	// Value is the bad value, or the bad length of the field, or the
-	// number of outputs.
-	Value float64
-	// Err says what is wrong.
-	Err error
+// InputError describes a bad entry of [Rows] or [Part]: its Field (one of
+// the Field constants), its Output (the output's position in the batch, or
+// the term for Over.Sequences and Over.Tokens; -1 for a length of the field
+// or the number of outputs as a whole), Value (the bad value, the bad
+// length of the field, or the number of outputs) and Err (why). Problem and
+// Set are -1. It is the module's one input error type, also
+// spiral.InputError and advantage.InputError; recover it with errors.As.
+type InputError = inputerr.InputError
+
+// The fields an *InputError of this package names.
+const (
+	FieldUpdate        = "Update"         // Rows.Update
+	FieldMultipliers   = "Multipliers"    // Rows.Multipliers
+	FieldLengths       = "Lengths"        // Rows.Lengths
+	FieldTerms         = "Terms"          // Rows.Terms
+	FieldRows          = "Rows"           // the number of outputs, above MaxRows
+	FieldScale         = "Scale"          // Part.Scale
+	FieldOver          = "Over"           // len(Part.Over)
+	FieldOverSequences = "Over.Sequences" // a term's Divisors.Sequences
+	FieldOverTokens    = "Over.Tokens"    // a term's Divisors.Tokens
+	FieldReduction     = "r"              // the Reduction argument, undefined
+)
+
+// rowError returns the *InputError about field at output (or term) row,
+// -1 for none, whose value is v.
+func rowError(field string, row int, v float64, err error) *InputError {
+	return inputerr.New("loss", "", InputError{Field: field, Problem: -1, Set: -1, Output: row, Value: v, Err: err})
 }
 
-func (e *InputError) Error() string {
-	if e.Row < 0 {
-		return fmt.Sprintf("loss: %s: %v", e.Field, e.Err)
-	}
-	return fmt.Sprintf("loss: %s[%d] = %s: %v", e.Field, e.Row, numeric.FormatValue(e.Value), e.Err)
+// reductionError returns the *InputError about the undefined reduction r.
+func reductionError(r Reduction) *InputError {
+	return intError(FieldReduction, -1, int(r), fmt.Errorf("%d is not a defined Reduction", int(r)))
 }
 
-func (e *InputError) Unwrap() error { return e.Err }
+// intError is rowError for an integer value.
+func intError[I ~int | ~int64](field string, row int, v I, err error) *InputError {
+	return inputerr.Int("loss", "", InputError{Field: field, Problem: -1, Set: -1, Output: row, Err: err}, v)
+}
 
 // Coefficients writes to dst[o] the coefficient c_o = u_o Scale / w_o of
 // every output, w_o being r's weight (see [Reduction]), so that a trainer
@@ -282,14 +297,14 @@ func Coefficients(dst []float64, in Rows, r Reduction) (Report, error) {
 // programmer's error. It allocates nothing.
 func JoinedCoefficients(dst [][]float64, in []Rows, r Reduction) (Report, error) {
 	if !r.defined() {
-		return Report{}, fmt.Errorf("loss: reduction = %d is not a defined Reduction", int(r))
+		return Report{}, reductionError(r)
 	}
 	n := 0
 	for i := range in {
 		n += len(in[i].Update)
 	}
 	if n > MaxRows {
-		return Report{}, &InputError{Field: "Rows", Row: -1, Value: float64(n), Err: fmt.Errorf("%d outputs > MaxRows = %d", n, MaxRows)}
+		return Report{}, intError(FieldRows, -1, n, fmt.Errorf("%d outputs > MaxRows = %d", n, MaxRows))
 	}
 	var c counts
 	offset := 0
@@ -342,13 +357,13 @@ type counts struct {
 func (c *counts) add(in *Rows, offset int) error {
 	n := len(in.Update)
 	if len(in.Lengths) != n {
-		return &InputError{Field: "Lengths", Row: -1, Value: float64(len(in.Lengths)), Err: fmt.Errorf("len(Lengths) = %d, want len(Update) = %d", len(in.Lengths), n)}
+		return intError(FieldLengths, -1, len(in.Lengths), fmt.Errorf("len = %d, want %d, one per output", len(in.Lengths), n))
 	}
 	if in.Multipliers != nil && len(in.Multipliers) != n {
-		return &InputError{Field: "Multipliers", Row: -1, Value: float64(len(in.Multipliers)), Err: fmt.Errorf("len(Multipliers) = %d, want len(Update) = %d", len(in.Multipliers), n)}
+		return intError(FieldMultipliers, -1, len(in.Multipliers), fmt.Errorf("len = %d, want %d, one per output", len(in.Multipliers), n))
 	}
 	if in.Terms != nil && len(in.Terms) != n {
-		return &InputError{Field: "Terms", Row: -1, Value: float64(len(in.Terms)), Err: fmt.Errorf("len(Terms) = %d, want len(Update) = %d", len(in.Terms), n)}
+		return intError(FieldTerms, -1, len(in.Terms), fmt.Errorf("len = %d, want %d, one per output", len(in.Terms), n))
 	}
 	for o, u := range in.Update {
 		// One comparison each on the way through: NaN and infinities
@@ -363,13 +378,13 @@ func (c *counts) add(in *Rows, offset int) error {
 		}
 		l := in.Lengths[o]
 		if l < 0 || l > MaxLength {
-			return &InputError{Field: "Lengths", Row: offset + o, Value: float64(l), Err: errLength}
+			return intError(FieldLengths, offset+o, l, errLength)
 		}
 		t := 0
 		if in.Terms != nil {
 			t = in.Terms[o]
 			if t < 0 || t >= MaxTerms {
-				return &InputError{Field: "Terms", Row: offset + o, Value: float64(t), Err: errTerm}
+				return intError(FieldTerms, offset+o, t, errTerm)
 			}
 		}
 		c.all[t]++
@@ -432,9 +447,9 @@ func (c *counts) write(dst []float64, in *Rows, k kind, rows int, denominator fl
 // is not finite or above MaxUpdate in magnitude.
 func updateError(u float64, o int) error {
 	if math.IsNaN(u) || math.IsInf(u, 0) {
-		return &InputError{Field: "Update", Row: o, Value: u, Err: errNotFinite}
+		return rowError(FieldUpdate, o, u, errNotFinite)
 	}
-	return &InputError{Field: "Update", Row: o, Value: u, Err: errTooLarge}
+	return rowError(FieldUpdate, o, u, errTooLarge)
 }
 
 // multiplierError returns the *InputError about output o's multiplier m,
@@ -444,16 +459,16 @@ func updateError(u float64, o int) error {
 func multiplierError(u, m float64, o int) error {
 	switch {
 	case math.IsNaN(m) || math.IsInf(m, 0):
-		return &InputError{Field: "Multipliers", Row: o, Value: m, Err: errNotFinite}
+		return rowError(FieldMultipliers, o, m, errNotFinite)
 	case math.Abs(m) > MaxUpdate:
-		return &InputError{Field: "Multipliers", Row: o, Value: m, Err: errTooLarge}
+		return rowError(FieldMultipliers, o, m, errTooLarge)
 	}
-	return &InputError{Field: "Update", Row: o, Value: u, Err: fmt.Errorf("times Multipliers[%d] = %v: magnitude above MaxUpdate = %g", o, m, MaxUpdate)}
+	return rowError(FieldUpdate, o, u, fmt.Errorf("times its multiplier %v: magnitude above %g", m, MaxUpdate))
 }
 
 var (
 	errNotFinite = errors.New("not finite")
-	errTooLarge  = fmt.Errorf("magnitude above MaxUpdate = %g", MaxUpdate)
-	errLength    = fmt.Errorf("length outside [0, MaxLength = %d]", MaxLength)
-	errTerm      = fmt.Errorf("term outside [0, MaxTerms = %d)", MaxTerms)
+	errTooLarge  = fmt.Errorf("magnitude above %g", MaxUpdate)
+	errLength    = fmt.Errorf("length outside [0, %d] tokens", MaxLength)
+	errTerm      = fmt.Errorf("term outside [0, %d)", MaxTerms)
 )

@@ -256,7 +256,7 @@ func TestCoefficientsErrors(t *testing.T) {
 		dst := []float64{7, 7}[:len(tc.in.Update)]
 		_, err := Coefficients(dst, tc.in, TokenMean)
 		var ie *InputError
-		if !errors.As(err, &ie) || ie.Field != tc.field || ie.Row != tc.row {
+		if !errors.As(err, &ie) || ie.Field != tc.field || ie.Output != tc.row {
 			t.Errorf("%+v: %v, want an *InputError for %s row %d", tc.in, err, tc.field, tc.row)
 		}
 		if dst[0] != 7 {

@@ -112,10 +112,10 @@ func ScaleOf(r Reduction, outputs, rows int64) float64 {
 // It allocates nothing.
 func PartCoefficients(dst []float64, in Rows, r Reduction, part Part) (Report, error) {
 	if !r.defined() {
-		return Report{}, fmt.Errorf("loss: reduction = %d is not a defined Reduction", int(r))
+		return Report{}, reductionError(r)
 	}
 	if s := part.Scale; math.IsNaN(s) || s < 0 || s > MaxScale {
-		return Report{}, &InputError{Field: "Scale", Row: -1, Value: s, Err: errors.New("kappa outside [0, 2^53]")}
+		return Report{}, rowError(FieldScale, -1, s, fmt.Errorf("kappa = %v outside [0, 2^53]", s))
 	}
 	// The part's counts per term. An entry Coefficients refuses (a length
 	// of a field, a length, a term) stops the count: Coefficients then
@@ -157,8 +157,7 @@ func PartCoefficients(dst []float64, in Rows, r Reduction, part Part) (Report, e
 	}
 	if part.Over != nil {
 		if len(part.Over) < terms {
-			return Report{}, &InputError{Field: "Over", Row: -1, Value: float64(len(part.Over)),
-				Err: fmt.Errorf("len(Over) = %d, want the %d terms Terms names", len(part.Over), terms)}
+			return Report{}, intError(FieldOver, -1, len(part.Over), fmt.Errorf("len = %d, want the %d terms the rows name", len(part.Over), terms))
 		}
 		// Only the divisor r reads is checked and used.
 		useSeq := k != kindSum && k != kindTokens
@@ -166,14 +165,12 @@ func PartCoefficients(dst []float64, in Rows, r Reduction, part Part) (Report, e
 			d := part.Over[t]
 			if useSeq {
 				if d.Sequences < seq[t] || d.Sequences > MaxRows {
-					return Report{}, &InputError{Field: "Over.Sequences", Row: t, Value: float64(d.Sequences),
-						Err: fmt.Errorf("outside [%d (the part's own), %d]", seq[t], MaxRows)}
+					return Report{}, intError(FieldOverSequences, t, d.Sequences, fmt.Errorf("outside [%d (the part's own), %d]", seq[t], MaxRows))
 				}
 				seq[t] = d.Sequences
 			} else if k == kindTokens {
 				if d.Tokens < tokens[t] || d.Tokens > 1<<53 {
-					return Report{}, &InputError{Field: "Over.Tokens", Row: t, Value: float64(d.Tokens),
-						Err: fmt.Errorf("outside [%d (the part's own), 2^53]", tokens[t])}
+					return Report{}, intError(FieldOverTokens, t, d.Tokens, fmt.Errorf("outside [%d (the part's own), 2^53]", tokens[t]))
 				}
 				tokens[t] = d.Tokens
 			}

@@ -215,13 +215,13 @@ func TestPartCoefficientsErrors(t *testing.T) {
 			continue
 		}
 		e, ok := errors.AsType[*InputError](err)
-		if !ok || e.Field != tc.field || e.Row != tc.row {
+		if !ok || e.Field != tc.field || e.Output != tc.row {
 			t.Errorf("%+v: err = %v, want an InputError on %s row %d", tc.part, err, tc.field, tc.row)
 		}
 	}
 	for _, over := range [][]Divisors{{{1, 2}, {0, 3}}, {{1, 2}, {MaxRows + 1, 3}}} {
 		_, err := PartCoefficients(dst, in, SeqMeanTokenSum, Part{Scale: 1, Over: over})
-		if e, ok := errors.AsType[*InputError](err); !ok || e.Field != "Over.Sequences" || e.Row != 1 {
+		if e, ok := errors.AsType[*InputError](err); !ok || e.Field != "Over.Sequences" || e.Output != 1 {
 			t.Errorf("%v: err = %v, want an InputError on Over.Sequences row 1", over, err)
 		}
 	}

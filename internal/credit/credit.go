@@ -19,14 +19,14 @@ import (
 // to F only when stored, so float32 rewards give the float64 results
 // rounded. Per problem:
 //
-//   - Each set is reduced on its own, by setMean: its scored rewards are
+//   - Each set is reduced on its own, by setScores: its scored rewards are
 //     summed with the exact error of every addition (numeric.TwoSum), and
 //     the mean kept as a pair h + l (numeric.MeanPair). So f = h + l and
 //     A_agg = (r - h) - l are accurate to a few units in the last place of
 //     the set's own values, whatever other sets hold, and exactly 0 for a
 //     set whose rewards are equal. When the batch's rewards are multiples
 //     of 2^-16 small enough that every plain sum is exact (Scan, as with
-//     0/1 rewards), every error is 0 and setMean adds plainly.
+//     0/1 rewards), every error is 0 and setScores adds plainly.
 //   - Across sets the kernel works on e_i = f_i - P, the deviation of f_i
 //     from a pivot P near fbar (the plain mean of the h_i), computed from
 //     the set's exact sum, not from its rounded mean: n_i e_i = S_i - n_i P
@@ -96,7 +96,6 @@ func (o *Output[F]) Resize(p, traces, sets, rewards, maxTraces, maxSets int) {
 	clear(o.sc.sums) // Problem keeps them zero between problems
 	clear(o.sc.count)
 	o.sc.sets = resize(o.sc.sets, maxSets)
-	o.sc.adv = resize(o.sc.adv, maxSets)
 }
 
 // resize returns s with length n, its contents kept where its array is
@@ -116,12 +115,11 @@ func (o *Output[F]) Clear(q int, sp Span) {
 
 // scratch is the memory the kernel reuses from problem to problem, kept in
 // a BatchCredit: the search sums and set counts of one problem's traces,
-// and the statistics and set advantages of its sets.
+// and the statistics of its sets.
 type scratch struct {
 	sums  []float64
 	count []int
 	sets  []setStats
-	adv   []float64
 }
 
 // setStats is what the kernel keeps of one set of a problem.
@@ -129,7 +127,7 @@ type setStats struct {
 	sum  numeric.Sum // the exact sum of the values the mean divides, S + C
 	div  int         // what it divides: the scored outputs, or 1 for a set whose rewards are equal (sum is then their value)
 	n    int         // N2_i: the scored outputs
-	h, l float64     // the mean as h + l
+	h, l float64     // the mean as h + l; setAdvantages makes them e = f - P, then A_set in h
 	err  float64     // a bound on the error of the mean: u sum_k |e_k| / n over its additions' errors e_k
 }
 
@@ -143,32 +141,124 @@ type setStats struct {
 // is 0 (before rounding to F): every set's scored rewards are equal, which
 // makes each A_agg exactly 0, and every A_search is 0 or written as 0.
 func Problem[F constraints.Float](dst *Output[F], in *Input[F], q int, sp Span) (zero bool) {
-	exact := in.ExactSums
 	k := sp.Sets
-	counts, sizes := in.RewardCounts[sp.Set:sp.Set+k], in.SetSizes[sp.Set:sp.Set+k]
-	rewards, agg := in.Rewards[sp.Reward:sp.Reward+sp.Rewards], dst.Aggregation[sp.Reward:sp.Reward+sp.Rewards]
-	unscorable := sub(in.Unscorable, sp.Reward, sp.Reward+sp.Rewards)
-	scored, scores, setAdv := dst.ScoredOutputs[sp.Set:sp.Set+k], dst.SetScores[sp.Set:sp.Set+k], dst.SetAdvantages[sp.Set:sp.Set+k]
-	st, adv := dst.sc.sets[:k], dst.sc.adv[:k]
+	st := dst.sc.sets[:k]
+	setScores(dst, in, sp, st)
+	s := sp.Set
+	scoredSets, equal, advMax, errMax := setAdvantages(dst.ScoredOutputs[s:s+k], dst.SetScores[s:s+k], dst.SetAdvantages[s:s+k], st)
+	dst.ScoredSets[q] = scoredSets
 
-	// Each set on its own: its mean f = h + l and A_agg = (r - h) - l.
-	var hsum float64
-	scoredSets := 0
-	equal := true // every scored set's rewards are equal (setMean's div 1)
-	o := 0
-	for i, c := range counts {
-		rs, a, un := rewards[o:o+c], agg[o:o+c], sub(unscorable, o, o+c)
-		o += c
-		s := &st[i]
-		setMean(s, rs, un, exact)
-		scored[i] = s.n
-		if s.n == 0 {
-			scores[i] = 0
-			clear(a)
+	// The sums and counts of the sets holding each trace, in scratch that
+	// is all zero between problems (Resize clears it, and the last loop
+	// clears what this one used).
+	search, app := dst.Search[sp.Trace:sp.Trace+sp.Traces], dst.Appearances[sp.Trace:sp.Trace+sp.Traces]
+	// len(search) each, so the last loop needs no bound checks.
+	sums, cnt, app := dst.sc.sums[:len(search)], dst.sc.count[:len(search)], app[:len(search)]
+	members := in.Members[sp.Member : sp.Member+sp.Members]
+	for i, size := range in.SetSizes[sp.Set : sp.Set+k] {
+		g := members[:size]
+		members = members[size:]
+		if st[i].n == 0 {
 			continue
 		}
-		h, l := s.h, s.l
-		scores[i] = F(h + l)
+		ai := st[i].h // A_set, which setAdvantages left there
+		for _, y := range g {
+			sums[y] += ai
+			cnt[y]++
+		}
+	}
+	tol := searchTol(scoredSets, advMax, errMax)
+	var written uint64 // the bits of every search advantage written, ORed
+	for y := range search {
+		n := cnt[y]
+		app[y] = n
+		// A trace in no set has sum 0 and gets 0/1 = +0, without a branch.
+		a := sums[y] / float64(max(n, 1))
+		cnt[y], sums[y] = 0, 0
+		// a, or 0 if |a| <= tol, without a branch on the data: in a
+		// problem with 0/1 rewards many search advantages are exactly 0.
+		keep := uint64(0)
+		if math.Abs(a) > tol {
+			keep = 1<<64 - 1
+		}
+		bits := math.Float64bits(a) & keep
+		written |= bits
+		search[y] = F(math.Float64frombits(bits))
+	}
+	return equal && written&^(1<<63) == 0
+}
+
+// setScores reduces each set of the problem at sp on its own into st: the
+// number n of its scored rewards (those not marked in in.Unscorable), their
+// mean as the pair h + l of numeric.MeanPair and their sum with the exact
+// error of every addition; or, if they are all equal, their first value as
+// the mean (h = x0, l = 0) and as a sum of one. It writes the aggregation
+// advantages A_agg = (r - h) - l to dst, 0 for an unscorable output.
+//
+// The loop calls no function that is not inlined: a call spills and
+// reloads every live value (Go keeps none in registers across it), which
+// cost about 60 instructions a set (BenchmarkStepParts/credit,
+// cachegrind).
+func setScores[F constraints.Float](dst *Output[F], in *Input[F], sp Span, st []setStats) {
+	exact := in.ExactSums
+	counts := in.RewardCounts[sp.Set : sp.Set+sp.Sets]
+	st = st[:len(counts)]
+	rewards, agg := in.Rewards[sp.Reward:sp.Reward+sp.Rewards], dst.Aggregation[sp.Reward:sp.Reward+sp.Rewards]
+	unscorable := sub(in.Unscorable, sp.Reward, sp.Reward+sp.Rewards)
+	o := 0
+	for i, c := range counts {
+		rs, a := rewards[o:o+c], agg[o:o+c]
+		var un []bool
+		if unscorable != nil {
+			un = unscorable[o : o+c]
+		}
+		o += c
+		// The sums live in locals (addReward returns them), not in st[i],
+		// which the compiler would store at every step; a set with no
+		// unscorable marks skips the test for them.
+		var sum numeric.Sum
+		var x0, ea float64 // the first value, sum |e_k|
+		var diff uint64    // the bits of every x - x0, ORed
+		n := 0
+		switch {
+		case un == nil && exact: // the common case, with the test of exact out of the loop
+			x0 = float64(rs[0]) // every set has an output
+			for _, x := range rs {
+				sum.S += float64(x)
+				diff |= math.Float64bits(float64(x) - x0)
+			}
+			n = len(rs)
+		case un == nil:
+			x0 = float64(rs[0])
+			for _, x := range rs {
+				sum, ea, diff = addReward(sum, ea, diff, float64(x), x0, false)
+			}
+			n = len(rs)
+		default:
+			for j, x := range rs {
+				if un[j] {
+					continue
+				}
+				if n == 0 {
+					x0 = float64(x)
+				}
+				sum, ea, diff = addReward(sum, ea, diff, float64(x), x0, exact)
+				n++
+			}
+		}
+		var h, l float64
+		switch {
+		case n == 0:
+			st[i] = setStats{}
+		case diff&^(1<<63) == 0:
+			// For finite values, x - x0 is ±0 exactly when x == x0 (gradual
+			// underflow makes the difference of two distinct floats nonzero).
+			h = x0
+			st[i] = setStats{sum: numeric.Sum{S: x0}, div: 1, n: n, h: x0}
+		default:
+			h, l = numeric.MeanPair(sum, n)
+			st[i] = setStats{sum: sum, div: n, n: n, h: h, l: l, err: float64(0x1p-53*ea) / float64(n)}
+		}
 		for j, x := range rs {
 			a[j] = F((float64(x) - h) - l)
 		}
@@ -177,28 +267,52 @@ func Problem[F constraints.Float](dst *Output[F], in *Input[F], q int, sp Span) 
 				a[j] = 0
 			}
 		}
-		hsum += h
-		scoredSets++
-		equal = equal && s.div == 1
 	}
-	dst.ScoredSets[q] = scoredSets
+}
 
-	// Across sets: e_i = f_i - P as pairs, ebar their mean, A_set = e_i -
-	// ebar. The pairs overwrite h and l.
+// setAdvantages writes each set's scored outputs and score f = h + l
+// from st, and computes A_set = e_i - ebar of each scored set, with e_i =
+// f_i - P as pairs (deviation) from the pivot P near fbar (the plain mean
+// of the h_i); it writes A_set to setAdv (0 for a set left out) and leaves
+// it in st[i].h. It returns the number of scored sets, whether every
+// scored set's rewards are equal, the largest |A_set| and the largest
+// error bound of a set's mean.
+func setAdvantages[F constraints.Float](scored []int, scores, setAdv []F, st []setStats) (scoredSets int, equal bool, advMax, errMax float64) {
+	scored, scores, setAdv = scored[:len(st)], scores[:len(st)], setAdv[:len(st)]
+	var hsum float64
+	equal = true
+	for i := range st {
+		s := &st[i]
+		scored[i] = s.n
+		scores[i] = F(s.h + s.l) // 0 for a set left out
+		if s.n != 0 {
+			hsum += s.h
+			scoredSets++
+			equal = equal && s.div == 1
+		}
+	}
 	P := 0.0 // the pivot: near fbar
 	if scoredSets > 0 {
 		P = hsum / float64(scoredSets)
 	}
 	var ebar numeric.Sum
 	var e0 float64
-	var errMax float64 // the largest error bound of a set's mean
 	mixed, seen := false, false
 	for i := range st {
 		s := &st[i]
 		if s.n == 0 {
 			continue
 		}
-		s.h, s.l = deviation(s, P)
+		// When the mean is h exactly (l = 0, as with 0/1 rewards, and for
+		// a set whose rewards are equal) and h - P is exact too, that is e,
+		// the value deviation gives; the test is inline, as a call spills
+		// every live value (BenchmarkStepParts/problems=256/credit: about
+		// 100 instructions a problem of the paper's shape with 0/1 rewards).
+		if d, de := numeric.TwoSum(s.h, -P); s.l == 0 && de == 0 {
+			s.h = d
+		} else {
+			s.h, s.l = deviation(s, P)
+		}
 		if !seen {
 			e0, seen = s.h+s.l, true
 		} else if s.h+s.l != e0 {
@@ -214,134 +328,36 @@ func Problem[F constraints.Float](dst *Output[F], in *Input[F], q int, sp Span) 
 	if mixed {
 		b1, b2 = numeric.MeanPair(ebar, scoredSets)
 	}
-	var advMax float64 // the largest |A_set|
 	for i := range st {
+		s := &st[i]
 		a := 0.0
-		if st[i].n != 0 && mixed {
-			t, te := numeric.TwoSum(st[i].h, -b1)
-			a = t + ((te + st[i].l) - b2)
+		if s.n != 0 && mixed {
+			t, te := numeric.TwoSum(s.h, -b1)
+			a = t + ((te + s.l) - b2)
 		}
-		adv[i] = a
+		s.h = a
 		setAdv[i] = F(a)
 		if math.Abs(a) > advMax { // a is finite: this is max(advMax, |a|)
 			advMax = math.Abs(a)
 		}
 	}
-
-	// The sums and counts of the sets holding each trace, in scratch that
-	// is all zero between problems (resize clears it, and the last loop
-	// clears what this one used).
-	search, app := dst.Search[sp.Trace:sp.Trace+sp.Traces], dst.Appearances[sp.Trace:sp.Trace+sp.Traces]
-	members := in.Members[sp.Member : sp.Member+sp.Members]
-	// len(search) each, so the last loop needs no bound checks.
-	sums, cnt, app := dst.sc.sums[:len(search)], dst.sc.count[:len(search)], app[:len(search)]
-	o = 0 // offset of set i's first member
-	for i, size := range sizes {
-		g := members[o : o+size]
-		o += size
-		if st[i].n == 0 {
-			continue
-		}
-		ai := adv[i]
-		for _, y := range g {
-			sums[y] += ai
-			cnt[y]++
-		}
-	}
-	tol := searchTol(scoredSets, advMax, errMax)
-	var written uint64 // the bits of every search advantage written, ORed
-	for y := range search {
-		n := cnt[y]
-		app[y] = n
-		a := 0.0
-		if n != 0 {
-			a = sums[y] / float64(n)
-		}
-		cnt[y], sums[y] = 0, 0
-		// a, or 0 if |a| <= tol, without a branch on the data: in a
-		// problem with 0/1 rewards many search advantages are exactly 0.
-		keep := uint64(0)
-		if math.Abs(a) > tol {
-			keep = 1<<64 - 1
-		}
-		bits := math.Float64bits(a) & keep
-		written |= bits
-		search[y] = F(math.Float64frombits(bits))
-	}
-	return equal && written&^(1<<63) == 0
+	return scoredSets, equal, advMax, errMax
 }
 
 // deviation returns e = f - P, the set's mean less the pivot P, as a pair
 // e1 + e2, from the exact sum S + C of the set: div e = (S - div P) + C,
 // with div P = p + pe and S - p - pe taken exactly (numeric.TwoProd,
 // numeric.TwoSum), so that whatever S and P have in common cancels exactly
-// and only the small terms are rounded.
+// and only the small terms are rounded. setAdvantages takes a shorter way
+// first, where it gives the same e.
 func deviation(s *setStats, P float64) (e1, e2 float64) {
-	if s.l == 0 {
-		// The mean is h exactly (as with 0/1 rewards, and for a set whose
-		// rewards are equal): when h - P is exact too, it is e, the value
-		// the steps below give. BenchmarkStep (fresh inputs): about 150
-		// instructions a problem of the paper's shape with 0/1 rewards.
-		if d, de := numeric.TwoSum(s.h, -P); de == 0 {
-			return d, 0
-		}
-	}
 	p, pe := numeric.TwoProd(float64(s.div), P)
 	d, de := numeric.TwoSum(s.sum.S, -p) // S - p = d + de
 	t, te := numeric.TwoSum(d, -pe)      // S - div P = t + te + de
 	return numeric.MeanPair(numeric.Sum{S: t, C: (te + de) + s.sum.C}, s.div)
 }
 
-// setMean sets st to the statistics of the scored rewards of rs (those not
-// marked in unscorable, which is nil or as long as rs): their number n,
-// their mean as the pair h + l of numeric.MeanPair and their sum with the
-// exact error of every addition; or, if they are all equal, their first
-// value as the mean (h = x0, l = 0) and as a sum of one. exact vouches
-// that every addition is exact (Scan), so that the errors need not
-// be computed.
-func setMean[F constraints.Float](st *setStats, rs []F, unscorable []bool, exact bool) {
-	// The sums live in locals (addReward returns them), not in *st, which
-	// the compiler would store at every step; a set with no unscorable
-	// marks skips the test for them.
-	var sum numeric.Sum
-	var x0, ea float64 // the first value, sum |e_k|
-	var diff uint64    // the bits of every x - x0, ORed
-	n := 0
-	if unscorable == nil {
-		if len(rs) > 0 {
-			x0 = float64(rs[0])
-		}
-		for _, x := range rs {
-			sum, ea, diff = addReward(sum, ea, diff, float64(x), x0, exact)
-		}
-		n = len(rs)
-	} else {
-		for j, x := range rs {
-			if unscorable[j] {
-				continue
-			}
-			if n == 0 {
-				x0 = float64(x)
-			}
-			sum, ea, diff = addReward(sum, ea, diff, float64(x), x0, exact)
-			n++
-		}
-	}
-	*st = setStats{n: n}
-	switch {
-	case n == 0:
-	case diff&^(1<<63) == 0:
-		// For finite values, x - x0 is ±0 exactly when x == x0 (gradual
-		// underflow makes the difference of two distinct floats nonzero).
-		st.sum, st.div, st.h = numeric.Sum{S: x0}, 1, x0
-	default:
-		st.sum, st.div = sum, n
-		st.h, st.l = numeric.MeanPair(sum, n)
-		st.err = float64(0x1p-53*ea) / float64(n)
-	}
-}
-
-// addReward is one step of setMean: it adds x to the sum (with the exact
+// addReward is one step of setScores: it adds x to the sum (with the exact
 // error of the addition, and its magnitude to ea, unless exact vouches
 // that it is 0) and ORs the bits of x - x0 into diff.
 func addReward(sum numeric.Sum, ea float64, diff uint64, x, x0 float64, exact bool) (numeric.Sum, float64, uint64) {
@@ -395,7 +411,7 @@ const MaxAbsReward = 1e30
 // is true and they are, whether every plain float64 sum of at most len(xs)
 // of them is exact (Input.ExactSums): when each is an integer multiple
 // i 2^-16 with |i| <= 2^53/len(xs), every partial sum is such a multiple
-// with |i| <= 2^53, a float64, and setMean needs no error terms
+// with |i| <= 2^53, a float64, and setScores needs no error terms
 // (numeric.TwoSum's would all be 0). It compares bit patterns without the
 // sign, which order non-negative floats as their values and put
 // infinities and NaNs above every finite value, with no branch on the
@@ -406,11 +422,16 @@ func Scan[F constraints.Float](xs []F, unscorable []bool, exact bool) (valid, ex
 	const abs = 1<<63 - 1
 	n := len(xs)
 	var most, frac uint64
-	if unscorable == nil { // no test for marks
+	switch {
+	case unscorable == nil && exact: // the root's case: no test for marks or for exact
 		for _, x := range xs {
-			most, frac = scanReward(most, frac, float64(x), abs, exact)
+			most, frac = scanReward(most, frac, float64(x), abs, true)
 		}
-	} else {
+	case unscorable == nil:
+		for _, x := range xs {
+			most, frac = scanReward(most, frac, float64(x), abs, false)
+		}
+	default:
 		for j, x := range xs {
 			keep := uint64(abs)
 			if unscorable[j] {

@@ -10,7 +10,7 @@ import (
 )
 
 // TestExactSumsAgree: when Scan reports that plain sums are exact,
-// every numeric.TwoSum error of setMean's compensated loop is 0 and its plain loop
+// every numeric.TwoSum error of setScores' compensated loop is 0 and its plain loop
 // gives the same bits; rewards off the 2^-16 grid, or too large for their
 // number, are never reported exact.
 func TestExactSumsAgree(t *testing.T) {
@@ -47,13 +47,12 @@ func TestExactSumsAgree(t *testing.T) {
 		if !exact && e <= 16 && bits+16-e <= 40 && n <= 1<<10 {
 			t.Fatalf("Scan does not report exact sums of %v (multiples of 2^-%d below 2^%d)", rs, e, bits-e)
 		}
-		var s0, s1 setStats
-		setMean(&s0, rs, nil, false)
+		s0 := oneSet(rs, false)
 		if !exact {
 			return
 		}
-		if setMean(&s1, rs, nil, true); s0 != s1 {
-			t.Fatalf("setMean(%v): exact path %+v, compensated %+v", rs, s1, s0)
+		if s1 := oneSet(rs, true); s0 != s1 {
+			t.Fatalf("setScores(%v): exact path %+v, compensated %+v", rs, s1, s0)
 		}
 	})
 }
@@ -138,4 +137,13 @@ func TestExactSumsSameBits(t *testing.T) {
 			t.Fatalf("rewards %v: exact sums give %+v, compensated %+v", in.Rewards, exact, plain)
 		}
 	})
+}
+
+// oneSet returns what setScores keeps of one set of rewards rs.
+func oneSet(rs []float64, exact bool) setStats {
+	in := Input[float64]{SetSizes: []int{1}, RewardCounts: []int{len(rs)}, Members: []int{0}, Rewards: rs, ExactSums: exact}
+	var out Output[float64]
+	out.Resize(1, 1, 1, len(rs), 1, 1)
+	setScores(&out, &in, Span{Traces: 1, Sets: 1, Members: 1, Rewards: len(rs)}, out.sc.sets)
+	return out.sc.sets[0]
 }

@@ -127,6 +127,35 @@ func readFloats(dst []float64, a *C.spiral_array, name string, optional bool) ([
 	return dst, nil
 }
 
+// viewFloats returns the floats of a: the caller's memory itself when a is
+// F64 and aligned (only read, and only during the call: the library keeps
+// no pointer into it), else a copy in *own, grown to fit and kept for the
+// next call. It returns nil if a is absent and optional.
+func viewFloats(own *[]float64, a *C.spiral_array, name string, optional bool) ([]float64, error) {
+	if a.dtype == C.SPIRAL_F64 && a.len > 0 && a.data != nil && uintptr(a.data)%unsafe.Alignof(float64(0)) == 0 {
+		return unsafe.Slice((*float64)(a.data), int(a.len)), nil
+	}
+	s, err := readFloats(*own, a, name, optional)
+	if s != nil {
+		*own = s
+	}
+	return s, err
+}
+
+// viewInts returns the integers of a as viewFloats does: the caller's
+// memory itself when a is I64 (where int is 64 bits) and aligned, else a
+// copy in *own.
+func viewInts(own *[]int, a *C.spiral_array, name string, optional bool) ([]int, error) {
+	if intIs64 && a.dtype == C.SPIRAL_I64 && a.len > 0 && a.data != nil && uintptr(a.data)%unsafe.Alignof(int(0)) == 0 {
+		return unsafe.Slice((*int)(a.data), int(a.len)), nil
+	}
+	s, err := readInts(*own, a, name, optional)
+	if s != nil {
+		*own = s
+	}
+	return s, err
+}
+
 // readBools copies the flags of a (BOOL: a byte each, nonzero is true)
 // into dst, grown to fit, and returns it; nil if a is absent and optional.
 func readBools(dst []bool, a *C.spiral_array, name string, optional bool) ([]bool, error) {

@@ -31,8 +31,13 @@ type worker struct {
 	members []int        // their members, flat
 	sets    []int        // the caller's sets, copied
 	checked spiral.Plans // the caller's sets, checked
-	batch   spiral.Batch // the caller's batch, copied
-	credit  spiral.BatchCredit
+	batch   spiral.Batch // the caller's batch, during a call
+	// The caller's arrays converted to Go's types, where they are not read
+	// in place.
+	rewards                                         []float64
+	rewardCounts, searchLengths, aggregationLengths []int
+	unscorable                                      []bool
+	credit                                          spiral.BatchCredit
 
 	coefficients spiral.LossCoefficients
 }

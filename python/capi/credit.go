@@ -147,7 +147,7 @@ func spiral_credit_batch(cfg C.spiral_handle, plans C.spiral_handle, in *C.spira
 	w := s.get()
 	defer s.put(w)
 	b := &w.batch
-	defer func() { b.Plans = nil }() // the worker keeps no plans
+	defer func() { *b = spiral.Batch{} }() // the worker keeps no plans and no caller's memory
 	if plans != 0 {
 		ref, err := lookup[*plansRef](plans, "plans")
 		if err != nil {
@@ -196,19 +196,22 @@ func spiral_credit_batch(cfg C.spiral_handle, plans C.spiral_handle, in *C.spira
 			return fail(err)
 		}
 	}
-	if b.Rewards, err = readFloats(b.Rewards, &in.rewards, "rewards", false); err != nil {
+	// float64 and int64 inputs are read in place (CreditBatch does not
+	// write its Batch); the others are converted into the worker's memory.
+	if b.Rewards, err = viewFloats(&w.rewards, &in.rewards, "rewards", false); err != nil {
 		return fail(err)
 	}
-	if b.RewardCounts, err = readInts(b.RewardCounts, &in.reward_counts, "reward_counts", true); err != nil {
+	if b.RewardCounts, err = viewInts(&w.rewardCounts, &in.reward_counts, "reward_counts", true); err != nil {
 		return fail(err)
 	}
-	if b.Unscorable, err = readBools(b.Unscorable, &in.unscorable, "unscorable", true); err != nil {
+	if w.unscorable, err = readBools(w.unscorable, &in.unscorable, "unscorable", true); err != nil {
 		return fail(err)
 	}
-	if b.SearchLengths, err = readInts(b.SearchLengths, &in.search_lengths, "search_lengths", true); err != nil {
+	b.Unscorable = w.unscorable
+	if b.SearchLengths, err = viewInts(&w.searchLengths, &in.search_lengths, "search_lengths", true); err != nil {
 		return fail(err)
 	}
-	if b.AggregationLengths, err = readInts(b.AggregationLengths, &in.aggregation_lengths, "aggregation_lengths", true); err != nil {
+	if b.AggregationLengths, err = viewInts(&w.aggregationLengths, &in.aggregation_lengths, "aggregation_lengths", true); err != nil {
 		return fail(err)
 	}
 	c := &s.cfg

@@ -8,14 +8,13 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"unsafe"
 
 	"spiral"
 	"spiral/advantage"
 	"spiral/combin"
 	"spiral/eval"
-	"spiral/loss"
+	"spiral/internal/names"
 )
 
 // An errorValue is what an error handle stands for: the error's kind and
@@ -47,54 +46,15 @@ type configErr struct{ err error }
 func (e *configErr) Error() string { return e.err.Error() }
 func (e *configErr) Unwrap() error { return e.err }
 
-// argumentNames maps the root package's names for a batch's fields to the
-// C ABI's (the fields of spiral_credit_in), which the Python package's
-// arguments share.
-var argumentNames = map[string]string{
-	spiral.FieldPlans:              "sets",
-	spiral.FieldMembers:            "sets",
-	spiral.FieldRewards:            "rewards",
-	spiral.FieldRewardCounts:       "reward_counts",
-	spiral.FieldUnscorable:         "unscorable",
-	spiral.FieldSearchLengths:      "search_lengths",
-	spiral.FieldAggregationLengths: "aggregation_lengths",
-	"SearchLengths":                "search_lengths",
-	"AggregationLengths":           "aggregation_lengths",
-	"LossOptions.MissingRate":      "missing_rate",
-}
-
-// argumentName returns the ABI's name for a field the root package names:
-// a batch's field by argumentNames, a Config field in the JSON names of
-// spiral_config_new ("Config.Gates.Search.Target" is
-// "gates.search.target"), anything else as it is.
-func argumentName(field string) string {
-	if a, ok := argumentNames[field]; ok {
-		return a
-	}
-	rest, ok := strings.CutPrefix(field, "Config.")
-	if !ok {
-		return field
-	}
-	parts := strings.Split(rest, ".")
-	for i, p := range parts {
-		parts[i] = jsonName(p)
-	}
-	return strings.Join(parts, ".")
-}
-
 // renamed returns err as the ABI's caller sees it: each *spiral.InputError
 // in it (alone, joined, or the problems of a *spiral.BatchError) renamed
 // with InputError.In to the caller's field, under the prefix "spiral".
 func renamed(err error) error {
 	switch e := err.(type) {
 	case *spiral.BatchError:
-		return e.In("spiral", argumentName)
+		return e.In("spiral", names.Spiral.ABI)
 	case *spiral.InputError:
-		return e.In("spiral", argumentName(e.Field))
-	case *loss.InputError:
-		at := *e // the loss's field in the caller's words: search_lengths
-		at.Field = argumentName(e.Field)
-		return &at
+		return e.In("spiral", names.Spiral.ABI(e.Field))
 	case interface{ Unwrap() []error }:
 		errs := e.Unwrap()
 		out := make([]error, len(errs))
@@ -155,15 +115,6 @@ func item(err error) errorItem {
 	}
 	if config {
 		c.kind = C.SPIRAL_ERR_CONFIG
-		return it
-	}
-	if le, ok := errors.AsType[*loss.InputError](err); ok {
-		c.kind = C.SPIRAL_ERR_INPUT
-		it.field = argumentName(le.Field)
-		c.output, c.value = C.int64_t(le.Row), C.double(le.Value)
-		if le.Row >= 0 && le.Value < 0 && (it.field == "search_lengths" || it.field == "aggregation_lengths") {
-			c.reason = C.SPIRAL_REASON_NEGATIVE_LENGTH
-		}
 		return it
 	}
 	if ae, ok := errors.AsType[*eval.ArgError](err); ok {

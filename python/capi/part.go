@@ -9,21 +9,9 @@ import (
 	"errors"
 	"unsafe"
 
+	"spiral/internal/names"
 	"spiral/loss"
 )
-
-// partArgument maps loss.PartCoefficients' fields to the C ABI's (the
-// fields of spiral_part_in and the scale argument), which the Python
-// package's arguments share.
-var partArgument = map[string]string{
-	"Update":         "update",
-	"Lengths":        "lengths",
-	"Terms":          "terms",
-	"Scale":          "scale",
-	"Over":           "over_sequences",
-	"Over.Sequences": "over_sequences",
-	"Over.Tokens":    "over_tokens",
-}
 
 // spiral_part_coefficients writes to out the coefficients of the outputs
 // of one part of a batch (a micro-batch, a rank's share) with
@@ -96,11 +84,7 @@ func spiral_part_coefficients(reduction *C.char, n C.int64_t, scale C.double, in
 	rep, err := loss.PartCoefficients(dst, rows, r, part)
 	if err != nil {
 		if e, ok := errors.AsType[*loss.InputError](err); ok {
-			renamed := *e
-			if name, ok := partArgument[e.Field]; ok {
-				renamed.Field = name
-			}
-			return fail(&renamed)
+			return fail(e.In("loss", names.Loss.ABI(e.Field)))
 		}
 		return fail(err)
 	}
@@ -124,7 +108,7 @@ func spiral_reduction_scale(reduction *C.char, n C.int64_t, outputs, rows C.int6
 		return fail(err)
 	}
 	if outputs < 0 || rows < 0 || rows > outputs {
-		return fail(&loss.InputError{Field: "rows", Row: -1, Value: float64(rows),
+		return fail(&loss.InputError{Field: "rows", Problem: -1, Set: -1, Output: -1, Value: float64(rows),
 			Err: errors.New("counts must satisfy 0 <= rows <= outputs")})
 	}
 	*scale = C.double(loss.ScaleOf(r, int64(outputs), int64(rows)))

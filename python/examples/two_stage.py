@@ -42,8 +42,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import spiral  # noqa: E402
+try:
+    import spiral
+except ImportError:  # not installed: the package of this clone, built in place (python/build.py)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    import spiral
 
 SEARCH, AGGREGATION = spiral.SEARCH, spiral.AGGREGATION
 DIGITS = 10

@@ -227,6 +227,7 @@ class Config:
         _native.check(_lib.spiral_config_new(text, len(text), ctypes.byref(h)))
         object.__setattr__(self, "_handle", _Handle(h.value))
         object.__setattr__(self, "_plan_size", self.sets * self.set_size)
+        object.__setattr__(self, "_dims", (self.sets, self.set_size, self.search_traces, self.aggregations_per_set))
 
     @classmethod
     def paper(cls) -> "Config":

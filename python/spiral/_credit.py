@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import struct
 import threading
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
@@ -302,6 +303,12 @@ _OUT_FIELDS = (
     "search", "aggregation", "set_scores", "set_advantages", "appearances", "scored_outputs", "no_signal", "out_of_range", "rejected",
 )
 _native.array_block("spiral_credit_in", _IN_FIELDS)  # checked at import
+_pack_in = struct.Struct(f"={3 * len(_IN_FIELDS)}q").pack_into  # the block's int64 triples, in one call
+_get_ident = threading.get_ident
+_floats_in, _ints_in = _native.floats_in, _native.ints_in
+_MAX_SIZE = _native.MAX_SIZE
+_ARRAY_SIZE = _native._ARRAY_SIZE
+_pack_plan = struct.Struct("=6q").pack_into  # the keys' and the plans' spiral_array
 
 
 class Plans:
@@ -317,7 +324,8 @@ class Plans:
     ----------
     sets : ndarray, shape (P, K, n), read-only
     keys : ndarray of uint64, shape (P,)
-        The problems' keys.
+        The problems' keys (read-only, shared by the plans of as many
+        problems, when ``Config.plan`` was given an int P).
     seed, step : int
         What the plans were drawn from: the plan of problem ``keys[q]`` is a
         function of (seed, step, keys[q]) alone.
@@ -378,8 +386,12 @@ def _keys(keys: Any, plan_size: int, name: str = "keys") -> np.ndarray:
     return np.ascontiguousarray(k.reshape(-1), dtype=np.uint64)
 
 
+_last_keys: tuple = (-1, None, _ABSENT3)  # the keys 0..P-1 of the last int P planned: (P, keys, descriptor)
+
+
 def plan(cfg: "Config", seed: int, step: int, keys: Any, dtype: Any = np.int64) -> Plans:
     """Draw the plans of a batch; see ``Config.plan``."""
+    global _last_keys
     if not (type(seed) is int and 0 <= seed < _U64):
         seed = _args.uint64(seed, "seed")
     if not (type(step) is int and 0 <= step < _U64):
@@ -393,18 +405,27 @@ def plan(cfg: "Config", seed: int, step: int, keys: Any, dtype: Any = np.int64) 
             raise TypeError(f"spiral: dtype = {dtype!r}, want numpy.int64 or numpy.int32") from None
         if dt not in _PLAN_DTYPES:
             raise TypeError(f"spiral: dtype = {dt}, want numpy.int64 or numpy.int32")
-    k = _keys(keys, cfg._plan_size)
-    out = np.empty((len(k), cfg.sets, cfg.set_size), dtype=dt)
+    last = _last_keys  # read once: another thread may replace it
+    if type(keys) is int and keys == last[0] and keys * cfg._plan_size <= _MAX_SIZE:
+        # The keys 0..P-1 of the last plan of as many problems, read-only.
+        k, kd = last[1], last[2]
+    else:
+        k = _keys(keys, cfg._plan_size)
+        kd = _native.descriptor(k.view(np.int64))
+        if type(keys) is int:
+            k.flags.writeable = False
+            _last_keys = (keys, k, kd)
+    k_, n = cfg._dims[0], cfg._dims[1]
+    out = np.empty((len(k), k_, n), dtype=dt)
     block = _local.__dict__.get("plan")
     if block is None:
         arrays = (_native._Array * 2)()
-        block = _local.plan = (arrays, (ctypes.c_int64 * 6).from_buffer(arrays), ctypes.addressof(arrays), ctypes.c_size_t())
-        block = _local.plan = (*block, ctypes.addressof(block[3]))
-    desc = _native.descriptor
-    block[1][:] = (*desc(k.view(np.int64)), *desc(out))
-    base = block[2]
-    _native.check(_lib.spiral_plan(cfg._handle.value, seed, step, base, base + _native._ARRAY_SIZE, block[4]))
-    return Plans(out, k, seed, step, block[3].value)
+        handle = ctypes.c_size_t()
+        block = _local.plan = ((ctypes.c_int64 * 6).from_buffer(arrays), ctypes.addressof(arrays), handle, ctypes.addressof(handle), arrays)
+    _pack_plan(block[0], 0, *kd, *_native.descriptor(out))
+    base = block[1]
+    _native.check(_lib.spiral_plan(cfg._handle.value, seed, step, base, base + _ARRAY_SIZE, block[3]))
+    return Plans(out, k, seed, step, block[2].value)
 
 
 def credit_batch(
@@ -487,70 +508,74 @@ def credit_batch(
         ``e.credit`` holds the credit of every other problem, the bad ones
         marked in ``rejected`` with zero credit.
     """
-    cfg, ints = self, _native.ints
     if out is not None:
         if type(out) is not Credit:
             raise TypeError(f"spiral: out must be a Credit (from credit_batch), got {type(out).__name__}")
-        if out._thread != threading.get_ident():
+        if out._thread != _get_ident():
             # Two threads writing one Credit would corrupt each other's
             # results: each thread reuses its own.
             raise UsageError("spiral: out was made by another thread: pass each thread's own Credit as out")
-    k, n, n1, n2 = cfg.sets, cfg.set_size, cfg.search_traces, cfg.aggregations_per_set
+    k, n, n1, n2 = self._dims
     if type(sets) is Plans:
-        plans, s = sets._handle, sets.sets
+        plans, s, sd = sets._handle, sets.sets, _ABSENT3
     else:
-        plans, s = 0, ints(sets, "sets")
+        s, sd = _ints_in(sets, "sets")
+        plans = 0
     # Shapes are checked, and sizes before anything is allocated. An array
     # whose length does not fit the problems of sets is named with them.
-    if s.size % (k * n):
-        raise InputError(f"spiral: sets: {s.size} members, not a multiple of K*n = {k}*{n}", "sets", value=float(s.size))
-    p = s.size // (k * n)
-    if s.ndim != 1:
-        _args.shaped(s, "sets", (p, k, n), (p * k, n))
-    if s.size > _native.MAX_SIZE:
-        raise InputError(f"spiral: sets has {s.size} members, more than the size cap {_native.MAX_SIZE}", "sets", value=float(s.size))
-    r = _native.floats(rewards, "rewards")
-    rc = None if reward_counts is None else ints(reward_counts, "reward_counts")
+    size, kn = s.size, k * n
+    if size % kn:
+        raise InputError(f"spiral: sets: {size} members, not a multiple of K*n = {k}*{n}", "sets", value=float(size))
+    p = size // kn
+    pk = p * k
+    if s.ndim != 1 and s.shape != (p, k, n):
+        _args.shaped(s, "sets", (p, k, n), (pk, n))
+    if size > _MAX_SIZE:
+        raise InputError(f"spiral: sets has {size} members, more than the size cap {_MAX_SIZE}", "sets", value=float(size))
+    r, rd = _floats_in(rewards, "rewards")
+    rc, rcd = (None, _ABSENT3) if reward_counts is None else _ints_in(reward_counts, "reward_counts")
     un = None if unscorable is None else _native.bools(unscorable, "unscorable")
-    sl = None if search_lengths is None else ints(search_lengths, "search_lengths")
-    al = None if aggregation_lengths is None else ints(aggregation_lengths, "aggregation_lengths")
+    sl, sld = (None, _ABSENT3) if search_lengths is None else _ints_in(search_lengths, "search_lengths")
+    al, ald = (None, _ABSENT3) if aggregation_lengths is None else _ints_in(aggregation_lengths, "aggregation_lengths")
+    rs = r.shape
     if rc is None:
-        _args.shaped(r, "rewards", (p, k, n2), (p * k, n2), (p * k * n2,), problems=p)
+        if rs != (p, k, n2):
+            _args.shaped(r, "rewards", (p, k, n2), (pk, n2), (pk * n2,), problems=p)
     else:
-        _args.shaped(rc, "reward_counts", (p, k), (p * k,), problems=p)
+        _args.shaped(rc, "reward_counts", (p, k), (pk,), problems=p)
         if r.ndim != 1:
-            raise InputError(f"spiral: rewards has shape {r.shape}, want a flat array (sum(reward_counts),) with reward_counts", "rewards", value=float(r.size))
-        if r.size > 2 * p * k * n2:
-            raise InputError(f"spiral: rewards has {r.size} elements, more than P*K*N2 = {p * k * n2} for the {p} problems of sets", "rewards", value=float(r.size))
+            raise InputError(f"spiral: rewards has shape {rs}, want a flat array (sum(reward_counts),) with reward_counts", "rewards", value=float(r.size))
+        if r.size > 2 * pk * n2:
+            raise InputError(f"spiral: rewards has {r.size} elements, more than P*K*N2 = {pk * n2} for the {p} problems of sets", "rewards", value=float(r.size))
         if rc.size and 1 <= int(rc.min()) and int(rc.max()) <= n2 and int(rc.sum()) != r.size:
             raise InputError(f"spiral: rewards has {r.size} elements, want sum(reward_counts) = {int(rc.sum())}", "rewards", value=float(r.size))
     # The lengths of the arrays parallel to the rewards, once the rewards'
     # own layout holds (else the library names the rewards or their counts).
     if rc is None or (rc.size and int(rc.min()) >= 0 and int(rc.sum()) == r.size):
         if un is not None:
-            _args.shaped(un, "unscorable", r.shape, (r.size,), context="parallel to rewards")
-        if al is not None:
-            _args.shaped(al, "aggregation_lengths", r.shape, (r.size,), context="parallel to rewards")
-    if sl is not None:
+            _args.shaped(un, "unscorable", rs, (r.size,), context="parallel to rewards")
+        if al is not None and al.shape != rs:
+            _args.shaped(al, "aggregation_lengths", rs, (r.size,), context="parallel to rewards")
+    if sl is not None and sl.shape != (p, n1):
         _args.shaped(sl, "search_lengths", (p, n1), (p * n1,), problems=p)
 
+    key = (p, n1, k, rs, r.dtype)
     if out is None:
-        c = Credit(p, n1, k, r.shape, r.dtype)
+        c = Credit(p, n1, k, rs, r.dtype)
     else:
         c = out
-        if c._key != (p, n1, k, r.shape, r.dtype):
+        if c._key != key:
             raise InputError(
                 f"spiral: out holds the credit of {c._key[0]} problems of N1 = {c._key[1]}, K = {c._key[2]}, "
                 f"rewards {c._key[3]} {c._key[4]}; this batch has {p} problems of N1 = {n1}, "
-                f"K = {k}, rewards {r.shape} {r.dtype}",
+                f"K = {k}, rewards {rs} {r.dtype}",
                 "out",
             )
     block = _local.__dict__.get("credit_in")
     if block is None:
         block = _local.credit_in = _native.array_block("spiral_credit_in", _IN_FIELDS)
-    desc = _native.descriptor
-    block[1][:] = (*(_ABSENT3 if plans else desc(s)), *desc(r), *desc(rc), *desc(un), *desc(sl), *desc(al))
-    h = _lib.spiral_credit_batch(cfg._handle.value, plans, block[2], c._out_addr, c._report_addr)
+    _pack_in(block[1], 0, *sd, *rd, *rcd, *(_ABSENT3 if un is None else _native.descriptor(un)), *sld, *ald)
+    h = _lib.spiral_credit_batch(self._handle.value, plans, block[2], c._out_addr, c._report_addr)
     if h:
         err = _native.take_error(h)
         if isinstance(err, BatchError):

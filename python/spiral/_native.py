@@ -139,6 +139,42 @@ def descriptor(a: np.ndarray | None) -> tuple[int, int, int]:
     return (address(a), a.size, _DTYPE_CODES[a.dtype])
 
 
+_ndarray = np.ndarray
+_FLOAT_CODES = {np.dtype(np.float64): F64, np.dtype(np.float32): F32}
+_INT_CODES = {np.dtype(np.int64): I64, np.dtype(np.int32): I32}
+
+
+def floats_in(x: Any, name: str) -> tuple[np.ndarray, tuple[int, int, int]]:
+    """Return ``floats(x, name)`` and its descriptor.
+
+    A contiguous, writable float64 or float32 ndarray (the common case) is
+    taken as it is in one step: ``from_buffer`` refuses any other array,
+    which then takes the general path.
+    """
+    if type(x) is _ndarray:
+        code = _FLOAT_CODES.get(x.dtype)
+        if code is not None:
+            try:
+                return x, (_addressof(_char_from_buffer(x)), x.size, code)
+            except (TypeError, ValueError):  # empty, read-only or not contiguous
+                pass
+    a = floats(x, name)
+    return a, descriptor(a)
+
+
+def ints_in(x: Any, name: str) -> tuple[np.ndarray, tuple[int, int, int]]:
+    """Return ``ints(x, name)`` and its descriptor, as ``floats_in`` does."""
+    if type(x) is _ndarray:
+        code = _INT_CODES.get(x.dtype)
+        if code is not None:
+            try:
+                return x, (_addressof(_char_from_buffer(x)), x.size, code)
+            except (TypeError, ValueError):
+                pass
+    a = ints(x, name)
+    return a, descriptor(a)
+
+
 def array(a: np.ndarray | None) -> Any:
     """Return the spiral_array of a contiguous array, or an absent one."""
     return _Array(*descriptor(a))

@@ -23,7 +23,6 @@ import unittest
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 import spiral  # noqa: E402
 from test_trainers import WIDTH, free_port, mask_of, relative_error, spiral_step, want_grad  # noqa: E402
@@ -112,7 +111,7 @@ def worker(rank: int, world: int, port: int, out: str) -> None:
                     assert single == kappa, (case, single, kappa)  # the ranks' kappa is the single process's
                 errors[case] = relative_error(grad, want_grad(whole["update"], ln_w, single * factor))
             with open(out, "w") as f:
-                json.dump({"errors": errors, "rows": b_all, "tokens": t_all}, f)
+                json.dump({"errors": errors, "rows": b_all, "tokens": t_all, "spiral": spiral.__file__}, f)
     finally:
         dist.destroy_process_group()
 
@@ -123,7 +122,11 @@ class TestDataParallel(unittest.TestCase):
         port = free_port()
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "result.json")
-            env = dict(os.environ, OMP_NUM_THREADS="1")
+            # The workers import the spiral this process imported (installed,
+            # or the source tree's on PYTHONPATH), not whatever their own
+            # sys.path finds first.
+            where = os.path.dirname(os.path.dirname(os.path.abspath(spiral.__file__)))
+            env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=os.pathsep.join(filter(None, (where, os.environ.get("PYTHONPATH")))))
             procs = [
                 subprocess.Popen([sys.executable, __file__, "--worker", str(r), str(world), str(port), out], env=env, stderr=subprocess.PIPE, text=True)
                 for r in range(world)
@@ -144,6 +147,7 @@ class TestDataParallel(unittest.TestCase):
 
     def check(self, world: int) -> None:
         res = self.run_world(world)
+        self.assertEqual(res["spiral"], spiral.__file__)  # the package under test, in every process
         self.assertEqual(len(res["errors"]), 7)
         for case, err in res["errors"].items():
             if case.startswith("control"):

@@ -249,6 +249,72 @@ class ForkTest(unittest.TestCase):
         self.assertEqual(data, want.search.tobytes() + lc.search.tobytes())
 
 
+class InPlaceTest(unittest.TestCase):
+    """float64 and int64 inputs are read in place, the others converted: the same credit, inputs untouched."""
+
+    def test_inputs_are_only_read(self) -> None:
+        cfg = spiral.Config.paper().replace(
+            gates=spiral.Gates.shared(150), overlong=spiral.SoftOverlong(180, 40), aggregation_baseline="leave_one_out"
+        )
+        plans, rewards, sl, al = batch(cfg, 7, seed=5)
+        # Rewards that float32 holds exactly, so that float32 gives the same credit, rounded.
+        rewards = (rewards + np.random.default_rng(5).normal(0, 0.3, rewards.shape)).astype(np.float32).astype(np.float64)
+        un = np.zeros(rewards.shape, bool)
+        un[1, 2, 3] = un[4, 0, 0] = True
+        rewards[1, 2, 3] = np.nan  # unscorable: not read
+        before = [a.copy() for a in (rewards, sl, al, un)]
+        got = cfg.credit_batch(plans, rewards, unscorable=un, search_lengths=sl, aggregation_lengths=al)
+        for a, b in zip((rewards, sl, al, un), before):
+            self.assertEqual(a.tobytes(), b.tobytes())
+        self.assertLess(got.overlong.total, 0)
+        self.assertGreater(got.search_gate.gated + got.aggregation_gate.gated, 0)
+
+        def unaligned(a: np.ndarray) -> np.ndarray:
+            buf = np.zeros(a.nbytes + 1, np.uint8)
+            u = buf[1:].view(a.dtype).reshape(a.shape)
+            u[...] = a
+            self.assertFalse(u.flags.aligned)
+            return u
+
+        def read_only(a: np.ndarray) -> np.ndarray:
+            r = a.copy()
+            r.flags.writeable = False
+            return r
+
+        variants = {
+            "converted": (rewards.astype(np.float32), sl.astype(np.int32), al.astype(np.int32)),
+            "unaligned": (unaligned(rewards), unaligned(sl), unaligned(al)),
+            "read-only": (read_only(rewards), read_only(sl), read_only(al)),
+            "strided": (np.repeat(rewards, 2, axis=2)[..., ::2], np.repeat(sl, 2, axis=1)[:, ::2], np.repeat(al, 2, axis=2)[..., ::2]),
+        }
+        for name, (r, s, a) in variants.items():
+            with self.subTest(name):
+                other = cfg.credit_batch(plans, r, unscorable=un, search_lengths=s, aggregation_lengths=a)
+                for field in ("search", "aggregation", "set_scores", "set_advantages", "appearances", "scored_outputs"):
+                    want = getattr(got, field).astype(getattr(other, field).dtype)
+                    self.assertEqual(getattr(other, field).tobytes(), want.tobytes(), field)
+                self.assertEqual(other.aggregation_gate, got.aggregation_gate)
+                self.assertEqual(other.overlong, got.overlong)
+
+    def test_keys_of_an_int_are_shared_read_only(self) -> None:
+        cfg = spiral.Config.paper()
+        a, b = cfg.plan(1, 0, 6), cfg.plan(1, 1, 6)
+        self.assertFalse(a.keys.flags.writeable)
+        self.assertTrue(np.array_equal(a.keys, np.arange(6)))
+        self.assertTrue(np.array_equal(b.keys, np.arange(6)))
+        self.assertTrue(np.array_equal(cfg.plan(1, 0, 3).keys, np.arange(3)))
+        # Keys given as an array stay the caller's, writable.
+        mine = np.arange(6, dtype=np.uint64)
+        self.assertTrue(cfg.plan(1, 0, mine).keys.flags.writeable)
+        self.assertTrue(mine.flags.writeable)
+        # An int beyond a larger configuration's cap is refused there, whatever was planned before.
+        big = spiral.Config(search_traces=128, set_size=64, sets=1 << 16)  # K*n = 2^22: at most 4 problems
+        cfg.plan(1, 0, 6)
+        with self.assertRaises(spiral.InputError) as cm:
+            big.plan(1, 0, 6)
+        self.assertEqual(cm.exception.field, "keys")
+
+
 class LayoutTest(unittest.TestCase):
     def test_structures_follow_the_header(self) -> None:
         header = _native._void_text("spiral_abi_header")

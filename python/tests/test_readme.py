@@ -19,7 +19,6 @@ import unittest
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 from test_trainers import WIDTH, mask_of, relative_error, single_process_group, spiral_step, want_grad  # noqa: E402
 

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import sys
 import unittest
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import spiral  # noqa: E402
+import spiral
 
 CFG = spiral.Config.paper()  # N1=8, n=4, K=4, N2=4
 

@@ -18,8 +18,7 @@ import unittest
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import spiral  # noqa: E402
+import spiral
 
 try:
     import torch

@@ -1,0 +1,84 @@
+package gating
+
+import (
+	"math"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// plain is Apply as Eq. 8 reads, one entry at a time: every entry adds its
+// removed value, +0 when it is kept, to the two-sum of the mass.
+func plain(first, at uint, dst, adv []float64, lengths []int) Tally {
+	var t Tally
+	for i, a := range adv {
+		l := uint(lengths[i])
+		removed := 0.0
+		dst[i] = a
+		if a > 0 {
+			t.Positive++
+			if l == at {
+				t.AtTarget++
+			}
+			if l >= first {
+				t.Gated++
+				removed, dst[i] = a, 0
+			}
+		}
+		s := t.Mass + removed
+		z := s - t.Mass
+		t.Low += (t.Mass - (s - z)) + (removed - z)
+		t.Mass = s
+	}
+	return t
+}
+
+// TestApplyAsPlain: Apply, which adds only the gated advantages to the
+// mass, chunk by chunk, gives the bits of the plain loop, for lengths
+// around the target and advantages of every sign and size (the mass
+// reaching +Inf included), across several chunks.
+func TestApplyAsPlain(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 300).Draw(t, "n")
+		target := rapid.SampledFrom([]int{0, 1, 5, math.MaxInt}).Draw(t, "target")
+		first, at := Bounds(target, rapid.Bool().Draw(t, "keepAt"))
+		adv, lengths := make([]float64, n), make([]int, n)
+		for i := range adv {
+			adv[i] = rapid.OneOf(rapid.Float64Range(-1, 1), rapid.Float64Range(-1e10, 1e10),
+				rapid.SampledFrom([]float64{0, math.Copysign(0, -1), 0.1, 1e308, math.MaxFloat64, 5e-324})).Draw(t, "adv")
+			lengths[i] = rapid.SampledFrom([]int{0, 1, 4, 5, 6, math.MaxInt}).Draw(t, "length")
+		}
+		got, want := make([]float64, n), make([]float64, n)
+		g, w := Apply(first, at, got, adv, lengths), plain(first, at, want, adv, lengths)
+		// Mass and Low compared by their bits: Low is NaN once the mass overflowed.
+		if g.Positive != w.Positive || g.AtTarget != w.AtTarget || g.Gated != w.Gated ||
+			math.Float64bits(g.Mass) != math.Float64bits(w.Mass) || math.Float64bits(g.Low) != math.Float64bits(w.Low) {
+			t.Fatalf("Apply tallies %+v, the plain loop %+v", g, w)
+		}
+		for i := range got {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("entry %d: Apply writes %v, the plain loop %v", i, got[i], want[i])
+			}
+		}
+	})
+}
+
+// TestBounds: a disabled gate gates and counts nothing; GateAtTarget gates
+// from the target, KeepAtTarget from one past it.
+func TestBounds(t *testing.T) {
+	for _, c := range []struct {
+		target    int
+		keepAt    bool
+		first, at uint
+	}{
+		{0, false, math.MaxUint, math.MaxUint},
+		{0, true, math.MaxUint, math.MaxUint},
+		{7, false, 7, 7},
+		{7, true, 8, 7},
+		{math.MaxInt, true, math.MaxInt + 1, math.MaxInt},
+	} {
+		if first, at := Bounds(c.target, c.keepAt); first != c.first || at != c.at {
+			t.Errorf("Bounds(%d, %v) = %d, %d; want %d, %d", c.target, c.keepAt, first, at, c.first, c.at)
+		}
+	}
+}
