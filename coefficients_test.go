@@ -58,6 +58,7 @@ func TestLossCoefficientsJointGradient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		var dst LossCoefficients // one for the configuration's batches, as a trainer keeps it
 		for trial := range trials {
 			problems := 1 + rnd.IntN(3)
 			in := Batch{Plans: new(Plans)}
@@ -83,7 +84,6 @@ func TestLossCoefficientsJointGradient(t *testing.T) {
 			if err := c.CreditBatch(&b, in); err != nil {
 				t.Fatal(err)
 			}
-			var dst LossCoefficients
 			for r := range loss.Reduction(12) {
 				for _, split := range []bool{false, true} {
 					for _, u := range []Update{JointGradient, PaperUpdate} {
