@@ -91,7 +91,16 @@ const (
 	FieldMembers = "members" // a member of a set, or len(members)
 	FieldSizes   = "sizes"   // a set's size
 	FieldTraces  = "traces"  // N1, the trace count
+	FieldN1      = "N1"      // a family's trace count (Subsets, Tuples)
+	FieldN       = "n"       // a family's set size
+	FieldK       = "K"       // a number of sets to draw or count
 )
+
+// argError returns the *InputError about argument field, whose value is
+// the integer v.
+func argError(field string, v int, format string, args ...any) *InputError {
+	return inputerr.Int("combin", "", InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: fmt.Errorf(format, args...)}, v)
+}
 
 // setError returns the *InputError that wraps se: about sizes for a set's
 // (the sizes CheckSets was given), about members otherwise, at se's set and member,
