@@ -8,12 +8,13 @@ import (
 
 	"spiral/advantage"
 	"spiral/combin"
+	"spiral/eval"
 	"spiral/lengthgate"
 	"spiral/loss"
 )
 
 // TestOneInputErrorType: an error about a caller's input from any layer
-// (combin, lengthgate, advantage, loss, the root's LossCoefficients) is
+// (combin, lengthgate, advantage, loss, eval, the root's LossCoefficients) is
 // recovered by one errors.As target, *InputError, naming the layer's
 // field (a constant) and position; the reason a program acts on stays
 // testable on Err.
@@ -40,6 +41,11 @@ func TestOneInputErrorType(t *testing.T) {
 			func(err error) bool { return errors.Is(err, advantage.ErrNotFinite) }},
 		{"loss", lossRowsError(), loss.FieldLengths, 0, "loss: Lengths[0] = 536870913: length outside [0, 536870912] tokens", nil},
 		{"loss, reduction", lossReductionError(), loss.FieldReduction, -1, "loss: r: 99 is not a defined Reduction", nil},
+		{"eval", evalError(), eval.FieldProblemsC, 1,
+			"eval: coverage: problems.C[1] = " + strconv.Itoa(math.MaxInt) + ": C = " + strconv.Itoa(math.MaxInt) + " > N = 8 (more correct samples than samples)", nil},
+		{"eval, too costly", evalCostError(), "kmax", -1,
+			"eval: coverage: kmax: kmax = 1073741824 > combin.MaxSize = 16777216 (memory: the curve takes 8·kmax bytes)",
+			func(err error) bool { return errors.Is(err, eval.ErrTooCostly) }},
 		{"LossCoefficients", coefficientsLengthError(t), FieldSearchLengths, 3,
 			"spiral: Batch.SearchLengths[3] = 536870913: length outside [0, 536870912] tokens", nil},
 	} {
@@ -55,6 +61,16 @@ func TestOneInputErrorType(t *testing.T) {
 			t.Errorf("%s: the reason %v is not recognized on Err", tc.name, e.Err)
 		}
 	}
+}
+
+func evalError() error {
+	_, err := eval.CoverageCurve([]eval.PassCount{{N: 8, C: 1}, {N: 8, C: math.MaxInt}}, 1)
+	return err
+}
+
+func evalCostError() error {
+	_, err := eval.CoverageCurve([]eval.PassCount{{N: 8, C: 1}}, 1<<30)
+	return err
 }
 
 func gateError() error {

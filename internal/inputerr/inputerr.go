@@ -48,10 +48,11 @@ type InputError struct {
 	// a *combin.SetError, eval.ErrTooCostly, ...) or a description.
 	Err error
 
-	prefix string // the package (or command) the error speaks for, "" for none
-	unit   string // the word for Output when a problem or set is given
-	exact  int64  // Value as an integer, when isInt
-	isInt  bool
+	prefix  string // the package (or command) the error speaks for, "" for none
+	unit    string // the word for Output when a problem or set is given
+	exact   int64  // Value as an integer, when isInt
+	isInt   bool
+	noValue bool // Output's element has no one number to print (Element)
 }
 
 // New returns e as an error of package prefix (printed before the field;
@@ -67,6 +68,14 @@ func New(prefix, unit string, e InputError) *InputError {
 func Int[I ~int | ~int64](prefix, unit string, e InputError, v I) *InputError {
 	e.Value, e.exact, e.isInt = float64(v), int64(v), true
 	return New(prefix, unit, e)
+}
+
+// Element returns New(prefix, "", e) for an element (at e.Output) that
+// has no one number to print, such as a struct or a slice: Error leaves
+// out " = value".
+func Element(prefix string, e InputError) *InputError {
+	e.noValue = true
+	return New(prefix, "", e)
 }
 
 // In returns a copy of e as seen by the caller one layer up: prefix is the
@@ -99,6 +108,8 @@ func (e *InputError) write(b *strings.Builder, prefixed bool) {
 	}
 	b.WriteString(e.Field)
 	switch {
+	case e.Problem < 0 && e.Set < 0 && e.Output >= 0 && e.noValue:
+		fmt.Fprintf(b, "[%d]", e.Output)
 	case e.Problem < 0 && e.Set < 0 && e.Output >= 0:
 		fmt.Fprintf(b, "[%d] = %s", e.Output, e.value())
 	default:
