@@ -164,8 +164,9 @@ func (f Family) CheckSets(members []int) error {
 // A SetChecker checks sets as [Family.CheckSets] does, keeping the scratch
 // memory of large inputs from call to call: once it has grown to the
 // largest input it checked, it allocates nothing but the error it returns.
-// The zero value is ready to use. A SetChecker must not be used by two
-// goroutines at the same time.
+// The zero value is ready to use; a nil *SetChecker checks as
+// Family.CheckSets does, allocating the scratch of a large input every
+// call. A SetChecker must not be used by two goroutines at the same time.
 type SetChecker struct {
 	scratch []int32
 }
@@ -177,6 +178,9 @@ func (c *SetChecker) Check(f Family, members []int) error {
 	}
 	if err := checkSetArgs(f.size, len(members)); err != nil {
 		return err
+	}
+	if c == nil {
+		return checkSets(f.size, f.ordered, nil, f.n, members, nil)
 	}
 	return checkSets(f.size, f.ordered, nil, f.n, members, &c.scratch)
 }
