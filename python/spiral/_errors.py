@@ -98,7 +98,7 @@ class UsageError(SpiralError):
 
 
 class InputError(SpiralError):
-    """One bad entry of the input (Go's advantage.InputError).
+    """One bad entry of the input (Go's InputError, the library's one input error type).
 
     Attributes
     ----------
