@@ -12,10 +12,9 @@ package inputerr
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
-
-	"spiral/internal/numeric"
 )
 
 // An InputError describes one bad entry of a caller's input: which field,
@@ -134,12 +133,22 @@ func (e *InputError) write(b *strings.Builder, prefixed bool) {
 }
 
 // value returns e.Value as Error prints it: the exact integer Int gave,
-// unless Value was changed since, any other integer in decimal digits.
+// unless Value was changed since, any other integer in exact decimal digits.
 func (e *InputError) value() string {
 	if e.isInt && float64(e.exact) == e.Value {
 		return strconv.FormatInt(e.exact, 10)
 	}
-	return numeric.FormatValue(e.Value)
+	return formatValue(e.Value)
+}
+
+// formatValue formats a value for an error message: an integral float64
+// of magnitude at most 2^63 (a count, an index, a length) in exact decimal
+// digits, as %d would print the integer, anything else as %v would.
+func formatValue(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) <= 0x1p63 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 // Unwrap returns Err.
