@@ -119,6 +119,7 @@ type BatchCredit struct {
 	bad        []*InputError          // the rejected problems' errors
 	zero       []bool                 // the kernel found every advantage of problem q 0
 	made       creditShape            // the shape of the Config that filled it (Config.LossCoefficients compares)
+	valid      validConfig            // the last Config found valid
 }
 
 // layoutKey is the shape of the kernel layout kept in a BatchCredit.
@@ -224,7 +225,7 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	if dst == nil {
 		panic("spiral: CreditBatch: dst is nil")
 	}
-	if err := c.checkBatch(&in); err != nil {
+	if err := c.checkBatch(&in, &dst.valid); err != nil {
 		return err
 	}
 	dst.layout(&c, &in)
@@ -242,9 +243,10 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	return nil
 }
 
-// checkBatch checks c's shape and in's plans and layout against it.
-func (c *Config) checkBatch(in *Batch) error {
-	if err := c.validateShape(); err != nil {
+// checkBatch checks c's shape, unless valid remembers c, and in's plans
+// and layout against it.
+func (c *Config) checkBatch(in *Batch, valid *validConfig) error {
+	if err := valid.validate(c); err != nil {
 		return err
 	}
 	// Plans of c's shape were made for a valid family (K no larger than

@@ -11,6 +11,7 @@ import (
 
 	"spiral"
 	"spiral/advantage"
+	"spiral/eval"
 	"spiral/lengthgate"
 	"spiral/loss"
 )
@@ -69,6 +70,13 @@ var Group = Table{
 	advantage.FieldBest:    {Flag: "-best"},
 	advantage.FieldClip:    {Flag: "-clip"},
 	advantage.FieldWhiten:  {Flag: "-whiten"},
+}
+
+// Eval names package eval's fields: a test set's counts are the C ABI's
+// arrays n and c.
+var Eval = Table{
+	eval.FieldProblemsN: {ABI: "n"},
+	eval.FieldProblemsC: {ABI: "c"},
 }
 
 // Line returns the bridge's name in a JSON line for field, or field.

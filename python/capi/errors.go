@@ -40,6 +40,16 @@ func usageError(format string, args ...any) error {
 	return &usageErr{"spiral: " + fmt.Sprintf(format, args...)}
 }
 
+// An argErr is an error of an evaluation function (package eval), which
+// the ABI reports as SPIRAL_ERR_ARG with the function's name.
+type argErr struct {
+	fn  string // the computation, such as "pass@k" or "coverage"
+	err error
+}
+
+func (e *argErr) Error() string { return e.err.Error() }
+func (e *argErr) Unwrap() error { return e.err }
+
 // A configErr is an invalid configuration or option.
 type configErr struct{ err error }
 
@@ -98,10 +108,14 @@ func item(err error) errorItem {
 		return it
 	}
 	_, config := errors.AsType[*configErr](err)
+	arg, isArg := errors.AsType[*argErr](err)
 	if ie, ok := errors.AsType[*advantage.InputError](err); ok {
 		c.kind = C.SPIRAL_ERR_INPUT
-		if config {
+		switch {
+		case config:
 			c.kind = C.SPIRAL_ERR_CONFIG
+		case isArg:
+			c.kind, it.fn = C.SPIRAL_ERR_ARG, arg.fn
 		}
 		it.field = ie.Field
 		c.problem, c.set, c.output = C.int64_t(ie.Problem), C.int64_t(ie.Set), C.int64_t(ie.Output)
@@ -115,19 +129,6 @@ func item(err error) errorItem {
 	}
 	if config {
 		c.kind = C.SPIRAL_ERR_CONFIG
-		return it
-	}
-	if ae, ok := errors.AsType[*eval.ArgError](err); ok {
-		c.kind = C.SPIRAL_ERR_ARG
-		it.field, it.fn = ae.Arg, ae.Func
-		c.output = C.int64_t(ae.Index)
-		setReason(c, err)
-		return it
-	}
-	if _, ok := errors.AsType[*combin.SetError](err); ok {
-		c.kind = C.SPIRAL_ERR_INPUT
-		it.field = "sets"
-		setReason(c, err)
 		return it
 	}
 	c.kind = C.SPIRAL_ERR_OTHER
