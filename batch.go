@@ -108,17 +108,18 @@ type BatchCredit struct {
 	// Overlong is what Config.Overlong did, added up over the batch.
 	Overlong lengthgate.PenaltyReport
 
-	spans   []Span
-	spansOf layoutKey              // the shape whose spans (without RewardCounts) spans holds, or the zero key
-	kernel  credit.Output[float64] // the credit, whose slices the exported ones are
-	in      credit.Input[float64]  // the kernel's view of the last batch
-	key     layoutKey              // the shape in's SetSizes and counts were filled for
-	counts  []int                  // N2 for every set
-	rewards []float64              // the owned copy of the rewards, shaped by Config.Overlong
-	raw     credit.Output[float64] // the credit of one problem's raw rewards (rawZero)
-	bad     []*InputError          // the rejected problems' errors
-	zero    []bool                 // the kernel found every advantage of problem q 0
-	made    creditShape            // the shape of the Config that filled it (Config.LossCoefficients compares)
+	spans      []Span
+	plainSpans bool                   // spans are those of a batch of shape key without RewardCounts
+	kernel     credit.Output[float64] // the credit, whose slices the exported ones are
+	in         credit.Input[float64]  // the kernel's view of the last batch
+	key        layoutKey              // the shape of the last batch: of in's SetSizes and counts, the spans and the kernel's slices
+	counts     []int                  // N2 for every set
+	rewards    []float64              // the owned copy of the rewards, shaped by Config.Overlong
+	raw        credit.Output[float64] // the credit of one problem's raw rewards (rawZero)
+	bad        []*InputError          // the rejected problems' errors
+	zero       []bool                 // the kernel found every advantage of problem q 0
+	made       creditShape            // the shape of the Config that filled it (Config.LossCoefficients compares)
+	valid      validConfig            // the last Config found valid
 }
 
 // layoutKey is the shape of the kernel layout kept in a BatchCredit.
@@ -224,7 +225,7 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	if dst == nil {
 		panic("spiral: CreditBatch: dst is nil")
 	}
-	if err := c.checkBatch(&in); err != nil {
+	if err := c.checkBatch(&in, &dst.valid); err != nil {
 		return err
 	}
 	dst.layout(&c, &in)
@@ -242,9 +243,10 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	return nil
 }
 
-// checkBatch checks c's shape and in's plans and layout against it.
-func (c *Config) checkBatch(in *Batch) error {
-	if err := c.validateShape(); err != nil {
+// checkBatch checks c's shape, unless valid remembers c, and in's plans
+// and layout against it.
+func (c *Config) checkBatch(in *Batch, valid *validConfig) error {
+	if err := valid.validate(c); err != nil {
 		return err
 	}
 	// Plans of c's shape were made for a valid family (K no larger than
@@ -253,8 +255,25 @@ func (c *Config) checkBatch(in *Batch) error {
 		if _, err := c.validFamily(); err != nil {
 			return err
 		}
+		return c.plansError(in.Plans)
 	}
 	return c.checkLayout(in)
+}
+
+// plansError returns the error about plans that are not of c's shape.
+func (c *Config) plansError(plans *Plans) error {
+	var err error
+	switch {
+	case plans == nil:
+		err = fmt.Errorf("nil: plans come from Planner.PlanTo or Config.CheckPlans")
+	case plans.shape == planShape{}:
+		err = fmt.Errorf("holds no plans: fill it with Planner.PlanTo or Config.CheckPlans (a refused call leaves it empty)")
+	default:
+		s := plans.shape
+		err = fmt.Errorf("made for N1 = %d, n = %d, K = %d, Ordered = %v, Design = %v; the Config has N1 = %d, n = %d, K = %d, Ordered = %v, Design = %v",
+			s.traces, s.setSize, s.sets, s.ordered, s.design, c.SearchTraces, c.SetSize, c.Sets, c.Ordered, c.Design)
+	}
+	return (&InputError{Field: FieldPlans, Problem: -1, Set: -1, Output: -1, Err: err}).In("spiral", FieldPlans)
 }
 
 // reject marks in b.Rejected and lists in b.bad every problem whose input
@@ -397,21 +416,12 @@ func (c *Config) leaveOneOut(dst *BatchCredit, in *Batch, p int) {
 	}
 }
 
-// checkLayout checks in's plans and the lengths of its slices against c.
+// checkLayout checks the lengths of in's slices against c and in's plans,
+// which are of c's shape.
 func (c *Config) checkLayout(in *Batch) error {
 	n1, k, n2 := c.SearchTraces, c.Sets, c.AggregationsPerSet
 	layout := func(field, format string, args ...any) error {
 		return (&InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: fmt.Errorf(format, args...)}).In("spiral", field)
-	}
-	switch {
-	case in.Plans == nil:
-		return layout(FieldPlans, "nil: plans come from Planner.PlanTo or Config.CheckPlans")
-	case in.Plans.shape == planShape{}:
-		return layout(FieldPlans, "holds no plans: fill it with Planner.PlanTo or Config.CheckPlans (a refused call leaves it empty)")
-	case in.Plans.shape != c.planShape():
-		s := in.Plans.shape
-		return layout(FieldPlans, "made for N1 = %d, n = %d, K = %d, Ordered = %v, Design = %v; the Config has N1 = %d, n = %d, K = %d, Ordered = %v, Design = %v",
-			s.traces, s.setSize, s.sets, s.ordered, s.design, n1, c.SetSize, k, c.Ordered, c.Design)
 	}
 	p := in.Plans.Problems()
 	outputs := p * k * n2
@@ -423,7 +433,7 @@ func (c *Config) checkLayout(in *Batch) error {
 		for s, m := range in.RewardCounts {
 			if m < 1 || m > n2 {
 				return inputerr.Int("spiral", "", InputError{Field: FieldRewardCounts, Problem: s / k, Set: s % k, Output: -1,
-					Err: fmt.Errorf("count %d outside [1, N2 = %d] (mark an output that could not be scored in Unscorable)", m, n2)}, m)
+					Err: fmt.Errorf("count %d outside [1, N2 = %d] (an output that could not be scored stays, marked unscorable)", m, n2)}, m)
 			}
 			outputs += m
 		}
@@ -443,7 +453,7 @@ func (c *Config) checkLayout(in *Batch) error {
 	}
 	needAgg, why := c.Gates.Aggregation.Enabled(), "the aggregation gate"
 	if c.Overlong != nil {
-		needAgg, why = true, "Config.Overlong"
+		needAgg, why = true, "the overlong punishment"
 	}
 	return lengthsLen(FieldAggregationLengths, in.AggregationLengths, outputs, needAgg, why, "len(Rewards)")
 }
@@ -470,11 +480,11 @@ func (b *BatchCredit) layout(c *Config, in *Batch) {
 	p := in.Plans.Problems()
 	n1, k, n, n2 := c.SearchTraces, c.Sets, c.SetSize, c.AggregationsPerSet
 	key := layoutKey{p, n1, k, n, n2}
+	same := b.key == key // compared once: a call to memequal
 	kin := &b.in
-	if b.key != key {
+	if !same {
 		kin.SetSizes = slices.Repeat([]int{n}, p*k)
 		b.counts = slices.Repeat([]int{n2}, p*k)
-		b.key = key
 	}
 	kin.RewardCounts = b.counts
 	if in.RewardCounts != nil {
@@ -484,14 +494,17 @@ func (b *BatchCredit) layout(c *Config, in *Batch) {
 	b.Problems = p
 	// The spans of the last batch still hold for one of the same shape
 	// without RewardCounts.
-	if in.RewardCounts != nil || b.spansOf != key || len(b.spans) != p {
+	if !same || in.RewardCounts != nil || !b.plainSpans {
 		b.layoutSpans(c, in, p)
-		b.spansOf = layoutKey{}
-		if in.RewardCounts == nil {
-			b.spansOf = key
-		}
+		b.plainSpans = in.RewardCounts == nil
 	}
-	b.kernel.Resize(p, p*n1, p*k, len(in.Rewards), n1, k)
+	// The kernel's slices, which only layout resizes, keep their lengths
+	// from a batch of the same shape and outputs (about 200 instructions
+	// of a call of one problem).
+	if !same || len(b.kernel.Aggregation) != len(in.Rewards) {
+		b.kernel.Resize(p, p*n1, p*k, len(in.Rewards), n1, k)
+	}
+	b.key = key
 	b.Rejected = slices.Grow(b.Rejected[:0], p)[:p]
 	b.NoSignal = slices.Grow(b.NoSignal[:0], p)[:p]
 	b.zero = slices.Grow(b.zero[:0], p)[:p]

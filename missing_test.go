@@ -59,37 +59,42 @@ func (t missingToy) grads() (search, agg *big.Rat) {
 }
 
 // exactSum accumulates integer-weighted float64 values without rounding:
-// x = mant 2^e with |mant| < 2^53, and w mant is added to a 128-bit
-// accumulator per exponent e and sign (at most 2^97 in every use here).
+// x = mant 2^e with 0 < mant < 2^53 read off its bits, and w mant is added
+// to a 128-bit accumulator per exponent e and sign (at most 2^97 in every
+// use here).
 type exactSum struct {
-	buckets map[int]*[2][2]uint64 // e -> [sign][hi, lo]
+	// buckets[e-minSumExp] holds [sign][hi, lo] of exponent e; allocated
+	// at the first add.
+	buckets [][2][2]uint64
 }
+
+// minSumExp and maxSumExp bound the exponent e of x = mant 2^e over the
+// finite nonzero float64 values: -1074 for the subnormals, 1023 - 52 for
+// the largest.
+const minSumExp, maxSumExp = -1074, 1023 - 52
 
 func (e *exactSum) add(t *testing.T, w int64, x float64) {
 	if x == 0 || w == 0 {
 		return
 	}
-	if math.IsInf(x, 0) || math.IsNaN(x) {
+	b64 := math.Float64bits(x)
+	biased := int(b64 >> 52 & 0x7ff)
+	if biased == 0x7ff {
 		t.Fatalf("exactSum: x = %v", x)
 	}
-	frac, exp := math.Frexp(x)
-	mant := int64(math.Ldexp(frac, 53)) // exact
-	sign := 0
-	if mant < 0 {
-		sign, mant = 1, -mant
+	mant, exp := b64&(1<<52-1), minSumExp
+	if biased > 0 {
+		mant, exp = mant|1<<52, biased-1075
 	}
+	sign := int(b64 >> 63)
 	if w < 0 {
 		sign, w = 1-sign, -w
 	}
 	if e.buckets == nil {
-		e.buckets = map[int]*[2][2]uint64{}
+		e.buckets = make([][2][2]uint64, maxSumExp-minSumExp+1)
 	}
-	b := e.buckets[exp-53]
-	if b == nil {
-		b = new([2][2]uint64)
-		e.buckets[exp-53] = b
-	}
-	hi, lo := bits.Mul64(uint64(w), uint64(mant))
+	b := &e.buckets[exp-minSumExp]
+	hi, lo := bits.Mul64(uint64(w), mant)
 	var carry uint64
 	b[sign][1], carry = bits.Add64(b[sign][1], lo, 0)
 	b[sign][0], carry = bits.Add64(b[sign][0], hi, carry)
@@ -100,8 +105,12 @@ func (e *exactSum) add(t *testing.T, w int64, x float64) {
 
 func (e *exactSum) rat() *big.Rat {
 	r := new(big.Rat)
-	for exp, b := range e.buckets {
+	for i, b := range e.buckets {
+		exp := i + minSumExp
 		for sign := range 2 {
+			if b[sign] == [2]uint64{} {
+				continue
+			}
 			v := new(big.Int).Lsh(new(big.Int).SetUint64(b[sign][0]), 64)
 			v.Or(v, new(big.Int).SetUint64(b[sign][1]))
 			if sign == 1 {
@@ -170,7 +179,7 @@ func expectMissing(t *testing.T, c Config, opts []LossOptions) []missingExpectat
 	var (
 		plans  Plans
 		credit BatchCredit
-		coef   LossCoefficients
+		coefs  = make([]LossCoefficients, len(opts)) // one per option: each keeps its multipliers
 		flat   = make([]int, 0, problems*k*n)
 		in     Batch
 		states = make([]int, problems*outputs) // 0 missing, 1 z = 0, 2 z = 1
@@ -256,7 +265,8 @@ func expectMissing(t *testing.T, c Config, opts []LossOptions) []missingExpectat
 			}
 			for i, opt := range opts {
 				opt.Reduction = loss.Sum
-				if err := c.LossCoefficients(&coef, &credit, in, opt); err != nil {
+				coef := &coefs[i]
+				if err := c.LossCoefficients(coef, &credit, in, opt); err != nil {
 					t.Fatal(err)
 				}
 				if coef.Report.Scale != 1 {

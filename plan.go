@@ -96,9 +96,12 @@ func (c Config) Plan(seed, step, key uint64) (Plan, error) {
 // It holds the sampler's scratch memory, so it is not safe for concurrent
 // use: give each goroutine its own Planner. Planners of the same Config
 // draw the same plans from the same seed, step and keys, on every machine.
+// Only [Config.NewPlanner] makes one: the methods of a zero Planner or a
+// nil *Planner panic, a programmer's error.
 type Planner struct {
 	c     Config
 	shape planShape
+	size  int // K*n, the members of one plan (c.PlanSize() copies c)
 	s     interface {
 		DrawTo(dst []int, src rand.Source)
 	} // a *combin.Sampler (Uniform) or *combin.BalancedSampler
@@ -113,7 +116,9 @@ type planShape struct {
 	design                combin.Design
 }
 
-func (c Config) planShape() planShape {
+// planShape takes c by pointer: the comparisons of CreditBatch's checks
+// copied the Config for each call.
+func (c *Config) planShape() planShape {
 	return planShape{c.SearchTraces, c.SetSize, c.Sets, c.Ordered, c.Design}
 }
 
@@ -123,7 +128,7 @@ func (c Config) NewPlanner() (*Planner, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Planner{c: c, shape: c.planShape()}
+	p := &Planner{c: c, shape: c.planShape(), size: c.PlanSize()}
 	if c.Design == combin.Balanced {
 		p.s, err = combin.NewBalancedSampler(fam, c.Sets)
 	} else {
@@ -175,7 +180,7 @@ func (p *Planner) PlanTo(dst *Plans, seed, step uint64, keys []uint64) error {
 	if dst == nil {
 		return errNilPlans
 	}
-	size := p.c.PlanSize()
+	size := p.size
 	if len(keys) > combin.MaxSize/size {
 		return (&InputError{Field: FieldKeys, Problem: -1, Set: -1, Output: -1, Value: float64(len(keys)),
 			Err: fmt.Errorf("len(keys) = %d problems of K*n = %d members: more than combin.MaxSize = %d members (at most %d problems)",
@@ -183,12 +188,13 @@ func (p *Planner) PlanTo(dst *Plans, seed, step uint64, keys []uint64) error {
 	}
 	dst.members = slices.Grow(dst.members[:0], len(keys)*size)[:len(keys)*size]
 	dst.shape, dst.bad = p.shape, dst.bad[:0]
-	n := p.c.SetSize
-	for q, key := range keys {
-		one := dst.members[q*size : (q+1)*size]
+	n, shuffled, members := p.c.SetSize, p.c.Order == combin.Shuffled, dst.members
+	for _, key := range keys {
+		one := members[:size]
+		members = members[size:]
 		p.src.Seed(StreamSeed(seed, step, key))
 		p.s.DrawTo(one, &p.src)
-		if p.c.Order == combin.Shuffled {
+		if shuffled {
 			for i := 0; i < size; i += n {
 				combin.Shuffle(one[i:i+n], &p.src)
 			}

@@ -1,8 +1,11 @@
 package spiral
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"hash/fnv"
 	"math"
 	"slices"
 	"strings"
@@ -418,5 +421,68 @@ func TestCheckPlanBalance(t *testing.T) {
 	err = c.CheckPlan(Plan{Sets: [][]int{{0, 1}, {0, 2}, {0, 3}}})
 	if err == nil || !strings.Contains(err.Error(), "trace 0 is in 3 sets, want 1 or 2") {
 		t.Fatalf("N1 = 5: CheckPlan = %v, want an error naming trace 0", err)
+	}
+}
+
+// TestPlanDigest pins, by a digest, the plans of 512 problems (keys 0..255
+// at steps 1 and 2) for configurations that reach every method of combin's
+// samplers: listed families with one run of digits and with several, dense
+// families (T <= 2K) and K = T, the rejection method with sets found among
+// sorted indices or by a Fisher-Yates scratch array, duplicates found by
+// comparison or by the hash set, tuples, the Balanced design and Shuffled
+// orders longer than one value's run. Like TestPlanGolden, the digests were
+// recorded once and must never change.
+func TestPlanDigest(t *testing.T) {
+	shape := func(n1, n, k int) Config {
+		return Config{SearchTraces: n1, SetSize: n, Sets: k, AggregationsPerSet: 1}
+	}
+	with := func(c Config, f func(*Config)) Config { f(&c); return c }
+	shuffled := func(c *Config) { c.Order = combin.Shuffled }
+	balanced := func(c *Config) { c.Design = combin.Balanced }
+	ordered := func(c *Config) { c.Ordered = true }
+	tests := []struct {
+		c    Config
+		want string
+	}{
+		{Paper(), "3614708d0e591e83"},
+		{with(Paper(), shuffled), "de1bae85aa7df763"},
+		{with(Paper(), ordered), "9de6cb2e7d9e3d01"},
+		{with(Paper(), balanced), "28ecde4f557fc6e5"},
+		{with(with(Paper(), balanced), shuffled), "59697b4961124005"},
+		{shape(20, 2, 20), "2980434d302c6bcd"},                 // listed, several runs
+		{shape(6, 3, 15), "0d62d3c8134e2705"},                  // dense: T = 20 <= 2K
+		{shape(5, 2, 10), "2a0d94967ad1d0e5"},                  // K = T
+		{shape(8, 1, 8), "b9a2023ce7212ec5"},                   // n = 1
+		{shape(1024, 16, 3), "753b5f712562dafc"},               // rejection, sorted indices
+		{shape(64, 8, 40), "0a918f36b155b662"},                 // rejection, hash set
+		{shape(200, 70, 3), "f56d3370b8290116"},                // rejection, Fisher-Yates scratch
+		{with(shape(30, 6, 5), ordered), "48ed365563446e81"},   // rejection, tuples
+		{with(shape(30, 25, 2), shuffled), "252ce888687feb10"}, // shuffles of several runs
+		{with(shape(10, 3, 7), balanced), "e58cb805cbab1bae"},  // balanced, r or r+1
+		{with(shape(9, 4, 5), balanced), "ab977659a3ea582c"},   // balanced
+		{with(shape(40, 5, 30), balanced), "a498a6b928326a29"}, // balanced, many sets
+	}
+	ks := keys(256)
+	for _, tt := range tests {
+		pl, err := tt.c.NewPlanner()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := fnv.New64a()
+		var ps Plans
+		var buf []byte
+		for step := uint64(1); step <= 2; step++ {
+			if err := pl.PlanTo(&ps, 2026, step, ks); err != nil {
+				t.Fatal(err)
+			}
+			buf = buf[:0]
+			for _, m := range ps.AppendMembers(nil) {
+				buf = binary.LittleEndian.AppendUint64(buf, uint64(m))
+			}
+			h.Write(buf)
+		}
+		if got := fmt.Sprintf("%016x", h.Sum64()); got != tt.want {
+			t.Errorf("%+v: digest of the plans = %s, want %s", tt.c, got, tt.want)
+		}
 	}
 }

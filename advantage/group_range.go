@@ -34,14 +34,14 @@ func (r RewardRange) Validate() error {
 		return nil
 	}
 	bad := func(field string, v float64) error {
-		return inputError(InputError{Field: "RewardRange." + field, Problem: -1, Set: -1, Output: -1, Value: v,
+		return inputError(InputError{Field: field, Problem: -1, Set: -1, Output: -1, Value: v,
 			Err: fmt.Errorf("reward range (%v, %v), want finite bounds with Low < High (or the zero value, disabled)", r.Low, r.High)})
 	}
 	switch {
 	case math.IsNaN(r.Low) || math.IsInf(r.Low, 0) || !(r.Low < r.High) && !math.IsNaN(r.High) && !math.IsInf(r.High, 0):
-		return bad("Low", r.Low)
+		return bad(FieldLow, r.Low)
 	case math.IsNaN(r.High) || math.IsInf(r.High, 0):
-		return bad("High", r.High)
+		return bad(FieldHigh, r.High)
 	}
 	return nil
 }

@@ -270,7 +270,7 @@ func (s *BalancedSampler) distinct(dst []int) bool {
 // fallback writes into dst a balanced design made by switching from a
 // uniform draw, then relabelled uniformly (see BalancedSampler).
 func (s *BalancedSampler) fallback(dst []int, src rand.Source) {
-	s.uniform.draw(dst, src)
+	s.uniform.DrawTo(dst, src)
 	N, n := s.f.size, s.f.n
 	clear(s.count)
 	for _, v := range dst {

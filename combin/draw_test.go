@@ -70,7 +70,6 @@ type runCaller struct {
 // accepts (its remainder 2^64 - p is at least 2^64 mod p), and reports the
 // digits (valid until the next call) and whether x was accepted.
 func (c *runCaller) call(t *testing.T, x uint64, top, most int) (digits []int, accepted bool, m int) {
-	t.Helper()
 	if c.src.x == nil {
 		c.src.x = make([]uint64, 2)
 	}
@@ -85,6 +84,7 @@ func (c *runCaller) call(t *testing.T, x uint64, top, most int) (digits []int, a
 	case 2:
 		return nil, false, m
 	}
+	t.Helper() // here, not at the top: call runs millions of times
 	t.Fatalf("drawRun used %d values", c.src.used)
 	return nil, false, 0
 }
@@ -321,6 +321,79 @@ func TestDrawToValid(t *testing.T) {
 					t.Fatalf("set %d not sorted: %v", i, a)
 				}
 			}
+		}
+	})
+}
+
+// recording records the values taken from src.
+type recording struct {
+	src rand.Source
+	x   []uint64
+}
+
+func (r *recording) Uint64() uint64 {
+	x := r.src.Uint64()
+	r.x = append(r.x, x)
+	return x
+}
+
+// TestDrawToListedReference pins DrawTo of a listed family, bit for bit,
+// to a plain partial Fisher-Yates shuffle of the set ranks 0..T-1 whose
+// digits are computed with math/big from the values DrawTo took (wantRun,
+// run after run, a rejected value followed by the next), each set then
+// unranked, on a sampler that has drawn before: the four moves of sets of
+// n = 4, the restore of the written positions only and the runs drawn by
+// one function give the sets of the plain definition.
+func TestDrawToListedReference(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var f Family
+		if rapid.Bool().Draw(t, "paper-like") {
+			f, _ = NewFamily(rapid.IntRange(4, 9).Draw(t, "N"), 4, rapid.Bool().Draw(t, "ordered"))
+		} else {
+			f = drawFamily(t, 12, 12)
+		}
+		T := bigT(f)
+		if T.Cmp(big.NewInt(1<<12)) > 0 {
+			t.Skip("too large to list")
+		}
+		K := rapid.IntRange(0, int(min(T.Int64(), 40))).Draw(t, "K")
+		s := newSampler(f, K, samplerMethod{dense: true})
+		seed := rapid.Uint64().Draw(t, "seed")
+		got := make([]int, s.Len())
+		s.DrawTo(got, rand.NewPCG(seed, 2)) // the sampler's state after a draw
+		rec := &recording{src: rand.NewPCG(seed, 1)}
+		s.DrawTo(got, rec)
+
+		pick := make([]int, T.Int64())
+		for i := range pick {
+			pick[i] = i
+		}
+		values := rec.x
+		for i := 0; i < K; {
+			radices, p := runProduct(len(pick)-i, K-i)
+			var digits []int
+			for accept := false; !accept; values = values[1:] {
+				if len(values) == 0 {
+					t.Fatalf("DrawTo took fewer values than the reference needs")
+				}
+				digits, accept = wantRun(values[0], radices, p)
+			}
+			for _, d := range digits {
+				pick[i], pick[i+d] = pick[i+d], pick[i]
+				i++
+			}
+		}
+		if len(values) != 0 {
+			t.Fatalf("DrawTo took %d values more than the reference", len(values))
+		}
+		want := make([]int, s.Len())
+		for i, r := range pick[:K] {
+			if err := f.UnrankTo(want[i*f.n:(i+1)*f.n], uint64(r)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%v, K = %d: DrawTo = %v, reference %v", f, K, got, want)
 		}
 	})
 }

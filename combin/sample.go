@@ -114,15 +114,15 @@ type Sampler struct {
 	// Dense method.
 	table []int // every set of f, flat, in lexicographic order
 	pick  []int // a permutation of [0, T): the identity between calls
-	swaps []int // the K swap partners of one call, to restore pick
 
 	// Rejection method.
 	sorted []int // the current set's indices, ascending (n <= smallSet)
-	digits []int // the n random digits of one set, then (n > smallSet) its swap partners
 	fy     []int // the identity permutation of [0, N) between draws (n > smallSet)
 	slots  []int // open-addressing hash set of accepted sets, as index+1 (K > linearDedup)
 
-	runs []run // the runs of the digits of one draw: K of T (dense) or n of N1 (rejection)
+	// Both methods.
+	runs   []run // the runs of the digits of one draw: K of T (dense) or n of N1 (rejection)
+	digits []int // the digits of one draw (dense) or one set (rejection; then, n > smallSet, its swap partners)
 }
 
 // samplerMethod selects how a Sampler works; tests use it to force a method.
@@ -165,7 +165,7 @@ func newSampler(f Family, K int, m samplerMethod) *Sampler {
 		for i := range s.pick {
 			s.pick[i] = i
 		}
-		s.swaps = make([]int, K)
+		s.digits = make([]int, K)
 		s.runs = runsOf(T, K)
 		return s
 	}
@@ -225,7 +225,7 @@ func (s *Sampler) SampleManyTo(dst []int, rnd *rand.Rand) error {
 		return nil
 	}
 	for q := 0; q < len(dst); q += size {
-		s.draw(dst[q:q+size], intNSource{rnd})
+		s.DrawTo(dst[q:q+size], intNSource{rnd})
 	}
 	return nil
 }
@@ -259,50 +259,20 @@ func (s *Sampler) DrawTo(dst []int, src rand.Source) {
 	if src == nil {
 		panic("combin: DrawTo: src is nil")
 	}
-	s.draw(dst, src)
+	switch {
+	case s.k == 0:
+	case s.table != nil:
+		drawRuns(s.digits, s.runs, src)
+		s.drawListed(dst)
+	default:
+		s.drawRejecting(dst, src)
+	}
 }
 
-// draw is DrawTo after its checks.
-func (s *Sampler) draw(dst []int, src rand.Source) {
+// drawRejecting is DrawTo for a family too large to list: sets drawn
+// independently, each kept when it differs from the sets before it.
+func (s *Sampler) drawRejecting(dst []int, src rand.Source) {
 	n, k := s.f.n, s.k
-	if k == 0 {
-		return
-	}
-	if s.table != nil {
-		// A partial Fisher-Yates shuffle of the set indices: swap i with
-		// i + d_i, d_i uniform in [0, T-i), copy the first K, and restore
-		// the identity.
-		pick, swaps := s.pick, s.swaps
-		drawDigits(swaps, s.runs, src)
-		for i, d := range swaps {
-			j := i + d
-			pick[i], pick[j] = pick[j], pick[i]
-			swaps[i] = j
-		}
-		if n == 4 {
-			// The paper's set size, copied by four moves: a draw at
-			// Subsets(8, 4), K = 4, takes 522 instructions and 27.5 ns
-			// instead of 712 and 36 ns with copy's calls of memmove
-			// (BenchmarkDrawTo/Subsets(8,4)/K=4/per-problem on fresh
-			// random values; instructions counted by cachegrind as
-			// bench/cachegrind.sh does).
-			for i, g := range pick[:k] {
-				set, to := s.table[g*4:g*4+4], dst[i*4:i*4+4]
-				to[0], to[1], to[2], to[3] = set[0], set[1], set[2], set[3]
-			}
-		} else {
-			out := dst
-			for _, g := range pick[:k] {
-				copy(out, s.table[g*n:g*n+n])
-				out = out[n:]
-			}
-		}
-		// Every position the swaps touched holds its own index again.
-		for i, j := range swaps {
-			pick[i], pick[j] = i, j
-		}
-		return
-	}
 	clear(s.slots)
 	for i := 0; i < k; {
 		s.drawSet(dst[i*n:(i+1)*n], src)
@@ -312,13 +282,49 @@ func (s *Sampler) draw(dst []int, src rand.Source) {
 	}
 }
 
+// drawListed is DrawTo for a listed family, once the K digits d_i, uniform
+// in [0, T-i), are drawn into s.digits: a partial Fisher-Yates shuffle of
+// the set indices, swapping position i with j = i + d_i, and writing set
+// pick[i] to dst. Position i holds its final set once step i has swapped it
+// (later steps swap positions above i), so the step writes only position j
+// and copies the set at once; afterwards every written position j holds its
+// own index again. One loop over the K swaps, not three (swap, copy,
+// restore both positions), takes about 60 instructions fewer a plan of
+// Subsets(8, 4), K = 4; TestDrawToListedReference pins it to the plain
+// shuffle.
+func (s *Sampler) drawListed(dst []int) {
+	digits, n, table, pick := s.digits, s.f.n, s.table, s.pick
+	if n == 4 {
+		// The paper's set size, copied by four moves instead of copy's
+		// call of memmove: about 160 instructions fewer a plan of
+		// Subsets(8, 4), K = 4 (bench/cachegrind.sh's planning part).
+		for i, d := range digits {
+			j := i + d
+			g := pick[j]
+			pick[j] = pick[i]
+			set, to := table[g*4:g*4+4:g*4+4], dst[i*4:i*4+4:i*4+4]
+			to[0], to[1], to[2], to[3] = set[0], set[1], set[2], set[3]
+		}
+	} else {
+		for i, d := range digits {
+			j := i + d
+			g := pick[j]
+			pick[j] = pick[i]
+			copy(dst[i*n:(i+1)*n], table[g*n:(g+1)*n])
+		}
+	}
+	for i, d := range digits {
+		pick[i+d] = i + d
+	}
+}
+
 // drawSet writes a uniformly random set of the family into g: its j-th
 // index is the d_j-th of the N-j traces not yet in it, d_j uniform in
 // [0, N-j).
 func (s *Sampler) drawSet(g []int, src rand.Source) {
 	n := s.f.n
 	d := s.digits
-	drawDigits(d, s.runs, src)
+	drawRuns(d, s.runs, src)
 	if s.fy != nil {
 		for j := range n {
 			t := j + d[j]

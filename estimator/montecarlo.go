@@ -1,6 +1,7 @@
 package estimator
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -164,6 +165,9 @@ func (mc *MonteCarlo) validate() (rewardsPerSet int, err error) {
 		return 0, fmt.Errorf("estimator: Order = %v, want combin.IndexOrder, combin.Shuffled or SortedBySymbol", mc.Order)
 	}
 	if err := mc.Gate.Validate(); err != nil {
+		if e, ok := errors.AsType[*lengthgate.InputError](err); ok {
+			return 0, e.In("estimator", "Gate."+e.Field)
+		}
 		return 0, fmt.Errorf("estimator: Gate: %w", err)
 	}
 	if mc.Gate.Enabled() {

@@ -558,7 +558,7 @@ func TestMonteCarloErrors(t *testing.T) {
 		{func(mc *MonteCarlo) { mc.N2 = -1 }, 10, "N2 = -1"},
 		{func(mc *MonteCarlo) { mc.N2 = combin.MaxSize }, 10, "exceeds combin.MaxSize"},
 		{func(mc *MonteCarlo) { mc.Order = 7 }, 10, "Order = Order(7)"},
-		{func(mc *MonteCarlo) { mc.Gate = lengthgate.Gate{Target: -1} }, 10, "Target = -1"},
+		{func(mc *MonteCarlo) { mc.Gate = lengthgate.Gate{Target: -1} }, 10, "estimator: Gate.Target: target L_target = -1 < 0"},
 		{func(mc *MonteCarlo) { mc.Gate = lengthgate.Gate{Target: 5} }, 10, "len(Lengths) = 0, want V = 2"},
 		{func(mc *MonteCarlo) { mc.Gate, mc.Lengths = lengthgate.Gate{Target: 5}, []int{3, -4} }, 10, "Lengths[1] = -4"},
 		{func(mc *MonteCarlo) { mc.Workers = -2 }, 10, "Workers = -2"},

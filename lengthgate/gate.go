@@ -1,10 +1,12 @@
 package lengthgate
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
 	"spiral/internal/gating"
+	"spiral/internal/inputerr"
 )
 
 // Float is the set of floating-point types the generic functions accept.
@@ -102,30 +104,51 @@ func (g Gate) Validate() error { return g.validate("") }
 // front of the field names.
 func (g Gate) validate(role string) error {
 	if g.Target < 0 {
-		return &FieldError{Field: role + "Target", Value: float64(g.Target), Err: fmt.Errorf("%d < 0 (0 disables the gate)", g.Target)}
+		return intError(role+FieldTarget, -1, g.Target, fmt.Errorf("target L_target = %d < 0 (0 disables the gate)", g.Target))
 	}
 	if g.Boundary != GateAtTarget && g.Boundary != KeepAtTarget {
-		return &FieldError{Field: role + "Boundary", Value: float64(g.Boundary), Err: fmt.Errorf("%d is neither GateAtTarget nor KeepAtTarget", int(g.Boundary))}
+		return intError(role+FieldBoundary, -1, int(g.Boundary), fmt.Errorf("%d is neither GateAtTarget nor KeepAtTarget", int(g.Boundary)))
 	}
 	return nil
 }
 
-// A FieldError reports an invalid field of a [Gate], [Gates] or
-// [SoftOverlong]: Validate's error, recovered with errors.As, so that a
-// caller can say which of its own fields holds it.
-type FieldError struct {
-	// Field is the field within the value validated: "Target",
-	// "Search.Target", "Factor", ...
-	Field string
-	// Value is the field's value.
-	Value float64
-	// Err says what is wrong, starting with the value.
-	Err error
+// InputError describes an invalid field of a [Gate], [Gates],
+// [SoftOverlong] or [OverlongFilter] (Validate's error), or a bad entry of
+// an argument: its Field (one of the Field constants, a role's prefixed as
+// "Search.Target", or an argument such as "lengths"), Output (the
+// position in an argument, or -1), Value and Err (why). Problem and Set
+// are -1. It is the module's one input error type, also
+// spiral.InputError; recover it with errors.As, so that a caller can say
+// which of its own fields holds the value.
+type InputError = inputerr.InputError
+
+// The fields of the values this package validates, which an *InputError
+// names (a gate of [Gates] with its role in front: "Search.Target").
+const (
+	FieldTarget    = "Target"    // Gate.Target
+	FieldBoundary  = "Boundary"  // Gate.Boundary
+	FieldMaxLength = "MaxLength" // SoftOverlong.MaxLength, OverlongFilter.MaxLength
+	FieldBuffer    = "Buffer"    // SoftOverlong.Buffer
+	FieldFactor    = "Factor"    // SoftOverlong.Factor
+)
+
+// errNegativeLength and errNotFinite are the reasons for a bad entry.
+var (
+	errNegativeLength = errors.New("length < 0")
+	errNotFinite      = errors.New("not finite")
+)
+
+// intError returns the *InputError about field at position i (-1 for
+// none), whose value is the integer v.
+func intError(field string, i, v int, err error) *InputError {
+	return inputerr.Int("lengthgate", "", InputError{Field: field, Problem: -1, Set: -1, Output: i, Err: err}, v)
 }
 
-func (e *FieldError) Error() string { return "lengthgate: " + e.Field + " = " + e.Err.Error() }
-
-func (e *FieldError) Unwrap() error { return e.Err }
+// valueError returns the *InputError about field at position i (-1 for
+// none), whose value is v.
+func valueError(field string, i int, v float64, err error) *InputError {
+	return inputerr.New("lengthgate", "", InputError{Field: field, Problem: -1, Set: -1, Output: i, Value: v, Err: err})
+}
 
 // Enabled reports whether g changes anything, that is whether Target > 0.
 func (g Gate) Enabled() bool { return g.Target > 0 }
@@ -294,17 +317,17 @@ func reportOf(outputs int, t gating.Tally) Report {
 // errors) have equal lengths, every length is >= 0 and every value finite.
 func checkValues[F Float](vname string, values []F, lname string, lengths []int) error {
 	if len(values) != len(lengths) {
-		return fmt.Errorf("lengthgate: len(%s) = %d != len(%s) = %d", vname, len(values), lname, len(lengths))
+		return intError(lname, -1, len(lengths), fmt.Errorf("len = %d, want %d, one per value", len(lengths), len(values)))
 	}
 	if allValid(values, lengths) {
 		return nil
 	}
 	for i, v := range values {
 		if l := lengths[i]; l < 0 {
-			return fmt.Errorf("lengthgate: %s[%d] = %d < 0", lname, i, l)
+			return intError(lname, i, l, errNegativeLength)
 		}
 		if v-v != 0 { // NaN or ±Inf
-			return fmt.Errorf("lengthgate: %s[%d] = %v is not finite", vname, i, v)
+			return valueError(vname, i, float64(v), errNotFinite)
 		}
 	}
 	panic("lengthgate: checkValues: a bad entry that allValid found is gone") // unreachable

@@ -171,17 +171,17 @@ func TestGateBadInput(t *testing.T) {
 		lengths []int
 		want    string
 	}{
-		{"negative target", Gate{Target: -1}, []float64{1}, []int{1}, "Target = -1 < 0"},
-		{"undefined boundary", Gate{Target: 5, Boundary: 2}, []float64{1}, []int{1}, "Boundary = 2"},
-		{"negative boundary", Gate{Target: 5, Boundary: -1}, []float64{1}, []int{1}, "Boundary = -1"},
-		{"short lengths", ok, []float64{1, 2}, []int{1}, "len(adv) = 2 != len(lengths) = 1"},
-		{"long lengths", ok, []float64{1}, []int{1, 2}, "len(adv) = 1 != len(lengths) = 2"},
-		{"negative length", ok, []float64{1, 1, 1}, []int{5000, 1, -3}, "lengths[2] = -3 < 0"},
-		{"NaN", ok, []float64{1, math.NaN(), 1}, []int{5000, 5000, 5000}, "adv[1] = NaN is not finite"},
-		{"+Inf", ok, []float64{1, 1, math.Inf(1)}, []int{5000, 5000, 5000}, "adv[2] = +Inf is not finite"},
-		{"-Inf", ok, []float64{math.Inf(-1)}, []int{5000}, "adv[0] = -Inf is not finite"},
+		{"negative target", Gate{Target: -1}, []float64{1}, []int{1}, "Target: target L_target = -1 < 0"},
+		{"undefined boundary", Gate{Target: 5, Boundary: 2}, []float64{1}, []int{1}, "Boundary: 2 is neither"},
+		{"negative boundary", Gate{Target: 5, Boundary: -1}, []float64{1}, []int{1}, "Boundary: -1 is neither"},
+		{"short lengths", ok, []float64{1, 2}, []int{1}, "lengths: len = 1, want 2, one per value"},
+		{"long lengths", ok, []float64{1}, []int{1, 2}, "lengths: len = 2, want 1, one per value"},
+		{"negative length", ok, []float64{1, 1, 1}, []int{5000, 1, -3}, "lengths[2] = -3: length < 0"},
+		{"NaN", ok, []float64{1, math.NaN(), 1}, []int{5000, 5000, 5000}, "adv[1] = NaN: not finite"},
+		{"+Inf", ok, []float64{1, 1, math.Inf(1)}, []int{5000, 5000, 5000}, "adv[2] = +Inf: not finite"},
+		{"-Inf", ok, []float64{math.Inf(-1)}, []int{5000}, "adv[0] = -Inf: not finite"},
 		{"NaN, disabled gate", Gate{}, []float64{math.NaN()}, []int{1}, "adv[0] = NaN"},
-		{"negative length, disabled gate", Gate{}, []float64{1}, []int{-1}, "lengths[0] = -1 < 0"},
+		{"negative length, disabled gate", Gate{}, []float64{1}, []int{-1}, "lengths[0] = -1: length < 0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -268,11 +268,11 @@ func TestGatesNoPartialUpdate(t *testing.T) {
 		sLen []int
 	}{
 		{name: "agg NaN", gs: gs, aAdv: []float64{1, math.NaN()}, aLen: []int{1, 1}, want: "aggAdv[1] = NaN"},
-		{name: "agg length", gs: gs, aAdv: []float64{1}, aLen: []int{-4}, want: "aggLengths[0] = -4 < 0"},
-		{name: "agg mismatch", gs: gs, aAdv: []float64{1}, aLen: nil, want: "len(aggAdv) = 1 != len(aggLengths) = 0"},
-		{name: "agg gate", gs: Gates{Search: Gate{Target: 10}, Aggregation: Gate{Target: -2}}, aAdv: []float64{1}, aLen: []int{100}, want: "lengthgate: Aggregation.Target = -2 < 0"},
-		{name: "search gate", gs: Gates{Search: Gate{Target: 10, Boundary: 9}}, aAdv: []float64{1}, aLen: []int{100}, want: "lengthgate: Search.Boundary = 9"},
-		{name: "search mismatch", gs: gs, sAdv: []float64{1, 1}, sLen: []int{100}, aAdv: []float64{1}, aLen: []int{100}, want: "len(searchAdv) = 2 != len(searchLengths) = 1"},
+		{name: "agg length", gs: gs, aAdv: []float64{1}, aLen: []int{-4}, want: "aggLengths[0] = -4: length < 0"},
+		{name: "agg mismatch", gs: gs, aAdv: []float64{1}, aLen: nil, want: "aggLengths: len = 0, want 1, one per value"},
+		{name: "agg gate", gs: Gates{Search: Gate{Target: 10}, Aggregation: Gate{Target: -2}}, aAdv: []float64{1}, aLen: []int{100}, want: "lengthgate: Aggregation.Target: target L_target = -2 < 0"},
+		{name: "search gate", gs: Gates{Search: Gate{Target: 10, Boundary: 9}}, aAdv: []float64{1}, aLen: []int{100}, want: "lengthgate: Search.Boundary: 9 is neither"},
+		{name: "search mismatch", gs: gs, sAdv: []float64{1, 1}, sLen: []int{100}, aAdv: []float64{1}, aLen: []int{100}, want: "searchLengths: len = 1, want 2, one per value"},
 	} {
 		if tc.sAdv == nil {
 			tc.sAdv, tc.sLen = []float64{1, 1}, []int{100, 100}
@@ -377,7 +377,7 @@ func TestGateProperties(t *testing.T) {
 			a32[i] = float32(a)
 		}
 		r4, err := ApplyGate(g, a32, a32, lengths)
-		if err != nil && !strings.Contains(err.Error(), "is not finite") {
+		if err != nil && !strings.Contains(err.Error(), ": not finite") {
 			t.Fatal(err)
 		}
 		if err == nil { // (1e300 overflows float32 to +Inf, which is rejected)
@@ -468,7 +468,7 @@ func TestGateBadInputProperty(t *testing.T) {
 			want = fmt.Sprintf("adv[%d] = -Inf", i)
 		case 3:
 			lengths[i] = -rapid.IntRange(1, 1<<30).Draw(t, "neg")
-			want = fmt.Sprintf("lengths[%d] = %d < 0", i, lengths[i])
+			want = fmt.Sprintf("lengths[%d] = %d: length < 0", i, lengths[i])
 		}
 		// Make earlier positions valid so the first error is at i.
 		for j := range i {

@@ -59,13 +59,13 @@ func NewSoftOverlong(maxLength, buffer int) SoftOverlong {
 func (s SoftOverlong) Validate() error {
 	switch {
 	case s.MaxLength < 1:
-		return &FieldError{Field: "MaxLength", Value: float64(s.MaxLength), Err: fmt.Errorf("%d < 1", s.MaxLength)}
+		return intError(FieldMaxLength, -1, s.MaxLength, fmt.Errorf("bound L_max = %d < 1", s.MaxLength))
 	case s.Buffer < 0:
-		return &FieldError{Field: "Buffer", Value: float64(s.Buffer), Err: fmt.Errorf("%d < 0", s.Buffer)}
+		return intError(FieldBuffer, -1, s.Buffer, fmt.Errorf("buffer B = %d < 0", s.Buffer))
 	case s.Buffer > s.MaxLength:
-		return &FieldError{Field: "Buffer", Value: float64(s.Buffer), Err: fmt.Errorf("%d > MaxLength = %d", s.Buffer, s.MaxLength)}
+		return intError(FieldBuffer, -1, s.Buffer, fmt.Errorf("buffer B = %d > L_max = %d", s.Buffer, s.MaxLength))
 	case !(s.Factor > 0 && s.Factor <= MaxFactor):
-		return &FieldError{Field: "Factor", Value: s.Factor, Err: fmt.Errorf("%v, want 0 < Factor <= MaxFactor = %g (DAPO uses 1)", s.Factor, MaxFactor)}
+		return valueError(FieldFactor, -1, s.Factor, fmt.Errorf("factor F = %v, want 0 < F <= %g (DAPO uses 1)", s.Factor, MaxFactor))
 	}
 	return nil
 }
@@ -78,7 +78,7 @@ func (s SoftOverlong) Penalty(length int) (float64, error) {
 		return 0, err
 	}
 	if length < 0 {
-		return 0, fmt.Errorf("lengthgate: length = %d < 0", length)
+		return 0, intError("length", -1, length, fmt.Errorf("%d < 0", length))
 	}
 	return s.penalty(length), nil
 }
@@ -201,7 +201,7 @@ type OverlongFilter struct {
 // Validate reports whether f is valid: MaxLength >= 1.
 func (f OverlongFilter) Validate() error {
 	if f.MaxLength < 1 {
-		return fmt.Errorf("lengthgate: OverlongFilter.MaxLength = %d < 1", f.MaxLength)
+		return intError(FieldMaxLength, -1, f.MaxLength, fmt.Errorf("bound L_max = %d < 1", f.MaxLength))
 	}
 	return nil
 }
@@ -224,7 +224,7 @@ func (f OverlongFilter) Mask(keep []bool, lengths []int) (dropped int, err error
 	}
 	for i, l := range lengths {
 		if l < 0 {
-			return 0, fmt.Errorf("lengthgate: lengths[%d] = %d < 0", i, l)
+			return 0, intError("lengths", i, l, errNegativeLength)
 		}
 	}
 	for i, l := range lengths {

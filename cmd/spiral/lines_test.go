@@ -531,10 +531,10 @@ func TestErrorsSpeakTheBridgesWords(t *testing.T) {
 		stdin string
 		want  string
 	}{
-		{[]string{"group", "-epsilon", "-1"}, "", "-epsilon = -1, want a finite number >= 0"},
-		{[]string{"group", "-epsilon", "NaN"}, "", "-epsilon = NaN"},
-		{[]string{"group", "-best", "-leave-one-out"}, "", "-best with -leave-one-out or -scale batch"},
-		{[]string{"group", "-best", "-scale", "batch"}, "", "-best needs -scale none or group"},
+		{[]string{"group", "-epsilon", "-1"}, "", "-epsilon: -1, want finite and >= 0"},
+		{[]string{"group", "-epsilon", "NaN"}, "", "-epsilon: NaN"},
+		{[]string{"group", "-best", "-leave-one-out"}, "", "-best: the best output's baseline needs the scale none or group and no leave-one-out baseline (scale none, leave-one-out true)"},
+		{[]string{"group", "-best", "-scale", "batch"}, "", "-best: the best output's baseline needs the scale none or group and no leave-one-out baseline (scale batch, leave-one-out false)"},
 		{[]string{"group", "-preset", "grpo"}, "", `-preset = "grpo" is not one of "dr-grpo", "rloo", "verl-grpo"`},
 		{[]string{"group", "-scale", "std"}, "", `-scale = "std" is not one of "none", "group", "batch"`},
 		{[]string{"group", "-whiten", "yes"}, "", `-whiten = "yes" is not one of "none", "verl"`},
@@ -543,10 +543,10 @@ func TestErrorsSpeakTheBridgesWords(t *testing.T) {
 		{[]string{"credit", "-coefficients", "mean"}, "", `-coefficients = "mean" is not one of`},
 		{[]string{"credit", "-coefficients", "token-mean"},
 			`{"traces":2,"sets":[[0,1]],"rewards":[[1,0]],"search_lengths":[3,4],"aggregation_lengths":[[5,1000000000]]}`,
-			"aggregation_lengths[0][1] = 1e+09, want a length in [0, 536870912] tokens"},
+			"aggregation_lengths[0][1] = 1000000000: length outside [0, 536870912] tokens"},
 		{[]string{"credit", "-coefficients", "token-mean"},
 			`{"traces":2,"sets":[[0,1]],"rewards":[[1,0]],"search_lengths":[1000000000,4],"aggregation_lengths":[[5,1]]}`,
-			"search_lengths[0] = 1e+09, want a length in [0, 536870912] tokens"},
+			"search_lengths[0] = 1000000000: length outside [0, 536870912] tokens"},
 	} {
 		stdin := tc.stdin
 		if stdin != "" {

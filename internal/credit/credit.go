@@ -303,7 +303,16 @@ func setAdvantages[F constraints.Float](scored []int, scores, setAdv []F, st []s
 		if s.n == 0 {
 			continue
 		}
-		s.h, s.l = deviation(s, P)
+		// When the mean is h exactly (l = 0, as with 0/1 rewards, and for
+		// a set whose rewards are equal) and h - P is exact too, that is e,
+		// the value deviation gives; the test is inline, as a call spills
+		// every live value (BenchmarkStepParts/problems=256/credit: about
+		// 100 instructions a problem of the paper's shape with 0/1 rewards).
+		if d, de := numeric.TwoSum(s.h, -P); s.l == 0 && de == 0 {
+			s.h = d
+		} else {
+			s.h, s.l = deviation(s, P)
+		}
 		if !seen {
 			e0, seen = s.h+s.l, true
 		} else if s.h+s.l != e0 {
@@ -339,17 +348,9 @@ func setAdvantages[F constraints.Float](scored []int, scores, setAdv []F, st []s
 // e1 + e2, from the exact sum S + C of the set: div e = (S - div P) + C,
 // with div P = p + pe and S - p - pe taken exactly (numeric.TwoProd,
 // numeric.TwoSum), so that whatever S and P have in common cancels exactly
-// and only the small terms are rounded.
+// and only the small terms are rounded. setAdvantages takes a shorter way
+// first, where it gives the same e.
 func deviation(s *setStats, P float64) (e1, e2 float64) {
-	if s.l == 0 {
-		// The mean is h exactly (as with 0/1 rewards, and for a set whose
-		// rewards are equal): when h - P is exact too, it is e, the value
-		// the steps below give. BenchmarkStep (fresh inputs): about 150
-		// instructions a problem of the paper's shape with 0/1 rewards.
-		if d, de := numeric.TwoSum(s.h, -P); de == 0 {
-			return d, 0
-		}
-	}
 	p, pe := numeric.TwoProd(float64(s.div), P)
 	d, de := numeric.TwoSum(s.sum.S, -p) // S - p = d + de
 	t, te := numeric.TwoSum(d, -pe)      // S - div P = t + te + de
@@ -421,11 +422,16 @@ func Scan[F constraints.Float](xs []F, unscorable []bool, exact bool) (valid, ex
 	const abs = 1<<63 - 1
 	n := len(xs)
 	var most, frac uint64
-	if unscorable == nil { // no test for marks
+	switch {
+	case unscorable == nil && exact: // the root's case: no test for marks or for exact
 		for _, x := range xs {
-			most, frac = scanReward(most, frac, float64(x), abs, exact)
+			most, frac = scanReward(most, frac, float64(x), abs, true)
 		}
-	} else {
+	case unscorable == nil:
+		for _, x := range xs {
+			most, frac = scanReward(most, frac, float64(x), abs, false)
+		}
+	default:
 		for j, x := range xs {
 			keep := uint64(abs)
 			if unscorable[j] {

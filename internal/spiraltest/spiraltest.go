@@ -11,6 +11,7 @@ import (
 	"math/big"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"testing"
 
@@ -145,7 +146,12 @@ const Seed = 20260603
 
 // Main runs a package's tests, as its TestMain, with rapid's seed fixed to
 // Seed unless the run sets one (-rapid.seed or RAPID_SEED), so that the
-// property tests are deterministic.
+// property tests are deterministic. Unless the run benchmarks (-test.bench)
+// or sets GOGC, the collector runs at a heap GCPercent times larger than
+// the last live heap, not the default 100: the exact references allocate
+// many short-lived big.Rat values, and the collections cost a tenth of the
+// tests' CPU time at the default. Benchmarks keep the default, as a
+// trainer's program would.
 func Main(m *testing.M) {
 	flag.Parse()
 	if f := flag.Lookup("rapid.seed"); f != nil && f.Value.String() == "0" && os.Getenv("RAPID_SEED") == "" {
@@ -153,8 +159,15 @@ func Main(m *testing.M) {
 			panic(err)
 		}
 	}
+	if f := flag.Lookup("test.bench"); (f == nil || f.Value.String() == "") && os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(GCPercent)
+	}
 	os.Exit(m.Run())
 }
+
+// GCPercent is the collector's target (runtime/debug.SetGCPercent) while
+// Main runs tests.
+const GCPercent = 400
 
 // Allocated returns the bytes f allocates: the least over three calls,
 // since the count is process-wide and other goroutines (the runtime's, the
