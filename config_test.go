@@ -358,7 +358,7 @@ func TestRoleWeightsZeroAndErrors(t *testing.T) {
 	}{
 		{c, LeaveOneOut, loss.Sum, "Config.AggregationBaseline: LeaveOneOut needs N2 >= 2"},
 		{Paper(), 2, loss.Sum, "Config.AggregationBaseline: 2 is neither WithinSet nor LeaveOneOut"},
-		{Paper(), WithinSet, 99, "Reduction = 99"},
+		{Paper(), WithinSet, 99, "LossOptions.Reduction: 99 is not"},
 		{Paper(), WithinSet, loss.TokenMean, "token-mean weights each output by its length"},
 		{Paper(), WithinSet, loss.SeqMeanTokenMean, "Config.LossCoefficients"},
 		{Config{}, WithinSet, loss.Sum, "Config.SearchTraces: N1 = 0"},

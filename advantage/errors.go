@@ -51,6 +51,12 @@ const (
 // set.
 func inputError(e InputError) *InputError { return inputerr.New("advantage", "output", e) }
 
+// argError returns the *InputError about argument field, whose value is
+// the integer v.
+func argError(field string, v int, format string, args ...any) *InputError {
+	return inputerr.Int("advantage", "", InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: fmt.Errorf(format, args...)}, v)
+}
+
 func layoutError(field string, format string, args ...any) *InputError {
 	return inputError(InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: fmt.Errorf(format, args...)})
 }
