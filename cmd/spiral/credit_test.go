@@ -14,6 +14,7 @@ import (
 	"spiral"
 	"spiral/advantage"
 	"spiral/combin"
+	"spiral/internal/spiraltest"
 	"spiral/lengthgate"
 )
 
@@ -168,9 +169,10 @@ func TestCreditBadValues(t *testing.T) {
 // TestCreditLinesIndependent is a property test: the credit handler decodes
 // every line into the same reused slices, so it checks that a stream of
 // random lines (good and bad, with and without the optional lengths) gives
-// each line the output it gets on its own.
+// each line the output it gets on its own: 40 streams, 100 with
+// SPIRAL_LONG=1.
 func TestCreditLinesIndependent(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	spiraltest.Check(t, 40, 100, func(t *rapid.T) {
 		base := []string{"credit", "-search-target", "15", "-aggregation-target", "15"}
 		var all strings.Builder
 		var want []string

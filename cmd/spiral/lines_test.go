@@ -451,12 +451,17 @@ func checkErr(t *testing.T, line string, err error, want string) {
 }
 
 // TestAppendFloat checks appendFloat against encoding/json on special
-// values and random bit patterns.
+// values and random bit patterns: 20,000 values by default, 100,000 with
+// SPIRAL_LONG=1.
 func TestAppendFloat(t *testing.T) {
 	xs := []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 1e-6, 9.999999999999999e-7, 1e-7, 1e20, 1e21, 1e-9, 1.5e-10, 123456789e-300,
 		math.MaxFloat64, math.SmallestNonzeroFloat64, -math.SmallestNonzeroFloat64, 1e-100}
 	rnd := rand.New(rand.NewPCG(1, 2))
-	for len(xs) < 100000 {
+	values := 20_000
+	if long() {
+		values = 100_000
+	}
+	for len(xs) < values {
 		if x := math.Float64frombits(rnd.Uint64()); !math.IsNaN(x) && !math.IsInf(x, 0) {
 			xs = append(xs, x)
 		}

@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"testing"
 
-	_ "pgregory.net/rapid" // registers -rapid.seed, which Main sets
+	"pgregory.net/rapid"
 )
 
 // RefResult is SPIRAL's credit of one problem, exactly.
@@ -163,6 +163,30 @@ func Main(m *testing.M) {
 		debug.SetGCPercent(GCPercent)
 	}
 	os.Exit(m.Run())
+}
+
+// Check runs prop as rapid.Check does, with short test cases by default
+// and long under SPIRAL_LONG=1, for properties whose cases are costly
+// (exact references); a -rapid.checks flag on the command line overrides
+// both. It sets the flag for the call, so the tests that call it must not
+// run in parallel.
+func Check(t *testing.T, short, long int, prop func(*rapid.T)) {
+	t.Helper()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "rapid.checks" })
+	if !set {
+		n := short
+		if Long() {
+			n = long
+		}
+		f := flag.Lookup("rapid.checks")
+		old := f.Value.String()
+		if err := f.Value.Set(strconv.Itoa(n)); err != nil {
+			t.Fatal(err)
+		}
+		defer f.Value.Set(old)
+	}
+	rapid.Check(t, prop)
 }
 
 // GCPercent is the collector's target (runtime/debug.SetGCPercent) while
