@@ -119,6 +119,7 @@ type BatchCredit struct {
 	bad        []*InputError          // the rejected problems' errors
 	zero       []bool                 // the kernel found every advantage of problem q 0
 	made       creditShape            // the shape of the Config that filled it (Config.LossCoefficients compares)
+	valid      validConfig            // the last Config found valid
 }
 
 // layoutKey is the shape of the kernel layout kept in a BatchCredit.
@@ -224,7 +225,7 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	if dst == nil {
 		panic("spiral: CreditBatch: dst is nil")
 	}
-	if err := c.checkBatch(&in); err != nil {
+	if err := c.checkBatch(&in, &dst.valid); err != nil {
 		return err
 	}
 	dst.layout(&c, &in)
@@ -242,9 +243,10 @@ func (c Config) CreditBatch(dst *BatchCredit, in Batch) error {
 	return nil
 }
 
-// checkBatch checks c's shape and in's plans and layout against it.
-func (c *Config) checkBatch(in *Batch) error {
-	if err := c.validateShape(); err != nil {
+// checkBatch checks c's shape, unless valid remembers c, and in's plans
+// and layout against it.
+func (c *Config) checkBatch(in *Batch, valid *validConfig) error {
+	if err := valid.validate(c); err != nil {
 		return err
 	}
 	// Plans of c's shape were made for a valid family (K no larger than
@@ -431,7 +433,7 @@ func (c *Config) checkLayout(in *Batch) error {
 		for s, m := range in.RewardCounts {
 			if m < 1 || m > n2 {
 				return inputerr.Int("spiral", "", InputError{Field: FieldRewardCounts, Problem: s / k, Set: s % k, Output: -1,
-					Err: fmt.Errorf("count %d outside [1, N2 = %d] (mark an output that could not be scored in Unscorable)", m, n2)}, m)
+					Err: fmt.Errorf("count %d outside [1, N2 = %d] (an output that could not be scored stays, marked unscorable)", m, n2)}, m)
 			}
 			outputs += m
 		}
@@ -451,7 +453,7 @@ func (c *Config) checkLayout(in *Batch) error {
 	}
 	needAgg, why := c.Gates.Aggregation.Enabled(), "the aggregation gate"
 	if c.Overlong != nil {
-		needAgg, why = true, "Config.Overlong"
+		needAgg, why = true, "the overlong punishment"
 	}
 	return lengthsLen(FieldAggregationLengths, in.AggregationLengths, outputs, needAgg, why, "len(Rewards)")
 }

@@ -58,6 +58,7 @@ func TestLossCoefficientsJointGradient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		var dst LossCoefficients // one for the configuration's batches, as a trainer keeps it
 		for trial := range trials {
 			problems := 1 + rnd.IntN(3)
 			in := Batch{Plans: new(Plans)}
@@ -83,7 +84,6 @@ func TestLossCoefficientsJointGradient(t *testing.T) {
 			if err := c.CreditBatch(&b, in); err != nil {
 				t.Fatal(err)
 			}
-			var dst LossCoefficients
 			for r := range loss.Reduction(12) {
 				for _, split := range []bool{false, true} {
 					for _, u := range []Update{JointGradient, PaperUpdate} {
@@ -181,7 +181,7 @@ func TestLossCoefficientsErrors(t *testing.T) {
 	in.AggregationLengths[5] = -1
 	err = c.LossCoefficients(&dst, &b, in, LossOptions{Reduction: loss.TokenMean})
 	if e, ok := errors.AsType[*InputError](err); !ok || e.Field != FieldAggregationLengths || e.Output != 5 || e.Value != -1 ||
-		err.Error() != "spiral: Batch.AggregationLengths[5] = -1: length outside [0, MaxLength = 536870912]" {
+		err.Error() != "spiral: Batch.AggregationLengths[5] = -1: length outside [0, 536870912] tokens" {
 		t.Fatalf("negative length: %v, want an *InputError for Batch.AggregationLengths[5]", err)
 	}
 	if err := c.LossCoefficients(&dst, &b, in, LossOptions{Update: 7}); err == nil {

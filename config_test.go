@@ -3,8 +3,11 @@ package spiral
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -355,7 +358,7 @@ func TestRoleWeightsZeroAndErrors(t *testing.T) {
 	}{
 		{c, LeaveOneOut, loss.Sum, "Config.AggregationBaseline: LeaveOneOut needs N2 >= 2"},
 		{Paper(), 2, loss.Sum, "Config.AggregationBaseline: 2 is neither WithinSet nor LeaveOneOut"},
-		{Paper(), WithinSet, 99, "Reduction = 99"},
+		{Paper(), WithinSet, 99, "LossOptions.Reduction: 99 is not"},
 		{Paper(), WithinSet, loss.TokenMean, "token-mean weights each output by its length"},
 		{Paper(), WithinSet, loss.SeqMeanTokenMean, "Config.LossCoefficients"},
 		{Config{}, WithinSet, loss.Sum, "Config.SearchTraces: N1 = 0"},
@@ -408,4 +411,125 @@ func TestHugeSizes(t *testing.T) {
 	if valid*10 < drawn {
 		t.Errorf("only %d of %d configurations drawn were valid", valid, drawn)
 	}
+}
+
+// TestValidConfigSeesEveryField: validConfig.same tells a remembered Config
+// from one that differs in any single field, every field of Config and of
+// the structs it holds found by reflection, and from the same Config whose
+// Overlong punishment was changed in place. A field added to Config and
+// not compared by same fails here.
+func TestValidConfigSeesEveryField(t *testing.T) {
+	base := func() Config {
+		c := Paper()
+		c.Gates = lengthgate.Shared(lengthgate.Gate{Target: 4096})
+		o := lengthgate.NewSoftOverlong(4096, 1024)
+		c.Overlong = &o
+		c.RewardRange = advantage.RewardRange{Low: 0.1, High: 0.9}
+		return c
+	}
+	var v validConfig
+	c := base()
+	if err := v.validate(&c); err != nil {
+		t.Fatal(err)
+	}
+	if !v.same(&c) {
+		t.Fatal("a remembered Config is not the same as itself")
+	}
+	if again := base(); !v.same(&again) {
+		t.Error("an equal Config whose Overlong points elsewhere is not the same")
+	}
+	// change sets one leaf field of x (a Config or a struct in it) to another
+	// value, for every leaf, and checks that same notices.
+	var change func(path string, x reflect.Value, c *Config)
+	change = func(path string, x reflect.Value, c *Config) {
+		for i := range x.NumField() {
+			f, name := x.Field(i), path+x.Type().Field(i).Name
+			switch f.Kind() {
+			case reflect.Struct:
+				change(name+".", f, c)
+				continue
+			case reflect.Int:
+				f.SetInt(f.Int() + 1)
+			case reflect.Bool:
+				f.SetBool(!f.Bool())
+			case reflect.Float64:
+				f.SetFloat(f.Float() + 0.5)
+			case reflect.Pointer:
+				o := *c.Overlong
+				o.Buffer++
+				f.Set(reflect.ValueOf(&o))
+			default:
+				t.Fatalf("%s: kind %v not changed by the test", name, f.Kind())
+			}
+			if v.same(c) {
+				t.Errorf("Config.%s changed: same still reports the remembered Config", name)
+			}
+			*c = base()
+		}
+	}
+	c = base()
+	change("", reflect.ValueOf(&c).Elem(), &c)
+	for _, f := range []func(o *lengthgate.SoftOverlong){
+		func(o *lengthgate.SoftOverlong) { o.MaxLength++ },
+		func(o *lengthgate.SoftOverlong) { o.Buffer++ },
+		func(o *lengthgate.SoftOverlong) { o.Factor = 0 },
+	} {
+		c = base()
+		f(c.Overlong)
+		if v.same(&c) {
+			t.Errorf("Overlong changed to %+v: same still reports the remembered Config", *c.Overlong)
+		}
+	}
+	c = base()
+	c.Overlong = nil
+	if v.same(&c) {
+		t.Error("Overlong nil: same still reports the remembered Config")
+	}
+}
+
+// TestRememberedConfig: a BatchCredit reused across calls with Configs
+// changed between them (valid and invalid, the Overlong punishment also
+// changed in place through the same pointer) gives the errors and the
+// credit, bit for bit, of a fresh BatchCredit for each call: remembering
+// a valid Config never skips a check that would fail.
+func TestRememberedConfig(t *testing.T) {
+	c0 := benchConfig()
+	pool := []Batch{paperBatch(c0, 3, 1), paperBatch(c0, 2, 2)}
+	rapid.Check(t, func(t *rapid.T) {
+		c := c0
+		o := lengthgate.NewSoftOverlong(4096, 1024)
+		var reused BatchCredit
+		for step := range rapid.IntRange(1, 8).Draw(t, "steps") {
+			switch rapid.IntRange(0, 7).Draw(t, "change") {
+			case 1:
+				c.Gates.Search.Target = rapid.SampledFrom([]int{-1, 0, 4096, 100}).Draw(t, "target")
+			case 2:
+				c.Gates.Aggregation.Boundary = lengthgate.Boundary(rapid.IntRange(0, 2).Draw(t, "boundary"))
+			case 3:
+				c.Overlong = rapid.SampledFrom([]*lengthgate.SoftOverlong{nil, &o}).Draw(t, "overlong")
+			case 4:
+				o.Factor = rapid.SampledFrom([]float64{1, 0.5, 0, -1, math.NaN()}).Draw(t, "factor") // in place
+			case 5:
+				c.RewardRange = rapid.SampledFrom([]advantage.RewardRange{{}, {Low: 0.2, High: 0.8}, {Low: 0.8, High: 0.2}, {Low: math.NaN(), High: 1}}).Draw(t, "range")
+			case 6:
+				c.AggregationBaseline = AggregationBaseline(rapid.IntRange(0, 2).Draw(t, "baseline"))
+			case 7:
+				c.Order = combin.Order(rapid.SampledFrom([]int{0, 1, 5}).Draw(t, "order"))
+			}
+			in := pool[rapid.IntRange(0, len(pool)-1).Draw(t, "batch")]
+			var fresh BatchCredit
+			errReused, errFresh := c.CreditBatch(&reused, in), c.CreditBatch(&fresh, in)
+			if fmt.Sprint(errReused) != fmt.Sprint(errFresh) {
+				t.Fatalf("step %d, %+v: reused BatchCredit: %v; fresh: %v", step, c, errReused, errFresh)
+			}
+			if errFresh != nil {
+				continue
+			}
+			for _, pair := range [][2][]float64{{reused.Search, fresh.Search}, {reused.Aggregation, fresh.Aggregation}} {
+				if !slices.EqualFunc(pair[0], pair[1], func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }) {
+					t.Fatalf("step %d, %+v: reused %v, fresh %v", step, c, pair[0], pair[1])
+				}
+			}
+		}
+	})
 }

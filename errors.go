@@ -2,11 +2,21 @@ package spiral
 
 import "spiral/advantage"
 
-// InputError describes one bad entry of a caller's input, naming the
-// caller's own field, the problem, set and position, and the value; it is
-// [advantage.InputError], the one error type every layer of the module
-// renames for its caller. Recover it with errors.As. Its Field is one of
-// the Field constants below, or a Config field as "Config.<Field>".
+// InputError describes one bad entry of a caller's input: Field, the
+// caller's own name for it (one of the Field constants below, or a Config
+// field as "Config.<Field>"); Problem, Set and Output, its problem, set and
+// position (-1 where they do not apply); Value, the bad value; and Err, the
+// reason (advantage.ErrNotFinite or ErrTooLarge for a reward, a
+// *combin.SetError for a set, a description otherwise). Its method In
+// returns a copy renamed for a caller one layer up.
+//
+// It is the module's one error type for bad input: combin, lengthgate,
+// advantage, loss and eval export it under the same name (each an alias,
+// as [advantage.InputError] is), each naming its own fields, and this
+// package renames theirs to its own. One errors.As target, *InputError,
+// recovers an error of any of them; its Error prints
+// "spiral: Batch.Rewards: problem 2, set 1, output 3 = NaN: reward is not
+// finite", an integer value exactly.
 type InputError = advantage.InputError
 
 // BatchError lists every bad problem of a batch, each with its first

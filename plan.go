@@ -96,6 +96,8 @@ func (c Config) Plan(seed, step, key uint64) (Plan, error) {
 // It holds the sampler's scratch memory, so it is not safe for concurrent
 // use: give each goroutine its own Planner. Planners of the same Config
 // draw the same plans from the same seed, step and keys, on every machine.
+// Only [Config.NewPlanner] makes one: the methods of a zero Planner or a
+// nil *Planner panic, a programmer's error.
 type Planner struct {
 	c     Config
 	shape planShape

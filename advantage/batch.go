@@ -181,24 +181,24 @@ type BatchCredit[F constraints.Float] struct {
 // and are zero, for the caller to fill. NewUniformBatch[float64](256, 8,
 // 4, 4, 4) is the paper's batch.
 //
-// It returns an error if an argument is less than 1, if setSize > traces,
-// or if the batch would have more than combin.MaxSize traces, members or
-// rewards.
+// It returns an *[InputError] naming the argument if one is less than 1,
+// if setSize > traces, or if the batch would have more than combin.MaxSize
+// traces, members or rewards (about problems).
 func NewUniformBatch[F constraints.Float](problems, traces, sets, setSize, rewards int) (Batch[F], error) {
 	for _, a := range []struct {
 		name string
 		v    int
 	}{{"problems", problems}, {"traces", traces}, {"sets", sets}, {"setSize", setSize}, {"rewards", rewards}} {
 		if a.v < 1 {
-			return Batch[F]{}, fmt.Errorf("advantage: %s = %d, want >= 1", a.name, a.v)
+			return Batch[F]{}, argError(a.name, a.v, "%s = %d, want >= 1", a.name, a.v)
 		}
 	}
 	if setSize > traces {
-		return Batch[F]{}, fmt.Errorf("advantage: setSize = %d > traces = %d", setSize, traces)
+		return Batch[F]{}, argError("setSize", setSize, "setSize = %d > traces = %d", setSize, traces)
 	}
 	const limit = combin.MaxSize
 	if problems > limit/traces || problems > limit/sets || problems*sets > limit/setSize || problems*sets > limit/rewards {
-		return Batch[F]{}, fmt.Errorf("advantage: %d problems of %d traces and %d sets of %d members and %d rewards: more than combin.MaxSize = %d traces, members or rewards",
+		return Batch[F]{}, argError("problems", problems, "%d problems of %d traces and %d sets of %d members and %d rewards: more than combin.MaxSize = %d traces, members or rewards",
 			problems, traces, sets, setSize, rewards, limit)
 	}
 	nSets := problems * sets

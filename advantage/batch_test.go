@@ -141,9 +141,10 @@ func TestComputeBatchAllocs(t *testing.T) {
 }
 
 // TestManyTraces: problems with many traces and few sets, and many sets,
-// against the exact reference (up to 30 sets; 80 with SPIRAL_LONG=1).
+// against the exact reference: 40 problems of up to 30 sets; with
+// SPIRAL_LONG=1, 100 of up to 80.
 func TestManyTraces(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	spiraltest.Check(t, 40, 100, func(t *rapid.T) {
 		traces := rapid.IntRange(60, 200).Draw(t, "traces")
 		var s spec
 		s.Traces = traces

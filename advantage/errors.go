@@ -13,7 +13,7 @@ var (
 	// that could not be scored in Batch.Unscorable instead.
 	ErrNotFinite = errors.New("reward is not finite")
 	// ErrTooLarge: a scored reward's magnitude exceeds MaxAbsReward.
-	ErrTooLarge = fmt.Errorf("reward magnitude exceeds MaxAbsReward = %g", MaxAbsReward)
+	ErrTooLarge = fmt.Errorf("reward magnitude exceeds %g, the largest accepted", MaxAbsReward)
 )
 
 // InputError describes one bad entry of a caller's input: which field,
@@ -34,9 +34,28 @@ type InputError = inputerr.InputError
 // crediting every other problem. Its In renames every problem's error.
 type BatchError = inputerr.BatchError
 
+// The fields of the options this package validates, which an *InputError
+// names: GroupOptions' (GroupOptions.Validate) and RewardRange's
+// (RewardRange.Validate).
+const (
+	FieldScale   = "Scale"
+	FieldEpsilon = "Epsilon"
+	FieldBest    = "Best"
+	FieldClip    = "Clip"
+	FieldWhiten  = "Whiten"
+	FieldLow     = "Low"
+	FieldHigh    = "High"
+)
+
 // inputError returns e as this package's error, its Output an output of a
 // set.
 func inputError(e InputError) *InputError { return inputerr.New("advantage", "output", e) }
+
+// argError returns the *InputError about argument field, whose value is
+// the integer v.
+func argError(field string, v int, format string, args ...any) *InputError {
+	return inputerr.Int("advantage", "", InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: fmt.Errorf(format, args...)}, v)
+}
 
 func layoutError(field string, format string, args ...any) *InputError {
 	return inputError(InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: fmt.Errorf(format, args...)})

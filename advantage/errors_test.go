@@ -46,7 +46,7 @@ func TestComputeErrors(t *testing.T) {
 		{"NaN", 8, ok, [][]float64{{1}, {1}, {0, math.NaN()}}, "advantage: rewards: problem 0, set 2, output 1 = NaN: reward is not finite", where{"rewards", 0, 2, 1}, ErrNotFinite},
 		{"+Inf", 8, ok, [][]float64{{math.Inf(1)}, {1}, {0}}, "problem 0, set 0, output 0 = +Inf", where{"rewards", 0, 0, 0}, ErrNotFinite},
 		{"-Inf", 8, ok, [][]float64{{0}, {1, 1, math.Inf(-1)}, {0}}, "problem 0, set 1, output 2 = -Inf", where{"rewards", 0, 1, 2}, ErrNotFinite},
-		{"too large", 8, ok, [][]float64{{0}, {-1.5e30}, {0}}, "problem 0, set 1, output 0 = -1.5e+30: reward magnitude exceeds MaxAbsReward = 1e+30", where{"rewards", 0, 1, 0}, ErrTooLarge},
+		{"too large", 8, ok, [][]float64{{0}, {-1.5e30}, {0}}, "problem 0, set 1, output 0 = -1.5e+30: reward magnitude exceeds 1e+30, the largest accepted", where{"rewards", 0, 1, 0}, ErrTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Compute(tc.traces, tc.sets, tc.rewards)

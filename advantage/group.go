@@ -182,7 +182,8 @@ func (w *Whitening) UnmarshalText(text []byte) error {
 // Validate reports whether opt is valid: Scale and Whiten defined, Epsilon
 // finite and >= 0, Best without LeaveOneOut or ScaleBatch, Clip finite with
 // Low <= High. A bad option is an *[InputError] whose Field is the
-// option's name ("Scale", "Epsilon", "Best", "Clip", "Whiten") and Value
+// option's name ([FieldScale], [FieldEpsilon], [FieldBest], [FieldClip],
+// [FieldWhiten]) and Value
 // its value (Clip's Low, 1 for Best), so that a caller can say it in its
 // own words.
 func (opt GroupOptions) Validate() error {
@@ -190,22 +191,22 @@ func (opt GroupOptions) Validate() error {
 		return inputError(InputError{Field: field, Problem: -1, Set: -1, Output: -1, Value: v, Err: err})
 	}
 	if opt.Scale < ScaleNone || opt.Scale > ScaleOthers {
-		return bad("Scale", float64(opt.Scale), fmt.Errorf("%d is not ScaleNone, ScaleGroup, ScaleBatch or ScaleOthers", int(opt.Scale)))
+		return bad(FieldScale, float64(opt.Scale), fmt.Errorf("%d is not a defined scale (none, group, batch or others)", int(opt.Scale)))
 	}
 	if math.IsNaN(opt.Epsilon) || math.IsInf(opt.Epsilon, 0) || opt.Epsilon < 0 {
-		return bad("Epsilon", opt.Epsilon, fmt.Errorf("%v, want finite and >= 0", opt.Epsilon))
+		return bad(FieldEpsilon, opt.Epsilon, fmt.Errorf("%v, want finite and >= 0", opt.Epsilon))
 	}
 	if err := opt.validateOthers(); err != nil {
 		return err
 	}
 	if opt.Best && (opt.LeaveOneOut || opt.Scale == ScaleBatch) {
-		return bad("Best", 1, fmt.Errorf("with LeaveOneOut = %v and Scale = %v: needs Scale none or group and no LeaveOneOut", opt.LeaveOneOut, opt.Scale))
+		return bad(FieldBest, 1, fmt.Errorf("the best output's baseline needs the scale none or group and no leave-one-out baseline (scale %v, leave-one-out %v)", opt.Scale, opt.LeaveOneOut))
 	}
 	if c := opt.Clip; c.Enabled() && !(c.Low <= c.High && !math.IsInf(c.Low, 0) && !math.IsInf(c.High, 0)) {
-		return bad("Clip", c.Low, fmt.Errorf("[%v, %v], want finite with Low <= High", c.Low, c.High))
+		return bad(FieldClip, c.Low, fmt.Errorf("[%v, %v], want finite with Low <= High", c.Low, c.High))
 	}
 	if opt.Whiten < WhitenNone || opt.Whiten > WhitenTRL {
-		return bad("Whiten", float64(opt.Whiten), fmt.Errorf("%d is not a defined Whitening", int(opt.Whiten)))
+		return bad(FieldWhiten, float64(opt.Whiten), fmt.Errorf("%d is not a defined Whitening", int(opt.Whiten)))
 	}
 	return nil
 }

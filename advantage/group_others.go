@@ -161,11 +161,11 @@ func (opt GroupOptions) validateOthers() error {
 		return nil
 	}
 	if !opt.LeaveOneOut {
-		return inputError(InputError{Field: "Scale", Problem: -1, Set: -1, Output: -1, Value: float64(opt.Scale),
+		return inputError(InputError{Field: FieldScale, Problem: -1, Set: -1, Output: -1, Value: float64(opt.Scale),
 			Err: fmt.Errorf("others needs LeaveOneOut")})
 	}
 	if opt.Epsilon <= 0 {
-		return inputError(InputError{Field: "Epsilon", Problem: -1, Set: -1, Output: -1, Value: opt.Epsilon,
+		return inputError(InputError{Field: FieldEpsilon, Problem: -1, Set: -1, Output: -1, Value: opt.Epsilon,
 			Err: fmt.Errorf("%v with Scale others, want > 0", opt.Epsilon)})
 	}
 	return nil

@@ -39,9 +39,9 @@ func (r RewardRange) Validate() error {
 	}
 	switch {
 	case math.IsNaN(r.Low) || math.IsInf(r.Low, 0) || !(r.Low < r.High) && !math.IsNaN(r.High) && !math.IsInf(r.High, 0):
-		return bad("Low", r.Low)
+		return bad(FieldLow, r.Low)
 	case math.IsNaN(r.High) || math.IsInf(r.High, 0):
-		return bad("High", r.High)
+		return bad(FieldHigh, r.High)
 	}
 	return nil
 }
@@ -74,7 +74,7 @@ func InRewardRange[F constraints.Float](r RewardRange, rewards []F, unscorable [
 		return false, err
 	}
 	if len(unscorable) != 0 && len(unscorable) != len(rewards) {
-		return false, fmt.Errorf("advantage: len(unscorable) = %d, want 0 or len(rewards) = %d", len(unscorable), len(rewards))
+		return false, argError("unscorable", len(unscorable), "len = %d, want 0 or len(rewards) = %d", len(unscorable), len(rewards))
 	}
 	scored := func(i int) bool { return len(unscorable) == 0 || !unscorable[i] }
 	var acc meanAcc

@@ -105,8 +105,8 @@ func TestRewardRangeErrors(t *testing.T) {
 		{RewardRange{0, math.Inf(1)}, []float64{1}, nil, "reward range (0, +Inf)"},
 		{RewardRange{0, 1}, []float64{1, math.NaN()}, nil, "advantage: rewards[1] = NaN: reward is not finite"},
 		{RewardRange{}, []float64{1, math.NaN()}, nil, "[1] = NaN"},
-		{RewardRange{0, 1}, []float64{2e30}, nil, "[0] = 2e+30: reward magnitude exceeds MaxAbsReward"},
-		{RewardRange{0, 1}, []float64{1, 0}, []bool{true}, "len(unscorable) = 1, want 0 or len(rewards) = 2"},
+		{RewardRange{0, 1}, []float64{2e30}, nil, "[0] = 2e+30: reward magnitude exceeds 1e+30"},
+		{RewardRange{0, 1}, []float64{1, 0}, []bool{true}, "unscorable: len = 1, want 0 or len(rewards) = 2"},
 	} {
 		if _, err := InRewardRange(tc.r, tc.rewards, tc.unscorable); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v %v: error %v, want one containing %q", tc.r, tc.rewards, err, tc.want)

@@ -206,12 +206,16 @@ func TestImprovementBruteForce(t *testing.T) {
 // budget changes the order: counted in problems, rho is the same for every
 // configuration of one SNR whatever its tokens; counted in tokens, a
 // cheaper configuration gets more problems. By default at one budget in
-// problems and one in tokens; SPIRAL_LONG=1 adds 256 problems and 2^26
-// tokens.
+// problems and one in tokens, up to N1 = 5; SPIRAL_LONG=1 adds 256
+// problems and 2^26 tokens, up to N1 = 6.
 func TestAdviseRanksByImprovement(t *testing.T) {
 	model := RewardModel{Correct: big.NewRat(1, 4), Found: big.NewRat(3, 4), Missed: big.NewRat(1, 10)}
 	tops := map[string]bool{}
-	other, err := Advise(Request{Budget: 24 * 4096, Lengths: budget.PaperLimits(0), Reward: model, Step: Step{Problems: 3}, MaxTraces: 6})
+	maxTraces := 5
+	if spiraltest.Long() {
+		maxTraces = 6
+	}
+	other, err := Advise(Request{Budget: 24 * 4096, Lengths: budget.PaperLimits(0), Reward: model, Step: Step{Problems: 3}, MaxTraces: maxTraces})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +223,7 @@ func TestAdviseRanksByImprovement(t *testing.T) {
 		if (step.Problems == 256 || step.Tokens == 1<<26) && !spiraltest.Long() {
 			continue
 		}
-		res, err := Advise(Request{Budget: 24 * 4096, Lengths: budget.PaperLimits(0), Reward: model, Step: step, MaxTraces: 6})
+		res, err := Advise(Request{Budget: 24 * 4096, Lengths: budget.PaperLimits(0), Reward: model, Step: step, MaxTraces: maxTraces})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -256,10 +260,15 @@ func TestAdviseRanksByImprovement(t *testing.T) {
 }
 
 // Under a deployment objective Advise ranks by the improvement of J* per
-// token, and a deployment set size the rule cannot score is an error.
+// token, and a deployment set size the rule cannot score is an error. Up to
+// N1 = 5 by default, 6 with SPIRAL_LONG=1.
 func TestAdviseDeploy(t *testing.T) {
 	model := RewardModel{Correct: big.NewRat(1, 4), Found: big.NewRat(3, 4), Missed: big.NewRat(1, 10)}
-	req := Request{Budget: 24 * 4096, Lengths: budget.PaperLimits(0), Reward: model, MaxTraces: 6, DeploySetSize: 4}
+	maxTraces := 5
+	if spiraltest.Long() {
+		maxTraces = 6
+	}
+	req := Request{Budget: 24 * 4096, Lengths: budget.PaperLimits(0), Reward: model, MaxTraces: maxTraces, DeploySetSize: 4}
 	res, err := Advise(req)
 	if err != nil {
 		t.Fatal(err)

@@ -79,15 +79,26 @@ func bruteRule(d *estimator.SetDistribution, p, found, missed *big.Rat, need, N2
 		r.u[i], r.v[i] = new(big.Rat), new(big.Rat)
 	}
 	add := func(dst, x, w *big.Rat) { dst.Add(dst, new(big.Rat).Mul(x, w)) }
+	// binom(s, x) = P(Binomial(N2, s) = x), for s found or missed, computed
+	// once per (s, x).
+	binoms := map[*big.Rat][]*big.Rat{}
 	binom := func(s *big.Rat, x int) *big.Rat {
-		b := new(big.Rat).SetInt(new(big.Int).Binomial(int64(N2), int64(x)))
-		for range x {
-			b.Mul(b, s)
+		if bs, ok := binoms[s]; ok {
+			return bs[x]
 		}
-		for range N2 - x {
-			b.Mul(b, new(big.Rat).Sub(one, s))
+		bs := make([]*big.Rat, N2+1)
+		for x := range bs {
+			b := new(big.Rat).SetInt(new(big.Int).Binomial(int64(N2), int64(x)))
+			for range x {
+				b.Mul(b, s)
+			}
+			for range N2 - x {
+				b.Mul(b, new(big.Rat).Sub(one, s))
+			}
+			bs[x] = b
 		}
-		return b
+		binoms[s] = bs
+		return bs[x]
 	}
 	for sel, pS := range d.Selections() {
 		K := len(sel)

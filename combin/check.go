@@ -91,7 +91,16 @@ const (
 	FieldMembers = "members" // a member of a set, or len(members)
 	FieldSizes   = "sizes"   // a set's size
 	FieldTraces  = "traces"  // N1, the trace count
+	FieldN1      = "N1"      // a family's trace count (Subsets, Tuples)
+	FieldN       = "n"       // a family's set size
+	FieldK       = "K"       // a number of sets to draw or count
 )
+
+// argError returns the *InputError about argument field, whose value is
+// the integer v.
+func argError(field string, v int, format string, args ...any) *InputError {
+	return inputerr.Int("combin", "", InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: fmt.Errorf(format, args...)}, v)
+}
 
 // setError returns the *InputError that wraps se: about sizes for a set's
 // (the sizes CheckSets was given), about members otherwise, at se's set and member,
@@ -164,8 +173,9 @@ func (f Family) CheckSets(members []int) error {
 // A SetChecker checks sets as [Family.CheckSets] does, keeping the scratch
 // memory of large inputs from call to call: once it has grown to the
 // largest input it checked, it allocates nothing but the error it returns.
-// The zero value is ready to use. A SetChecker must not be used by two
-// goroutines at the same time.
+// The zero value is ready to use; a nil *SetChecker checks as
+// Family.CheckSets does, allocating the scratch of a large input every
+// call. A SetChecker must not be used by two goroutines at the same time.
 type SetChecker struct {
 	scratch []int32
 }
@@ -177,6 +187,9 @@ func (c *SetChecker) Check(f Family, members []int) error {
 	}
 	if err := checkSetArgs(f.size, len(members)); err != nil {
 		return err
+	}
+	if c == nil {
+		return checkSets(f.size, f.ordered, nil, f.n, members, nil)
 	}
 	return checkSets(f.size, f.ordered, nil, f.n, members, &c.scratch)
 }

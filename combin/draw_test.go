@@ -70,7 +70,6 @@ type runCaller struct {
 // accepts (its remainder 2^64 - p is at least 2^64 mod p), and reports the
 // digits (valid until the next call) and whether x was accepted.
 func (c *runCaller) call(t *testing.T, x uint64, top, most int) (digits []int, accepted bool, m int) {
-	t.Helper()
 	if c.src.x == nil {
 		c.src.x = make([]uint64, 2)
 	}
@@ -85,6 +84,7 @@ func (c *runCaller) call(t *testing.T, x uint64, top, most int) (digits []int, a
 	case 2:
 		return nil, false, m
 	}
+	t.Helper() // here, not at the top: call runs millions of times
 	t.Fatalf("drawRun used %d values", c.src.used)
 	return nil, false, 0
 }

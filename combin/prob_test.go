@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"spiral/internal/spiraltest"
 )
 
 // TestMissProbPaper: the paper's 5.71%, C(35, 4)/C(70, 4) = 52360/916895 =
@@ -106,7 +108,8 @@ func TestProbsByEnumeration(t *testing.T) {
 
 // TestAppearanceDistMoments: on families of every size the distribution
 // sums to 1, has mean K*n/N and the hypergeometric variance
-// K p (1-p) (T-K)/(T-1) with p = n/N, and starts with MissProb.
+// K p (1-p) (T-K)/(T-1) with p = n/N, and starts with MissProb: listed
+// cases and 40 random ones (100 with SPIRAL_LONG=1).
 func TestAppearanceDistMoments(t *testing.T) {
 	check := func(t tester, f Family, K int) {
 		dist, err := f.AppearanceDist(K)
@@ -153,7 +156,7 @@ func TestAppearanceDistMoments(t *testing.T) {
 	} {
 		check(t, tc.f, tc.K)
 	}
-	rapid.Check(t, func(t *rapid.T) {
+	spiraltest.Check(t, 40, 100, func(t *rapid.T) {
 		f := drawFamily(t, rapid.SampledFrom([]int{8, 100, MaxSize}).Draw(t, "maxN"), 30)
 		maxK := 24
 		if long() {
@@ -179,7 +182,8 @@ func relErr(got float64, want *big.Rat) float64 {
 
 // TestMissProbFloatAccuracy: the float64 twin is within 1e-12 relative of
 // the exact rational, for probabilities down to 1e-300, on families of
-// every size (many beyond 2^64) and for K up to and past T_avoid.
+// every size (many beyond 2^64) and for K up to and past T_avoid: listed
+// cases and 40 random ones (100 with SPIRAL_LONG=1).
 func TestMissProbFloatAccuracy(t *testing.T) {
 	const tol = 1e-12
 	tiny := new(big.Rat).SetFloat64(1e-300)
@@ -232,7 +236,7 @@ func TestMissProbFloatAccuracy(t *testing.T) {
 			check(t, tc.f, K)
 		}
 	}
-	rapid.Check(t, func(t *rapid.T) {
+	spiraltest.Check(t, 40, 100, func(t *rapid.T) {
 		f := drawFamily(t, rapid.SampledFrom([]int{10, 70, 2000}).Draw(t, "maxN"), 40)
 		maxK := 500
 		if T, ok := f.Count64(); ok && T < uint64(maxK) {

@@ -262,7 +262,8 @@ func (s *Sampler) DrawTo(dst []int, src rand.Source) {
 	switch {
 	case s.k == 0:
 	case s.table != nil:
-		s.drawListed(dst, src)
+		drawRuns(s.digits, s.runs, src)
+		s.drawListed(dst)
 	default:
 		s.drawRejecting(dst, src)
 	}
@@ -281,19 +282,18 @@ func (s *Sampler) drawRejecting(dst []int, src rand.Source) {
 	}
 }
 
-// drawListed is DrawTo for a listed family: a partial Fisher-Yates shuffle
-// of the set indices, swapping position i with j = i + d_i, d_i uniform in
-// [0, T-i), and writing set pick[i] to dst. Position i holds its final set
-// once step i has swapped it (later steps swap positions above i), so the
-// step writes only position j and copies the set at once; afterwards every
-// written position j holds its own index again. One loop over the K
-// swaps, not three (swap, copy, restore both positions), takes about 60
-// instructions fewer a plan of Subsets(8, 4), K = 4; TestDrawToListedReference
-// pins it to the plain shuffle.
-func (s *Sampler) drawListed(dst []int, src rand.Source) {
-	digits := s.digits
-	drawRuns(digits, s.runs, src)
-	n, table, pick := s.f.n, s.table, s.pick
+// drawListed is DrawTo for a listed family, once the K digits d_i, uniform
+// in [0, T-i), are drawn into s.digits: a partial Fisher-Yates shuffle of
+// the set indices, swapping position i with j = i + d_i, and writing set
+// pick[i] to dst. Position i holds its final set once step i has swapped it
+// (later steps swap positions above i), so the step writes only position j
+// and copies the set at once; afterwards every written position j holds its
+// own index again. One loop over the K swaps, not three (swap, copy,
+// restore both positions), takes about 60 instructions fewer a plan of
+// Subsets(8, 4), K = 4; TestDrawToListedReference pins it to the plain
+// shuffle.
+func (s *Sampler) drawListed(dst []int) {
+	digits, n, table, pick := s.digits, s.f.n, s.table, s.pick
 	if n == 4 {
 		// The paper's set size, copied by four moves instead of copy's
 		// call of memmove: about 160 instructions fewer a plan of

@@ -42,6 +42,10 @@ func TestSetChecker(t *testing.T) {
 			if (want == nil) != (got == nil) || want != nil && want.Error() != got.Error() {
 				t.Errorf("%v: SetChecker %v, CheckSets %v", f, got, want)
 			}
+			var none *SetChecker
+			if got := none.Check(f, m); (want == nil) != (got == nil) || want != nil && want.Error() != got.Error() {
+				t.Errorf("%v: nil *SetChecker %v, CheckSets %v", f, got, want)
+			}
 		}
 	}
 }

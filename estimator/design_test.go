@@ -357,9 +357,16 @@ func TestDesignErrors(t *testing.T) {
 	if _, err := BalancedSets(family(t, false, 10, 2), 2); err == nil || !strings.Contains(err.Error(), "N = 10") {
 		t.Errorf("BalancedSets(N = 10): %v", err)
 	}
-	if _, err := BalancedClasses(family(t, false, 12, 3), 20); err == nil || !strings.Contains(err.Error(), "steps to enumerate") {
+	// The step bound, reached after 2^22 steps (a quarter second) under
+	// SPIRAL_LONG=1, after 2^12 by default.
+	bound := maxRoundSteps
+	if !long() {
+		maxRoundSteps = 1 << 12
+	}
+	if _, err := BalancedClasses(family(t, false, 12, 3), 20); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d steps to enumerate", maxRoundSteps)) {
 		t.Errorf("BalancedClasses(12, 3, 20): %v", err)
 	}
+	maxRoundSteps = bound
 	if _, err := BalancedClasses(family(t, false, 17, 2), 2); err == nil || !strings.Contains(err.Error(), "N = 17") {
 		t.Errorf("BalancedClasses(N = 17): %v", err)
 	}

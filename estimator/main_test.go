@@ -1,8 +1,6 @@
 package estimator
 
 import (
-	"flag"
-	"strconv"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -23,18 +21,5 @@ func long() bool { return spiraltest.Long() }
 // exactly; a -rapid.checks flag on the command line overrides both.
 func checkProperty(t *testing.T, n int, prop func(*rapid.T)) {
 	t.Helper()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "rapid.checks" })
-	if !set {
-		if long() {
-			n *= 10
-		}
-		f := flag.Lookup("rapid.checks")
-		old := f.Value.String()
-		if err := f.Value.Set(strconv.Itoa(n)); err != nil {
-			t.Fatal(err)
-		}
-		defer f.Value.Set(old)
-	}
-	rapid.Check(t, prop)
+	spiraltest.Check(t, n, 10*n, prop)
 }

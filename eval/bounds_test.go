@@ -20,20 +20,20 @@ import (
 // message.
 const errorBudget = 8 << 10
 
-// wantCostError checks that err is an *eval.ArgError for argument arg that
+// wantCostError checks that err is an *eval.InputError for argument arg that
 // wraps ErrTooCostly and whose message holds every one of want.
 func wantCostError(t *testing.T, call string, err error, arg string, want ...string) {
 	t.Helper()
-	var ae *eval.ArgError
+	var ae *eval.InputError
 	switch {
 	case err == nil:
 		t.Errorf("%s: no error, want one wrapping ErrTooCostly", call)
 		return
 	case !errors.As(err, &ae) || !errors.Is(err, eval.ErrTooCostly):
-		t.Errorf("%s: error %v (%T), want an *ArgError wrapping ErrTooCostly", call, err, err)
+		t.Errorf("%s: error %v (%T), want an *InputError wrapping ErrTooCostly", call, err, err)
 		return
-	case ae.Arg != arg:
-		t.Errorf("%s: error names argument %q, want %q: %v", call, ae.Arg, arg, err)
+	case ae.Field != arg:
+		t.Errorf("%s: error names argument %q, want %q: %v", call, ae.Field, arg, err)
 	}
 	for _, w := range want {
 		if !strings.Contains(err.Error(), w) {
@@ -94,7 +94,7 @@ func hugeSize(t *rapid.T, label string) int {
 
 // TestHugeSizesErrorOrAnswer draws sizes from every range, huge ones
 // included, and calls each function that takes a size: each returns an
-// *ArgError or an answer in range, never panics, and allocates no more
+// *InputError or an answer in range, never panics, and allocates no more
 // than its documented bound (a curve of kmax values, the bootstrap's
 // b·kmax values). Curve widths and replicate counts are drawn either small
 // or beyond the size cap, so that accepted calls stay quick.
@@ -110,9 +110,9 @@ func TestHugeSizesErrorOrAnswer(t *testing.T) {
 			b = rapid.IntRange(1<<25, math.MaxInt).Draw(t, "b")
 		}
 		answer := func(call string, err error, p float64, budget uint64, used uint64) {
-			var ae *eval.ArgError
+			var ae *eval.InputError
 			if err != nil && !errors.As(err, &ae) {
-				t.Fatalf("%s: error %v (%T) is not an *ArgError", call, err, err)
+				t.Fatalf("%s: error %v (%T) is not an *InputError", call, err, err)
 			}
 			if err == nil && !(p >= 0 && p <= 1) {
 				t.Fatalf("%s = %v, not in [0, 1]", call, p)
@@ -167,7 +167,7 @@ func TestHugeSizesErrorOrAnswer(t *testing.T) {
 func TestNoFusedMultiplyAdd(t *testing.T) { spiraltest.NoFusedMultiplyAdd(t, "spiral/eval") }
 
 // FuzzPassAtK calls PassAtK, PassAtKRat and PassAtKCurve with any sizes:
-// each gives an *ArgError or an answer in [0, 1]; PassAtK agrees with the
+// each gives an *InputError or an answer in [0, 1]; PassAtK agrees with the
 // exact value within its documented bound whenever PassAtKRat answers; and
 // the curve's value at kmax agrees with PassAtK.
 func FuzzPassAtK(f *testing.F) {
@@ -179,10 +179,10 @@ func FuzzPassAtK(f *testing.F) {
 	f.Fuzz(func(t *testing.T, n64, c64, k64 int64) {
 		n, c, k := int(n64), int(c64), int(k64)
 		p, err := eval.PassAtK(n, c, k)
-		var ae *eval.ArgError
+		var ae *eval.InputError
 		if err != nil {
 			if !errors.As(err, &ae) {
-				t.Fatalf("PassAtK(%d, %d, %d): error %v is not an *ArgError", n, c, k, err)
+				t.Fatalf("PassAtK(%d, %d, %d): error %v is not an *InputError", n, c, k, err)
 			}
 			return
 		}

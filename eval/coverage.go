@@ -25,20 +25,16 @@ func checkCoverage(what string, problems []PassCount, kmax int) error {
 		return argError(what, "kmax", fmt.Sprintf("kmax = %d < 1", kmax))
 	}
 	for i, p := range problems {
-		var msg string
 		switch {
 		case p.N < 0:
-			msg = fmt.Sprintf("N = %d < 0 samples", p.N)
+			return intElementError(what, FieldProblemsN, i, p.N, fmt.Sprintf("N = %d < 0 samples", p.N))
 		case p.C < 0:
-			msg = fmt.Sprintf("C = %d < 0 correct samples", p.C)
+			return intElementError(what, FieldProblemsC, i, p.C, fmt.Sprintf("C = %d < 0 correct samples", p.C))
 		case p.C > p.N:
-			msg = fmt.Sprintf("C = %d > N = %d (more correct samples than samples)", p.C, p.N)
+			return intElementError(what, FieldProblemsC, i, p.C, fmt.Sprintf("C = %d > N = %d (more correct samples than samples)", p.C, p.N))
 		case p.N < kmax:
-			msg = fmt.Sprintf("N = %d < kmax = %d: pass@k needs at least k samples of every problem", p.N, kmax)
-		default:
-			continue
+			return intElementError(what, FieldProblemsN, i, p.N, fmt.Sprintf("N = %d < kmax = %d: pass@k needs at least k samples of every problem", p.N, kmax))
 		}
-		return &ArgError{Func: what, Arg: "problems", Index: i, Reason: msg}
 	}
 	if !within(len(problems), kmax, maxSteps) {
 		return costError(what, "kmax", fmt.Sprintf(
@@ -77,7 +73,7 @@ func CoverageCurve(problems []PassCount, kmax int) ([]float64, error) {
 // has the same bits on every architecture, and is within (2k+3)·2^-53 of
 // the exact mean when every N_i <= 2^53 ((4k+3)·2^-53 beyond).
 //
-// It returns an [*ArgError] naming the value if problems is empty,
+// It returns an *[InputError] naming the value if problems is empty,
 // len(dst) = 0, or some problem has N < 0, C < 0, C > N, or N < len(dst)
 // (pass@k needs at least k samples of every problem: a curve to k = 256
 // needs 256 samples per problem), and one wrapping [ErrTooCostly] if
@@ -139,7 +135,7 @@ type CoverageBand struct {
 // b·kmax + len(problems)·kmax values and takes b·len(problems)·kmax steps;
 // b = 1000 to 10000 is usual.
 //
-// It returns an [*ArgError] naming the value for the inputs [CoverageCurve]
+// It returns an *[InputError] naming the value for the inputs [CoverageCurve]
 // rejects, for b < 1, for level outside (0, 1) or NaN, and for a nil rnd;
 // and one wrapping [ErrTooCostly] when b·kmax or len(problems)·kmax exceeds
 // 2^24, the module's size cap (memory), or b·len(problems)·kmax exceeds

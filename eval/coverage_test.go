@@ -76,9 +76,9 @@ func TestCoverageErrors(t *testing.T) {
 	}{
 		{nil, 3, "no problems"},
 		{good, 0, "kmax = 0 < 1"},
-		{good, 5, "problems[1]: N = 4 < kmax = 5"},
-		{[]eval.PassCount{{N: 8, C: 9}}, 1, "problems[0]: C = 9 > N = 8"},
-		{[]eval.PassCount{{N: 8, C: 1}, {N: 8, C: -2}}, 1, "problems[1]: C = -2 < 0"},
+		{good, 5, "problems.N[1] = 4: N = 4 < kmax = 5"},
+		{[]eval.PassCount{{N: 8, C: 9}}, 1, "problems.C[0] = 9: C = 9 > N = 8"},
+		{[]eval.PassCount{{N: 8, C: 1}, {N: 8, C: -2}}, 1, "problems.C[1] = -2: C = -2 < 0"},
 	} {
 		if _, err := eval.CoverageCurve(tc.ps, tc.kmax); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("CoverageCurve(%v, %d): error %v, want one containing %q", tc.ps, tc.kmax, err, tc.want)

@@ -17,7 +17,7 @@ import (
 // answers give the same bits (math.Log2's last bits may differ between
 // architectures). It is the plug-in estimate: from n samples it is biased
 // low, by about (m-1)/(2n ln 2) bits, so compare entropies only between
-// equal n. It costs O(n) time and memory, and returns an [*ArgError] for
+// equal n. It costs O(n) time and memory, and returns an *[InputError] for
 // no answers, and one wrapping [ErrTooCostly] for more than 2^24 answers.
 func AnswerEntropy[T comparable](answers []T) (float64, error) {
 	if len(answers) == 0 {

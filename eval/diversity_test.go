@@ -59,8 +59,8 @@ func TestAnswerEntropyInvariant(t *testing.T) {
 
 func TestAnswerEntropyErrors(t *testing.T) {
 	_, err := eval.AnswerEntropy([]int{})
-	var ae *eval.ArgError
-	if !errors.As(err, &ae) || ae.Arg != "answers" {
+	var ae *eval.InputError
+	if !errors.As(err, &ae) || ae.Field != "answers" {
 		t.Errorf("no answers: %v", err)
 	}
 }
@@ -182,18 +182,18 @@ func TestUniqueCoverageExact(t *testing.T) {
 }
 
 func TestOverlapErrors(t *testing.T) {
-	var ae *eval.ArgError
+	var ae *eval.InputError
 	a := []eval.PassCount{{N: 2, C: 1}}
-	if _, err := eval.CoverageOverlap(a, nil, 1); !errors.As(err, &ae) || ae.Arg != "b" {
+	if _, err := eval.CoverageOverlap(a, nil, 1); !errors.As(err, &ae) || ae.Field != "b" {
 		t.Errorf("lengths: %v", err)
 	}
-	if _, err := eval.CoverageOverlap(a, a, 3); !errors.As(err, &ae) || ae.Arg != "problems" || ae.Index != 0 {
+	if _, err := eval.CoverageOverlap(a, a, 3); !errors.As(err, &ae) || ae.Field != eval.FieldProblemsN || ae.Output != 0 {
 		t.Errorf("k > N: %v", err)
 	}
-	if _, err := eval.UniqueCoverage(nil, 1); !errors.As(err, &ae) || ae.Arg != "policies" {
+	if _, err := eval.UniqueCoverage(nil, 1); !errors.As(err, &ae) || ae.Field != "policies" {
 		t.Errorf("no policies: %v", err)
 	}
-	if _, err := eval.UniqueCoverage([][]eval.PassCount{a, {}}, 1); !errors.As(err, &ae) || ae.Index != 1 {
+	if _, err := eval.UniqueCoverage([][]eval.PassCount{a, {}}, 1); !errors.As(err, &ae) || ae.Output != 1 {
 		t.Errorf("lengths: %v", err)
 	}
 }
@@ -222,11 +222,11 @@ func TestPairedAccuracy(t *testing.T) {
 	if one.Diff != 1 || !math.IsNaN(one.SE) {
 		t.Errorf("one item: %+v", one)
 	}
-	var ae *eval.ArgError
+	var ae *eval.InputError
 	if _, err := eval.PairedAccuracy(nil, nil); !errors.As(err, &ae) {
 		t.Errorf("no items: %v", err)
 	}
-	if _, err := eval.PairedAccuracy(a, b[:2]); !errors.As(err, &ae) || ae.Arg != "b" {
+	if _, err := eval.PairedAccuracy(a, b[:2]); !errors.As(err, &ae) || ae.Field != "b" {
 		t.Errorf("lengths: %v", err)
 	}
 }

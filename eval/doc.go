@@ -34,7 +34,7 @@
 // with Student's t test.
 //
 // Every function checks its arguments before any work: bad values give an
-// [*ArgError] naming the argument, its value and its position, and sizes
+// *[InputError] naming the argument, its value and its position, and sizes
 // that would take more than 2^24 values of memory ([combin.MaxSize], the
 // module's size cap) or more than 2^30 steps of time give one wrapping
 // [ErrTooCostly]; no argument makes a call hang, exhaust memory or panic. The curves and

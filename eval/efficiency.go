@@ -88,11 +88,11 @@ func checkCoverageGrid(name string, ks []int, y []float64) error {
 	}
 	for i, v := range y {
 		if !(v >= 0 && v <= 1) {
-			return &ArgError{Func: what, Arg: name, Index: i, Reason: fmt.Sprintf("%s[%d] = %v (at k = %d) is not a coverage in [0, 1]", name, i, v, ks[i])}
+			return elementError(what, name, i, v, fmt.Sprintf("not a coverage in [0, 1] (at k = %d)", ks[i]))
 		}
 		if i > 0 && v < y[i-1] {
-			return &ArgError{Func: what, Arg: name, Index: i, Reason: fmt.Sprintf("%s[%d] = %v < %s[%d] = %v: coverage must be nondecreasing in k (k = %d after k = %d)",
-				name, i, v, name, i-1, y[i-1], ks[i], ks[i-1])}
+			return elementError(what, name, i, v, fmt.Sprintf("below the coverage %v before it: coverage must be nondecreasing in k (k = %d after k = %d)",
+				y[i-1], ks[i], ks[i-1]))
 		}
 	}
 	return nil
@@ -147,7 +147,7 @@ func checkCoverageGrid(name string, ks []int, y []float64) error {
 // there in log k, so the chord overstates B). Read Max together with the KB
 // it was found at.
 //
-// It costs O(m log m) for a grid of m widths. It returns an [*ArgError]
+// It costs O(m log m) for a grid of m widths. It returns an *[InputError]
 // naming the value if ks is empty, ks[0] < 1, ks is not strictly
 // increasing, the curves' lengths differ from len(ks), or a coverage value
 // is NaN, outside [0, 1], or smaller than the value before it.
@@ -158,10 +158,10 @@ func ScalingEfficiency(ks []int, baseline, method []float64) (ScalingEfficiencyC
 	}
 	for i, k := range ks {
 		if i == 0 && k < 1 {
-			return ScalingEfficiencyCurve{}, &ArgError{Func: what, Arg: "ks", Index: 0, Reason: fmt.Sprintf("ks[0] = %d < 1", k)}
+			return ScalingEfficiencyCurve{}, intElementError(what, "ks", 0, k, "a width < 1")
 		}
 		if i > 0 && k <= ks[i-1] {
-			return ScalingEfficiencyCurve{}, &ArgError{Func: what, Arg: "ks", Index: i, Reason: fmt.Sprintf("ks[%d] = %d <= ks[%d] = %d: widths must be strictly increasing", i, k, i-1, ks[i-1])}
+			return ScalingEfficiencyCurve{}, intElementError(what, "ks", i, k, fmt.Sprintf("not above the width %d before it: widths must be strictly increasing", ks[i-1]))
 		}
 	}
 	if err := checkCoverageGrid("baseline", ks, baseline); err != nil {

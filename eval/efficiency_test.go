@@ -388,17 +388,17 @@ func TestScalingEfficiencyErrors(t *testing.T) {
 		want string
 	}{
 		{nil, nil, nil, "empty grid"},
-		{[]int{0, 1, 2}, ok, ok, "ks[0] = 0 < 1"},
-		{[]int{1, 2, 2}, ok, ok, "ks[2] = 2 <= ks[1] = 2"},
-		{[]int{1, 4, 2}, ok, ok, "ks[2] = 2 <= ks[1] = 4"},
+		{[]int{0, 1, 2}, ok, ok, "ks[0] = 0: a width < 1"},
+		{[]int{1, 2, 2}, ok, ok, "ks[2] = 2: not above the width 2 before it"},
+		{[]int{1, 4, 2}, ok, ok, "ks[2] = 2: not above the width 4 before it"},
 		{ks, ok[:2], ok, "len(baseline) = 2 != len(ks) = 3"},
 		{ks, ok, nil, "len(method) = 0 != len(ks) = 3"},
 		{ks, []float64{0.1, math.NaN(), 0.3}, ok, "baseline[1] = NaN"},
 		{ks, ok, []float64{0.1, 0.2, math.Inf(1)}, "method[2] = +Inf"},
 		{ks, []float64{-0.1, 0.2, 0.3}, ok, "baseline[0] = -0.1"},
-		{ks, ok, []float64{0.1, 0.2, 1.5}, "method[2] = 1.5 (at k = 4) is not a coverage in [0, 1]"},
-		{ks, []float64{0.1, 0.3, 0.2}, ok, "baseline[2] = 0.2 < baseline[1] = 0.3: coverage must be nondecreasing in k (k = 4 after k = 2)"},
-		{ks, ok, []float64{0.5, 0.4, 0.6}, "method[1] = 0.4 < method[0] = 0.5"},
+		{ks, ok, []float64{0.1, 0.2, 1.5}, "method[2] = 1.5: not a coverage in [0, 1] (at k = 4)"},
+		{ks, []float64{0.1, 0.3, 0.2}, ok, "baseline[2] = 0.2: below the coverage 0.3 before it: coverage must be nondecreasing in k (k = 4 after k = 2)"},
+		{ks, ok, []float64{0.5, 0.4, 0.6}, "method[1] = 0.4: below the coverage 0.5"},
 	} {
 		if _, err := eval.ScalingEfficiency(tc.ks, tc.a, tc.b); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ScalingEfficiency(%v, %v, %v): error %v, want one containing %q", tc.ks, tc.a, tc.b, err, tc.want)

@@ -2,52 +2,67 @@ package eval
 
 import (
 	"errors"
-	"strconv"
 
+	"spiral/internal/inputerr"
 	"spiral/internal/numeric"
 )
 
-// ErrTooCostly is the error, wrapped in an [*ArgError], for arguments that
-// are valid but would cost more memory or time than the function allows.
-// The limits are stated in each function's documentation.
+// ErrTooCostly is the reason, wrapped in an *[InputError]'s Err, for
+// arguments that are valid but would cost more memory or time than the
+// function allows (errors.Is(err, ErrTooCostly) tells it). The limits are
+// stated in each function's documentation.
 var ErrTooCostly = errors.New("too costly")
 
-// An ArgError reports an argument a function cannot use. Its message names
-// the function, the argument, its value and why, such as
+// InputError describes an argument a function cannot use. Field is the
+// argument, such as "k", "kmax" or "problems" (or a field of its elements,
+// "problems.N"); Output is the position within a slice argument (the
+// problem of a test set, the point of a grid), or -1; Value is the bad
+// element's value; Err says why, and wraps [ErrTooCostly] when the
+// arguments are valid but too large. Problem and Set are -1. Its message
+// names the function, the argument and why, such as
 //
-//	eval: pass@k: k = 5 > n = 2: pass@k needs at least k samples
+//	eval: pass@k: k: k = 5 > n = 2: pass@k needs at least k samples
 //
-// Index is the position within a slice argument (the problem of a test
-// set, the point of a grid), or -1. Err is [ErrTooCostly] when the
-// arguments are valid but too large, nil otherwise.
-type ArgError struct {
-	Func   string // the computation, such as "pass@k" or "coverage"
-	Arg    string // the argument, such as "k", "kmax" or "problems"
-	Index  int    // position within Arg, or -1
-	Reason string // the value and what is wrong with it
-	Err    error  // ErrTooCostly or nil
+// It is the module's one input error type, also spiral.InputError; recover
+// it with errors.As.
+type InputError = inputerr.InputError
+
+// The fields of PassCount elements (of a test set, "problems") an
+// *InputError names.
+const (
+	FieldProblemsN = "problems.N" // a problem's N
+	FieldProblemsC = "problems.C" // a problem's C
+)
+
+// argError returns the InputError about argument arg of what, at no
+// position.
+func argError(what, arg, reason string) *InputError {
+	return inputerr.New("eval: "+what, "", InputError{Field: arg, Problem: -1, Set: -1, Output: -1, Err: errors.New(reason)})
 }
 
-func (e *ArgError) Error() string {
-	s := "eval: " + e.Func + ": "
-	if e.Index >= 0 {
-		s += e.Arg + "[" + strconv.Itoa(e.Index) + "]: "
-	}
-	return s + e.Reason
+// costError returns argError's InputError with a reason that wraps
+// ErrTooCostly.
+func costError(what, arg, reason string) *InputError {
+	return inputerr.New("eval: "+what, "", InputError{Field: arg, Problem: -1, Set: -1, Output: -1, Err: tooCostly(reason)})
 }
 
-// Unwrap returns Err.
-func (e *ArgError) Unwrap() error { return e.Err }
-
-// argError returns an ArgError for argument arg of what, at no position.
-func argError(what, arg, reason string) *ArgError {
-	return &ArgError{Func: what, Arg: arg, Index: -1, Reason: reason}
+// elementError returns the InputError about element i of argument arg of
+// what, whose value is v.
+func elementError(what, arg string, i int, v float64, reason string) *InputError {
+	return inputerr.New("eval: "+what, "", InputError{Field: arg, Problem: -1, Set: -1, Output: i, Value: v, Err: errors.New(reason)})
 }
 
-// costError returns an ArgError wrapping ErrTooCostly.
-func costError(what, arg, reason string) *ArgError {
-	return &ArgError{Func: what, Arg: arg, Index: -1, Reason: reason, Err: ErrTooCostly}
+// intElementError is elementError for an integer value.
+func intElementError(what, arg string, i, v int, reason string) *InputError {
+	return inputerr.Int("eval: "+what, "", InputError{Field: arg, Problem: -1, Set: -1, Output: i, Err: errors.New(reason)}, v)
 }
+
+// tooCostly is the reason of a costError: its text, which is ErrTooCostly
+// for errors.Is.
+type tooCostly string
+
+func (e tooCostly) Error() string        { return string(e) }
+func (e tooCostly) Is(target error) bool { return target == ErrTooCostly }
 
 // maxSteps bounds the inner-loop steps of one call (a rounded division or a
 // multiply-add each, a few nanoseconds): calls that would take more are

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+
+	"spiral/internal/inputerr"
 )
 
 // TieRule says how a majority vote chooses among answers tied for the most
@@ -117,7 +119,7 @@ func MajorityVote[T cmp.Ordered](answers []T, rule TieRule, rnd *rand.Rand) (T, 
 // compare is used only by TieSmallest and rnd only by TieRandom; either may
 // be nil otherwise. It costs O(n log n) time at most for n = len(answers)
 // and O(D) memory for D distinct answers (a map entry each). It returns an
-// [*ArgError] naming the value for empty answers, an unknown rule, a nil
+// *[InputError] naming the value for empty answers, an unknown rule, a nil
 // compare with TieSmallest, or a nil rnd with TieRandom, and one wrapping
 // [ErrTooCostly], before any work, for more than [MaxAnswers] answers.
 func MajorityVoteFunc[T comparable](answers []T, rule TieRule, compare func(a, b T) int, rnd *rand.Rand) (T, error) {
@@ -232,7 +234,7 @@ func ExpectedMajority[T cmp.Ordered](answers []T, correct T, k int, rule TieRule
 // correct are compared with ==, so compare (used only by TieSmallest, and
 // nil otherwise) must order distinct answers strictly.
 //
-// It returns an [*ArgError] naming the value for k < 1, k > n, an unknown
+// It returns an *[InputError] naming the value for k < 1, k > n, an unknown
 // rule, a nil compare with TieSmallest, or (TieSmallest) a compare that
 // reports an answer different from correct as equal to it; and one
 // wrapping [ErrTooCostly]: before any work for more than [MaxAnswers]
@@ -278,8 +280,8 @@ func ExpectedMajorityFunc[T comparable](answers []T, correct T, k int, rule TieR
 			}
 			s := compare(v, correct)
 			if s == 0 {
-				return 0, &ArgError{Func: "expected maj@k", Arg: "answers", Index: slices.Index(answers, v),
-					Reason: fmt.Sprintf("compare reports answer %v equal to the correct answer %v", v, correct)}
+				return 0, inputerr.Element("eval: expected maj@k", InputError{Field: "answers", Problem: -1, Set: -1, Output: slices.Index(answers, v),
+					Err: fmt.Errorf("compare reports answer %v equal to the correct answer %v", v, correct)})
 			}
 			smaller[a] = s < 0
 		}

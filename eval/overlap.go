@@ -3,6 +3,8 @@ package eval
 import (
 	"fmt"
 	"math"
+
+	"spiral/internal/inputerr"
 )
 
 // Overlap is how two policies' coverage of one test set overlaps at a
@@ -22,7 +24,7 @@ type Overlap struct {
 // Each term is a product of unbiased estimates from independent samples,
 // so each fraction is unbiased; the four add up to 1, and Both + OnlyA is
 // A's coverage at k. Problem i of a and of b must be the same problem. It
-// returns an [*ArgError] when a and b differ in length, and the errors of
+// returns an *[InputError] when a and b differ in length, and the errors of
 // [CoverageCurve] for either test set at kmax = k.
 func CoverageOverlap(a, b []PassCount, k int) (Overlap, error) {
 	if len(a) != len(b) {
@@ -58,7 +60,7 @@ func CoverageOverlap(a, b []PassCount, k int) (Overlap, error) {
 //
 // unbiased when the policies' samples are independent. With two policies
 // it is [CoverageOverlap]'s OnlyA and OnlyB. policies[j][i] is problem i
-// of policy j. It returns an [*ArgError] for no policies or test sets of
+// of policy j. It returns an *[InputError] for no policies or test sets of
 // different lengths, one wrapping [ErrTooCostly] when m·P exceeds 2^30
 // steps, and the errors of [CoverageCurve] for any test set at kmax = k.
 func UniqueCoverage(policies [][]PassCount, k int) ([]float64, error) {
@@ -67,8 +69,8 @@ func UniqueCoverage(policies [][]PassCount, k int) ([]float64, error) {
 	}
 	for j, ps := range policies {
 		if len(ps) != len(policies[0]) {
-			return nil, &ArgError{Func: "unique coverage", Arg: "policies", Index: j,
-				Reason: fmt.Sprintf("%d problems, policies[0] has %d", len(ps), len(policies[0]))}
+			return nil, inputerr.Element("eval: unique coverage", InputError{Field: "policies", Problem: -1, Set: -1, Output: j,
+				Err: fmt.Errorf("%d problems, the first policy has %d", len(ps), len(policies[0]))})
 		}
 		if err := checkCoverage("unique coverage", ps, k); err != nil {
 			return nil, err
@@ -116,7 +118,7 @@ type Paired struct {
 }
 
 // PairedAccuracy compares predictors A and B on the same items: a[i] and
-// b[i] report whether each is right on item i. It returns an [*ArgError]
+// b[i] report whether each is right on item i. It returns an *[InputError]
 // for no items or slices of different lengths.
 func PairedAccuracy(a, b []bool) (Paired, error) {
 	if len(a) == 0 {

@@ -24,7 +24,7 @@ type PairedT struct {
 }
 
 // PairedTTest compares a and b, two measurements of the same units
-// (a[i] and b[i] of unit i). It returns an [*ArgError] for no units,
+// (a[i] and b[i] of unit i). It returns an *[InputError] for no units,
 // slices of different lengths or a value that is not finite.
 func PairedTTest(a, b []float64) (PairedT, error) {
 	const what = "paired t test"
@@ -42,7 +42,7 @@ func PairedTTest(a, b []float64) (PairedT, error) {
 			x   float64
 		}{{"a", a[i]}, {"b", b[i]}} {
 			if math.IsNaN(v.x) || math.IsInf(v.x, 0) {
-				return PairedT{}, &ArgError{Func: what, Arg: v.arg, Index: i, Reason: fmt.Sprintf("%v is not finite", v.x)}
+				return PairedT{}, elementError(what, v.arg, i, v.x, "not finite")
 			}
 		}
 		d[i] = a[i] - b[i]

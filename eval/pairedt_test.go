@@ -74,14 +74,14 @@ func TestPairedTTestEdges(t *testing.T) {
 	if zero.P != 1 {
 		t.Errorf("no difference: %+v", zero)
 	}
-	var ae *eval.ArgError
-	if _, err := eval.PairedTTest(nil, nil); !errors.As(err, &ae) || ae.Arg != "a" {
+	var ae *eval.InputError
+	if _, err := eval.PairedTTest(nil, nil); !errors.As(err, &ae) || ae.Field != "a" {
 		t.Errorf("no units: %v", err)
 	}
-	if _, err := eval.PairedTTest([]float64{1}, []float64{1, 2}); !errors.As(err, &ae) || ae.Arg != "b" {
+	if _, err := eval.PairedTTest([]float64{1}, []float64{1, 2}); !errors.As(err, &ae) || ae.Field != "b" {
 		t.Errorf("lengths: %v", err)
 	}
-	if _, err := eval.PairedTTest([]float64{1, math.NaN()}, []float64{1, 2}); !errors.As(err, &ae) || ae.Arg != "a" || ae.Index != 1 {
+	if _, err := eval.PairedTTest([]float64{1, math.NaN()}, []float64{1, 2}); !errors.As(err, &ae) || ae.Field != "a" || ae.Output != 1 {
 		t.Errorf("NaN: %v", err)
 	}
 }

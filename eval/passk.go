@@ -1,11 +1,13 @@
 package eval
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
 	"math/bits"
 
+	"spiral/internal/inputerr"
 	"spiral/internal/numeric"
 )
 
@@ -25,7 +27,14 @@ func checkPassAtK(what string, n, c, k int) error {
 	if msg == "" {
 		return nil
 	}
-	return argError(what, arg, msg)
+	v := k
+	switch arg {
+	case "n":
+		v = n
+	case "c":
+		v = c
+	}
+	return inputerr.Int("eval: "+what, "", InputError{Field: arg, Problem: -1, Set: -1, Output: -1, Err: errors.New(msg)}, v)
 }
 
 // passAtKProblem names the argument that is wrong among n, c and k and
@@ -76,7 +85,7 @@ func passAtKProblem(n, c, k int) (arg, msg string) {
 // Edge cases: c = 0 gives exactly 0; n - c < k (too few incorrect samples
 // to fill a subset without a correct one) gives exactly 1.
 //
-// It returns an [*ArgError] naming the value if n < 0, c < 0, c > n,
+// It returns an *[InputError] naming the value if n < 0, c < 0, c > n,
 // k < 1, or k > n. The last one is deliberate: with fewer samples than k
 // the estimator is undefined, and the Codex reference code returns 1.0
 // there because its shortcut "if n - c < k: return 1.0" is taken even when
@@ -162,7 +171,7 @@ func passAtKLarge(n, u, x int) float64 {
 // callers who want exact values. It computes the ratio as the product of
 // the min(c, k) factors of PassAtK, exactly, so its cost grows with the
 // size of that fraction, min(c, k)·bits(n) bits: it refuses, with an
-// [*ArgError] wrapping [ErrTooCostly], arguments with min(c, k)·bits(n) >
+// *[InputError] wrapping [ErrTooCostly], arguments with min(c, k)·bits(n) >
 // 2^17 (combin.MaxExactBits, the module's cap on exact numbers; for
 // n = 2^20, min(c, k) > 6241), unless c = 0 (exactly 0) or n - c < k
 // (exactly 1). It returns the same errors as PassAtK otherwise.
@@ -194,7 +203,7 @@ func PassAtKRat(n, c, k int) (*big.Rat, error) {
 // correct: element k-1 is pass@k. It is [PassAtKCurveTo] with a newly
 // allocated slice of length kmax, and returns its errors; it also refuses
 // kmax > 2^24 (combin.MaxSize, the module's size cap), with an
-// [*ArgError] wrapping [ErrTooCostly], before allocating anything.
+// *[InputError] wrapping [ErrTooCostly], before allocating anything.
 func PassAtKCurve(n, c, kmax int) ([]float64, error) {
 	if kmax < 1 {
 		return nil, argError("pass@k curve", "kmax", fmt.Sprintf("kmax = %d < 1", kmax))
@@ -228,7 +237,7 @@ func PassAtKCurve(n, c, kmax int) ([]float64, error) {
 // bits. The curve is exactly nondecreasing in k, with the same edge cases
 // as PassAtK: 0 everywhere when c = 0 and exactly 1 for k > n-c.
 //
-// It returns an [*ArgError] naming the value if n < 0, c < 0, c > n,
+// It returns an *[InputError] naming the value if n < 0, c < 0, c > n,
 // len(dst) = 0, or len(dst) > n; dst is left unchanged then.
 func PassAtKCurveTo(dst []float64, n, c int) error {
 	if len(dst) == 0 {

@@ -65,7 +65,7 @@ func (s SoftOverlong) Validate() error {
 	case s.Buffer > s.MaxLength:
 		return intError(FieldBuffer, -1, s.Buffer, fmt.Errorf("buffer B = %d > L_max = %d", s.Buffer, s.MaxLength))
 	case !(s.Factor > 0 && s.Factor <= MaxFactor):
-		return valueError(FieldFactor, -1, s.Factor, fmt.Errorf("factor F = %v, want 0 < F <= MaxFactor = %g (DAPO uses 1)", s.Factor, MaxFactor))
+		return valueError(FieldFactor, -1, s.Factor, fmt.Errorf("factor F = %v, want 0 < F <= %g (DAPO uses 1)", s.Factor, MaxFactor))
 	}
 	return nil
 }

@@ -357,13 +357,13 @@ type counts struct {
 func (c *counts) add(in *Rows, offset int) error {
 	n := len(in.Update)
 	if len(in.Lengths) != n {
-		return intError(FieldLengths, -1, len(in.Lengths), fmt.Errorf("len(Lengths) = %d, want len(Update) = %d", len(in.Lengths), n))
+		return intError(FieldLengths, -1, len(in.Lengths), fmt.Errorf("len = %d, want %d, one per output", len(in.Lengths), n))
 	}
 	if in.Multipliers != nil && len(in.Multipliers) != n {
-		return intError(FieldMultipliers, -1, len(in.Multipliers), fmt.Errorf("len(Multipliers) = %d, want len(Update) = %d", len(in.Multipliers), n))
+		return intError(FieldMultipliers, -1, len(in.Multipliers), fmt.Errorf("len = %d, want %d, one per output", len(in.Multipliers), n))
 	}
 	if in.Terms != nil && len(in.Terms) != n {
-		return intError(FieldTerms, -1, len(in.Terms), fmt.Errorf("len(Terms) = %d, want len(Update) = %d", len(in.Terms), n))
+		return intError(FieldTerms, -1, len(in.Terms), fmt.Errorf("len = %d, want %d, one per output", len(in.Terms), n))
 	}
 	for o, u := range in.Update {
 		// One comparison each on the way through: NaN and infinities
@@ -463,12 +463,12 @@ func multiplierError(u, m float64, o int) error {
 	case math.Abs(m) > MaxUpdate:
 		return rowError(FieldMultipliers, o, m, errTooLarge)
 	}
-	return rowError(FieldUpdate, o, u, fmt.Errorf("times its multiplier %v: magnitude above MaxUpdate = %g", m, MaxUpdate))
+	return rowError(FieldUpdate, o, u, fmt.Errorf("times its multiplier %v: magnitude above %g", m, MaxUpdate))
 }
 
 var (
 	errNotFinite = errors.New("not finite")
-	errTooLarge  = fmt.Errorf("magnitude above MaxUpdate = %g", MaxUpdate)
-	errLength    = fmt.Errorf("length outside [0, MaxLength = %d]", MaxLength)
-	errTerm      = fmt.Errorf("term outside [0, MaxTerms = %d)", MaxTerms)
+	errTooLarge  = fmt.Errorf("magnitude above %g", MaxUpdate)
+	errLength    = fmt.Errorf("length outside [0, %d] tokens", MaxLength)
+	errTerm      = fmt.Errorf("term outside [0, %d)", MaxTerms)
 )

@@ -115,7 +115,7 @@ func PartCoefficients(dst []float64, in Rows, r Reduction, part Part) (Report, e
 		return Report{}, reductionError(r)
 	}
 	if s := part.Scale; math.IsNaN(s) || s < 0 || s > MaxScale {
-		return Report{}, rowError(FieldScale, -1, s, errors.New("kappa outside [0, 2^53]"))
+		return Report{}, rowError(FieldScale, -1, s, fmt.Errorf("kappa = %v outside [0, 2^53]", s))
 	}
 	// The part's counts per term. An entry Coefficients refuses (a length
 	// of a field, a length, a term) stops the count: Coefficients then
@@ -157,7 +157,7 @@ func PartCoefficients(dst []float64, in Rows, r Reduction, part Part) (Report, e
 	}
 	if part.Over != nil {
 		if len(part.Over) < terms {
-			return Report{}, intError(FieldOver, -1, len(part.Over), fmt.Errorf("len(Over) = %d, want the %d terms Terms names", len(part.Over), terms))
+			return Report{}, intError(FieldOver, -1, len(part.Over), fmt.Errorf("len = %d, want the %d terms the rows name", len(part.Over), terms))
 		}
 		// Only the divisor r reads is checked and used.
 		useSeq := k != kindSum && k != kindTokens

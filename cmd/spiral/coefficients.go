@@ -90,21 +90,19 @@ func (k *coefficients) write(out *creditOutput, c spiral.Config, b *spiral.Batch
 // coefficientsError says what an error of Config.LossCoefficients means in
 // the line's fields. The credit has checked the lengths' layout and signs
 // and the configuration, so what remains is a length above the loss's
-// bound, which loss.InputError reports by the Batch field and row.
+// bound, at its position in the batch's flat lengths: an aggregation
+// output's becomes its set's row and its place in it.
 func coefficientsError(err error, line *creditLine) error {
-	if e, ok := errors.AsType[*spiral.InputError](err); ok && e.Output >= 0 {
-		switch e.Field {
-		case spiral.FieldSearchLengths:
-			return fmt.Errorf("search_lengths[%d] = %v, want a length in [0, %d] tokens", e.Output, e.Value, loss.MaxLength)
-		case spiral.FieldAggregationLengths:
-			o := e.Output
-			for i, rs := range line.Rewards {
-				if o < len(rs) {
-					return fmt.Errorf("aggregation_lengths[%d][%d] = %v, want a length in [0, %d] tokens", i, o, e.Value, loss.MaxLength)
-				}
-				o -= len(rs)
+	if e, ok := errors.AsType[*spiral.InputError](err); ok && e.Field == spiral.FieldAggregationLengths && e.Output >= 0 {
+		c := *e
+		for i, rs := range line.Rewards {
+			if c.Output < len(rs) {
+				c.Set = i
+				break
 			}
+			c.Output -= len(rs)
 		}
+		return inLine(&c)
 	}
 	if len(inputErrors(err)) > 0 {
 		return configError(err)

@@ -9,6 +9,7 @@ import (
 
 	"spiral"
 	"spiral/combin"
+	"spiral/internal/names"
 	"spiral/loss"
 )
 
@@ -95,18 +96,6 @@ not 4 (6).
 Exit status: 0 on success, 2 for bad flags or values (the error on stderr).
 `
 
-// flagNames maps the Config fields of the root's errors to the flags of
-// constants and plan.
-var flagNames = map[string]string{
-	"Config.SearchTraces": "-traces",
-	"Config.SetSize":      "-size",
-	"Config.Sets":         "-sets",
-	"Config.Design":       "-balanced",
-	"Config.Order":        "-shuffle",
-	// LossOptions.MissingRate is -missing-rate in constants and credit.
-	"LossOptions.MissingRate": "-missing-rate",
-}
-
 // sizeError says what a Config error about the flags' sizes means in the
 // flags' names: each *spiral.InputError renamed to its flag, the first
 // per field (a K too large for K*n is also too large for K*N2 = K, which
@@ -119,11 +108,7 @@ func sizeError(err error) string {
 			continue
 		}
 		seen[e.Field] = true
-		name, ok := flagNames[e.Field]
-		if !ok {
-			name = e.Field
-		}
-		parts = append(parts, e.In("", name).Error())
+		parts = append(parts, e.In("", names.Spiral.Flag(e.Field)).Error())
 	}
 	if parts == nil {
 		return err.Error()

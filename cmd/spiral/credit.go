@@ -10,6 +10,7 @@ import (
 	"spiral"
 	"spiral/advantage"
 	"spiral/combin"
+	"spiral/internal/names"
 	"spiral/lengthgate"
 )
 
@@ -278,9 +279,6 @@ func (h *creditHandler) handle(line []byte) ([]byte, error) {
 		return nil, err
 	}
 	if err := c.CreditBatch(&h.credit, h.batch); err != nil {
-		if e, ok := errors.AsType[*advantage.InputError](err); ok {
-			return nil, inputError(c, in, e)
-		}
 		return nil, configError(err)
 	}
 	b := &h.credit
@@ -377,37 +375,18 @@ func (h *creditHandler) layout(in *creditLine, lineSize int) (spiral.Config, err
 	b.SearchLengths = in.SearchLengths
 	b.Plans = &h.plans
 	if err := c.CheckPlans(&h.plans, h.members); err != nil {
-		if e, ok := errors.AsType[*spiral.InputError](err); ok && e.Problem == 0 {
-			return c, inputError(c, in, e)
-		}
 		return c, configError(err)
 	}
 	return c, nil
 }
 
-// errTooLarge says what advantage.ErrTooLarge says, in the input's terms.
-var errTooLarge = fmt.Errorf("its magnitude is above %g, the largest reward accepted", advantage.MaxAbsReward)
-
-// configNames maps the Config fields of the root's errors to a credit
-// line's.
-var configNames = map[string]string{
-	"Config.SearchTraces":       "traces",
-	"Config.SetSize":            "len(sets[0])",
-	"Config.Sets":               "len(sets)",
-	"Config.AggregationsPerSet": "the length of the longest row of rewards",
-}
-
 // configError says what an error of the root package about a credit
 // line's sizes means in the line's field names: each *spiral.InputError
-// renamed to the line's field.
+// renamed to the line's field (names.Spiral).
 func configError(err error) error {
 	var parts []string
 	for _, e := range inputErrors(err) {
-		name, ok := configNames[e.Field]
-		if !ok {
-			name = e.Field
-		}
-		parts = append(parts, e.In("", name).Error())
+		parts = append(parts, inLine(e).Error())
 	}
 	if parts == nil {
 		return err
@@ -415,66 +394,21 @@ func configError(err error) error {
 	return errors.New(strings.Join(parts, "; "))
 }
 
-// inputError says what e, an error of the library about one line, means in
-// the line's own field names.
-func inputError(c spiral.Config, in *creditLine, e *advantage.InputError) error {
-	i, j := e.Set, e.Output
-	switch e.Field {
-	case spiral.FieldRewards:
-		if errors.Is(e.Err, advantage.ErrNotFinite) {
-			return fmt.Errorf("rewards[%d][%d] = %v is not finite: mark the output unscorable instead", i, j, e.Value)
-		}
-		if errors.Is(e.Err, advantage.ErrTooLarge) {
-			return fmt.Errorf("rewards[%d][%d] = %v: %v", i, j, e.Value, errTooLarge)
-		}
-		return fmt.Errorf("rewards[%d][%d] = %v: %v", i, j, e.Value, e.Err)
-	case spiral.FieldRewardCounts:
-		return fmt.Errorf("rewards[%d] is empty: a set needs at least one output (mark one that could not be scored in unscorable)", i)
-	case spiral.FieldUnscorable:
-		return fmt.Errorf("unscorable[%d][%d]: %v", i, j, e.Err)
-	case spiral.FieldSearchLengths:
-		switch {
-		case j >= 0:
-			return fmt.Errorf("search_lengths[%d] = %v < 0", j, e.Value)
-		case in.SearchLengths == nil:
-			return fmt.Errorf("search_lengths is missing, but -search-target = %d gates on it", c.Gates.Search.Target)
-		}
-		return fmt.Errorf("len(search_lengths) = %d, want traces = %d", len(in.SearchLengths), in.Traces)
-	case spiral.FieldAggregationLengths:
-		switch {
-		case j >= 0:
-			return fmt.Errorf("aggregation_lengths[%d][%d] = %v < 0", i, j, e.Value)
-		case in.AggregationLengths == nil && c.Gates.Aggregation.Enabled():
-			return fmt.Errorf("aggregation_lengths is missing, but -aggregation-target = %d gates on it", c.Gates.Aggregation.Target)
-		case in.AggregationLengths == nil && c.Overlong != nil:
-			return fmt.Errorf("aggregation_lengths is missing, but -overlong-max = %d punishes on it", c.Overlong.MaxLength)
-		}
-	case spiral.FieldMembers, spiral.FieldPlans:
-		if se, ok := errors.AsType[*combin.SetError](e.Err); ok {
-			switch se.Reason {
-			case combin.OutOfRange:
-				return fmt.Errorf("sets[%d][%d] = %d out of range [0, traces = %d)", se.Set, se.Position, se.Index, in.Traces)
-			case combin.Repeated:
-				return fmt.Errorf("sets[%d][%d] = %d repeats sets[%d][%d]", se.Set, se.Position, se.Index, se.Set, se.Other)
-			case combin.Duplicate:
-				what := "subset"
-				if c.Ordered {
-					what = "tuple"
-				}
-				return fmt.Errorf("sets[%d] = %s and sets[%d] = %s are the same %s", se.Other, setText(in.Sets[se.Other]), se.Set, setText(in.Sets[se.Set]), what)
-			}
-		}
+// inLine returns e, an error of the library about one line, in the
+// line's own words: its field renamed to the line's (names.Spiral), and,
+// since a line is one problem, its set folded into the field as an index
+// ("rewards[1]"), so that a position reads rewards[1][0]. The reason is
+// the library's.
+func inLine(e *spiral.InputError) *spiral.InputError {
+	name := names.Spiral.Line(e.Field)
+	c := e.In("", name)
+	if c.Problem == 0 {
+		c.Problem = -1
 	}
-	return configError(e)
-}
-
-// setText writes a set as [0 1 2] when it has at most 16 members, else
-// its first 8 and its size, so that an error stays short for any n.
-func setText(s []int) string {
-	if len(s) <= 16 {
-		return fmt.Sprint(s)
+	if c.Problem < 0 && c.Set >= 0 {
+		c.Field, c.Set = fmt.Sprintf("%s[%d]", name, c.Set), -1
 	}
-	return fmt.Sprintf("%v ...] (%d members)", strings.TrimSuffix(fmt.Sprint(s[:8]), "]"), len(s))
+	return c
 }
 
 // boundaryFlag is the -boundary flag.
@@ -541,7 +475,7 @@ func runCredit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case *overlongMax > 0:
 		o := lengthgate.SoftOverlong{MaxLength: *overlongMax, Buffer: *overlongBuffer, Factor: *overlongFactor}
 		if err := o.Validate(); err != nil {
-			return usageError(stderr, "credit", overlongError(err, o))
+			return usageError(stderr, "credit", overlongError(err))
 		}
 		c.Overlong = &o
 	case *overlongMax < 0:
@@ -553,21 +487,12 @@ func runCredit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return runStream("credit", stdin, stdout, stderr, &creditHandler{base: c, coef: coef})
 }
 
-// overlongError says which flag holds the field of o that
-// lengthgate.SoftOverlong.Validate refused (a *lengthgate.InputError), with
-// the flag's value and the range it must be in.
-func overlongError(err error, o lengthgate.SoftOverlong) string {
-	fe, ok := errors.AsType[*lengthgate.InputError](err)
-	if !ok {
-		return err.Error()
-	}
-	switch fe.Field {
-	case "MaxLength":
-		return fmt.Sprintf("-overlong-max = %d: want L_max >= 1", o.MaxLength)
-	case "Buffer":
-		return fmt.Sprintf("-overlong-buffer = %d: want 0 <= B <= -overlong-max = %d", o.Buffer, o.MaxLength)
-	case "Factor":
-		return fmt.Sprintf("-overlong-factor = %v: want 0 < F <= %g (lengthgate.MaxFactor; DAPO uses 1)", o.Factor, lengthgate.MaxFactor)
+// overlongError returns the error of lengthgate.SoftOverlong.Validate in
+// the flags' names: its field (a field of Config.Overlong) renamed to the
+// flag that sets it.
+func overlongError(err error) string {
+	if e, ok := errors.AsType[*lengthgate.InputError](err); ok {
+		return e.In("", names.Spiral.Flag("Config.Overlong."+e.Field)).Error()
 	}
 	return err.Error()
 }

@@ -14,6 +14,7 @@ import (
 	"spiral"
 	"spiral/advantage"
 	"spiral/combin"
+	"spiral/internal/spiraltest"
 	"spiral/lengthgate"
 )
 
@@ -153,10 +154,10 @@ func TestCreditBadValues(t *testing.T) {
 		want string
 	}{
 		{nil, `{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[2e30]]}`, "rewards[1][0] = 2e+30"},
-		{nil, `{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[0]],"search_lengths":[1,1,1,1,1,1,1,-1]}`, "search_lengths[7] = -1 < 0"},
+		{nil, `{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[0]],"search_lengths":[1,1,1,1,1,1,1,-1]}`, "search_lengths[7] = -1: length < 0"},
 		{[]string{"-search-target", "5"}, `{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[0]]}`, "search_lengths"},
-		{[]string{"-aggregation-target", "5"}, `{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[0]]}`, "aggregation_lengths is missing, but -aggregation-target = 5 gates on it"},
-		{[]string{"-ordered"}, `{"traces":2,"sets":[[0,1],[0,1]],"rewards":[[1],[0]]}`, "sets[0] = [0 1] and sets[1] = [0 1]"},
+		{[]string{"-aggregation-target", "5"}, `{"traces":8,"sets":[[0,1],[2,3]],"rewards":[[1],[0]]}`, "aggregation_lengths: nil, but the aggregation gate reads it"},
+		{[]string{"-ordered"}, `{"traces":2,"sets":[[0,1],[0,1]],"rewards":[[1],[0]]}`, "sets[1]: identical to set 0"},
 	} {
 		stdout, _, code := runCmd(t, tt.line, append([]string{"credit"}, tt.args...)...)
 		if code != exitLineError || !strings.Contains(stdout, `{"line":1,"error":`) || !strings.Contains(stdout, tt.want) {
@@ -168,9 +169,10 @@ func TestCreditBadValues(t *testing.T) {
 // TestCreditLinesIndependent is a property test: the credit handler decodes
 // every line into the same reused slices, so it checks that a stream of
 // random lines (good and bad, with and without the optional lengths) gives
-// each line the output it gets on its own.
+// each line the output it gets on its own: 40 streams, 100 with
+// SPIRAL_LONG=1.
 func TestCreditLinesIndependent(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	spiraltest.Check(t, 40, 100, func(t *rapid.T) {
 		base := []string{"credit", "-search-target", "15", "-aggregation-target", "15"}
 		var all strings.Builder
 		var want []string
@@ -341,11 +343,11 @@ func TestCreditOverlongAndRangeErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-overlong-max", "100", "-overlong-buffer", "200"}, "-overlong-buffer = 200: want 0 <= B <= -overlong-max = 100"},
-		{[]string{"-overlong-max", "100", "-overlong-buffer", "-1"}, "-overlong-buffer = -1: want 0 <= B <= -overlong-max = 100"},
-		{[]string{"-overlong-max", "100", "-overlong-factor", "0"}, "-overlong-factor = 0: want 0 < F <= 1e+30"},
+		{[]string{"-overlong-max", "100", "-overlong-buffer", "200"}, "-overlong-buffer: buffer B = 200 > L_max = 100"},
+		{[]string{"-overlong-max", "100", "-overlong-buffer", "-1"}, "-overlong-buffer: buffer B = -1 < 0"},
+		{[]string{"-overlong-max", "100", "-overlong-factor", "0"}, "-overlong-factor: factor F = 0, want 0 < F <= 1e+30"},
 		// The flag's own name: "MaxFactor" once read "Max-overlong-factor".
-		{[]string{"-overlong-max", "100", "-overlong-factor", "1e31"}, "spiral credit: -overlong-factor = 1e+31: want 0 < F <= 1e+30 (lengthgate.MaxFactor; DAPO uses 1)\n"},
+		{[]string{"-overlong-max", "100", "-overlong-factor", "1e31"}, "spiral credit: -overlong-factor: factor F = 1e+31, want 0 < F <= 1e+30 (DAPO uses 1)\n"},
 		{[]string{"-overlong-max", "-1"}, "-overlong-max = -1 < 0"},
 		{[]string{"-overlong-buffer", "10"}, "need -overlong-max"},
 		{[]string{"-reward-range", "1,0"}, "LOW < HIGH"},
@@ -359,7 +361,7 @@ func TestCreditOverlongAndRangeErrors(t *testing.T) {
 		}
 	}
 	stdout, _, code := runCmd(t, `{"traces":2,"sets":[[0],[1]],"rewards":[[1],[0]]}`+"\n", "credit", "-overlong-max", "100")
-	if code != exitLineError || !strings.Contains(stdout, "aggregation_lengths is missing, but -overlong-max = 100") {
+	if code != exitLineError || !strings.Contains(stdout, "aggregation_lengths: nil, but the overlong punishment reads it") {
 		t.Errorf("-overlong-max without aggregation_lengths: exit %d, %s", code, stdout)
 	}
 }

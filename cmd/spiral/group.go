@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"spiral/advantage"
-	"spiral/combin"
+	"spiral/internal/names"
 )
 
 const groupHelp = `usage: spiral group [-preset NAME | -scale none|group|batch|others -epsilon E -bessel -leave-one-out -best -clip LO,HI -whiten W] < lines
@@ -135,34 +135,34 @@ type groupOutput struct {
 type groupHandler struct {
 	opt     advantage.GroupOptions
 	in      groupLine
-	ids     []string // the ids as keys: "s" + the string, or "i" + the integer
+	ids     []string // the ids as keys (idKey)
 	rewards []float64
 	adv     []float64
 	out     jsonOut
 }
 
-// idKey returns the key of one id of a line, a JSON string or integer, so
-// that equal ids give equal keys and 1 and "1" differ.
+// idKey returns the key of one id of a line, a JSON string or integer:
+// its canonical JSON (a string as json.Marshal writes it, an integer in
+// decimal), so that equal ids give equal keys, 1 and "1" differ, and the
+// library's errors, which print a group's id, quote the line's JSON.
 func idKey(raw json.RawMessage) (string, error) {
 	if len(raw) > 0 && raw[0] == '"' {
 		s, err := unquote(raw)
-		return "s" + s, err
+		if err != nil {
+			return "", err
+		}
+		b, err := json.Marshal(s)
+		return string(b), err
 	}
 	i, err := strconv.ParseInt(string(raw), 10, 64)
 	if err != nil {
 		return "", fmt.Errorf("%s is neither a string nor an integer", raw)
 	}
-	return "i" + strconv.FormatInt(i, 10), nil
+	return strconv.FormatInt(i, 10), nil
 }
 
 // idJSON returns the JSON of the id whose key is k.
-func idJSON(k string) json.RawMessage {
-	if s, ok := strings.CutPrefix(k, "s"); ok {
-		b, _ := json.Marshal(s)
-		return b
-	}
-	return json.RawMessage(k[1:])
-}
+func idJSON(k string) json.RawMessage { return json.RawMessage(k) }
 
 func idList(keys []string) []json.RawMessage {
 	l := make([]json.RawMessage, len(keys))
@@ -223,23 +223,7 @@ func (h *groupHandler) handle(line []byte) ([]byte, error) {
 		rep, err = advantage.GroupRelative(h.adv, h.rewards, h.ids, opt)
 	}
 	if err != nil {
-		if e, ok := errors.AsType[*advantage.InputError](err); ok && e.Field == "lengths" && e.Output >= 0 && e.Output < n {
-			return nil, fmt.Errorf("lengths[%d] = %d: a length in tokens in [0, %d]", e.Output, in.Lengths[e.Output], advantage.MaxLength)
-		}
-		if e, ok := errors.AsType[*advantage.InputError](err); ok && e.Field == "rewards" && e.Output >= 0 && e.Output < n {
-			why := e.Err
-			switch {
-			case errors.Is(why, advantage.ErrNotFinite):
-				why = advantage.ErrNotFinite
-			case errors.Is(why, advantage.ErrTooLarge):
-				why = errTooLarge
-			}
-			return nil, fmt.Errorf("rewards[%d] = %v (group %s): %v", e.Output, e.Value, in.IDs[e.Output], why)
-		}
 		if e, ok := errors.AsType[*advantage.InputError](err); ok {
-			if e.Field == "rewards" && e.Output < 0 {
-				return nil, fmt.Errorf("len(rewards) = %d > %d rows, the most one call takes: split the line", n, combin.MaxSize)
-			}
 			// GroupRelative's arguments are the line's fields, by the
 			// same names.
 			return nil, e.In("", e.Field)
@@ -258,33 +242,13 @@ func (h *groupHandler) handle(line []byte) ([]byte, error) {
 	}), nil
 }
 
-// groupFlagNames maps GroupOptions' fields to group's flags.
-var groupFlagNames = map[string]string{
-	"Scale":   "-scale",
-	"Epsilon": "-epsilon",
-	"Best":    "-best",
-	"Clip":    "-clip",
-	"Whiten":  "-whiten",
-}
-
 // optionError says what GroupOptions.Validate's error means in the flags'
-// words, from the *advantage.InputError's field and value.
+// words: the *advantage.InputError renamed to the flag (names.Group).
 func optionError(err error) error {
-	e, ok := errors.AsType[*advantage.InputError](err)
-	if !ok {
-		return err
+	if e, ok := errors.AsType[*advantage.InputError](err); ok {
+		return e.In("", names.Group.Flag(e.Field))
 	}
-	switch e.Field {
-	case "Epsilon":
-		return fmt.Errorf("-epsilon = %v, want a finite number >= 0", e.Value)
-	case "Best":
-		return errors.New("-best with -leave-one-out or -scale batch: -best needs -scale none or group and no -leave-one-out")
-	}
-	flag, ok := groupFlagNames[e.Field]
-	if !ok {
-		flag = e.Field
-	}
-	return e.In("", flag)
+	return err
 }
 
 // groupFlags are group's explicit flags.

@@ -451,12 +451,17 @@ func checkErr(t *testing.T, line string, err error, want string) {
 }
 
 // TestAppendFloat checks appendFloat against encoding/json on special
-// values and random bit patterns.
+// values and random bit patterns: 20,000 values by default, 100,000 with
+// SPIRAL_LONG=1.
 func TestAppendFloat(t *testing.T) {
 	xs := []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 1e-6, 9.999999999999999e-7, 1e-7, 1e20, 1e21, 1e-9, 1.5e-10, 123456789e-300,
 		math.MaxFloat64, math.SmallestNonzeroFloat64, -math.SmallestNonzeroFloat64, 1e-100}
 	rnd := rand.New(rand.NewPCG(1, 2))
-	for len(xs) < 100000 {
+	values := 20_000
+	if long() {
+		values = 100_000
+	}
+	for len(xs) < values {
 		if x := math.Float64frombits(rnd.Uint64()); !math.IsNaN(x) && !math.IsInf(x, 0) {
 			xs = append(xs, x)
 		}
@@ -531,10 +536,10 @@ func TestErrorsSpeakTheBridgesWords(t *testing.T) {
 		stdin string
 		want  string
 	}{
-		{[]string{"group", "-epsilon", "-1"}, "", "-epsilon = -1, want a finite number >= 0"},
-		{[]string{"group", "-epsilon", "NaN"}, "", "-epsilon = NaN"},
-		{[]string{"group", "-best", "-leave-one-out"}, "", "-best with -leave-one-out or -scale batch"},
-		{[]string{"group", "-best", "-scale", "batch"}, "", "-best needs -scale none or group"},
+		{[]string{"group", "-epsilon", "-1"}, "", "-epsilon: -1, want finite and >= 0"},
+		{[]string{"group", "-epsilon", "NaN"}, "", "-epsilon: NaN"},
+		{[]string{"group", "-best", "-leave-one-out"}, "", "-best: the best output's baseline needs the scale none or group and no leave-one-out baseline (scale none, leave-one-out true)"},
+		{[]string{"group", "-best", "-scale", "batch"}, "", "-best: the best output's baseline needs the scale none or group and no leave-one-out baseline (scale batch, leave-one-out false)"},
 		{[]string{"group", "-preset", "grpo"}, "", `-preset = "grpo" is not one of "dr-grpo", "rloo", "verl-grpo"`},
 		{[]string{"group", "-scale", "std"}, "", `-scale = "std" is not one of "none", "group", "batch"`},
 		{[]string{"group", "-whiten", "yes"}, "", `-whiten = "yes" is not one of "none", "verl"`},
@@ -543,10 +548,10 @@ func TestErrorsSpeakTheBridgesWords(t *testing.T) {
 		{[]string{"credit", "-coefficients", "mean"}, "", `-coefficients = "mean" is not one of`},
 		{[]string{"credit", "-coefficients", "token-mean"},
 			`{"traces":2,"sets":[[0,1]],"rewards":[[1,0]],"search_lengths":[3,4],"aggregation_lengths":[[5,1000000000]]}`,
-			"aggregation_lengths[0][1] = 1e+09, want a length in [0, 536870912] tokens"},
+			"aggregation_lengths[0][1] = 1000000000: length outside [0, 536870912] tokens"},
 		{[]string{"credit", "-coefficients", "token-mean"},
 			`{"traces":2,"sets":[[0,1]],"rewards":[[1,0]],"search_lengths":[1000000000,4],"aggregation_lengths":[[5,1]]}`,
-			"search_lengths[0] = 1e+09, want a length in [0, 536870912] tokens"},
+			"search_lengths[0] = 1000000000: length outside [0, 536870912] tokens"},
 	} {
 		stdin := tc.stdin
 		if stdin != "" {

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
+	"spiral/internal/names"
 	"spiral/loss"
 )
 
@@ -78,9 +78,6 @@ type lossLine struct {
 	OverTokens    []int64   `json:"over_tokens"`
 }
 
-// partFields names loss.PartCoefficients' fields as the input line does.
-var partFields = map[string]string{"Scale": "scale", "Over": "over_sequences", "Over.Sequences": "over_sequences", "Over.Tokens": "over_tokens"}
-
 // lossOutput is one loss output line.
 type lossOutput struct {
 	Coefficients []float64 `json:"coefficients"`
@@ -137,20 +134,7 @@ func (h *lossHandler) handle(line []byte) ([]byte, error) {
 	}
 	if err != nil {
 		if e, ok := errors.AsType[*loss.InputError](err); ok {
-			if name, ok := partFields[e.Field]; ok {
-				if e.Output < 0 && e.Field == "Scale" {
-					return nil, fmt.Errorf("scale = %v: %v", e.Value, e.Err)
-				}
-				if e.Output < 0 {
-					return nil, fmt.Errorf("len(%s) = %v: %v", name, e.Value, e.Err)
-				}
-				return nil, fmt.Errorf("%s[%d] = %v: %v", name, e.Output, e.Value, e.Err)
-			}
-			field := strings.ToLower(e.Field)
-			if e.Output < 0 {
-				return nil, fmt.Errorf("len(%s) = %v, want len(update) = %d: one per row", field, e.Value, len(in.Update))
-			}
-			return nil, fmt.Errorf("%s[%d] = %v: %v", field, e.Output, e.Value, e.Err)
+			return nil, e.In("", names.Loss.Line(e.Field))
 		}
 		return nil, err
 	}

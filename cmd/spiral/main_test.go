@@ -142,7 +142,7 @@ func TestOrderedFlag(t *testing.T) {
 		t.Errorf("-ordered: exit %d, output %s", code, stdout)
 	}
 	stdout, _, code = runCmd(t, line, "credit")
-	if code != exitLineError || !strings.Contains(stdout, "same subset") {
+	if code != exitLineError || !strings.Contains(stdout, "sets[1]: identical to set 0") {
 		t.Errorf("without -ordered: exit %d, output %s", code, stdout)
 	}
 	// Without -ordered, a subset may come in any presentation order.

@@ -12,6 +12,7 @@ import (
 	"spiral/internal/spiraltest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"spiral"
@@ -21,14 +22,29 @@ import (
 // vectorsDir holds the checked-in conformance vectors.
 const vectorsDir = "testdata/vectors"
 
+// generatedVectors returns vectors(), generated once for the tests that
+// compare against it (deterministic: same files every call).
+var generatedVectors = func() func(t *testing.T) []vectorFile {
+	var (
+		once  sync.Once
+		files []vectorFile
+		err   error
+	)
+	return func(t *testing.T) []vectorFile {
+		t.Helper()
+		once.Do(func() { files, err = vectors() })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return files
+	}
+}()
+
 // TestVectorsUpToDate regenerates the conformance vectors in memory and
 // fails on any difference from the checked-in files, or a file missing or
 // left over.
 func TestVectorsUpToDate(t *testing.T) {
-	files, err := vectors()
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := generatedVectors(t)
 	const fix = "if the change is intended: go run ./cmd/spiral vectors -out cmd/spiral/testdata/vectors"
 	entries, err := os.ReadDir(vectorsDir)
 	if err != nil {
@@ -514,10 +530,7 @@ func TestVectorsCommand(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	files, err := vectors()
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := generatedVectors(t)
 	if !strings.Contains(stdout, fmt.Sprintf("wrote %d files", len(files))) {
 		t.Errorf("stdout %q", stdout)
 	}

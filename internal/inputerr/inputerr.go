@@ -12,10 +12,9 @@ package inputerr
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
-
-	"spiral/internal/numeric"
 )
 
 // An InputError describes one bad entry of a caller's input: which field,
@@ -48,10 +47,11 @@ type InputError struct {
 	// a *combin.SetError, eval.ErrTooCostly, ...) or a description.
 	Err error
 
-	prefix string // the package (or command) the error speaks for, "" for none
-	unit   string // the word for Output when a problem or set is given
-	exact  int64  // Value as an integer, when isInt
-	isInt  bool
+	prefix  string // the package (or command) the error speaks for, "" for none
+	unit    string // the word for Output when a problem or set is given
+	exact   int64  // Value as an integer, when isInt
+	isInt   bool
+	noValue bool // Output's element has no one number to print (Element)
 }
 
 // New returns e as an error of package prefix (printed before the field;
@@ -69,12 +69,21 @@ func Int[I ~int | ~int64](prefix, unit string, e InputError, v I) *InputError {
 	return New(prefix, unit, e)
 }
 
+// Element returns New(prefix, "", e) for an element (at e.Output) that
+// has no one number to print, such as a struct or a slice: Error leaves
+// out " = value".
+func Element(prefix string, e InputError) *InputError {
+	e.noValue = true
+	return New(prefix, "", e)
+}
+
 // In returns a copy of e as seen by the caller one layer up: prefix is the
 // package (or command) that caller called, "" for none, and field the
 // caller's name for the field that held e.Field's data. Problem, Set,
 // Output, Value and Err are kept; the caller may change them on the copy
 // (for example to fold the problem and set into field, as "rewards[2]",
-// and set Problem and Set to -1).
+// and set Problem and Set to -1). Like every method of InputError, it
+// panics on a nil *InputError, which no function of the module returns.
 func (e *InputError) In(prefix, field string) *InputError {
 	c := *e
 	c.prefix, c.Field = prefix, field
@@ -99,6 +108,8 @@ func (e *InputError) write(b *strings.Builder, prefixed bool) {
 	}
 	b.WriteString(e.Field)
 	switch {
+	case e.Problem < 0 && e.Set < 0 && e.Output >= 0 && e.noValue:
+		fmt.Fprintf(b, "[%d]", e.Output)
 	case e.Problem < 0 && e.Set < 0 && e.Output >= 0:
 		fmt.Fprintf(b, "[%d] = %s", e.Output, e.value())
 	default:
@@ -123,12 +134,22 @@ func (e *InputError) write(b *strings.Builder, prefixed bool) {
 }
 
 // value returns e.Value as Error prints it: the exact integer Int gave,
-// unless Value was changed since, any other integer in decimal digits.
+// unless Value was changed since, any other integer in exact decimal digits.
 func (e *InputError) value() string {
 	if e.isInt && float64(e.exact) == e.Value {
 		return strconv.FormatInt(e.exact, 10)
 	}
-	return numeric.FormatValue(e.Value)
+	return formatValue(e.Value)
+}
+
+// formatValue formats a value for an error message: an integral float64
+// of magnitude at most 2^63 (a count, an index, a length) in exact decimal
+// digits, as %d would print the integer, anything else as %v would.
+func formatValue(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) <= 0x1p63 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 // Unwrap returns Err.

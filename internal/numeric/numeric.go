@@ -13,7 +13,6 @@ package numeric
 
 import (
 	"math"
-	"strconv"
 )
 
 // The module's three caps. Every size a caller's numbers can reach is
@@ -95,15 +94,4 @@ func MeanPair(s Sum, n int) (h, l float64) {
 	h = (s.S + s.C) / fn
 	l = (math.FMA(-h, fn, s.S) + s.C) / fn
 	return h, l
-}
-
-// FormatValue formats the value of a bad entry for an error message: an
-// integer (a count, an index, a length; every integral float64 of
-// magnitude at most 2^63, so every int64 that converts exactly) in
-// decimal digits, as %d would, anything else as %v would.
-func FormatValue(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) <= 0x1p63 {
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
 }

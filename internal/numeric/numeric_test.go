@@ -128,11 +128,8 @@ func TestMeanPair(t *testing.T) {
 		}
 		n := rapid.IntRange(1, 5000).Draw(t, "n")
 		var z Sum
-		exact := new(big.Rat)
 		for i := range n {
-			x := base + math.Ldexp(float64(i%7)-3, rapid.IntRange(-80, 0).Draw(t, "spread"))
-			z.Add(x)
-			exact.Add(exact, ratOf(x))
+			z.Add(base + math.Ldexp(float64(i%7)-3, rapid.IntRange(-80, 0).Draw(t, "spread")))
 		}
 		total := new(big.Rat).Add(ratOf(z.S), ratOf(z.C))
 		mean := new(big.Rat).Quo(total, big.NewRat(int64(n), 1))

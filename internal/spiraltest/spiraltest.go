@@ -11,10 +11,11 @@ import (
 	"math/big"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"testing"
 
-	_ "pgregory.net/rapid" // registers -rapid.seed, which Main sets
+	"pgregory.net/rapid"
 )
 
 // RefResult is SPIRAL's credit of one problem, exactly.
@@ -145,7 +146,12 @@ const Seed = 20260603
 
 // Main runs a package's tests, as its TestMain, with rapid's seed fixed to
 // Seed unless the run sets one (-rapid.seed or RAPID_SEED), so that the
-// property tests are deterministic.
+// property tests are deterministic. Unless the run benchmarks (-test.bench)
+// or sets GOGC, the collector runs at a heap GCPercent times larger than
+// the last live heap, not the default 100: the exact references allocate
+// many short-lived big.Rat values, and the collections cost a tenth of the
+// tests' CPU time at the default. Benchmarks keep the default, as a
+// trainer's program would.
 func Main(m *testing.M) {
 	flag.Parse()
 	if f := flag.Lookup("rapid.seed"); f != nil && f.Value.String() == "0" && os.Getenv("RAPID_SEED") == "" {
@@ -153,8 +159,39 @@ func Main(m *testing.M) {
 			panic(err)
 		}
 	}
+	if f := flag.Lookup("test.bench"); (f == nil || f.Value.String() == "") && os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(GCPercent)
+	}
 	os.Exit(m.Run())
 }
+
+// Check runs prop as rapid.Check does, with short test cases by default
+// and long under SPIRAL_LONG=1, for properties whose cases are costly
+// (exact references); a -rapid.checks flag on the command line overrides
+// both. It sets the flag for the call, so the tests that call it must not
+// run in parallel.
+func Check(t *testing.T, short, long int, prop func(*rapid.T)) {
+	t.Helper()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "rapid.checks" })
+	if !set {
+		n := short
+		if Long() {
+			n = long
+		}
+		f := flag.Lookup("rapid.checks")
+		old := f.Value.String()
+		if err := f.Value.Set(strconv.Itoa(n)); err != nil {
+			t.Fatal(err)
+		}
+		defer f.Value.Set(old)
+	}
+	rapid.Check(t, prop)
+}
+
+// GCPercent is the collector's target (runtime/debug.SetGCPercent) while
+// Main runs tests.
+const GCPercent = 400
 
 // Allocated returns the bytes f allocates: the least over three calls,
 // since the count is process-wide and other goroutines (the runtime's, the

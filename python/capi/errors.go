@@ -8,13 +8,13 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"unsafe"
 
 	"spiral"
 	"spiral/advantage"
 	"spiral/combin"
 	"spiral/eval"
+	"spiral/internal/names"
 )
 
 // An errorValue is what an error handle stands for: the error's kind and
@@ -40,44 +40,21 @@ func usageError(format string, args ...any) error {
 	return &usageErr{"spiral: " + fmt.Sprintf(format, args...)}
 }
 
+// An argErr is an error of an evaluation function (package eval), which
+// the ABI reports as SPIRAL_ERR_ARG with the function's name.
+type argErr struct {
+	fn  string // the computation, such as "pass@k" or "coverage"
+	err error
+}
+
+func (e *argErr) Error() string { return e.err.Error() }
+func (e *argErr) Unwrap() error { return e.err }
+
 // A configErr is an invalid configuration or option.
 type configErr struct{ err error }
 
 func (e *configErr) Error() string { return e.err.Error() }
 func (e *configErr) Unwrap() error { return e.err }
-
-// argumentNames maps the root package's names for a batch's fields to the
-// C ABI's (the fields of spiral_credit_in), which the Python package's
-// arguments share.
-var argumentNames = map[string]string{
-	spiral.FieldPlans:              "sets",
-	spiral.FieldMembers:            "sets",
-	spiral.FieldRewards:            "rewards",
-	spiral.FieldRewardCounts:       "reward_counts",
-	spiral.FieldUnscorable:         "unscorable",
-	spiral.FieldSearchLengths:      "search_lengths",
-	spiral.FieldAggregationLengths: "aggregation_lengths",
-	"LossOptions.MissingRate":      "missing_rate",
-}
-
-// argumentName returns the ABI's name for a field the root package names:
-// a batch's field by argumentNames, a Config field in the JSON names of
-// spiral_config_new ("Config.Gates.Search.Target" is
-// "gates.search.target"), anything else as it is.
-func argumentName(field string) string {
-	if a, ok := argumentNames[field]; ok {
-		return a
-	}
-	rest, ok := strings.CutPrefix(field, "Config.")
-	if !ok {
-		return field
-	}
-	parts := strings.Split(rest, ".")
-	for i, p := range parts {
-		parts[i] = jsonName(p)
-	}
-	return strings.Join(parts, ".")
-}
 
 // renamed returns err as the ABI's caller sees it: each *spiral.InputError
 // in it (alone, joined, or the problems of a *spiral.BatchError) renamed
@@ -85,9 +62,9 @@ func argumentName(field string) string {
 func renamed(err error) error {
 	switch e := err.(type) {
 	case *spiral.BatchError:
-		return e.In("spiral", argumentName)
+		return e.In("spiral", names.Spiral.ABI)
 	case *spiral.InputError:
-		return e.In("spiral", argumentName(e.Field))
+		return e.In("spiral", names.Spiral.ABI(e.Field))
 	case interface{ Unwrap() []error }:
 		errs := e.Unwrap()
 		out := make([]error, len(errs))
@@ -131,10 +108,14 @@ func item(err error) errorItem {
 		return it
 	}
 	_, config := errors.AsType[*configErr](err)
+	arg, isArg := errors.AsType[*argErr](err)
 	if ie, ok := errors.AsType[*advantage.InputError](err); ok {
 		c.kind = C.SPIRAL_ERR_INPUT
-		if config {
+		switch {
+		case config:
 			c.kind = C.SPIRAL_ERR_CONFIG
+		case isArg:
+			c.kind, it.fn = C.SPIRAL_ERR_ARG, arg.fn
 		}
 		it.field = ie.Field
 		c.problem, c.set, c.output = C.int64_t(ie.Problem), C.int64_t(ie.Set), C.int64_t(ie.Output)
@@ -148,19 +129,6 @@ func item(err error) errorItem {
 	}
 	if config {
 		c.kind = C.SPIRAL_ERR_CONFIG
-		return it
-	}
-	if ae, ok := errors.AsType[*eval.ArgError](err); ok {
-		c.kind = C.SPIRAL_ERR_ARG
-		it.field, it.fn = ae.Arg, ae.Func
-		c.output = C.int64_t(ae.Index)
-		setReason(c, err)
-		return it
-	}
-	if _, ok := errors.AsType[*combin.SetError](err); ok {
-		c.kind = C.SPIRAL_ERR_INPUT
-		it.field = "sets"
-		setReason(c, err)
 		return it
 	}
 	c.kind = C.SPIRAL_ERR_OTHER

@@ -8,16 +8,16 @@ import "C"
 import (
 	"errors"
 	"math"
-	"strings"
 
 	"spiral/combin"
 	"spiral/eval"
+	"spiral/internal/names"
 )
 
 // spiral_pass_at_k writes out[i] = pass@k for n[i] samples of which c[i]
 // are correct and k[i] (eval.PassAtK), for every i; the four arrays have
 // one length (n, c and k I32 or I64, out F32 or F64). An error names the
-// argument and the element, as eval.ArgError's Index; nothing is written
+// argument and the element, as eval.InputError's Output; nothing is written
 // then.
 //
 //export spiral_pass_at_k
@@ -44,12 +44,12 @@ func spiral_pass_at_k(n, c, k, out *C.spiral_array) (ret C.spiral_handle) {
 	for i := range nv {
 		p, err := eval.PassAtK(nv[i], cv[i], kv[i])
 		if err != nil {
-			if ae, ok := errors.AsType[*eval.ArgError](err); ok && ae.Index < 0 {
-				at := *ae
-				at.Index = i
+			if e, ok := errors.AsType[*eval.InputError](err); ok && e.Output < 0 {
+				at := *e // the element of the caller's array
+				at.Output = i
 				err = &at
 			}
-			return fail(err)
+			return fail(&argErr{"pass@k", err})
 		}
 		res[i] = p
 	}
@@ -77,16 +77,11 @@ func spiral_coverage(n, c *C.spiral_array, kmax C.int64_t, out *C.spiral_array) 
 	}
 	res, err := eval.CoverageCurve(problems, int(min(int64(kmax), math.MaxInt)))
 	if err != nil {
-		if ae, ok := errors.AsType[*eval.ArgError](err); ok && ae.Arg == "problems" {
-			// eval's problems[i] are the caller's n[i] and c[i].
-			at := *ae
-			at.Arg = "n"
-			if strings.HasPrefix(ae.Reason, "C ") {
-				at.Arg = "c"
-			}
-			err = &at
+		if e, ok := errors.AsType[*eval.InputError](err); ok {
+			// eval's problems[i].N and .C are the caller's n[i] and c[i].
+			err = e.In("eval: coverage", names.Eval.ABI(e.Field))
 		}
-		return fail(err)
+		return fail(&argErr{"coverage", err})
 	}
 	if err := checkOutputs(output{out, "out", len(res), 'f'}); err != nil {
 		return fail(err)

@@ -10,9 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"unicode"
 
 	"spiral/advantage"
+	"spiral/internal/names"
 )
 
 // spiral_group_presets writes the names of the group presets
@@ -83,7 +83,7 @@ func spiral_group(options *C.char, n C.int64_t, rewards, ids, lengths, unscorabl
 	if err := opt.Validate(); err != nil {
 		if e, ok := errors.AsType[*advantage.InputError](err); ok {
 			// GroupOptions' field, in the JSON (and Python) name.
-			err = e.In("spiral", "options."+jsonName(e.Field))
+			err = e.In("spiral", "options."+names.Snake(e.Field))
 		}
 		return fail(&configErr{err})
 	}
@@ -164,20 +164,4 @@ func spiral_group(options *C.char, n C.int64_t, rewards, ids, lengths, unscorabl
 		}
 	}
 	return 0
-}
-
-// jsonName returns a Go field name in the snake case of its JSON tag:
-// "LeaveOneOut" is "leave_one_out".
-func jsonName(field string) string {
-	var b []rune
-	for i, r := range field {
-		if unicode.IsUpper(r) {
-			if i > 0 {
-				b = append(b, '_')
-			}
-			r = unicode.ToLower(r)
-		}
-		b = append(b, r)
-	}
-	return string(b)
 }

@@ -11,8 +11,8 @@
 // memory (spiral_array), reads its inputs and writes its outputs there during
 // the call, copies what it must keep into its own memory, and never hands
 // the caller a Go pointer. It returns 0 or an error handle whose items carry
-// the fields of the library's structured errors (advantage.InputError and
-// advantage.BatchError, combin.SetError, eval.ArgError). Handles are
+// the fields of the library's structured errors (the one InputError, the
+// BatchError of its bad problems, a set's combin.SetError). Handles are
 // runtime/cgo.Handle values; every function may be called from many threads
 // at once.
 package main

@@ -9,21 +9,9 @@ import (
 	"errors"
 	"unsafe"
 
+	"spiral/internal/names"
 	"spiral/loss"
 )
-
-// partArgument maps loss.PartCoefficients' fields to the C ABI's (the
-// fields of spiral_part_in and the scale argument), which the Python
-// package's arguments share.
-var partArgument = map[string]string{
-	"Update":         "update",
-	"Lengths":        "lengths",
-	"Terms":          "terms",
-	"Scale":          "scale",
-	"Over":           "over_sequences",
-	"Over.Sequences": "over_sequences",
-	"Over.Tokens":    "over_tokens",
-}
 
 // spiral_part_coefficients writes to out the coefficients of the outputs
 // of one part of a batch (a micro-batch, a rank's share) with
@@ -96,11 +84,7 @@ func spiral_part_coefficients(reduction *C.char, n C.int64_t, scale C.double, in
 	rep, err := loss.PartCoefficients(dst, rows, r, part)
 	if err != nil {
 		if e, ok := errors.AsType[*loss.InputError](err); ok {
-			renamed := *e
-			if name, ok := partArgument[e.Field]; ok {
-				renamed.Field = name
-			}
-			return fail(&renamed)
+			return fail(e.In("loss", names.Loss.ABI(e.Field)))
 		}
 		return fail(err)
 	}

@@ -159,7 +159,7 @@ typedef struct {
 enum {
 	SPIRAL_TEXT_MESSAGE = 0, /* the error's message, as Go's Error() */
 	SPIRAL_TEXT_FIELD = 1,   /* the field or argument at fault */
-	SPIRAL_TEXT_FUNC = 2     /* the computation (eval.ArgError's Func) */
+	SPIRAL_TEXT_FUNC = 2     /* the evaluation function that refused its arguments */
 };
 
 #endif

@@ -48,6 +48,11 @@ class Gates:
     search: Gate = field(default_factory=Gate)
     aggregation: Gate = field(default_factory=Gate)
 
+    def __post_init__(self) -> None:
+        for name in ("search", "aggregation"):
+            if not isinstance(getattr(self, name), Gate):
+                raise TypeError(f"spiral: {name} must be a Gate, got {type(getattr(self, name)).__name__}")
+
     @classmethod
     def shared(cls, target: int, boundary: str = "gate") -> "Gates":
         """Return Gates with the same gate for search traces and aggregation outputs."""

@@ -344,13 +344,23 @@ class Plans:
             self._handle = 0
 
     def __array__(self, dtype: Any = None) -> np.ndarray:
-        return self.sets if dtype is None else self.sets.astype(dtype)
+        if dtype is None:
+            return self.sets
+        try:
+            return self.sets.astype(dtype)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"spiral: dtype of plans: {e}") from None
 
     def __len__(self) -> int:
         return len(self.sets)
 
     def __getitem__(self, index: Any) -> Any:
-        return self.sets[index]
+        try:
+            return self.sets[index]
+        except (IndexError, OverflowError) as e:
+            raise IndexError(f"spiral: index into plans of shape {self.sets.shape}: {e}") from None
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"spiral: index into plans: {e}") from None
 
     @property
     def shape(self) -> tuple:
@@ -540,7 +550,7 @@ def credit_batch(
     rs = r.shape
     if rc is None:
         if rs != (p, k, n2):
-            _args.shaped(r, "rewards", (p, k, n2), (pk, n2), (pk * n2,), problems=p)
+            _args.shaped(r, "rewards", (p, k, n2), (pk, n2), (pk * n2,), context=f"for the {p} problems of sets (a ragged batch gives reward_counts)")
     else:
         _args.shaped(rc, "reward_counts", (p, k), (pk,), problems=p)
         if r.ndim != 1:

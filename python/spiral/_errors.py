@@ -1,8 +1,8 @@
 """Exceptions carrying the library's structured errors.
 
 Each exception's message is the Go library's own message, unchanged; its
-attributes are the fields of the Go error it stands for (advantage.InputError,
-advantage.BatchError, combin.SetError, eval.ArgError).
+attributes are the fields of the Go error it stands for (InputError,
+BatchError, combin.SetError).
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ class UsageError(SpiralError):
 
 
 class InputError(SpiralError):
-    """One bad entry of the input (Go's advantage.InputError).
+    """One bad entry of the input (Go's InputError, the library's one input error type).
 
     Attributes
     ----------
@@ -174,7 +174,7 @@ class BatchError(SpiralError):
 
 
 class ArgError(SpiralError):
-    """A bad argument of an evaluation function (Go's eval.ArgError).
+    """A bad argument of an evaluation function (Go's eval.InputError).
 
     Attributes
     ----------
