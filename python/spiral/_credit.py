@@ -462,7 +462,8 @@ def credit_batch(
     the length gates.
 
     Arrays may be numpy arrays (float32 or float64 rewards, int32 or int64
-    indices and lengths: used in place when contiguous, copied otherwise),
+    indices and lengths: read in place when contiguous, so no other thread
+    may write them during the call; copied otherwise),
     torch tensors (through ``numpy()``) or sequences. Shapes are checked:
     each array has the shape below or is flat (one dimension, in the same
     order); a transposed array is refused naming the argument and both shapes.
