@@ -308,6 +308,7 @@ _get_ident = threading.get_ident
 _floats_in, _ints_in = _native.floats_in, _native.ints_in
 _MAX_SIZE = _native.MAX_SIZE
 _ARRAY_SIZE = _native._ARRAY_SIZE
+_spiral_plan, _spiral_credit_batch = _lib.spiral_plan, _lib.spiral_credit_batch  # looked up once
 _pack_plan = struct.Struct("=6q").pack_into  # the keys' and the plans' spiral_array
 
 
@@ -434,7 +435,9 @@ def plan(cfg: "Config", seed: int, step: int, keys: Any, dtype: Any = np.int64) 
         block = _local.plan = ((ctypes.c_int64 * 6).from_buffer(arrays), ctypes.addressof(arrays), handle, ctypes.addressof(handle), arrays)
     _pack_plan(block[0], 0, *kd, *_native.descriptor(out))
     base = block[1]
-    _native.check(_lib.spiral_plan(cfg._handle.value, seed, step, base, base + _ARRAY_SIZE, block[3]))
+    h = _spiral_plan(cfg._handle.value, seed, step, base, base + _ARRAY_SIZE, block[3])
+    if h:
+        raise _native.take_error(h)
     return Plans(out, k, seed, step, block[2].value)
 
 
@@ -459,7 +462,8 @@ def credit_batch(
     the length gates.
 
     Arrays may be numpy arrays (float32 or float64 rewards, int32 or int64
-    indices and lengths: used in place when contiguous, copied otherwise),
+    indices and lengths: read in place when contiguous, so no other thread
+    may write them during the call; copied otherwise),
     torch tensors (through ``numpy()``) or sequences. Shapes are checked:
     each array has the shape below or is flat (one dimension, in the same
     order); a transposed array is refused naming the argument and both shapes.
@@ -585,7 +589,7 @@ def credit_batch(
     if block is None:
         block = _local.credit_in = _native.array_block("spiral_credit_in", _IN_FIELDS)
     _pack_in(block[1], 0, *sd, *rd, *rcd, *(_ABSENT3 if un is None else _native.descriptor(un)), *sld, *ald)
-    h = _lib.spiral_credit_batch(self._handle.value, plans, block[2], c._out_addr, c._report_addr)
+    h = _spiral_credit_batch(self._handle.value, plans, block[2], c._out_addr, c._report_addr)
     if h:
         err = _native.take_error(h)
         if isinstance(err, BatchError):
