@@ -309,6 +309,8 @@ _floats_in, _ints_in = _native.floats_in, _native.ints_in
 _MAX_SIZE = _native.MAX_SIZE
 _ARRAY_SIZE = _native._ARRAY_SIZE
 _spiral_plan, _spiral_credit_batch = _lib.spiral_plan, _lib.spiral_credit_batch  # looked up once
+_addressof, _char_from_buffer = ctypes.addressof, ctypes.c_char.from_buffer
+_PLAN_CODES = {np.dtype(np.int64): _native.I64, np.dtype(np.int32): _native.I32}
 _pack_plan = struct.Struct("=6q").pack_into  # the keys' and the plans' spiral_array
 
 
@@ -400,8 +402,36 @@ def _keys(keys: Any, plan_size: int, name: str = "keys") -> np.ndarray:
 _last_keys: tuple = (-1, None, _ABSENT3)  # the keys 0..P-1 of the last int P planned: (P, keys, descriptor)
 
 
-def plan(cfg: "Config", seed: int, step: int, keys: Any, dtype: Any = np.int64) -> Plans:
-    """Draw the plans of a batch; see ``Config.plan``."""
+def plan(self: "Config", seed: int, step: int, keys: Any, dtype: Any = np.int64) -> Plans:
+    """Draw the plans of a batch of problems (Go's Planner.PlanTo).
+
+    The plan of a problem is a function of (seed, step, its key) alone:
+    the same whatever the other keys, their number or order, the thread or
+    the machine, and the same as Go's ``planner.PlanTo(&plans, seed, step,
+    keys)`` and ``spiral plan -seed S -step T`` (which plans keys
+    0..P-1) give. A data-parallel trainer whose ranks plan their own
+    shards gets the plans of one process planning every problem, and
+    dynamic sampling that replaces some problems leaves the others' plans
+    unchanged.
+
+    Parameters
+    ----------
+    seed, step : int
+        Unsigned 64-bit integers.
+    keys : int or array_like of int
+        Each problem's key, an unsigned 64-bit integer (for instance its
+        index in the data set); an int P plans the keys 0..P-1.
+    dtype : {numpy.int64, numpy.int32}
+        The element type of ``sets``.
+
+    Returns
+    -------
+    Plans
+        ``plans.sets[q, i, j]`` (or ``plans[q, i, j]``) is candidate j of
+        set i of problem ``keys[q]``, a search trace index in [0, N1), in
+        presentation order; ``credit_batch`` credits them without a check.
+    """
+    cfg = self
     global _last_keys
     if not (type(seed) is int and 0 <= seed < _U64):
         seed = _args.uint64(seed, "seed")
@@ -433,7 +463,8 @@ def plan(cfg: "Config", seed: int, step: int, keys: Any, dtype: Any = np.int64) 
         arrays = (_native._Array * 2)()
         handle = ctypes.c_size_t()
         block = _local.plan = ((ctypes.c_int64 * 6).from_buffer(arrays), ctypes.addressof(arrays), handle, ctypes.addressof(handle), arrays)
-    _pack_plan(block[0], 0, *kd, *_native.descriptor(out))
+    od = (_addressof(_char_from_buffer(out)), out.size, _PLAN_CODES[dt]) if out.size else _native.descriptor(out)
+    _pack_plan(block[0], 0, *kd, *od)
     base = block[1]
     h = _spiral_plan(cfg._handle.value, seed, step, base, base + _ARRAY_SIZE, block[3])
     if h:

@@ -432,7 +432,7 @@ class Rows:
         except BatchError as e:
             if not any(x.field == "sets" for x in e.problems):
                 raise
-            renamed = BatchError(f"spiral: plans: {e}", [_plans_error(x) for x in e.problems])
+            renamed = BatchError(f"spiral: plans: {str(e).removeprefix('spiral: ')}", [_plans_error(x) for x in e.problems])
             renamed.credit = e.credit
             raise renamed from None
         except InputError as e:
@@ -497,4 +497,4 @@ def _plans_error(e: InputError) -> InputError:
     """e, an error of credit_batch's sets, named as Rows.credit's plans."""
     if e.field != "sets":
         return e
-    return InputError(f"spiral: plans: {e}", "plans", e.problem, e.set, e.output, e.value, e.reason, e.set_problem)
+    return InputError(f"spiral: plans: {str(e).removeprefix('spiral: ')}", "plans", e.problem, e.set, e.output, e.value, e.reason, e.set_problem)
