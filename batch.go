@@ -433,7 +433,7 @@ func (c *Config) checkLayout(in *Batch) error {
 		for s, m := range in.RewardCounts {
 			if m < 1 || m > n2 {
 				return inputerr.Int("spiral", "", InputError{Field: FieldRewardCounts, Problem: s / k, Set: s % k, Output: -1,
-					Err: fmt.Errorf("count %d outside [1, N2 = %d] (an output that could not be scored stays, marked unscorable)", m, n2)}, m)
+					Err: fmt.Errorf("count %d outside [1, N2 = %d] (an output that could not be scored is kept and marked unscorable)", m, n2)}, m)
 			}
 			outputs += m
 		}

@@ -3,7 +3,7 @@ package advantage
 import "spiral/internal/numeric"
 
 // The package's one mean, used for the group baselines (meanAcc); SPIRAL's
-// set scores (setMean) use the same numeric.Sum and numeric.MeanPair. The
+// set scores (internal/credit's setScores) use the same numeric.Sum and numeric.MeanPair. The
 // sum is compensated (numeric.Sum) and the mean kept as a pair h + l
 // (numeric.MeanPair), so that deviations r - mean = (r - h) - l are
 // accurate to a few units in the last place of the values themselves. If

@@ -147,3 +147,44 @@ func oneSet(rs []float64, exact bool) setStats {
 	setScores(&out, &in, Span{Traces: 1, Sets: 1, Members: 1, Rewards: len(rs)}, out.sc.sets)
 	return out.sc.sets[0]
 }
+
+// TestSetScoresExactSameBits: setScoresExact, which Problem takes for a
+// problem without unscorable marks whose sums are exact, keeps the set
+// statistics and writes the A_agg that setScores does, bit for bit, for
+// sets of every size and rewards on the grid (equal ones included), both
+// with ExactSums and with the compensated sums.
+func TestSetScoresExactSameBits(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		counts := rapid.SliceOfN(rapid.IntRange(1, 6), 1, 6).Draw(t, "counts")
+		in := Input[float64]{RewardCounts: counts}
+		grid := rapid.SampledFrom([]float64{1, 0.25, 3}).Draw(t, "grid")
+		for _, c := range counts {
+			for range c {
+				in.Rewards = append(in.Rewards, grid*float64(rapid.IntRange(-2, 3).Draw(t, "i")))
+			}
+		}
+		if _, exact := Scan(in.Rewards, nil, true); !exact {
+			t.Fatalf("Scan(%v): not exact sums", in.Rewards)
+		}
+		k, n := len(counts), len(in.Rewards)
+		sp := Span{Traces: 1, Sets: k, Rewards: n}
+		got, gotAgg := make([]setStats, k), make([]float64, n)
+		setScoresExact(gotAgg, in.Rewards, counts, got)
+		for _, exact := range []bool{true, false} {
+			in.ExactSums = exact
+			var out Output[float64]
+			out.Resize(1, 1, k, n, 1, k)
+			setScores(&out, &in, sp, out.sc.sets)
+			for i, s := range out.sc.sets[:k] {
+				if s != got[i] {
+					t.Fatalf("rewards %v, ExactSums %v: set %d: setScoresExact keeps %+v, setScores %+v", in.Rewards, exact, i, got[i], s)
+				}
+			}
+			for o, a := range out.Aggregation {
+				if math.Float64bits(a) != math.Float64bits(gotAgg[o]) {
+					t.Fatalf("rewards %v, ExactSums %v: output %d: setScoresExact writes %v, setScores %v", in.Rewards, exact, o, gotAgg[o], a)
+				}
+			}
+		}
+	})
+}

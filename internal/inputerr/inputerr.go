@@ -82,7 +82,8 @@ func Element(prefix string, e InputError) *InputError {
 // caller's name for the field that held e.Field's data. Problem, Set,
 // Output, Value and Err are kept; the caller may change them on the copy
 // (for example to fold the problem and set into field, as "rewards[2]",
-// and set Problem and Set to -1).
+// and set Problem and Set to -1). Like every method of InputError, it
+// panics on a nil *InputError, which no function of the module returns.
 func (e *InputError) In(prefix, field string) *InputError {
 	c := *e
 	c.prefix, c.Field = prefix, field

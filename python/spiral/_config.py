@@ -48,6 +48,11 @@ class Gates:
     search: Gate = field(default_factory=Gate)
     aggregation: Gate = field(default_factory=Gate)
 
+    def __post_init__(self) -> None:
+        for name in ("search", "aggregation"):
+            if not isinstance(getattr(self, name), Gate):
+                raise TypeError(f"spiral: {name} must be a Gate, got {type(getattr(self, name)).__name__}")
+
     @classmethod
     def shared(cls, target: int, boundary: str = "gate") -> "Gates":
         """Return Gates with the same gate for search traces and aggregation outputs."""
@@ -263,36 +268,7 @@ class Config:
         """Return M, the multiplier of Proposition 3.1, exactly (None beyond the exact cost bound)."""
         return self.constants().m
 
-    def plan(self, seed: int, step: int, keys: Any, dtype: Any = np.int64) -> "_credit.Plans":
-        """Draw the plans of a batch of problems (Go's Planner.PlanTo).
-
-        The plan of a problem is a function of (seed, step, its key) alone:
-        the same whatever the other keys, their number or order, the thread or
-        the machine, and the same as Go's ``planner.PlanTo(&plans, seed, step,
-        keys)`` and ``spiral plan -seed S -step T`` (which plans keys
-        0..P-1) give. A data-parallel trainer whose ranks plan their own
-        shards gets the plans of one process planning every problem, and
-        dynamic sampling that replaces some problems leaves the others' plans
-        unchanged.
-
-        Parameters
-        ----------
-        seed, step : int
-            Unsigned 64-bit integers.
-        keys : int or array_like of int
-            Each problem's key, an unsigned 64-bit integer (for instance its
-            index in the data set); an int P plans the keys 0..P-1.
-        dtype : {numpy.int64, numpy.int32}
-            The element type of ``sets``.
-
-        Returns
-        -------
-        Plans
-            ``plans.sets[q, i, j]`` (or ``plans[q, i, j]``) is candidate j of
-            set i of problem ``keys[q]``, a search trace index in [0, N1), in
-            presentation order; ``credit_batch`` credits them without a check.
-        """
-        return _credit.plan(self, seed, step, keys, dtype)
+    plan = _credit.plan
 
     credit_batch = _credit.credit_batch
 

@@ -308,6 +308,9 @@ _get_ident = threading.get_ident
 _floats_in, _ints_in = _native.floats_in, _native.ints_in
 _MAX_SIZE = _native.MAX_SIZE
 _ARRAY_SIZE = _native._ARRAY_SIZE
+_spiral_plan, _spiral_credit_batch = _lib.spiral_plan, _lib.spiral_credit_batch  # looked up once
+_addressof, _char_from_buffer = ctypes.addressof, ctypes.c_char.from_buffer
+_PLAN_CODES = {np.dtype(np.int64): _native.I64, np.dtype(np.int32): _native.I32}
 _pack_plan = struct.Struct("=6q").pack_into  # the keys' and the plans' spiral_array
 
 
@@ -344,13 +347,23 @@ class Plans:
             self._handle = 0
 
     def __array__(self, dtype: Any = None) -> np.ndarray:
-        return self.sets if dtype is None else self.sets.astype(dtype)
+        if dtype is None:
+            return self.sets
+        try:
+            return self.sets.astype(dtype)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"spiral: dtype of plans: {e}") from None
 
     def __len__(self) -> int:
         return len(self.sets)
 
     def __getitem__(self, index: Any) -> Any:
-        return self.sets[index]
+        try:
+            return self.sets[index]
+        except (IndexError, OverflowError) as e:
+            raise IndexError(f"spiral: index into plans of shape {self.sets.shape}: {e}") from None
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"spiral: index into plans: {e}") from None
 
     @property
     def shape(self) -> tuple:
@@ -389,8 +402,36 @@ def _keys(keys: Any, plan_size: int, name: str = "keys") -> np.ndarray:
 _last_keys: tuple = (-1, None, _ABSENT3)  # the keys 0..P-1 of the last int P planned: (P, keys, descriptor)
 
 
-def plan(cfg: "Config", seed: int, step: int, keys: Any, dtype: Any = np.int64) -> Plans:
-    """Draw the plans of a batch; see ``Config.plan``."""
+def plan(self: "Config", seed: int, step: int, keys: Any, dtype: Any = np.int64) -> Plans:
+    """Draw the plans of a batch of problems (Go's Planner.PlanTo).
+
+    The plan of a problem is a function of (seed, step, its key) alone:
+    the same whatever the other keys, their number or order, the thread or
+    the machine, and the same as Go's ``planner.PlanTo(&plans, seed, step,
+    keys)`` and ``spiral plan -seed S -step T`` (which plans keys
+    0..P-1) give. A data-parallel trainer whose ranks plan their own
+    shards gets the plans of one process planning every problem, and
+    dynamic sampling that replaces some problems leaves the others' plans
+    unchanged.
+
+    Parameters
+    ----------
+    seed, step : int
+        Unsigned 64-bit integers.
+    keys : int or array_like of int
+        Each problem's key, an unsigned 64-bit integer (for instance its
+        index in the data set); an int P plans the keys 0..P-1.
+    dtype : {numpy.int64, numpy.int32}
+        The element type of ``sets``.
+
+    Returns
+    -------
+    Plans
+        ``plans.sets[q, i, j]`` (or ``plans[q, i, j]``) is candidate j of
+        set i of problem ``keys[q]``, a search trace index in [0, N1), in
+        presentation order; ``credit_batch`` credits them without a check.
+    """
+    cfg = self
     global _last_keys
     if not (type(seed) is int and 0 <= seed < _U64):
         seed = _args.uint64(seed, "seed")
@@ -422,9 +463,12 @@ def plan(cfg: "Config", seed: int, step: int, keys: Any, dtype: Any = np.int64) 
         arrays = (_native._Array * 2)()
         handle = ctypes.c_size_t()
         block = _local.plan = ((ctypes.c_int64 * 6).from_buffer(arrays), ctypes.addressof(arrays), handle, ctypes.addressof(handle), arrays)
-    _pack_plan(block[0], 0, *kd, *_native.descriptor(out))
+    od = (_addressof(_char_from_buffer(out)), out.size, _PLAN_CODES[dt]) if out.size else _native.descriptor(out)
+    _pack_plan(block[0], 0, *kd, *od)
     base = block[1]
-    _native.check(_lib.spiral_plan(cfg._handle.value, seed, step, base, base + _ARRAY_SIZE, block[3]))
+    h = _spiral_plan(cfg._handle.value, seed, step, base, base + _ARRAY_SIZE, block[3])
+    if h:
+        raise _native.take_error(h)
     return Plans(out, k, seed, step, block[2].value)
 
 
@@ -449,7 +493,8 @@ def credit_batch(
     the length gates.
 
     Arrays may be numpy arrays (float32 or float64 rewards, int32 or int64
-    indices and lengths: used in place when contiguous, copied otherwise),
+    indices and lengths: read in place when contiguous, so no other thread
+    may write them during the call; copied otherwise),
     torch tensors (through ``numpy()``) or sequences. Shapes are checked:
     each array has the shape below or is flat (one dimension, in the same
     order); a transposed array is refused naming the argument and both shapes.
@@ -540,7 +585,7 @@ def credit_batch(
     rs = r.shape
     if rc is None:
         if rs != (p, k, n2):
-            _args.shaped(r, "rewards", (p, k, n2), (pk, n2), (pk * n2,), problems=p)
+            _args.shaped(r, "rewards", (p, k, n2), (pk, n2), (pk * n2,), context=f"for the {p} problems of sets (a ragged batch gives reward_counts)")
     else:
         _args.shaped(rc, "reward_counts", (p, k), (pk,), problems=p)
         if r.ndim != 1:
@@ -575,7 +620,7 @@ def credit_batch(
     if block is None:
         block = _local.credit_in = _native.array_block("spiral_credit_in", _IN_FIELDS)
     _pack_in(block[1], 0, *sd, *rd, *rcd, *(_ABSENT3 if un is None else _native.descriptor(un)), *sld, *ald)
-    h = _lib.spiral_credit_batch(self._handle.value, plans, block[2], c._out_addr, c._report_addr)
+    h = _spiral_credit_batch(self._handle.value, plans, block[2], c._out_addr, c._report_addr)
     if h:
         err = _native.take_error(h)
         if isinstance(err, BatchError):

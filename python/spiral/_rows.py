@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from . import _args, _native
-from ._errors import InputError
+from ._errors import BatchError, InputError
 from . import _credit
 from ._credit import Credit, LossReport, Plans
 
@@ -323,6 +323,37 @@ class Rows:
         """The aggregation rows (a bool mask over the rows)."""
         return self._agg
 
+    def _column(self, column: Any, name: str, convert: Any = None) -> np.ndarray:
+        """A per-row column as an array of shape (rows,), refused naming it otherwise."""
+        c = convert(column, name) if convert else _native._array(_native._to_numpy(column), name)
+        _args.shaped(c, name, (len(self.problem),), context="one value per row")
+        return c
+
+    def _sets(self, plans: Any) -> np.ndarray:
+        """The sets of plans for this batch's problems: (P, K, n), or (P*K, n) or flat for an array."""
+        p, k, n = len(self.keys), self.config.sets, self.config.set_size
+        if isinstance(plans, Plans):
+            sets = plans.sets
+            _args.shaped(sets, "plans", (p, k, n), context=f"for the {p} problems of keys")
+            return sets
+        sets = _native.ints(plans, "plans")
+        _args.shaped(sets, "plans", (p, k, n), (p * k, n), (p * k * n,), context=f"for the {p} problems of keys")
+        return sets
+
+    def _credit(self, credit: Any) -> Credit:
+        """credit, refused naming it unless it is the credit of these rows' batch."""
+        if not isinstance(credit, Credit):
+            raise TypeError(f"spiral: credit must be a Credit (from credit), got {type(credit).__name__}")
+        p, n1 = len(self.keys), self.config.search_traces
+        if credit.search.shape != (p, n1) or credit.aggregation.size != len(self._agg_at):
+            raise InputError(
+                f"spiral: credit holds {credit.problems} problems and {credit.aggregation.size} aggregation outputs; "
+                f"these rows have {p} problems and {len(self._agg_at)} aggregation outputs",
+                "credit",
+                value=float(credit.problems),
+            )
+        return credit
+
     def members(self, plans: Plans | np.ndarray) -> np.ndarray:
         """The rows of the search traces each aggregation prompt shows.
 
@@ -330,31 +361,47 @@ class Rows:
         the row of candidate j of set i of problem q, so that
         ``texts[rows.members(plans)]`` holds every prompt's traces.
         """
-        sets = np.asarray(plans)
         p, n1 = len(self.keys), self.config.search_traces
+        sets = self._sets(plans).reshape(p, self.config.sets, self.config.set_size)
+        if sets.size and (int(sets.min()) < 0 or int(sets.max()) >= n1):
+            bad = int(sets.min()) if int(sets.min()) < 0 else int(sets.max())
+            raise InputError(f"spiral: plans hold {bad}, not a search trace index in [0, N1 = {n1})", "plans", value=float(bad))
         row_of = np.empty(p * n1, np.int64)
         row_of[self._search_at] = np.flatnonzero(self._search)
         return row_of[np.arange(p)[:, None, None] * n1 + sets]
 
     def search_values(self, column: Any) -> np.ndarray:
         """The search rows' values of a per-row column, shape (P, N1)."""
-        c = np.asarray(_native._to_numpy(column))
+        return self._search_values(self._column(column, "column"))
+
+    def _search_values(self, c: np.ndarray) -> np.ndarray:
         out = np.zeros(len(self.keys) * self.config.search_traces, c.dtype)
         out[self._search_at] = c[self._search]
         return out.reshape(len(self.keys), self.config.search_traces)
 
     def aggregation_values(self, column: Any) -> np.ndarray:
         """The aggregation rows' values of a per-row column, set after set (the rewards' layout)."""
-        c = np.asarray(_native._to_numpy(column))
+        return self._aggregation_values(self._column(column, "column"))
+
+    def _aggregation_values(self, c: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(c[self._agg][self._order])
 
     def to_rows(self, search: Any, aggregation: Any) -> np.ndarray:
         """Per-row values from per-trace ``(P, N1)`` and per-output (set after set) values."""
-        s = np.asarray(search).reshape(-1)
-        a = np.asarray(aggregation).reshape(-1)
-        out = np.zeros(len(self.problem), np.result_type(s, a))
-        out[self._search] = s[self._search_at]
-        out[self._agg] = a[self._agg_at]
+        p, n1, k, n2 = len(self.keys), self.config.search_traces, self.config.sets, self.config.aggregations_per_set
+        s = _native._array(_native._to_numpy(search), "search")
+        _args.shaped(s, "search", (p, n1), (p * n1,), context=f"for the {p} problems of keys")
+        a = _native._array(_native._to_numpy(aggregation), "aggregation")
+        r = len(self._agg_at)
+        full = ((p, k, n2), (p * k, n2)) if r == p * k * n2 else ()
+        _args.shaped(a, "aggregation", (r,), *full, context=f"for the {r} aggregation rows")
+        try:
+            dtype = np.result_type(s, a)
+        except TypeError as e:
+            raise TypeError(f"spiral: search ({s.dtype}) and aggregation ({a.dtype}) have no common type: {e}") from None
+        out = np.zeros(len(self.problem), dtype)
+        out[self._search] = s.reshape(-1)[self._search_at]
+        out[self._agg] = a.reshape(-1)[self._agg_at]
         return out
 
     def credit(self, plans: Plans | np.ndarray, reward: Any, *, lengths: Any, unscorable: Any = None, out: Credit | None = None) -> Credit:
@@ -362,25 +409,45 @@ class Rows:
 
         ``reward`` holds each aggregation row's reward (search rows' values
         are ignored); ``lengths`` each row's length in tokens; ``unscorable``
-        marks aggregation rows whose reward could not be computed.
+        marks aggregation rows whose reward could not be computed. Errors
+        name these arguments (bad plans, refused by ``credit_batch`` as
+        ``sets``, are named ``plans``).
         """
-        return self.config.credit_batch(
-            plans,
-            self.aggregation_values(_native.floats(reward, "reward")),
-            reward_counts=self.reward_counts,
-            unscorable=None if unscorable is None else self.aggregation_values(_native.bools(unscorable, "unscorable")),
-            search_lengths=self.search_values(_native.ints(lengths, "lengths")),
-            aggregation_lengths=self.aggregation_values(_native.ints(lengths, "lengths")),
-            out=out,
-        )
+        sets = self._sets(plans)
+        if isinstance(plans, Plans):
+            sets = plans  # credited by its handle, without a check
+        reward = self._column(reward, "reward", _native.floats)
+        ln = self._column(lengths, "lengths", _native.ints)
+        un = None if unscorable is None else self._column(unscorable, "unscorable", _native.bools)
+        try:
+            return self.config.credit_batch(
+                sets,
+                self._aggregation_values(reward),
+                reward_counts=self.reward_counts,
+                unscorable=None if un is None else self._aggregation_values(un),
+                search_lengths=self._search_values(ln),
+                aggregation_lengths=self._aggregation_values(ln),
+                out=out,
+            )
+        except BatchError as e:
+            if not any(x.field == "sets" for x in e.problems):
+                raise
+            renamed = BatchError(f"spiral: plans: {str(e).removeprefix('spiral: ')}", [_plans_error(x) for x in e.problems])
+            renamed.credit = e.credit
+            raise renamed from None
+        except InputError as e:
+            if e.field != "sets":
+                raise
+            raise _plans_error(e) from None
 
     def keep(self, credit: Credit) -> np.ndarray:
         """The rows of problems the credit keeps (not ``skip``): a bool mask."""
-        return ~np.asarray(credit.skip)[self.problem]
+        return ~np.asarray(self._credit(credit).skip)[self.problem]
 
     def advantages(self, credit: Credit) -> np.ndarray:
         """Each row's advantage (A_search or A_agg)."""
-        return self.to_rows(credit.search, credit.aggregation)
+        c = self._credit(credit)
+        return self.to_rows(c.search, c.aggregation.reshape(-1))
 
     def update(self, credit: Credit, *, lengths: Any, update: str = "joint_gradient") -> np.ndarray:
         """Each row's u_o, the chosen update's coefficient (0 for a row of no token).
@@ -388,15 +455,16 @@ class Rows:
         The coefficients of ``Config.loss_coefficients`` with the ``sum``
         reduction, per row: feed a subset of them to ``part_coefficients``.
         """
-        ln = _native.ints(lengths, "lengths")
+        credit = self._credit(credit)
+        ln = self._column(lengths, "lengths", _native.ints)
         lc = self.config.loss_coefficients(
             credit,
-            search_lengths=self.search_values(ln),
-            aggregation_lengths=self.aggregation_values(ln),
+            search_lengths=self._search_values(ln),
+            aggregation_lengths=self._aggregation_values(ln),
             reduction="sum",
             update=update,
         )
-        return self.to_rows(lc.search, lc.aggregation)
+        return self.to_rows(lc.search, lc.aggregation.reshape(-1))
 
     def coefficients(
         self,
@@ -412,13 +480,21 @@ class Rows:
         For a trainer that reduces the rows in parts (micro-batches), use
         ``update`` and ``part_coefficients`` per part instead.
         """
-        ln = _native.ints(lengths, "lengths")
+        credit = self._credit(credit)
+        ln = self._column(lengths, "lengths", _native.ints)
         lc = self.config.loss_coefficients(
             credit,
-            search_lengths=self.search_values(ln),
-            aggregation_lengths=self.aggregation_values(ln),
+            search_lengths=self._search_values(ln),
+            aggregation_lengths=self._aggregation_values(ln),
             reduction=reduction,
             update=update,
             split_roles=split_roles,
         )
-        return self.to_rows(lc.search, lc.aggregation), lc.report
+        return self.to_rows(lc.search, lc.aggregation.reshape(-1)), lc.report
+
+
+def _plans_error(e: InputError) -> InputError:
+    """e, an error of credit_batch's sets, named as Rows.credit's plans."""
+    if e.field != "sets":
+        return e
+    return InputError(f"spiral: plans: {str(e).removeprefix('spiral: ')}", "plans", e.problem, e.set, e.output, e.value, e.reason, e.set_problem)

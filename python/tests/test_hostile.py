@@ -1,17 +1,20 @@
 """2,000 random hostile calls: every refusal is a TypeError or ValueError that names its argument.
 
-Each call takes a public function with valid arguments and replaces one of
+Each call takes a public call of the package (every function, constructor
+and method that takes an argument: the row layer's methods and the
+indexing of Plans among them) with valid arguments and replaces one of
 them by a hostile value (a wrong type, an integer beyond 64 bits, NaN or
 infinity, a string that is not valid Unicode, an array of another dtype or
 shape, a transposed array, ...). The call may succeed (the value is valid)
 or raise; when it raises, the exception must be a TypeError or a ValueError
-(the package's errors are ValueErrors) whose message names the replaced
-argument. Nothing may crash the process.
+(the package's errors are ValueErrors; an IndexError for an index out of
+range, as an ndarray gives) whose message names the replaced argument. Nothing may crash the process.
 """
 
 from __future__ import annotations
 
 import random
+import re
 import unittest
 from typing import Any, Callable
 
@@ -47,6 +50,20 @@ def _rows() -> dict:
                 key.append(q), role.append(spiral.AGGREGATION), index.append(j), set_.append(i)
     return dict(config=PLAIN, keys=np.array([30, 10, 20], np.uint64), key=np.array(key), role=np.array(role),
                 index=np.array(index), set=np.array(set_))
+
+
+def _row_layer() -> dict:
+    rows = spiral.Rows(**_rows())
+    rng = np.random.default_rng(1)
+    n = len(rows)
+    plans = PLAIN.plan(1, 0, rows.keys)
+    reward = rng.integers(0, 2, n).astype(np.float64)
+    lengths = rng.integers(1, 200, n)
+    credit = rows.credit(plans, reward, lengths=lengths)
+    return dict(rows=rows, plans=plans, reward=reward, lengths=lengths, credit=credit, column=rng.normal(size=n))
+
+
+R = _row_layer()
 
 
 def hostile_values(rng: random.Random, like: Any) -> Any:
@@ -101,6 +118,24 @@ CALLS: list[tuple[str, Callable[..., Any], dict]] = [
     ("part_coefficients", spiral.part_coefficients, dict(update=np.array([0.5, -0.25, 0.0]), lengths=np.array([3, 4, 5]),
                                                           reduction="token-mean", scale=0.1)),
     ("Rows", spiral.Rows, _rows()),
+    ("Rows.members", R["rows"].members, dict(plans=R["plans"])),
+    ("Rows.search_values", R["rows"].search_values, dict(column=R["column"])),
+    ("Rows.aggregation_values", R["rows"].aggregation_values, dict(column=R["column"])),
+    ("Rows.to_rows", R["rows"].to_rows, dict(search=R["credit"].search, aggregation=R["credit"].aggregation)),
+    ("Rows.credit", R["rows"].credit, dict(plans=R["plans"], reward=R["reward"], lengths=R["lengths"],
+                                           unscorable=np.zeros(len(R["rows"]), bool), out=None)),
+    ("Rows.credit_sets", R["rows"].credit, dict(plans=np.array(R["plans"]), reward=R["reward"], lengths=R["lengths"])),
+    ("Rows.keep", R["rows"].keep, dict(credit=R["credit"])),
+    ("Rows.advantages", R["rows"].advantages, dict(credit=R["credit"])),
+    ("Rows.update", R["rows"].update, dict(credit=R["credit"], lengths=R["lengths"], update="joint_gradient")),
+    ("Rows.coefficients", R["rows"].coefficients, dict(credit=R["credit"], lengths=R["lengths"], reduction="token-mean",
+                                                       update="joint_gradient", split_roles=False)),
+    ("Gates", spiral.Gates, dict(search=spiral.Gate(100), aggregation=spiral.Gate(200, "keep"))),
+    ("Gates.shared", spiral.Gates.shared, dict(target=100, boundary="gate")),
+    ("Config.replace", CFG.replace, dict(search_traces=8, sets=4, gates=spiral.Gates.shared(100), overlong=None,
+                                         reward_range=spiral.RewardRange(0.0, 1.0), aggregation_baseline="leave_one_out")),
+    ("Plans.__array__", V["plans"].__array__, dict(dtype=np.int32)),
+    ("Plans.__getitem__", V["plans"].__getitem__, dict(index=(1, 2))),
     ("response_lengths", spiral.response_lengths, dict(response_mask=np.ones((3, 5), bool))),
     ("per_token", spiral.per_token, dict(values=np.array([1.0, 2.0, 3.0]), response_mask=np.ones((3, 5), bool))),
 ]
@@ -123,9 +158,12 @@ class HostileTest(unittest.TestCase):
             calls += 1
             try:
                 fn(**args)
-            except (TypeError, ValueError) as e:
+            except (TypeError, ValueError, IndexError) as e:
                 raised += 1
-                if arg not in str(e) and not (arg == "name" and "preset" in str(e)):
+                if isinstance(e, IndexError) and arg != "index":  # only an index may be out of range
+                    bad.append(f"{name}({arg}={_short(value)}): {type(e).__name__}: {e}")
+                    continue
+                if not names(str(e), arg):
                     bad.append(f"{name}({arg}={_short(value)}): {type(e).__name__}: {e}")
             except Exception as e:  # noqa: BLE001 - any other class is a finding
                 raised += 1
@@ -134,6 +172,18 @@ class HostileTest(unittest.TestCase):
         if bad and __name__ == "__main__":
             print("\n".join(sorted(bad)))
         self.assertEqual(bad[:20], [], f"{len(bad)} of {raised} exceptions in {calls} calls do not name their argument")
+
+
+# A relation between fields of a Config ("n = 4 > N1 = 3") names the other
+# field by the paper's symbol, which Config's docstring gives each.
+SYMBOLS = {"search_traces": "N1", "set_size": "n", "sets": "K", "aggregations_per_set": "N2"}
+
+
+def names(message: str, arg: str) -> bool:
+    """Whether an exception's message names the argument arg."""
+    if arg in message or (arg == "name" and "preset" in message):
+        return True
+    return arg in SYMBOLS and re.search(rf"\b{SYMBOLS[arg]} = ", message) is not None
 
 
 def _short(v: Any) -> str:

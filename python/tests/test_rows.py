@@ -99,6 +99,47 @@ class TestRows(unittest.TestCase):
                 spiral.Rows(CFG, args["keys"], args["key"], args["role"], args["index"], args["set"])
             self.assertEqual(e.exception.field, field, str(e.exception))
 
+    def test_methods_name_their_arguments(self) -> None:
+        rows, n = self.rows, len(self.rows)
+        plans = CFG.plan(1, 2, self.keys)
+        reward, lengths = np.ones(n), np.full(n, 5)
+        reward[:3] = 0
+        cr = rows.credit(plans, reward, lengths=lengths)
+        other = CFG.credit_batch(CFG.plan(1, 2, 4), np.ones((4, 4, 4)))
+        sets = np.array(plans)
+        bad_plans = sets.copy()
+        bad_plans[1, 2, 3] = 8  # not a search trace of N1 = 8
+        cases = [
+            (lambda: rows.search_values(reward[:-1]), "column"),
+            (lambda: rows.aggregation_values(np.ones((n, 2))), "column"),
+            (lambda: rows.to_rows(cr.search.T, cr.aggregation), "search"),
+            (lambda: rows.to_rows(cr.search, cr.aggregation[:-1]), "aggregation"),
+            (lambda: rows.members(sets.transpose(2, 1, 0)), "plans"),
+            (lambda: rows.members(bad_plans), "plans"),
+            (lambda: rows.members(CFG.plan(1, 2, 4)), "plans"),
+            (lambda: rows.credit(plans, reward[:-1], lengths=lengths), "reward"),
+            (lambda: rows.credit(plans, reward, lengths=lengths.reshape(1, -1)), "lengths"),
+            (lambda: rows.credit(plans, reward, lengths=lengths, unscorable=np.zeros(n - 1, bool)), "unscorable"),
+            (lambda: rows.credit(bad_plans, reward, lengths=lengths), "plans"),
+            (lambda: rows.keep(other), "credit"),
+            (lambda: rows.advantages(other), "credit"),
+            (lambda: rows.update(other, lengths=lengths), "credit"),
+            (lambda: rows.coefficients(cr, lengths=lengths[:-1], reduction="token-mean"), "lengths"),
+        ]
+        for i, (call, field) in enumerate(cases):
+            with self.subTest(i=i, field=field):
+                with self.assertRaises(spiral.SpiralError) as e:
+                    call()
+                if isinstance(e.exception, spiral.BatchError):
+                    self.assertEqual({p.field for p in e.exception.problems}, {field})
+                    self.assertIsNotNone(e.exception.credit)
+                else:
+                    self.assertEqual(e.exception.field, field, str(e.exception))
+                self.assertIn(field, str(e.exception))
+        with self.assertRaises(TypeError) as e:
+            rows.keep(cr.search)
+        self.assertIn("credit", str(e.exception))
+
     def test_token_layout(self) -> None:
         mask = np.array([[1, 1, 0], [0, 0, 0], [1, 1, 1]])
         np.testing.assert_array_equal(spiral.response_lengths(mask), [2, 0, 3])
