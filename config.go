@@ -7,6 +7,7 @@ import (
 
 	"spiral/advantage"
 	"spiral/combin"
+	"spiral/internal/inputerr"
 	"spiral/lengthgate"
 )
 
@@ -265,7 +266,8 @@ func (c Config) Constants() (combin.Constants, error) {
 // M = (N1/n) q_K - 1; Balanced: M = min(N1, K n)/n - 1. K = 1 gives 0. At
 // the paper's configuration M = 1365/1541 (uniform) or 1 (balanced).
 //
-// It returns an error if c is not valid or if the exact value is beyond
+// It returns an error if c is not valid, and an *[InputError] about
+// Config.Sets wrapping [ErrTooCostly] if the exact value is beyond
 // combin's cost bound (see [Config.Constants]); [Config.MFloat] answers
 // then.
 func (c Config) M() (*big.Rat, error) {
@@ -274,7 +276,7 @@ func (c Config) M() (*big.Rat, error) {
 		return nil, err
 	}
 	if k.M == nil {
-		return nil, fmt.Errorf("spiral: M: the exact M of %s K = %d is beyond combin's cost bound; MFloat gives it as a float", c.familyString(), c.Sets)
+		return nil, configError("Sets", float64(c.Sets), inputerr.TooCostly(fmt.Sprintf("the exact M of %s K = %d is beyond combin's cost bound; MFloat gives it as a float", c.familyString(), c.Sets)))
 	}
 	return k.M, nil
 }

@@ -1,6 +1,15 @@
 package spiral
 
-import "spiral/advantage"
+import (
+	"spiral/advantage"
+	"spiral/internal/inputerr"
+)
+
+// ErrTooCostly is the reason, on an *[InputError]'s Err, for arguments
+// that are valid but whose exact answer would cost more than the function
+// allows (errors.Is(err, ErrTooCostly) tells it). It is combin.ErrTooCostly
+// and eval.ErrTooCostly: one value at every layer.
+var ErrTooCostly = inputerr.ErrTooCostly
 
 // InputError describes one bad entry of a caller's input: Field, the
 // caller's own name for it (one of the Field constants below, or a Config

@@ -35,8 +35,8 @@ type InputError = inputerr.InputError
 type BatchError = inputerr.BatchError
 
 // The fields of the options this package validates, which an *InputError
-// names: GroupOptions' (GroupOptions.Validate) and RewardRange's
-// (RewardRange.Validate).
+// names: GroupOptions' (GroupOptions.Validate, and the text codecs of
+// Scale and Whitening), RewardRange's (RewardRange.Validate) and a Preset.
 const (
 	FieldScale   = "Scale"
 	FieldEpsilon = "Epsilon"
@@ -45,6 +45,7 @@ const (
 	FieldWhiten  = "Whiten"
 	FieldLow     = "Low"
 	FieldHigh    = "High"
+	FieldPreset  = "Preset" // a Preset value (Options, MarshalText, UnmarshalText)
 )
 
 // inputError returns e as this package's error, its Output an output of a

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/exp/constraints"
 
 	"spiral/combin"
+	"spiral/internal/inputerr"
 	"spiral/internal/numeric"
 )
 
@@ -52,7 +53,7 @@ func (s Scale) MarshalText() ([]byte, error) {
 	if s >= 0 && int(s) < len(scaleText) {
 		return []byte(scaleText[s]), nil
 	}
-	return nil, fmt.Errorf("advantage: scale = %d is not ScaleNone, ScaleGroup, ScaleBatch or ScaleOthers", int(s))
+	return nil, inputerr.Undefined("advantage", FieldScale, int(s), "Scale")
 }
 
 // UnmarshalText decodes "none", "group", "batch" or "others"; anything else
@@ -64,7 +65,7 @@ func (s *Scale) UnmarshalText(text []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("advantage: scale = %q, want \"none\", \"group\", \"batch\" or \"others\"", text)
+	return inputerr.Name("advantage", FieldScale, text, scaleText[:]...)
 }
 
 // GroupOptions selects a member of the GRPO family for [GroupRelative]. The
@@ -165,7 +166,7 @@ func (w Whitening) MarshalText() ([]byte, error) {
 	if w >= 0 && int(w) < len(whitenText) {
 		return []byte(whitenText[w]), nil
 	}
-	return nil, fmt.Errorf("advantage: whiten = %d is not a defined Whitening", int(w))
+	return nil, inputerr.Undefined("advantage", FieldWhiten, int(w), "Whitening")
 }
 
 // UnmarshalText decodes "none", "verl", "openrlhf" or "trl".
@@ -176,7 +177,7 @@ func (w *Whitening) UnmarshalText(text []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("advantage: whiten = %q, want \"none\", \"verl\", \"openrlhf\" or \"trl\"", text)
+	return inputerr.Name("advantage", FieldWhiten, text, whitenText[:]...)
 }
 
 // Validate reports whether opt is valid: Scale and Whiten defined, Epsilon

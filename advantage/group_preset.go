@@ -1,6 +1,10 @@
 package advantage
 
-import "fmt"
+import (
+	"fmt"
+
+	"spiral/internal/inputerr"
+)
 
 // Preset names the group-baseline convention of a trainer, resolved by
 // [Preset.Options] to the [GroupOptions] that give its formula. Its text
@@ -116,7 +120,7 @@ func (p Preset) defined() bool { return p >= 0 && int(p) < len(presets) }
 // Options returns the options of p; an undefined p is an error.
 func (p Preset) Options() (GroupOptions, error) {
 	if !p.defined() {
-		return GroupOptions{}, fmt.Errorf("advantage: preset = %d is not a defined Preset", int(p))
+		return GroupOptions{}, inputerr.Undefined("advantage", FieldPreset, int(p), "Preset")
 	}
 	return presets[p].opt, nil
 }
@@ -133,7 +137,7 @@ func (p Preset) String() string {
 // MarshalText encodes p as its name; an undefined value is an error.
 func (p Preset) MarshalText() ([]byte, error) {
 	if !p.defined() {
-		return nil, fmt.Errorf("advantage: preset = %d is not a defined Preset", int(p))
+		return nil, inputerr.Undefined("advantage", FieldPreset, int(p), "Preset")
 	}
 	return []byte(presets[p].name), nil
 }
@@ -147,17 +151,14 @@ func (p *Preset) UnmarshalText(text []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("advantage: preset = %q is not one of %s", text, presetNames())
+	return inputerr.Name("advantage", FieldPreset, text, presetNames()...)
 }
 
 // presetNames lists the names, for error messages.
-func presetNames() string {
-	s := ""
+func presetNames() []string {
+	s := make([]string, len(presets))
 	for i, pr := range presets {
-		if i > 0 {
-			s += ", "
-		}
-		s += fmt.Sprintf("%q", pr.name)
+		s[i] = pr.name
 	}
 	return s
 }

@@ -356,7 +356,7 @@ func TestPresetText(t *testing.T) {
 		}
 	}
 	var q Preset
-	if err := q.UnmarshalText([]byte("grpo")); err == nil || !strings.Contains(err.Error(), `preset = "grpo" is not one of "dr-grpo", "rloo", "verl-grpo"`) {
+	if err := q.UnmarshalText([]byte("grpo")); err == nil || !strings.Contains(err.Error(), `advantage: Preset: "grpo" is not one of "dr-grpo", "rloo", "verl-grpo"`) {
 		t.Errorf("bad name: %v", err)
 	}
 	bad := Preset(len(presets))

@@ -94,7 +94,31 @@ const (
 	FieldN1      = "N1"      // a family's trace count (Subsets, Tuples)
 	FieldN       = "n"       // a family's set size
 	FieldK       = "K"       // a number of sets to draw or count
+	FieldFamily  = "Family"  // the Family a method is called on: zero, or too large for an exact answer
+	FieldSet     = "g"       // the set argument of Rank and Rank64
+	FieldRank    = "r"       // the rank argument of Unrank, Unrank64 and UnrankTo
+	FieldDesign  = "Design"  // a Design value (Constants, MarshalText, UnmarshalText)
+	FieldOrder   = "Order"   // an Order value (MarshalText, UnmarshalText)
+	FieldRand    = "rnd"     // the random generator argument, nil
 )
+
+// ErrTooCostly is the reason, on an *[InputError]'s Err, for arguments
+// that are valid but whose exact answer would cost more memory or time than
+// the function allows (errors.Is(err, ErrTooCostly) tells it); the error's
+// text names the bound. It is eval.ErrTooCostly too.
+var ErrTooCostly = inputerr.ErrTooCostly
+
+// costError returns the *InputError about field, whose value is the
+// integer v, with a reason that is ErrTooCostly.
+func costError(field string, v int, format string, args ...any) *InputError {
+	return inputerr.Int("combin", "", InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: inputerr.TooCostly(fmt.Sprintf(format, args...))}, v)
+}
+
+// familyError returns the *InputError about the Family a method is
+// called on.
+func familyError(err error) *InputError {
+	return inputerr.New("combin", "", InputError{Field: FieldFamily, Problem: -1, Set: -1, Output: -1, Err: err})
+}
 
 // argError returns the *InputError about argument field, whose value is
 // the integer v.

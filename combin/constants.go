@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+
+	"spiral/internal/inputerr"
 )
 
 // Constants holds the constants of one problem's set draw: the probability
@@ -47,18 +49,18 @@ func (f Family) Constants(d Design, K int) (Constants, error) {
 		return Constants{}, err
 	}
 	if K < 1 {
-		return Constants{}, fmt.Errorf("combin: K = %d, want at least 1 set", K)
+		return Constants{}, argError(FieldK, K, "K = %d, want at least 1 set", K)
 	}
 	switch d {
 	case Uniform:
 		return f.uniformConstants(K)
 	case Balanced:
 		if f.ordered {
-			return Constants{}, fmt.Errorf("combin: balanced designs are drawn from subsets, not from %v", f)
+			return Constants{}, inputerr.Int("combin", "", InputError{Field: FieldDesign, Problem: -1, Set: -1, Output: -1, Err: fmt.Errorf("balanced designs are drawn from subsets, not from %v", f)}, int(d))
 		}
 		return f.balancedConstants(K), nil
 	}
-	return Constants{}, fmt.Errorf("combin: invalid design %v, want Uniform or Balanced", d)
+	return Constants{}, inputerr.Undefined("combin", FieldDesign, int(d), "Design")
 }
 
 func (f Family) uniformConstants(K int) (Constants, error) {

@@ -101,7 +101,7 @@ func NewBalancedSampler(f Family, K int) (*BalancedSampler, error) {
 		return nil, err
 	}
 	if f.ordered {
-		return nil, fmt.Errorf("combin: balanced designs are drawn from subsets, not from %v (present each set shuffled for an ordered design)", f)
+		return nil, familyError(fmt.Errorf("balanced designs are drawn from subsets, not from %v (present each set shuffled for an ordered design)", f))
 	}
 	if err := f.checkDraw(K); err != nil {
 		return nil, err

@@ -361,7 +361,7 @@ func TestBalancedErrors(t *testing.T) {
 		{tup, 2, "not from Tuples(6, 3)"},
 		{sub, 21, "K = 21 > T = 20"},
 		{sub, -1, "K = -1 < 0"},
-		{Family{}, 1, "invalid zero Family"},
+		{Family{}, 1, "combin: Family: the zero Family"},
 	}
 	for _, c := range cases {
 		if _, err := NewBalancedSampler(c.f, c.K); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -1,6 +1,10 @@
 package combin
 
-import "fmt"
+import (
+	"fmt"
+
+	"spiral/internal/inputerr"
+)
 
 // A Design says how the K sets of one problem are drawn from a family.
 type Design int
@@ -30,7 +34,7 @@ func (d Design) String() string {
 // Uniform or Balanced.
 func (d Design) MarshalText() ([]byte, error) {
 	if d != Uniform && d != Balanced {
-		return nil, fmt.Errorf("combin: invalid Design(%d)", int(d))
+		return nil, inputerr.Undefined("combin", FieldDesign, int(d), "Design")
 	}
 	return []byte(d.String()), nil
 }
@@ -44,7 +48,7 @@ func (d *Design) UnmarshalText(text []byte) error {
 	case "balanced":
 		*d = Balanced
 	default:
-		return fmt.Errorf("combin: design %q, want \"uniform\" or \"balanced\"", text)
+		return inputerr.Name("combin", FieldDesign, text, "uniform", "balanced")
 	}
 	return nil
 }
@@ -76,7 +80,7 @@ func (o Order) String() string {
 // IndexOrder or Shuffled.
 func (o Order) MarshalText() ([]byte, error) {
 	if o != IndexOrder && o != Shuffled {
-		return nil, fmt.Errorf("combin: invalid Order(%d)", int(o))
+		return nil, inputerr.Undefined("combin", FieldOrder, int(o), "Order")
 	}
 	return []byte(o.String()), nil
 }
@@ -90,7 +94,7 @@ func (o *Order) UnmarshalText(text []byte) error {
 	case "shuffled":
 		*o = Shuffled
 	default:
-		return fmt.Errorf("combin: order %q, want \"index\" or \"shuffled\"", text)
+		return inputerr.Name("combin", FieldOrder, text, "index", "shuffled")
 	}
 	return nil
 }

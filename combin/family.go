@@ -1,12 +1,14 @@
 package combin
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 	"math"
 	"math/big"
 	"math/bits"
 
+	"spiral/internal/inputerr"
 	"spiral/internal/numeric"
 )
 
@@ -109,7 +111,7 @@ func (f Family) Count() (*big.Int, error) {
 		return new(big.Int).SetUint64(f.t64), nil
 	}
 	if bits := f.logCount() / math.Ln2; bits > MaxExactBits {
-		return nil, fmt.Errorf("combin: %v.Count: T has about %.4g bits > MaxExactBits = %d; use LogCount", f, bits, MaxExactBits)
+		return nil, familyError(inputerr.TooCostly(fmt.Sprintf("%v.Count: T has about %.4g bits > MaxExactBits = %d; use LogCount", f, bits, MaxExactBits)))
 	}
 	return countBig(f.size, f.n, f.ordered), nil
 }
@@ -153,7 +155,7 @@ func (f Family) Avoiding() (*big.Int, error) {
 		return new(big.Int).SetUint64(f.avoid64), nil
 	}
 	if bits := f.logCount() / math.Ln2; bits > MaxExactBits {
-		return nil, fmt.Errorf("combin: %v.Avoiding: T has about %.4g bits > MaxExactBits = %d; use LogCount", f, bits, MaxExactBits)
+		return nil, familyError(inputerr.TooCostly(fmt.Sprintf("%v.Avoiding: T has about %.4g bits > MaxExactBits = %d; use LogCount", f, bits, MaxExactBits)))
 	}
 	return countBig(f.size-1, f.n, f.ordered), nil
 }
@@ -315,10 +317,13 @@ func (f Family) logCount() float64 {
 	return l
 }
 
+// errZeroFamily is the error of a method called on the zero Family.
+var errZeroFamily = familyError(errors.New("the zero Family; make one with Subsets or Tuples"))
+
 // check returns an error for the zero Family.
 func (f Family) check() error {
 	if f.n == 0 {
-		return fmt.Errorf("combin: invalid zero Family; make one with Subsets or Tuples")
+		return errZeroFamily
 	}
 	return nil
 }

@@ -1,11 +1,25 @@
 package combin
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
 	"slices"
+
+	"spiral/internal/inputerr"
 )
+
+// rankError returns the *InputError about the rank argument.
+func rankError(err error) *InputError {
+	return inputerr.New("combin", "", InputError{Field: FieldRank, Problem: -1, Set: -1, Output: -1, Err: err})
+}
+
+// memberError returns the *InputError about member i of the set argument,
+// the trace v.
+func memberError(i, v int, err error) *InputError {
+	return inputerr.Int("combin", "", InputError{Field: FieldSet, Problem: -1, Set: -1, Output: i, Err: err}, v)
+}
 
 // Rank returns the position of set g in the lexicographic order of f, in
 // [0, T): the number of sets of f that come before g.
@@ -53,7 +67,7 @@ func (f Family) Rank64(g []int) (uint64, error) {
 		return 0, err
 	}
 	if !r.IsUint64() {
-		return 0, fmt.Errorf("combin: rank %v in %v does not fit a uint64", r, f)
+		return 0, inputerr.New("combin", "", InputError{Field: FieldSet, Problem: -1, Set: -1, Output: -1, Err: fmt.Errorf("rank %v in %v does not fit a uint64; use Rank", r, f)})
 	}
 	return r.Uint64(), nil
 }
@@ -68,18 +82,18 @@ func (f Family) Unrank(r *big.Int) ([]int, error) {
 		return nil, err
 	}
 	if r == nil {
-		return nil, fmt.Errorf("combin: rank r is nil")
+		return nil, rankError(errors.New("nil *big.Int"))
 	}
 	if f.fits {
 		if r.Sign() < 0 || !r.IsUint64() || r.Uint64() >= f.t64 {
-			return nil, fmt.Errorf("combin: rank r = %v out of range [0, T = %d) for %v", r, f.t64, f)
+			return nil, rankError(fmt.Errorf("%v out of range [0, T = %d) for %v", r, f.t64, f))
 		}
 	} else {
 		if err := f.checkBigRank("Unrank"); err != nil {
 			return nil, err
 		}
 		if T, _ := f.bigCounts(); r.Sign() < 0 || r.Cmp(T) >= 0 {
-			return nil, fmt.Errorf("combin: rank r = %v out of range [0, T = %v) for %v", r, T, f)
+			return nil, rankError(fmt.Errorf("%v out of range [0, T = %v) for %v", r, T, f))
 		}
 	}
 	g := make([]int, f.n)
@@ -102,7 +116,7 @@ func (f Family) Unrank64(r uint64) ([]int, error) {
 		return nil, err
 	}
 	if f.fits && r >= f.t64 {
-		return nil, fmt.Errorf("combin: rank r = %d out of range [0, T = %d) for %v", r, f.t64, f)
+		return nil, rankError(fmt.Errorf("%d out of range [0, T = %d) for %v", r, f.t64, f))
 	}
 	if !f.fits {
 		if err := f.checkBigRank("Unrank64"); err != nil {
@@ -142,7 +156,7 @@ func (f Family) UnrankTo(dst []int, r uint64) error {
 		return nil
 	}
 	if r >= f.t64 {
-		return fmt.Errorf("combin: rank r = %d out of range [0, T = %d) for %v", r, f.t64, f)
+		return rankError(fmt.Errorf("%d out of range [0, T = %d) for %v", r, f.t64, f))
 	}
 	if f.ordered {
 		f.unrankTuple64(dst, r)
@@ -175,7 +189,7 @@ func (f Family) checkBigRank(what string) error {
 		work = float64(float64(f.n)*float64(f.n)) + float64(float64(f.n)*words)
 	}
 	if bits > MaxExactBits || work > maxBigRankWork {
-		return fmt.Errorf("combin: %s in %v: T has about %.4g bits; the %.3g word operations exceed the bound 2^27 (too slow)", what, f, bits, work)
+		return familyError(inputerr.TooCostly(fmt.Sprintf("%s in %v: T has about %.4g bits; the %.3g word operations exceed the bound 2^27 (too slow)", what, f, bits, work)))
 	}
 	return nil
 }
@@ -188,20 +202,20 @@ func (f Family) checkSet(g []int) error {
 		return err
 	}
 	if len(g) != f.n {
-		return fmt.Errorf("combin: set of length %d, want n = %d for %v", len(g), f.n, f)
+		return inputerr.Int("combin", "", InputError{Field: FieldSet, Problem: -1, Set: -1, Output: -1, Err: fmt.Errorf("len = %d, want n = %d for %v", len(g), f.n, f)}, len(g))
 	}
 	for i, v := range g {
 		if v < 0 || v >= f.size {
-			return fmt.Errorf("combin: set[%d] = %d out of range [0, N1 = %d)", i, v, f.size)
+			return memberError(i, v, fmt.Errorf("out of range [0, N1 = %d)", f.size))
 		}
 	}
 	if !f.ordered {
 		for i := 1; i < len(g); i++ {
 			if g[i] == g[i-1] {
-				return fmt.Errorf("combin: set[%d] = %d repeats set[%d]", i, g[i], i-1)
+				return memberError(i, g[i], fmt.Errorf("repeats member %d", i-1))
 			}
 			if g[i] < g[i-1] {
-				return fmt.Errorf("combin: set[%d] = %d < set[%d] = %d; a subset must be sorted ascending", i, g[i], i-1, g[i-1])
+				return memberError(i, g[i], fmt.Errorf("< member %d = %d; a subset must be sorted ascending", i-1, g[i-1]))
 			}
 		}
 		return nil
@@ -215,7 +229,7 @@ func (f Family) checkSet(g []int) error {
 		first := make(map[int]int, len(g))
 		for i, v := range g {
 			if j, ok := first[v]; ok {
-				return fmt.Errorf("combin: set[%d] = %d repeats set[%d]", i, v, j)
+				return memberError(i, v, fmt.Errorf("repeats member %d", j))
 			}
 			first[v] = i
 		}
@@ -224,7 +238,7 @@ func (f Family) checkSet(g []int) error {
 	for i := 1; i < len(g); i++ {
 		for j := range i {
 			if g[i] == g[j] {
-				return fmt.Errorf("combin: set[%d] = %d repeats set[%d]", i, g[i], j)
+				return memberError(i, g[i], fmt.Errorf("repeats member %d", j))
 			}
 		}
 	}

@@ -193,14 +193,14 @@ func TestRankErrors(t *testing.T) {
 		g    []int
 		want string
 	}{
-		{s, []int{1, 2, 3}, "set of length 3, want n = 4"},
-		{s, nil, "set of length 0, want n = 4"},
-		{s, []int{0, 1, 2, 8}, "set[3] = 8 out of range [0, N1 = 8)"},
-		{s, []int{-1, 1, 2, 3}, "set[0] = -1 out of range"},
-		{s, []int{1, 2, 2, 3}, "set[2] = 2 repeats set[1]"},
-		{s, []int{1, 3, 2, 4}, "set[2] = 2 < set[1] = 3; a subset must be sorted ascending"},
-		{tu, []int{3, 1, 3, 0}, "set[2] = 3 repeats set[0]"},
-		{tu, []int{3, 1, 9, 0}, "set[2] = 9 out of range"},
+		{s, []int{1, 2, 3}, "combin: g: len = 3, want n = 4 for Subsets(8, 4)"},
+		{s, nil, "combin: g: len = 0, want n = 4 for Subsets(8, 4)"},
+		{s, []int{0, 1, 2, 8}, "combin: g[3] = 8: out of range [0, N1 = 8)"},
+		{s, []int{-1, 1, 2, 3}, "combin: g[0] = -1: out of range"},
+		{s, []int{1, 2, 2, 3}, "combin: g[2] = 2: repeats member 1"},
+		{s, []int{1, 3, 2, 4}, "combin: g[2] = 2: < member 1 = 3; a subset must be sorted ascending"},
+		{tu, []int{3, 1, 3, 0}, "combin: g[2] = 3: repeats member 0"},
+		{tu, []int{3, 1, 9, 0}, "combin: g[2] = 9: out of range"},
 	} {
 		if _, err := tc.f.Rank(tc.g); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v.Rank(%v) error = %v, want %q", tc.f, tc.g, err, tc.want)
@@ -216,10 +216,10 @@ func TestRankErrors(t *testing.T) {
 		r    *big.Int
 		want string
 	}{
-		{s, nil, "rank r is nil"},
-		{s, big.NewInt(-1), "rank r = -1 out of range [0, T = 70)"},
-		{s, big.NewInt(70), "rank r = 70 out of range [0, T = 70)"},
-		{tu, big.NewInt(1680), "rank r = 1680 out of range [0, T = 1680)"},
+		{s, nil, "combin: r: nil *big.Int"},
+		{s, big.NewInt(-1), "combin: r: -1 out of range [0, T = 70)"},
+		{s, big.NewInt(70), "combin: r: 70 out of range [0, T = 70)"},
+		{tu, big.NewInt(1680), "combin: r: 1680 out of range [0, T = 1680)"},
 		{s, huge, "out of range [0, T = 70)"},
 		{big1024, bigT(big1024), "out of range [0, T = " + bigT(big1024).String()},
 		{big1024, huge, "out of range"},
@@ -228,7 +228,7 @@ func TestRankErrors(t *testing.T) {
 			t.Errorf("%v.Unrank(%v) error = %v, want %q", tc.f, tc.r, err, tc.want)
 		}
 	}
-	if _, err := s.Unrank64(70); err == nil || !strings.Contains(err.Error(), "rank r = 70 out of range") {
+	if _, err := s.Unrank64(70); err == nil || !strings.Contains(err.Error(), "combin: r: 70 out of range") {
 		t.Errorf("Unrank64(70) error = %v", err)
 	}
 	if err := s.UnrankTo(make([]int, 4), 1<<40); err == nil || !strings.Contains(err.Error(), "out of range") {

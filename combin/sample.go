@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+
+	"spiral/internal/inputerr"
 )
 
 // Sample draws K distinct sets of f uniformly at random: every K-subset of
@@ -58,7 +60,7 @@ func splitSets(flat []int, K, n int) [][]int {
 	return sets
 }
 
-var errNilRand = errors.New("combin: random generator rnd is nil")
+var errNilRand = inputerr.New("combin", "", InputError{Field: FieldRand, Problem: -1, Set: -1, Output: -1, Err: errors.New("nil random generator")})
 
 const (
 	// tableInts bounds the size, in ints, of a family that a Sampler lists

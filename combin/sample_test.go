@@ -401,8 +401,8 @@ func TestSampleErrors(t *testing.T) {
 		K    int
 		want string
 	}{
-		{f, nil, 4, "rnd is nil"},
-		{f, nil, 0, "rnd is nil"},
+		{f, nil, 4, "combin: rnd: nil random generator"},
+		{f, nil, 0, "combin: rnd: nil random generator"},
 		{f, rnd, -1, "K = -1 < 0"},
 		{f, rnd, 71, "K = 71 > T = 70, the number of sets in Subsets(8, 4)"},
 		{mustFamily(t, true, 8, 4), rnd, 1681, "K = 1681 > T = 1680"},
@@ -415,7 +415,7 @@ func TestSampleErrors(t *testing.T) {
 	}
 	s := mustSampler(t, f, 4)
 	dst := []int{9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9}
-	if err := s.SampleTo(dst, nil); err == nil || !strings.Contains(err.Error(), "rnd is nil") || dst[0] != 9 {
+	if err := s.SampleTo(dst, nil); err == nil || !strings.Contains(err.Error(), "combin: rnd: nil random generator") || dst[0] != 9 {
 		t.Errorf("SampleTo(nil rnd) error = %v, dst = %v", err, dst)
 	}
 	g, err := f.Sample(rnd, 0)

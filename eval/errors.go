@@ -11,7 +11,7 @@ import (
 // arguments that are valid but would cost more memory or time than the
 // function allows (errors.Is(err, ErrTooCostly) tells it). The limits are
 // stated in each function's documentation.
-var ErrTooCostly = errors.New("too costly")
+var ErrTooCostly = inputerr.ErrTooCostly
 
 // InputError describes an argument a function cannot use. Field is the
 // argument, such as "k", "kmax" or "problems" (or a field of its elements,
@@ -43,7 +43,7 @@ func argError(what, arg, reason string) *InputError {
 // costError returns argError's InputError with a reason that wraps
 // ErrTooCostly.
 func costError(what, arg, reason string) *InputError {
-	return inputerr.New("eval: "+what, "", InputError{Field: arg, Problem: -1, Set: -1, Output: -1, Err: tooCostly(reason)})
+	return inputerr.New("eval: "+what, "", InputError{Field: arg, Problem: -1, Set: -1, Output: -1, Err: inputerr.TooCostly(reason)})
 }
 
 // elementError returns the InputError about element i of argument arg of
@@ -56,13 +56,6 @@ func elementError(what, arg string, i int, v float64, reason string) *InputError
 func intElementError(what, arg string, i, v int, reason string) *InputError {
 	return inputerr.Int("eval: "+what, "", InputError{Field: arg, Problem: -1, Set: -1, Output: i, Err: errors.New(reason)}, v)
 }
-
-// tooCostly is the reason of a costError: its text, which is ErrTooCostly
-// for errors.Is.
-type tooCostly string
-
-func (e tooCostly) Error() string        { return string(e) }
-func (e tooCostly) Is(target error) bool { return target == ErrTooCostly }
 
 // maxSteps bounds the inner-loop steps of one call (a rounded division or a
 // multiply-add each, a few nanoseconds): calls that would take more are

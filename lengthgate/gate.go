@@ -50,7 +50,7 @@ func (b Boundary) MarshalText() ([]byte, error) {
 	case KeepAtTarget:
 		return []byte("keep"), nil
 	}
-	return nil, fmt.Errorf("lengthgate: boundary = %d is neither GateAtTarget nor KeepAtTarget", int(b))
+	return nil, inputerr.Undefined("lengthgate", FieldBoundary, int(b), "Boundary")
 }
 
 // UnmarshalText decodes "gate" or "keep"; anything else is an error naming
@@ -62,7 +62,7 @@ func (b *Boundary) UnmarshalText(text []byte) error {
 	case "keep":
 		*b = KeepAtTarget
 	default:
-		return fmt.Errorf("lengthgate: boundary = %q, want \"gate\" or \"keep\"", text)
+		return inputerr.Name("lengthgate", FieldBoundary, text, "gate", "keep")
 	}
 	return nil
 }
@@ -107,7 +107,7 @@ func (g Gate) validate(role string) error {
 		return intError(role+FieldTarget, -1, g.Target, fmt.Errorf("target L_target = %d < 0 (0 disables the gate)", g.Target))
 	}
 	if g.Boundary != GateAtTarget && g.Boundary != KeepAtTarget {
-		return intError(role+FieldBoundary, -1, int(g.Boundary), fmt.Errorf("%d is neither GateAtTarget nor KeepAtTarget", int(g.Boundary)))
+		return inputerr.Undefined("lengthgate", role+FieldBoundary, int(g.Boundary), "Boundary")
 	}
 	return nil
 }

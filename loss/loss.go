@@ -109,7 +109,7 @@ func (r Reduction) String() string {
 // MarshalText encodes r as its name; an undefined value is an error.
 func (r Reduction) MarshalText() ([]byte, error) {
 	if !r.defined() {
-		return nil, fmt.Errorf("loss: reduction = %d is not a defined Reduction", int(r))
+		return nil, reductionError(r)
 	}
 	return []byte(reductions[r].name), nil
 }
@@ -123,7 +123,11 @@ func (r *Reduction) UnmarshalText(text []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("loss: reduction = %q is not one of %s", text, Names())
+	names := make([]string, len(reductions))
+	for i, red := range reductions {
+		names[i] = red.name
+	}
+	return inputerr.Name("loss", FieldReduction, text, names...)
 }
 
 // Names lists the reductions' names, quoted and comma-separated, for help
@@ -245,7 +249,7 @@ func rowError(field string, row int, v float64, err error) *InputError {
 
 // reductionError returns the *InputError about the undefined reduction r.
 func reductionError(r Reduction) *InputError {
-	return intError(FieldReduction, -1, int(r), fmt.Errorf("%d is not a defined Reduction", int(r)))
+	return inputerr.Undefined("loss", FieldReduction, int(r), "Reduction")
 }
 
 // intError is rowError for an integer value.

@@ -11,6 +11,7 @@
 package inputerr
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -75,6 +76,44 @@ func Int[I ~int | ~int64](prefix, unit string, e InputError, v I) *InputError {
 func Element(prefix string, e InputError) *InputError {
 	e.noValue = true
 	return New(prefix, "", e)
+}
+
+// ErrTooCostly is the reason, on an InputError's Err, for arguments that
+// are valid but would cost more memory or time than the function allows;
+// errors.Is(err, ErrTooCostly) tells it. Packages export it as their own
+// (eval.ErrTooCostly, combin.ErrTooCostly are this one value).
+var ErrTooCostly = errors.New("too costly")
+
+// TooCostly returns a reason with text why that is [ErrTooCostly] for
+// errors.Is.
+func TooCostly(why string) error { return tooCostly(why) }
+
+type tooCostly string
+
+func (e tooCostly) Error() string        { return string(e) }
+func (e tooCostly) Is(target error) bool { return target == ErrTooCostly }
+
+// Name returns the error of a text codec (UnmarshalText) of package prefix
+// given a text that is none of names, about field: `field: "text" is not
+// one of "a", "b"`.
+func Name(prefix, field string, text []byte, names ...string) *InputError {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%q is not one of ", text)
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(n))
+	}
+	return New(prefix, "", InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: errors.New(b.String())})
+}
+
+// Undefined returns the error of package prefix about field, whose value
+// v is no defined value of its type typ (a MarshalText of an undefined
+// enum value, a conversion such as Preset.Options).
+func Undefined(prefix, field string, v int, typ string) *InputError {
+	return Int(prefix, "", InputError{Field: field, Problem: -1, Set: -1, Output: -1,
+		Err: fmt.Errorf("%d is not a defined %s", v, typ)}, v)
 }
 
 // In returns a copy of e as seen by the caller one layer up: prefix is the
