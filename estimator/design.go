@@ -38,13 +38,16 @@ type SetDistribution struct {
 	maxK  int      // largest selection size
 }
 
-// maxListedSelections bounds the selections NewSetDistribution reads,
-// maxDesignSelections the sets times traces UniformSets stores and the
-// selections a method walks one by one, maxRelabelN the N up to which all N! relabellings are
-// enumerated, and maxClassN the N up to which BalancedClasses enumerates
-// rounds (a set is a 16-bit mask).
+// maxListedSelections bounds the selections NewSetDistribution and
+// DistributionWeights read; a variable only so that a test can reach the
+// bound in fewer selections.
+var maxListedSelections = 1 << 16
+
+// maxDesignSelections bounds the sets times traces UniformSets stores and
+// the selections a method walks one by one, maxRelabelN the N up to which
+// all N! relabellings are enumerated, and maxClassN the N up to which
+// BalancedClasses enumerates rounds (a set is a 16-bit mask).
 const (
-	maxListedSelections = 1 << 16
 	maxDesignSelections = 1 << 25
 	maxRelabelN         = 9
 	maxClassN           = 16
@@ -104,22 +107,32 @@ func checkSelection(i int, s []int, prob *big.Rat, T int) error {
 	if len(s) > T {
 		return fmt.Errorf("estimator: selection %d has %d sets, more than the T = %d listed", i, len(s), T)
 	}
-	err := combin.CheckSets(T, false, []int{len(s)}, s)
-	var se *combin.SetError
-	if errors.As(err, &se) {
-		switch se.Reason {
-		case combin.Empty:
-			return fmt.Errorf("estimator: selection %d is empty: %w", i, err)
-		case combin.OutOfRange:
-			return fmt.Errorf("estimator: selection %d, position %d: set %d, want in [0, T = %d): %w", i, se.Position, se.Index, T, err)
-		case combin.Repeated:
-			return fmt.Errorf("estimator: selection %d repeats set %d: %w", i, se.Index, err)
-		}
+	return setsError(combin.CheckSets(T, false, []int{len(s)}, s), fmt.Sprintf("%s[%d]", FieldSelections, i))
+}
+
+// The arguments an *InputError of this package names, for a program that
+// tells them apart.
+const (
+	FieldSets       = "sets"       // a set of NewSetDistribution or DistributionWeights: sets[h][j]
+	FieldSelections = "selections" // a selection's set indices: selections[i][j]
+)
+
+// setsError returns err, an error of combin.CheckSets, renamed with In for
+// the argument field: a set's index, when the error names one, folds into
+// the field as field[h] (each selection is checked alone, as one set, so
+// its field is already "selections[i]" and its set 0). Any other error,
+// nil included, is returned as it is.
+func setsError(err error, field string) error {
+	e, ok := errors.AsType[*combin.InputError](err)
+	if !ok {
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("estimator: selection %d: %w", i, err)
+	if e.Set >= 0 && field == FieldSets {
+		field = fmt.Sprintf("%s[%d]", field, e.Set)
 	}
-	return nil
+	r := e.In("estimator", field)
+	r.Set = -1
+	return r
 }
 
 // newDistributionSets returns a distribution with the given sets and no
@@ -152,7 +165,7 @@ func newDistributionSets(N1 int, sets [][]int) (*SetDistribution, error) {
 		members = append(members, g...)
 	}
 	if err := combin.CheckSets(N1, true, sizes, members); err != nil {
-		return nil, fmt.Errorf("estimator: %w", err)
+		return nil, setsError(err, FieldSets)
 	}
 	for h, g := range sets {
 		d.groups[h] = slices.Clone(g)

@@ -421,12 +421,12 @@ func TestDesignWeightsErrors(t *testing.T) {
 	}{
 		{0, [][]int{{0}}, single([]int{0}, one), "N1 = 0"},
 		{3, nil, single([]int{0}, one), "no sets"},
-		{3, [][]int{{0, 3}}, single([]int{0}, one), "member 1 = 3: trace index out of range"},
-		{3, [][]int{{1, 1}}, single([]int{0}, one), "member 1 = 1: trace index repeats member 0"},
-		{3, [][]int{{}}, single([]int{0}, one), "set 0: empty set"},
-		{3, [][]int{{0, 1}}, single([]int{1}, one), "set 1, want in [0, T = 1)"},
-		{3, [][]int{{0, 1}, {1, 2}}, single([]int{1, 1}, one), "selection 0 repeats set 1"},
-		{3, [][]int{{0, 1}}, single([]int{}, one), "selection 0 is empty"},
+		{3, [][]int{{0, 3}}, single([]int{0}, one), "estimator: sets[0][1] = 3: trace index out of range"},
+		{3, [][]int{{1, 1}}, single([]int{0}, one), "estimator: sets[0][1] = 1: trace index repeats member 0"},
+		{3, [][]int{{}}, single([]int{0}, one), "estimator: sets[0]: empty set"},
+		{3, [][]int{{0, 1}}, single([]int{1}, one), "estimator: selections[0][0] = 1: trace index out of range [0, N1 = 1)"},
+		{3, [][]int{{0, 1}, {1, 2}}, single([]int{1, 1}, one), "estimator: selections[0][1] = 1: trace index repeats member 0"},
+		{3, [][]int{{0, 1}}, single([]int{}, one), "estimator: selections[0]: empty set"},
 		{3, [][]int{{0, 1}}, single([]int{0}, big.NewRat(-1, 2)), "probability -1/2"},
 		{3, [][]int{{0, 1}}, single([]int{0}, big.NewRat(1, 2)), "sum to 1/2"},
 	} {
