@@ -49,7 +49,7 @@ func TestBudgetErrors(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"bad config", func() error { _, err := SPIRAL(spiral.Config{}, PaperLimits(0)); return err }(), "Config.SearchTraces: N1 = 0"},
+		{"bad config", func() error { _, err := SPIRAL(spiral.Config{}, PaperLimits(0)); return err }(), "Config.SearchTraces: 0 < 1"},
 		{"negative prompt", func() error {
 			_, err := SPIRAL(spiral.Paper(), Limits{Prompt: -1, Search: 1, Aggregation: 1})
 			return err
