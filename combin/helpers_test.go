@@ -14,8 +14,9 @@ import (
 // long reports whether the longer test campaign was asked for (SPIRAL_LONG=1).
 func long() bool { return os.Getenv("SPIRAL_LONG") == "1" }
 
-// budget scales a sample size: a fifth under -short, ten times with
-// SPIRAL_LONG=1.
+// budget scales a sample size n: half of it by default (the statistics
+// merge cells to an expected count of at least 5, so they hold at any
+// size), a fifth under -short, ten times with SPIRAL_LONG=1.
 func budget(n int) int {
 	switch {
 	case long():
@@ -23,7 +24,7 @@ func budget(n int) int {
 	case testing.Short():
 		return max(1, n/5)
 	}
-	return n
+	return max(1, n/2)
 }
 
 func mustFamily(t testing.TB, ordered bool, N, n int) Family {

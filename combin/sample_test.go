@@ -255,8 +255,8 @@ func TestChiSquareDetectsBias(t *testing.T) {
 }
 
 // sequenceChiSquare returns the chi-square statistic of the ordered
-// sequences of ranks drawn by s (100 expected per cell by default), after
-// an optional distortion of each sample.
+// sequences of ranks drawn by s (50 expected per cell by default, 1,000
+// with SPIRAL_LONG=1), after an optional distortion of each sample.
 func sequenceChiSquare(t *testing.T, s *Sampler, rnd *rand.Rand, distort func([]int)) (stat float64, df, draws int) {
 	return sequenceChiSquareOf(t, s, func(dst []int) {
 		if err := s.SampleTo(dst, rnd); err != nil {

@@ -38,13 +38,16 @@ type SetDistribution struct {
 	maxK  int      // largest selection size
 }
 
-// maxListedSelections bounds the selections NewSetDistribution reads,
-// maxDesignSelections the sets times traces UniformSets stores and the
-// selections a method walks one by one, maxRelabelN the N up to which all N! relabellings are
-// enumerated, and maxClassN the N up to which BalancedClasses enumerates
-// rounds (a set is a 16-bit mask).
+// maxListedSelections bounds the selections NewSetDistribution and
+// DistributionWeights read; a variable only so that a test can reach the
+// bound in fewer selections.
+var maxListedSelections = 1 << 16
+
+// maxDesignSelections bounds the sets times traces UniformSets stores and
+// the selections a method walks one by one, maxRelabelN the N up to which
+// all N! relabellings are enumerated, and maxClassN the N up to which
+// BalancedClasses enumerates rounds (a set is a 16-bit mask).
 const (
-	maxListedSelections = 1 << 16
 	maxDesignSelections = 1 << 25
 	maxRelabelN         = 9
 	maxClassN           = 16
