@@ -529,7 +529,7 @@ func TestCreditBatchLayoutErrors(t *testing.T) {
 	}
 	// K above the family's size, on an empty batch: C(8, 4) = 70.
 	if err := (Config{SearchTraces: 8, SetSize: 4, Sets: 71, AggregationsPerSet: 4}).CreditBatch(&dst, Batch{Plans: new(Plans)}); err == nil ||
-		!strings.Contains(err.Error(), "Config.Sets: K = 71 > C(8, 4) = 70") {
+		!strings.Contains(err.Error(), "Config.Sets: 71 > C(8, 4) = 70") {
 		t.Errorf("K = 71 at C(8, 4): error %v, want one naming Config.Sets and the family size", err)
 	}
 }

@@ -100,20 +100,20 @@ func (c *Config) validateShape() error {
 		errs = append(errs, configError(field, value, symbolic(format, args...)))
 	}
 	if n1 < 1 {
-		bad("SearchTraces", float64(n1), "N1 = %d < 1", n1)
+		bad("SearchTraces", float64(n1), "%d < 1", n1)
 	} else if n1 > combin.MaxSize {
-		bad("SearchTraces", float64(n1), "N1 = %d > combin.MaxSize = %d", n1, combin.MaxSize)
+		bad("SearchTraces", float64(n1), "%d > combin.MaxSize = %d", n1, combin.MaxSize)
 	}
 	if n < 1 {
-		bad("SetSize", float64(n), "n = %d < 1", n)
+		bad("SetSize", float64(n), "%d < 1", n)
 	} else if n1 >= 1 && n > n1 {
-		bad("SetSize", float64(n), "n = %d > N1 = %d", n, n1)
+		bad("SetSize", float64(n), "%d > N1 = %d", n, n1)
 	}
 	if k < 1 {
-		bad("Sets", float64(k), "K = %d < 1", k)
+		bad("Sets", float64(k), "%d < 1", k)
 	}
 	if n2 < 1 {
-		bad("AggregationsPerSet", float64(n2), "N2 = %d < 1", n2)
+		bad("AggregationsPerSet", float64(n2), "%d < 1", n2)
 	}
 	if k >= 1 && n >= 1 && k > combin.MaxSize/n {
 		bad("Sets", float64(k), "K*n = %d*%d > combin.MaxSize = %d", k, n, combin.MaxSize)
@@ -222,7 +222,7 @@ func (c Config) family() (combin.Family, error) {
 		if c.Ordered {
 			symbol, noun = fmt.Sprintf("(%d)_%d", c.SearchTraces, c.SetSize), "ordered n-tuples"
 		}
-		return combin.Family{}, configError("Sets", float64(c.Sets), symbolic("K = %d > %s = %d, the number of %s", c.Sets, symbol, size, noun))
+		return combin.Family{}, configError("Sets", float64(c.Sets), symbolic("%d > %s = %d, the number of %s", c.Sets, symbol, size, noun))
 	}
 	return fam, nil
 }
@@ -317,6 +317,6 @@ func subConfigError(field string, err error) error {
 	return configError(field, 0, err)
 }
 
-// symbolic returns an error whose text starts with a symbol of the paper
-// (N1, n, K, N2), which keeps its case.
+// symbolic returns an error whose text may start with a symbol of the
+// paper (K*n), which keeps its case.
 func symbolic(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -42,20 +42,20 @@ func TestConfigValidate(t *testing.T) {
 		c    Config
 		want []string // substrings, every one must appear
 	}{
-		{"zero value", Config{}, []string{"spiral: Config.SearchTraces: N1 = 0 < 1", "spiral: Config.SetSize: n = 0 < 1", "spiral: Config.Sets: K = 0 < 1", "spiral: Config.AggregationsPerSet: N2 = 0 < 1"}},
-		{"n > N1", with(func(c *Config) { c.SetSize = 9 }), []string{"Config.SetSize: n = 9 > N1 = 8"}},
-		{"K > C(8,4)", with(func(c *Config) { c.Sets = 71 }), []string{"Config.Sets: K = 71 > C(8, 4) = 70"}},
-		{"K > (8)_4", with(func(c *Config) { c.Ordered = true; c.Sets = 1681 }), []string{"Config.Sets: K = 1681 > (8)_4 = 1680"}},
-		{"balanced K > family", with(func(c *Config) { c.Design = combin.Balanced; c.Sets = 71 }), []string{"Config.Sets: K = 71 > C(8, 4) = 70"}},
-		{"negative N2", with(func(c *Config) { c.AggregationsPerSet = -2 }), []string{"Config.AggregationsPerSet: N2 = -2 < 1"}},
+		{"zero value", Config{}, []string{"spiral: Config.SearchTraces: 0 < 1", "spiral: Config.SetSize: 0 < 1", "spiral: Config.Sets: 0 < 1", "spiral: Config.AggregationsPerSet: 0 < 1"}},
+		{"n > N1", with(func(c *Config) { c.SetSize = 9 }), []string{"Config.SetSize: 9 > N1 = 8"}},
+		{"K > C(8,4)", with(func(c *Config) { c.Sets = 71 }), []string{"Config.Sets: 71 > C(8, 4) = 70"}},
+		{"K > (8)_4", with(func(c *Config) { c.Ordered = true; c.Sets = 1681 }), []string{"Config.Sets: 1681 > (8)_4 = 1680"}},
+		{"balanced K > family", with(func(c *Config) { c.Design = combin.Balanced; c.Sets = 71 }), []string{"Config.Sets: 71 > C(8, 4) = 70"}},
+		{"negative N2", with(func(c *Config) { c.AggregationsPerSet = -2 }), []string{"Config.AggregationsPerSet: -2 < 1"}},
 		{"bad order", with(func(c *Config) { c.Order = 5 }), []string{"Config.Order: 5 is neither"}},
 		{"bad design", with(func(c *Config) { c.Design = 7 }), []string{"Config.Design: 7 is neither"}},
 		{"shuffled tuples", with(func(c *Config) { c.Ordered = true; c.Order = combin.Shuffled }), []string{"Config.Order: shuffled tuples"}},
 		{"balanced tuples", with(func(c *Config) { c.Ordered = true; c.Design = combin.Balanced }), []string{"Config.Design: balanced tuples"}},
-		{"bad gate", with(func(c *Config) { c.Gates.Aggregation.Target = -1 }), []string{"spiral: Config.Gates.Aggregation.Target: target L_target = -1 < 0"}},
-		{"bad overlong", with(func(c *Config) { c.Overlong = &lengthgate.SoftOverlong{MaxLength: 10, Buffer: 4} }), []string{"spiral: Config.Overlong.Factor: factor F = 0, want"}},
+		{"bad gate", with(func(c *Config) { c.Gates.Aggregation.Target = -1 }), []string{"spiral: Config.Gates.Aggregation.Target: -1 < 0"}},
+		{"bad overlong", with(func(c *Config) { c.Overlong = &lengthgate.SoftOverlong{MaxLength: 10, Buffer: 4} }), []string{"spiral: Config.Overlong.Factor: 0, want"}},
 		{"bad range", with(func(c *Config) { c.RewardRange = advantage.RewardRange{Low: 1, High: 0} }), []string{"spiral: Config.RewardRange.Low: reward range (1, 0)"}},
-		{"N1 too large", with(func(c *Config) { c.SearchTraces = 1 << 30 }), []string{"Config.SearchTraces: N1 = 1073741824 > combin.MaxSize"}},
+		{"N1 too large", with(func(c *Config) { c.SearchTraces = 1 << 30 }), []string{"Config.SearchTraces: 1073741824 > combin.MaxSize"}},
 		{"K*N2 too large", Config{SearchTraces: 1 << 10, SetSize: 2, Sets: 1 << 12, AggregationsPerSet: 1 << 13}, []string{"Config.Sets: K*N2 = 4096*8192 > combin.MaxSize"}},
 		{"K*n too large", Config{SearchTraces: 1 << 20, SetSize: 1 << 10, Sets: 1 << 15, AggregationsPerSet: 1}, []string{"Config.Sets: K*n = 32768*1024 > combin.MaxSize"}},
 	}
@@ -361,7 +361,7 @@ func TestRoleWeightsZeroAndErrors(t *testing.T) {
 		{Paper(), WithinSet, 99, "LossOptions.Reduction: 99 is not"},
 		{Paper(), WithinSet, loss.TokenMean, "token-mean weights each output by its length"},
 		{Paper(), WithinSet, loss.SeqMeanTokenMean, "Config.LossCoefficients"},
-		{Config{}, WithinSet, loss.Sum, "Config.SearchTraces: N1 = 0"},
+		{Config{}, WithinSet, loss.Sum, "Config.SearchTraces: 0"},
 	} {
 		tc.c.AggregationBaseline = tc.b
 		if _, err := tc.c.RoleWeights(LossOptions{Reduction: tc.r}); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -171,7 +171,7 @@ func TestCreditErrors(t *testing.T) {
 		field       string
 		set, output int
 	}{
-		{Config{}, workedPlan, workedRewards, Lengths{}, "Config.SearchTraces: N1 = 0", "", 0, 0},
+		{Config{}, workedPlan, workedRewards, Lengths{}, "Config.SearchTraces: 0", "", 0, 0},
 		{Paper(), Plan{Sets: workedPlan.Sets[:3]}, workedRewards, Lengths{}, "spiral: plan.Sets: 3 sets, want K = 4", "plan.Sets", -1, -1},
 		{Paper(), workedPlan, workedRewards[:3], Lengths{}, "spiral: rewards: len(rewards) = 3, want K = 4", "rewards", -1, -1},
 		{Paper(), workedPlan, [][]float64{{1}, {}, {1}, {1}}, Lengths{}, "spiral: rewards, set 1: len(rewards[1]) = 0 outside [1, N2 = 4]", "rewards", 1, -1},

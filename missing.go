@@ -64,7 +64,7 @@ func (c Config) missingRoleWeights(opt LossOptions, sd, ad int64) (RoleWeights, 
 		return RoleWeights{}, configError("Design", float64(c.Design), fmt.Errorf("balanced design with LossOptions.MissingRate = %v: the M of a balanced design's remaining sets is not computed (ScoredGradient keeps it unbiased)", delta))
 	}
 	if k > maxMissingSets {
-		return RoleWeights{}, configError("Sets", float64(k), symbolic("K = %d > %d with LossOptions.MissingRate = %v: the expected search weight sums M(K') over K' = 0..K", k, maxMissingSets, delta))
+		return RoleWeights{}, configError("Sets", float64(k), symbolic("%d > %d with LossOptions.MissingRate = %v: the expected search weight sums M(K') over K' = 0..K", k, maxMissingSets, delta))
 	}
 	var w RoleWeights
 	exact := k <= maxExactMissingSets && k*n2 <= maxExactMissingOutputs

@@ -199,7 +199,7 @@ func TestCheckPlanErrors(t *testing.T) {
 		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, 1, 1, 6}, {0, 1, 2, 5}}, "spiral: Plan.Sets, set 2, member 2 = 1: trace index repeats member 1"},
 		{c, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {3, 2, 1, 0}, {0, 1, 2, 5}}, "spiral: Plan.Sets, set 2: identical to set 0"},
 		{tup, [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {0, 1, 2, 3}, {0, 1, 2, 5}}, "spiral: Plan.Sets, set 2: identical to set 0"},
-		{Config{}, nil, "spiral: Config.SearchTraces: N1 = 0 < 1"},
+		{Config{}, nil, "spiral: Config.SearchTraces: 0 < 1"},
 	}
 	for _, tt := range tests {
 		err := tt.c.CheckPlan(Plan{Sets: tt.sets})

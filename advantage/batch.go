@@ -190,11 +190,11 @@ func NewUniformBatch[F constraints.Float](problems, traces, sets, setSize, rewar
 		v    int
 	}{{"problems", problems}, {"traces", traces}, {"sets", sets}, {"setSize", setSize}, {"rewards", rewards}} {
 		if a.v < 1 {
-			return Batch[F]{}, argError(a.name, a.v, "%s = %d, want >= 1", a.name, a.v)
+			return Batch[F]{}, argError(a.name, a.v, "%d, want >= 1", a.v)
 		}
 	}
 	if setSize > traces {
-		return Batch[F]{}, argError("setSize", setSize, "setSize = %d > traces = %d", setSize, traces)
+		return Batch[F]{}, argError("setSize", setSize, "%d > traces = %d", setSize, traces)
 	}
 	const limit = combin.MaxSize
 	if problems > limit/traces || problems > limit/sets || problems*sets > limit/setSize || problems*sets > limit/rewards {
@@ -297,13 +297,13 @@ type checked struct {
 // problem (a *BatchError listing every bad one).
 func (in Batch[F]) check() (v checked, err error) {
 	if len(in.Sets) != len(in.Traces) {
-		return v, layoutError("Sets", "len(Sets) = %d, want len(Traces) = %d", len(in.Sets), len(in.Traces))
+		return v, layoutError("Sets", "len = %d, want len(Traces) = %d", len(in.Sets), len(in.Traces))
 	}
 	if len(in.RewardCounts) != len(in.SetSizes) {
-		return v, layoutError("RewardCounts", "len(RewardCounts) = %d, want len(SetSizes) = %d", len(in.RewardCounts), len(in.SetSizes))
+		return v, layoutError("RewardCounts", "len = %d, want len(SetSizes) = %d", len(in.RewardCounts), len(in.SetSizes))
 	}
 	if in.Unscorable != nil && len(in.Unscorable) != len(in.Rewards) {
-		return v, layoutError("Unscorable", "len(Unscorable) = %d, want len(Rewards) = %d", len(in.Unscorable), len(in.Rewards))
+		return v, layoutError("Unscorable", "len = %d, want len(Rewards) = %d", len(in.Unscorable), len(in.Rewards))
 	}
 	rewardsOK, exactSums := credit.Scan(in.Rewards, in.Unscorable, true)
 	v.exactSums = exactSums
@@ -323,15 +323,15 @@ func (in Batch[F]) check() (v checked, err error) {
 	for p, nt := range in.Traces {
 		if nt < 0 || nt > combin.MaxSize-v.traces {
 			if nt < 0 {
-				return v, inputError(InputError{Field: "Traces", Problem: p, Set: -1, Output: -1, Value: float64(nt), Err: fmt.Errorf("traces = %d < 0", nt)})
+				return v, inputError(InputError{Field: "Traces", Problem: p, Set: -1, Output: -1, Value: float64(nt), Err: fmt.Errorf("%d < 0", nt)})
 			}
 			return v, inputError(InputError{Field: "Traces", Problem: p, Set: -1, Output: -1, Value: float64(nt),
-				Err: fmt.Errorf("traces = %d: the batch would hold more than combin.MaxSize = %d traces", nt, combin.MaxSize)})
+				Err: fmt.Errorf("%d: the batch would hold more than combin.MaxSize = %d traces", nt, combin.MaxSize)})
 		}
 		k := in.Sets[p]
 		if k < 0 || k > len(in.SetSizes)-s {
 			return v, inputError(InputError{Field: "Sets", Problem: p, Set: -1, Output: -1, Value: float64(k),
-				Err: fmt.Errorf("sets = %d, but len(SetSizes) = %d leaves %d", k, len(in.SetSizes), len(in.SetSizes)-s)})
+				Err: fmt.Errorf("%d, but len(SetSizes) = %d leaves %d", k, len(in.SetSizes), len(in.SetSizes)-s)})
 		}
 		var nm, nr int
 		var ok bool
@@ -363,11 +363,11 @@ func (in Batch[F]) check() (v checked, err error) {
 	}
 	switch {
 	case s != len(in.SetSizes):
-		return v, layoutError("Sets", "Sets sum to %d, want len(SetSizes) = %d", s, len(in.SetSizes))
+		return v, layoutError("Sets", "sum to %d, want len(SetSizes) = %d", s, len(in.SetSizes))
 	case m != len(in.Members):
-		return v, layoutError("SetSizes", "SetSizes sum to %d, want len(Members) = %d", m, len(in.Members))
+		return v, layoutError("SetSizes", "sum to %d, want len(Members) = %d", m, len(in.Members))
 	case r != len(in.Rewards):
-		return v, layoutError("RewardCounts", "RewardCounts sum to %d, want len(Rewards) = %d", r, len(in.Rewards))
+		return v, layoutError("RewardCounts", "sum to %d, want len(Rewards) = %d", r, len(in.Rewards))
 	}
 	if bad != nil {
 		return v, inputerr.NewBatch("advantage", bad)
@@ -407,9 +407,9 @@ func sumError(field, noun string, p int, xs []int, slice string, total, o int) *
 	for i, x := range xs {
 		switch {
 		case x < 0:
-			return problemError(field, p, i, float64(x), "%s = %d < 0", noun, x)
+			return problemError(field, p, i, float64(x), "%d < 0", x)
 		case x > total-o:
-			return problemError(field, p, i, float64(x), "%s = %d runs past len(%s) = %d (the set starts at %d)", noun, x, slice, total, o)
+			return problemError(field, p, i, float64(x), "%d runs past len(%s) = %d (the set starts at %d)", x, slice, total, o)
 		}
 		o += x
 	}
@@ -421,10 +421,10 @@ func sumError(field, noun string, p int, xs []int, slice string, total, o int) *
 // of the batch is good.
 func (in Batch[F]) checkProblem(p, nt int, sizes, counts, members []int, r, nr int, rewardsOK bool) *InputError {
 	if nt < 1 {
-		return problemError("Traces", p, -1, float64(nt), "traces = %d, want >= 1", nt)
+		return problemError("Traces", p, -1, float64(nt), "%d, want >= 1", nt)
 	}
 	if len(sizes) < 1 {
-		return problemError("Sets", p, -1, 0, "sets = 0, want >= 1")
+		return problemError("Sets", p, -1, 0, "0, want >= 1")
 	}
 	for i, c := range counts {
 		if c < 1 {

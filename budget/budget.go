@@ -18,6 +18,7 @@ import (
 	"math/bits"
 
 	"spiral"
+	"spiral/internal/inputerr"
 	"spiral/rsa"
 )
 
@@ -109,7 +110,7 @@ func SPIRAL(c spiral.Config, l Limits) (Budget, error) {
 	m.add(b.SearchGenerated, b.AggregationGenerated)
 	m.add(b.SearchPrefill, b.AggregationPrefill)
 	if m.overflow {
-		return Budget{}, fmt.Errorf("budget: SPIRAL budget of %+v with %+v overflows int64", c, l)
+		return Budget{}, fieldError("Limits", 0, fmt.Errorf("the SPIRAL budget of %+v with %+v overflows int64", c, l))
 	}
 	return b, nil
 }
@@ -150,7 +151,7 @@ func RSA(r rsa.Config, l Limits) (Budget, error) {
 	m.add(b.SearchGenerated, b.AggregationGenerated)
 	m.add(b.SearchPrefill, b.AggregationPrefill)
 	if m.overflow {
-		return Budget{}, fmt.Errorf("budget: RSA budget of %+v with %+v overflows int64", r, l)
+		return Budget{}, fieldError("Limits", 0, fmt.Errorf("the RSA budget of %+v with %+v overflows int64", r, l))
 	}
 	return b, nil
 }
@@ -158,13 +159,13 @@ func RSA(r rsa.Config, l Limits) (Budget, error) {
 func (l Limits) validate() error {
 	var errs []error
 	if l.Prompt < 0 {
-		errs = append(errs, fmt.Errorf("budget: Limits.Prompt = %d < 0", l.Prompt))
+		errs = append(errs, fieldError("Limits.Prompt", l.Prompt, fmt.Errorf("%d < 0", l.Prompt)))
 	}
 	if l.Search < 1 {
-		errs = append(errs, fmt.Errorf("budget: Limits.Search = %d < 1", l.Search))
+		errs = append(errs, fieldError("Limits.Search", l.Search, fmt.Errorf("%d < 1", l.Search)))
 	}
 	if l.Aggregation < 1 {
-		errs = append(errs, fmt.Errorf("budget: Limits.Aggregation = %d < 1", l.Aggregation))
+		errs = append(errs, fieldError("Limits.Aggregation", l.Aggregation, fmt.Errorf("%d < 1", l.Aggregation)))
 	}
 	return errors.Join(errs...)
 }
@@ -187,10 +188,10 @@ func PaperGRPO() GRPO { return GRPO{Group: 12, MaxLength: 8192} }
 func (g GRPO) Validate() error {
 	var errs []error
 	if g.Group < 1 {
-		errs = append(errs, fmt.Errorf("budget: GRPO.Group (G) = %d < 1", g.Group))
+		errs = append(errs, fieldError("GRPO.Group", g.Group, fmt.Errorf("%d < 1", g.Group)))
 	}
 	if g.MaxLength < 1 {
-		errs = append(errs, fmt.Errorf("budget: GRPO.MaxLength = %d < 1", g.MaxLength))
+		errs = append(errs, fieldError("GRPO.MaxLength", g.MaxLength, fmt.Errorf("%d < 1", g.MaxLength)))
 	}
 	return errors.Join(errs...)
 }
@@ -204,7 +205,7 @@ func (g GRPO) Budget(prompt int) (Budget, error) {
 		return Budget{}, err
 	}
 	if prompt < 0 {
-		return Budget{}, fmt.Errorf("budget: prompt = %d < 0", prompt)
+		return Budget{}, fieldError("prompt", prompt, fmt.Errorf("%d < 0", prompt))
 	}
 	var m checkedMath
 	gg := int64(g.Group)
@@ -215,9 +216,20 @@ func (g GRPO) Budget(prompt int) (Budget, error) {
 		CachedPrefill:   int64(prompt),
 	}
 	if m.overflow {
-		return Budget{}, fmt.Errorf("budget: GRPO budget of %+v with prompt %d overflows int64", g, prompt)
+		return Budget{}, fieldError("GRPO", 0, fmt.Errorf("the GRPO budget of %+v with prompt %d overflows int64", g, prompt))
 	}
 	return b, nil
+}
+
+// InputError describes an invalid field ("Limits.Search", "GRPO.Group"),
+// argument ("prompt") or combination ("Limits": a budget that overflows
+// int64): its Value and, on Err, why. It is the module's one input error
+// type, also spiral.InputError; recover it with errors.As.
+type InputError = inputerr.InputError
+
+// fieldError returns the *InputError about field, whose value is v.
+func fieldError(field string, v int, err error) *InputError {
+	return inputerr.Int("budget", "", InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: err}, v)
 }
 
 // checkedMath does non-negative int64 arithmetic and records overflow.

@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -49,24 +50,25 @@ func TestBudgetErrors(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"bad config", func() error { _, err := SPIRAL(spiral.Config{}, PaperLimits(0)); return err }(), "Config.SearchTraces: N1 = 0"},
+		{"bad config", func() error { _, err := SPIRAL(spiral.Config{}, PaperLimits(0)); return err }(), "Config.SearchTraces: 0 < 1"},
 		{"negative prompt", func() error {
 			_, err := SPIRAL(spiral.Paper(), Limits{Prompt: -1, Search: 1, Aggregation: 1})
 			return err
-		}(), "Limits.Prompt = -1 < 0"},
-		{"zero search", func() error { _, err := SPIRAL(spiral.Paper(), Limits{Aggregation: 1}); return err }(), "Limits.Search = 0 < 1"},
-		{"zero aggregation", func() error { _, err := SPIRAL(spiral.Paper(), Limits{Search: 1}); return err }(), "Limits.Aggregation = 0 < 1"},
-		{"bad GRPO", func() error { _, err := (GRPO{Group: 0, MaxLength: -3}).Budget(0); return err }(), "GRPO.MaxLength = -3 < 1"},
-		{"GRPO prompt", func() error { _, err := PaperGRPO().Budget(-5); return err }(), "prompt = -5 < 0"},
+		}(), "budget: Limits.Prompt: -1 < 0"},
+		{"zero search", func() error { _, err := SPIRAL(spiral.Paper(), Limits{Aggregation: 1}); return err }(), "budget: Limits.Search: 0 < 1"},
+		{"zero aggregation", func() error { _, err := SPIRAL(spiral.Paper(), Limits{Search: 1}); return err }(), "budget: Limits.Aggregation: 0 < 1"},
+		{"bad GRPO", func() error { _, err := (GRPO{Group: 0, MaxLength: -3}).Budget(0); return err }(), "budget: GRPO.MaxLength: -3 < 1"},
+		{"GRPO prompt", func() error { _, err := PaperGRPO().Budget(-5); return err }(), "budget: prompt: -5 < 0"},
 	}
 	for _, tt := range tests {
-		if tt.err == nil || !strings.Contains(tt.err.Error(), tt.want) {
-			t.Errorf("%s: error %v, want it to contain %q", tt.name, tt.err, tt.want)
+		var e *InputError
+		if tt.err == nil || !strings.Contains(tt.err.Error(), tt.want) || !errors.As(tt.err, &e) {
+			t.Errorf("%s: error %v, want an *InputError containing %q", tt.name, tt.err, tt.want)
 		}
 	}
 	// Every bad GRPO field is named at once.
 	err := (GRPO{}).Validate()
-	if err == nil || !strings.Contains(err.Error(), "GRPO.Group (G) = 0 < 1") || !strings.Contains(err.Error(), "GRPO.MaxLength = 0 < 1") {
+	if err == nil || !strings.Contains(err.Error(), "budget: GRPO.Group: 0 < 1") || !strings.Contains(err.Error(), "budget: GRPO.MaxLength: 0 < 1") {
 		t.Errorf("GRPO{}.Validate() = %v, want both fields named", err)
 	}
 }

@@ -49,7 +49,7 @@ func (f Family) Constants(d Design, K int) (Constants, error) {
 		return Constants{}, err
 	}
 	if K < 1 {
-		return Constants{}, argError(FieldK, K, "K = %d, want at least 1 set", K)
+		return Constants{}, argError(FieldK, K, "%d, want at least 1 set", K)
 	}
 	switch d {
 	case Uniform:

@@ -359,8 +359,8 @@ func TestBalancedErrors(t *testing.T) {
 		want string
 	}{
 		{tup, 2, "not from Tuples(6, 3)"},
-		{sub, 21, "K = 21 > T = 20"},
-		{sub, -1, "K = -1 < 0"},
+		{sub, 21, "K: 21 > T = 20"},
+		{sub, -1, "K: -1 < 0"},
 		{Family{}, 1, "combin: Family: the zero Family"},
 	}
 	for _, c := range cases {

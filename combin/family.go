@@ -54,13 +54,13 @@ func NewFamily(N1, n int, ordered bool) (Family, error) { return newFamily(N1, n
 func newFamily(N, n int, ordered bool) (Family, error) {
 	switch {
 	case N < 1:
-		return Family{}, argError(FieldN1, N, "N1 = %d < 1", N)
+		return Family{}, argError(FieldN1, N, "%d < 1", N)
 	case N > MaxSize:
-		return Family{}, argError(FieldN1, N, "N1 = %d > MaxSize = %d", N, MaxSize)
+		return Family{}, argError(FieldN1, N, "%d > MaxSize = %d", N, MaxSize)
 	case n < 1:
-		return Family{}, argError(FieldN, n, "n = %d < 1", n)
+		return Family{}, argError(FieldN, n, "%d < 1", n)
 	case n > N:
-		return Family{}, argError(FieldN, n, "n = %d > N1 = %d", n, N)
+		return Family{}, argError(FieldN, n, "%d > N1 = %d", n, N)
 	}
 	f := Family{size: N, n: n, ordered: ordered}
 	f.t64, f.fits = count64(N, n, ordered)
@@ -335,7 +335,7 @@ func (f Family) checkDraw(K int) error {
 		return err
 	}
 	if K > MaxSize/f.n {
-		return argError(FieldK, K, "K = %d: K*n = %d*%d > MaxSize = %d, too many indices to draw", K, K, f.n, MaxSize)
+		return argError(FieldK, K, "K*n = %d*%d > MaxSize = %d, too many indices to draw", K, f.n, MaxSize)
 	}
 	return nil
 }
@@ -346,10 +346,10 @@ func (f Family) checkK(K int) error {
 		return err
 	}
 	if K < 0 {
-		return argError(FieldK, K, "K = %d < 0", K)
+		return argError(FieldK, K, "%d < 0", K)
 	}
 	if f.fits && uint64(K) > f.t64 {
-		return argError(FieldK, K, "K = %d > T = %d, the number of sets in %v", K, f.t64, f)
+		return argError(FieldK, K, "%d > T = %d, the number of sets in %v", K, f.t64, f)
 	}
 	// Otherwise T >= 2^64 > K.
 	return nil

@@ -131,12 +131,12 @@ func TestFamilyErrors(t *testing.T) {
 		N, n int
 		want string
 	}{
-		{0, 1, "N1 = 0 < 1"},
-		{-3, 1, "N1 = -3 < 1"},
-		{MaxSize + 1, 1, fmt.Sprintf("N1 = %d > MaxSize = %d", MaxSize+1, MaxSize)},
-		{5, 0, "n = 0 < 1"},
-		{5, -2, "n = -2 < 1"},
-		{4, 5, "n = 5 > N1 = 4"},
+		{0, 1, "N1: 0 < 1"},
+		{-3, 1, "N1: -3 < 1"},
+		{MaxSize + 1, 1, fmt.Sprintf("N1: %d > MaxSize = %d", MaxSize+1, MaxSize)},
+		{5, 0, "n: 0 < 1"},
+		{5, -2, "n: -2 < 1"},
+		{4, 5, "n: 5 > N1 = 4"},
 	} {
 		for _, ctor := range []func(int, int) (Family, error){Subsets, Tuples} {
 			f, err := ctor(tc.N, tc.n)

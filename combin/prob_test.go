@@ -251,7 +251,7 @@ func TestProbErrors(t *testing.T) {
 	for _, tc := range []struct {
 		K    int
 		want string
-	}{{-1, "K = -1 < 0"}, {71, "K = 71 > T = 70"}} {
+	}{{-1, "K: -1 < 0"}, {71, "K: 71 > T = 70"}} {
 		_, e1 := f.MissProb(tc.K)
 		_, e2 := f.MissProbFloat(tc.K)
 		_, e3 := f.AppearanceDist(tc.K)

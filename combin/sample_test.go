@@ -403,9 +403,9 @@ func TestSampleErrors(t *testing.T) {
 	}{
 		{f, nil, 4, "combin: rnd: nil random generator"},
 		{f, nil, 0, "combin: rnd: nil random generator"},
-		{f, rnd, -1, "K = -1 < 0"},
-		{f, rnd, 71, "K = 71 > T = 70, the number of sets in Subsets(8, 4)"},
-		{mustFamily(t, true, 8, 4), rnd, 1681, "K = 1681 > T = 1680"},
+		{f, rnd, -1, "K: -1 < 0"},
+		{f, rnd, 71, "K: 71 > T = 70, the number of sets in Subsets(8, 4)"},
+		{mustFamily(t, true, 8, 4), rnd, 1681, "K: 1681 > T = 1680"},
 		{mustFamily(t, false, 1024, 16), rnd, math.MaxInt / 4, "> MaxSize"},
 		{mustFamily(t, false, 1024, 16), rnd, MaxSize/16 + 1, "K*n = 1048577*16 > MaxSize"},
 	} {

@@ -283,7 +283,13 @@ func newMCWorker(mc *MonteCarlo, rewardsPerSet int) (*mcWorker, error) {
 	f := mc.Family
 	N, n, V := f.Traces(), f.SetSize(), mc.Policy.Size()
 	sampler, err := combin.NewSampler(f, mc.K)
-	if err != nil {
+	if e, ok := errors.AsType[*combin.InputError](err); ok {
+		field := "Family"
+		if e.Field == combin.FieldK {
+			field = "K"
+		}
+		return nil, e.In("estimator", field)
+	} else if err != nil {
 		return nil, fmt.Errorf("estimator: %w", err)
 	}
 	batch, err := advantage.NewUniformBatch[float64](1, N, mc.K, n, rewardsPerSet)

@@ -28,7 +28,7 @@ func TestPassAtKCurveHugeKmax(t *testing.T) {
 				t.Errorf("PassAtKCurve(%d, 1, %d) allocated %d bytes", n, kmax, b)
 			}
 			wantCostError(t, fmt.Sprintf("PassAtKCurve(%d, 1, %d)", n, kmax), err, "kmax",
-				fmt.Sprintf("kmax = %d > combin.MaxSize = 16777216", kmax), "memory")
+				fmt.Sprintf("kmax: %d > combin.MaxSize = 16777216", kmax), "memory")
 		}
 	}
 	// At the cap the curve is computed (128 MB): to 1 for n - c < k.
@@ -51,7 +51,7 @@ func TestCoverageCurveHugeKmax(t *testing.T) {
 	if b := spiraltest.Allocated(func() { _, err = eval.CoverageCurve(ps, 1<<40) }); b > errorBudget {
 		t.Errorf("CoverageCurve(kmax = 2^40) allocated %d bytes", b)
 	}
-	wantCostError(t, "CoverageCurve(kmax = 2^40)", err, "kmax", "kmax = 1099511627776 > combin.MaxSize = 16777216", "memory")
+	wantCostError(t, "CoverageCurve(kmax = 2^40)", err, "kmax", "kmax: 1099511627776 > combin.MaxSize = 16777216", "memory")
 
 	dst := make([]float64, 1<<16)
 	many := make([]eval.PassCount, 1<<15)

@@ -58,7 +58,7 @@ func TestExpectedMajorityHuge(t *testing.T) {
 		if b > 8*uint64(len(answers))+errorBudget+64<<10 {
 			t.Errorf("%v: ExpectedMajority(2^16 answers, k = 2^15) allocated %d bytes", rule, b)
 		}
-		wantCostError(t, fmt.Sprintf("%v: ExpectedMajority(2^16 answers, k = 2^15)", rule), err, "k", "k = 32768 over 65536 answers")
+		wantCostError(t, fmt.Sprintf("%v: ExpectedMajority(2^16 answers, k = 2^15)", rule), err, "k", "k: 32768 over 65536 answers")
 	}
 	worst := make([]int, 256) // a correct answer 128 times and 128 distinct wrong ones
 	for i := range worst {
@@ -243,7 +243,7 @@ func TestMajorityTooManyAnswers(t *testing.T) {
 				t.Errorf("%v: %s(2^20+1 answers) allocated %d bytes", rule, name, b)
 			}
 			wantCostError(t, fmt.Sprintf("%v: %s(2^20+1 answers)", rule, name), err, "answers",
-				"len(answers) = 1048577 > MaxAnswers = 1048576")
+				"answers: len = 1048577 > MaxAnswers = 1048576")
 		}
 	}
 	answers := 1 << 14

@@ -22,18 +22,18 @@ func checkCoverage(what string, problems []PassCount, kmax int) error {
 		return argError(what, "problems", "no problems")
 	}
 	if kmax < 1 {
-		return argError(what, "kmax", fmt.Sprintf("kmax = %d < 1", kmax))
+		return argError(what, "kmax", fmt.Sprintf("%d < 1", kmax))
 	}
 	for i, p := range problems {
 		switch {
 		case p.N < 0:
-			return intElementError(what, FieldProblemsN, i, p.N, fmt.Sprintf("N = %d < 0 samples", p.N))
+			return intElementError(what, FieldProblemsN, i, p.N, "negative")
 		case p.C < 0:
-			return intElementError(what, FieldProblemsC, i, p.C, fmt.Sprintf("C = %d < 0 correct samples", p.C))
+			return intElementError(what, FieldProblemsC, i, p.C, "negative")
 		case p.C > p.N:
-			return intElementError(what, FieldProblemsC, i, p.C, fmt.Sprintf("C = %d > N = %d (more correct samples than samples)", p.C, p.N))
+			return intElementError(what, FieldProblemsC, i, p.C, fmt.Sprintf("more correct samples than N = %d", p.N))
 		case p.N < kmax:
-			return intElementError(what, FieldProblemsN, i, p.N, fmt.Sprintf("N = %d < kmax = %d: pass@k needs at least k samples of every problem", p.N, kmax))
+			return intElementError(what, FieldProblemsN, i, p.N, fmt.Sprintf("fewer samples than kmax = %d: pass@k needs at least k samples of every problem", kmax))
 		}
 	}
 	if !within(len(problems), kmax, maxSteps) {
@@ -55,7 +55,7 @@ func checkCoverage(what string, problems []PassCount, kmax int) error {
 func CoverageCurve(problems []PassCount, kmax int) ([]float64, error) {
 	if kmax > maxSize {
 		return nil, costError("coverage", "kmax", fmt.Sprintf(
-			"kmax = %d > combin.MaxSize = %d (memory: the curve takes 8·kmax bytes)", kmax, maxSize))
+			"%d > combin.MaxSize = %d (memory: the curve takes 8·kmax bytes)", kmax, maxSize))
 	}
 	if err := checkCoverage("coverage", problems, kmax); err != nil {
 		return nil, err
@@ -144,7 +144,7 @@ func CoverageBootstrap(problems []PassCount, kmax, b int, level float64, rnd *ra
 	const what = "coverage bootstrap"
 	if kmax > maxSize {
 		return CoverageBand{}, costError(what, "kmax", fmt.Sprintf(
-			"kmax = %d > combin.MaxSize = %d (memory: the curve takes 8·kmax bytes)", kmax, maxSize))
+			"%d > combin.MaxSize = %d (memory: the curve takes 8·kmax bytes)", kmax, maxSize))
 	}
 	if err := checkCoverage(what, problems, kmax); err != nil {
 		return CoverageBand{}, err
@@ -152,9 +152,9 @@ func CoverageBootstrap(problems []PassCount, kmax, b int, level float64, rnd *ra
 	P := len(problems)
 	switch {
 	case b < 1:
-		return CoverageBand{}, argError(what, "b", fmt.Sprintf("b = %d < 1 replicates", b))
+		return CoverageBand{}, argError(what, "b", fmt.Sprintf("%d < 1 replicates", b))
 	case !(level > 0 && level < 1):
-		return CoverageBand{}, argError(what, "level", fmt.Sprintf("level = %v not in (0, 1)", level))
+		return CoverageBand{}, argError(what, "level", fmt.Sprintf("%v not in (0, 1)", level))
 	case rnd == nil:
 		return CoverageBand{}, argError(what, "rnd", "nil *rand.Rand")
 	case !within(b, kmax, maxSize):

@@ -75,10 +75,10 @@ func TestCoverageErrors(t *testing.T) {
 		want string
 	}{
 		{nil, 3, "no problems"},
-		{good, 0, "kmax = 0 < 1"},
-		{good, 5, "problems.N[1] = 4: N = 4 < kmax = 5"},
-		{[]eval.PassCount{{N: 8, C: 9}}, 1, "problems.C[0] = 9: C = 9 > N = 8"},
-		{[]eval.PassCount{{N: 8, C: 1}, {N: 8, C: -2}}, 1, "problems.C[1] = -2: C = -2 < 0"},
+		{good, 0, "kmax: 0 < 1"},
+		{good, 5, "problems[1].N = 4: fewer samples than kmax = 5"},
+		{[]eval.PassCount{{N: 8, C: 9}}, 1, "problems[0].C = 9: more correct samples than N = 8"},
+		{[]eval.PassCount{{N: 8, C: 1}, {N: 8, C: -2}}, 1, "problems[1].C = -2: negative"},
 	} {
 		if _, err := eval.CoverageCurve(tc.ps, tc.kmax); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("CoverageCurve(%v, %d): error %v, want one containing %q", tc.ps, tc.kmax, err, tc.want)
@@ -88,7 +88,7 @@ func TestCoverageErrors(t *testing.T) {
 		}
 	}
 	dst := []float64{7, 7, 7, 7, 7}
-	if err := eval.CoverageCurveTo(dst, good); err == nil || !strings.Contains(err.Error(), "N = 4 < kmax = 5") {
+	if err := eval.CoverageCurveTo(dst, good); err == nil || !strings.Contains(err.Error(), "problems[1].N = 4: fewer samples than kmax = 5") {
 		t.Errorf("CoverageCurveTo(len 5): error %v, want one naming N = 4 < kmax = 5", err)
 	}
 	if slices.ContainsFunc(dst, func(v float64) bool { return v != 7 }) {
@@ -101,10 +101,10 @@ func TestCoverageErrors(t *testing.T) {
 		rnd   *rand.Rand
 		want  string
 	}{
-		{0, 0.9, rnd, "b = 0 < 1"},
-		{10, 0, rnd, "level = 0 not in (0, 1)"},
-		{10, 1, rnd, "level = 1 not in (0, 1)"},
-		{10, math.NaN(), rnd, "level = NaN"},
+		{0, 0.9, rnd, "b: 0 < 1"},
+		{10, 0, rnd, "level: 0 not in (0, 1)"},
+		{10, 1, rnd, "level: 1 not in (0, 1)"},
+		{10, math.NaN(), rnd, "level: NaN"},
 		{10, 0.9, nil, "nil *rand.Rand"},
 	} {
 		if _, err := eval.CoverageBootstrap(good, 2, tc.b, tc.level, tc.rnd); err == nil || !strings.Contains(err.Error(), tc.want) {

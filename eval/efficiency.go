@@ -84,7 +84,7 @@ type ScalingEfficiencyCurve struct {
 func checkCoverageGrid(name string, ks []int, y []float64) error {
 	const what = "scaling efficiency"
 	if len(y) != len(ks) {
-		return argError(what, name, fmt.Sprintf("len(%s) = %d != len(ks) = %d", name, len(y), len(ks)))
+		return argError(what, name, fmt.Sprintf("len = %d != len(ks) = %d", len(y), len(ks)))
 	}
 	for i, v := range y {
 		if !(v >= 0 && v <= 1) {
@@ -154,7 +154,7 @@ func checkCoverageGrid(name string, ks []int, y []float64) error {
 func ScalingEfficiency(ks []int, baseline, method []float64) (ScalingEfficiencyCurve, error) {
 	const what = "scaling efficiency"
 	if len(ks) == 0 {
-		return ScalingEfficiencyCurve{}, argError(what, "ks", "empty grid: len(ks) = 0")
+		return ScalingEfficiencyCurve{}, argError(what, "ks", "empty grid")
 	}
 	for i, k := range ks {
 		if i == 0 && k < 1 {

@@ -15,13 +15,13 @@ var ErrTooCostly = inputerr.ErrTooCostly
 
 // InputError describes an argument a function cannot use. Field is the
 // argument, such as "k", "kmax" or "problems" (or a field of its elements,
-// "problems.N"); Output is the position within a slice argument (the
+// "problems[].N", printed as problems[i].N); Output is the position within a slice argument (the
 // problem of a test set, the point of a grid), or -1; Value is the bad
 // element's value; Err says why, and wraps [ErrTooCostly] when the
 // arguments are valid but too large. Problem and Set are -1. Its message
 // names the function, the argument and why, such as
 //
-//	eval: pass@k: k: k = 5 > n = 2: pass@k needs at least k samples
+//	eval: pass@k: k: 5 > n = 2: pass@k needs at least k samples
 //
 // It is the module's one input error type, also spiral.InputError; recover
 // it with errors.As.
@@ -30,8 +30,8 @@ type InputError = inputerr.InputError
 // The fields of PassCount elements (of a test set, "problems") an
 // *InputError names.
 const (
-	FieldProblemsN = "problems.N" // a problem's N
-	FieldProblemsC = "problems.C" // a problem's C
+	FieldProblemsN = "problems[].N" // a problem's N, printed as problems[i].N
+	FieldProblemsC = "problems[].C" // a problem's C, printed as problems[i].C
 )
 
 // argError returns the InputError about argument arg of what, at no

@@ -39,7 +39,7 @@ func Example() {
 	// k = 16  coverage 0.522 vs 0.751  efficiency 3.18 (reached)
 	// k = 32  coverage 0.622 vs 0.868  efficiency 3.83 (reached)
 	// k = 64  coverage 0.750 vs 1.000  efficiency 4.02 (reached)
-	// true eval: coverage: kmax: kmax = 1073741824 > combin.MaxSize = 16777216 (memory: the curve takes 8·kmax bytes)
+	// true eval: coverage: kmax: 1073741824 > combin.MaxSize = 16777216 (memory: the curve takes 8·kmax bytes)
 }
 
 // pass@k from n = 16 samples of which c = 2 are correct: the unbiased
@@ -58,7 +58,7 @@ func ExamplePassAtK() {
 	// pass@1 = 0.125000 = 1/8
 	// pass@4 = 0.450000 = 9/20
 	// pass@8 = 0.766667 = 23/30
-	// eval: pass@k: k: k = 32 > n = 16: pass@k needs at least k samples
+	// eval: pass@k: k: 32 > n = 16: pass@k needs at least k samples
 }
 
 // The coverage curve of a small test set, each problem with its own

@@ -68,7 +68,7 @@ const MaxAnswers = 1 << 20
 func checkAnswers(what string, n int) error {
 	if n > MaxAnswers {
 		return costError(what, "answers", fmt.Sprintf(
-			"len(answers) = %d > MaxAnswers = %d (memory: a map entry per distinct answer)", n, MaxAnswers))
+			"len = %d > MaxAnswers = %d (memory: a map entry per distinct answer)", n, MaxAnswers))
 	}
 	return nil
 }
@@ -251,10 +251,10 @@ func ExpectedMajorityFunc[T comparable](answers []T, correct T, k int, rule TieR
 	}
 	n := len(answers)
 	if k < 1 {
-		return 0, argError("expected maj@k", "k", fmt.Sprintf("k = %d < 1", k))
+		return 0, argError("expected maj@k", "k", fmt.Sprintf("%d < 1", k))
 	}
 	if k > n {
-		return 0, argError("expected maj@k", "k", fmt.Sprintf("k = %d > n = %d answers", k, n))
+		return 0, argError("expected maj@k", "k", fmt.Sprintf("%d > n = %d answers", k, n))
 	}
 	if err := checkAnswers("expected maj@k", n); err != nil {
 		return 0, err
@@ -334,7 +334,7 @@ func checkMajorityCost(n, k int, rule TieRule, ci int, counts []int) error {
 	}
 	if table > maxSize {
 		return costError(what, "k", fmt.Sprintf(
-			"k = %d over %d answers (%d distinct) needs tables of about %.3g values > combin.MaxSize = %d (memory)",
+			"%d over %d answers (%d distinct) needs tables of about %.3g values > combin.MaxSize = %d (memory)",
 			k, n, len(counts), table, maxSize))
 	}
 	// For m = 1..min(nc, k): below[m] answers have fewer than m copies,
@@ -361,7 +361,7 @@ func checkMajorityCost(n, k int, rule TieRule, ci int, counts []int) error {
 		}
 		if steps > maxSteps {
 			return costError(what, "k", fmt.Sprintf(
-				"k = %d over %d answers (%d distinct, %d correct) takes more than 2^30 steps (time: seconds)",
+				"%d over %d answers (%d distinct, %d correct) takes more than 2^30 steps (time: seconds)",
 				k, n, len(counts), nc))
 		}
 	}

@@ -268,15 +268,15 @@ func TestMajorityErrors(t *testing.T) {
 		rule eval.TieRule
 		want string
 	}{
-		{0, eval.TieFirstSeen, "k = 0 < 1"},
-		{4, eval.TieSmallest, "k = 4 > n = 3 answers"},
+		{0, eval.TieFirstSeen, "k: 0 < 1"},
+		{4, eval.TieSmallest, "k: 4 > n = 3 answers"},
 		{2, eval.TieRule(0), "unknown tie rule TieRule(0)"},
 	} {
 		if _, err := eval.ExpectedMajority(answers, "a", tc.k, tc.rule); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ExpectedMajority(k = %d, %v): error %v, want one containing %q", tc.k, tc.rule, err, tc.want)
 		}
 	}
-	if _, err := eval.ExpectedMajority(nil, "a", 1, eval.TieRandom); err == nil || !strings.Contains(err.Error(), "k = 1 > n = 0") {
+	if _, err := eval.ExpectedMajority(nil, "a", 1, eval.TieRandom); err == nil || !strings.Contains(err.Error(), "k: 1 > n = 0") {
 		t.Errorf("ExpectedMajority(no answers): error %v", err)
 	}
 	if _, err := eval.ExpectedMajorityFunc(answers, "a", 2, eval.TieSmallest, nil); err == nil || !strings.Contains(err.Error(), "needs a compare function") {

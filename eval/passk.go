@@ -43,15 +43,15 @@ func checkPassAtK(what string, n, c, k int) error {
 func passAtKProblem(n, c, k int) (arg, msg string) {
 	switch {
 	case n < 0:
-		return "n", fmt.Sprintf("n = %d < 0 samples", n)
+		return "n", fmt.Sprintf("%d < 0 samples", n)
 	case c < 0:
-		return "c", fmt.Sprintf("c = %d < 0 correct samples", c)
+		return "c", fmt.Sprintf("%d < 0 correct samples", c)
 	case c > n:
-		return "c", fmt.Sprintf("c = %d > n = %d (more correct samples than samples)", c, n)
+		return "c", fmt.Sprintf("%d > n = %d (more correct samples than samples)", c, n)
 	case k < 1:
-		return "k", fmt.Sprintf("k = %d < 1", k)
+		return "k", fmt.Sprintf("%d < 1", k)
 	case k > n:
-		return "k", fmt.Sprintf("k = %d > n = %d: pass@k needs at least k samples", k, n)
+		return "k", fmt.Sprintf("%d > n = %d: pass@k needs at least k samples", k, n)
 	}
 	return "", ""
 }
@@ -206,14 +206,14 @@ func PassAtKRat(n, c, k int) (*big.Rat, error) {
 // *[InputError] wrapping [ErrTooCostly], before allocating anything.
 func PassAtKCurve(n, c, kmax int) ([]float64, error) {
 	if kmax < 1 {
-		return nil, argError("pass@k curve", "kmax", fmt.Sprintf("kmax = %d < 1", kmax))
+		return nil, argError("pass@k curve", "kmax", fmt.Sprintf("%d < 1", kmax))
 	}
 	if err := checkPassAtK("pass@k curve", n, c, kmax); err != nil {
 		return nil, err
 	}
 	if kmax > maxSize {
 		return nil, costError("pass@k curve", "kmax", fmt.Sprintf(
-			"kmax = %d > combin.MaxSize = %d (memory: the curve takes 8·kmax bytes)", kmax, maxSize))
+			"%d > combin.MaxSize = %d (memory: the curve takes 8·kmax bytes)", kmax, maxSize))
 	}
 	dst := make([]float64, kmax)
 	addPassAtKCurve(dst, n, c)
@@ -241,7 +241,7 @@ func PassAtKCurve(n, c, kmax int) ([]float64, error) {
 // len(dst) = 0, or len(dst) > n; dst is left unchanged then.
 func PassAtKCurveTo(dst []float64, n, c int) error {
 	if len(dst) == 0 {
-		return argError("pass@k curve", "dst", "kmax = len(dst) = 0 < 1")
+		return argError("pass@k curve", "dst", "len = 0 < 1")
 	}
 	if err := checkPassAtK("pass@k curve", n, c, len(dst)); err != nil {
 		return err

@@ -172,14 +172,14 @@ func TestPassAtKErrors(t *testing.T) {
 		n, c, k int
 		want    string
 	}{
-		{2, 0, 5, "k = 5 > n = 2"},
-		{4, 4, 5, "k = 5 > n = 4"},
-		{4, 5, 2, "c = 5 > n = 4"},
-		{4, -1, 2, "c = -1 < 0"},
-		{-3, 0, 1, "n = -3 < 0"},
-		{4, 1, 0, "k = 0 < 1"},
-		{4, 1, -2, "k = -2 < 1"},
-		{0, 0, 1, "k = 1 > n = 0"},
+		{2, 0, 5, "k: 5 > n = 2"},
+		{4, 4, 5, "k: 5 > n = 4"},
+		{4, 5, 2, "c: 5 > n = 4"},
+		{4, -1, 2, "c: -1 < 0"},
+		{-3, 0, 1, "n: -3 < 0"},
+		{4, 1, 0, "k: 0 < 1"},
+		{4, 1, -2, "k: -2 < 1"},
+		{0, 0, 1, "k: 1 > n = 0"},
 	} {
 		if f, err := eval.PassAtK(tc.n, tc.c, tc.k); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("PassAtK(%d, %d, %d) = %v, %v; want error containing %q", tc.n, tc.c, tc.k, f, err, tc.want)
@@ -193,18 +193,18 @@ func TestPassAtKErrors(t *testing.T) {
 			}
 		}
 	}
-	if _, err := eval.PassAtKCurve(4, 1, 0); err == nil || !strings.Contains(err.Error(), "kmax = 0") {
+	if _, err := eval.PassAtKCurve(4, 1, 0); err == nil || !strings.Contains(err.Error(), "kmax: 0") {
 		t.Errorf("PassAtKCurve(4, 1, 0): error %v, want one naming kmax = 0", err)
 	}
 	dst := []float64{7, 7, 7}
-	if err := eval.PassAtKCurveTo(dst, 2, 1); err == nil || !strings.Contains(err.Error(), "k = 3 > n = 2") {
+	if err := eval.PassAtKCurveTo(dst, 2, 1); err == nil || !strings.Contains(err.Error(), "k: 3 > n = 2") {
 		t.Errorf("PassAtKCurveTo(len 3, 2, 1): error %v, want one naming k = 3 > n = 2", err)
 	}
 	if dst[0] != 7 || dst[1] != 7 || dst[2] != 7 {
 		t.Errorf("PassAtKCurveTo changed dst on error: %v", dst)
 	}
-	if err := eval.PassAtKCurveTo(nil, 2, 1); err == nil || !strings.Contains(err.Error(), "len(dst) = 0") {
-		t.Errorf("PassAtKCurveTo(nil, 2, 1): error %v, want one naming len(dst) = 0", err)
+	if err := eval.PassAtKCurveTo(nil, 2, 1); err == nil || !strings.Contains(err.Error(), "dst: len = 0 < 1") {
+		t.Errorf("PassAtKCurveTo(nil, 2, 1): error %v, want one naming dst: len = 0", err)
 	}
 }
 

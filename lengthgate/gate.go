@@ -104,7 +104,7 @@ func (g Gate) Validate() error { return g.validate("") }
 // front of the field names.
 func (g Gate) validate(role string) error {
 	if g.Target < 0 {
-		return intError(role+FieldTarget, -1, g.Target, fmt.Errorf("target L_target = %d < 0 (0 disables the gate)", g.Target))
+		return intError(role+FieldTarget, -1, g.Target, fmt.Errorf("%d < 0 (0 disables the gate)", g.Target))
 	}
 	if g.Boundary != GateAtTarget && g.Boundary != KeepAtTarget {
 		return inputerr.Undefined("lengthgate", role+FieldBoundary, int(g.Boundary), "Boundary")

@@ -171,7 +171,7 @@ func TestGateBadInput(t *testing.T) {
 		lengths []int
 		want    string
 	}{
-		{"negative target", Gate{Target: -1}, []float64{1}, []int{1}, "Target: target L_target = -1 < 0"},
+		{"negative target", Gate{Target: -1}, []float64{1}, []int{1}, "Target: -1 < 0"},
 		{"undefined boundary", Gate{Target: 5, Boundary: 2}, []float64{1}, []int{1}, "Boundary: 2 is not a defined Boundary"},
 		{"negative boundary", Gate{Target: 5, Boundary: -1}, []float64{1}, []int{1}, "Boundary: -1 is not a defined Boundary"},
 		{"short lengths", ok, []float64{1, 2}, []int{1}, "lengths: len = 1, want 2, one per value"},
@@ -270,7 +270,7 @@ func TestGatesNoPartialUpdate(t *testing.T) {
 		{name: "agg NaN", gs: gs, aAdv: []float64{1, math.NaN()}, aLen: []int{1, 1}, want: "aggAdv[1] = NaN"},
 		{name: "agg length", gs: gs, aAdv: []float64{1}, aLen: []int{-4}, want: "aggLengths[0] = -4: length < 0"},
 		{name: "agg mismatch", gs: gs, aAdv: []float64{1}, aLen: nil, want: "aggLengths: len = 0, want 1, one per value"},
-		{name: "agg gate", gs: Gates{Search: Gate{Target: 10}, Aggregation: Gate{Target: -2}}, aAdv: []float64{1}, aLen: []int{100}, want: "lengthgate: Aggregation.Target: target L_target = -2 < 0"},
+		{name: "agg gate", gs: Gates{Search: Gate{Target: 10}, Aggregation: Gate{Target: -2}}, aAdv: []float64{1}, aLen: []int{100}, want: "lengthgate: Aggregation.Target: -2 < 0"},
 		{name: "search gate", gs: Gates{Search: Gate{Target: 10, Boundary: 9}}, aAdv: []float64{1}, aLen: []int{100}, want: "lengthgate: Search.Boundary: 9 is not a defined Boundary"},
 		{name: "search mismatch", gs: gs, sAdv: []float64{1, 1}, sLen: []int{100}, aAdv: []float64{1}, aLen: []int{100}, want: "searchLengths: len = 1, want 2, one per value"},
 	} {

@@ -59,13 +59,13 @@ func NewSoftOverlong(maxLength, buffer int) SoftOverlong {
 func (s SoftOverlong) Validate() error {
 	switch {
 	case s.MaxLength < 1:
-		return intError(FieldMaxLength, -1, s.MaxLength, fmt.Errorf("bound L_max = %d < 1", s.MaxLength))
+		return intError(FieldMaxLength, -1, s.MaxLength, fmt.Errorf("%d < 1", s.MaxLength))
 	case s.Buffer < 0:
-		return intError(FieldBuffer, -1, s.Buffer, fmt.Errorf("buffer B = %d < 0", s.Buffer))
+		return intError(FieldBuffer, -1, s.Buffer, fmt.Errorf("%d < 0", s.Buffer))
 	case s.Buffer > s.MaxLength:
-		return intError(FieldBuffer, -1, s.Buffer, fmt.Errorf("buffer B = %d > L_max = %d", s.Buffer, s.MaxLength))
+		return intError(FieldBuffer, -1, s.Buffer, fmt.Errorf("%d > L_max = %d", s.Buffer, s.MaxLength))
 	case !(s.Factor > 0 && s.Factor <= MaxFactor):
-		return valueError(FieldFactor, -1, s.Factor, fmt.Errorf("factor F = %v, want 0 < F <= %g (DAPO uses 1)", s.Factor, MaxFactor))
+		return valueError(FieldFactor, -1, s.Factor, fmt.Errorf("%v, want in (0, %g] (DAPO uses 1)", s.Factor, MaxFactor))
 	}
 	return nil
 }
@@ -201,7 +201,7 @@ type OverlongFilter struct {
 // Validate reports whether f is valid: MaxLength >= 1.
 func (f OverlongFilter) Validate() error {
 	if f.MaxLength < 1 {
-		return intError(FieldMaxLength, -1, f.MaxLength, fmt.Errorf("bound L_max = %d < 1", f.MaxLength))
+		return intError(FieldMaxLength, -1, f.MaxLength, fmt.Errorf("%d < 1", f.MaxLength))
 	}
 	return nil
 }

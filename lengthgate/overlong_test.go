@@ -211,16 +211,16 @@ func TestSoftOverlongBadInput(t *testing.T) {
 		lengths []int
 		want    string
 	}{
-		{"zero value", SoftOverlong{}, []float64{1}, []int{1}, "MaxLength: bound L_max = 0 < 1"},
-		{"negative L_max", SoftOverlong{-5, 0, 1}, []float64{1}, []int{1}, "MaxLength: bound L_max = -5 < 1"},
-		{"negative buffer", SoftOverlong{4096, -1, 1}, []float64{1}, []int{1}, "Buffer: buffer B = -1 < 0"},
-		{"buffer > L_max", SoftOverlong{4096, 4097, 1}, []float64{1}, []int{1}, "Buffer: buffer B = 4097 > L_max = 4096"},
-		{"zero factor", SoftOverlong{4096, 1024, 0}, []float64{1}, []int{1}, "Factor: factor F = 0, want 0 < F <= 1e+30"},
-		{"negative factor", SoftOverlong{4096, 1024, -1}, []float64{1}, []int{1}, "Factor: factor F = -1"},
-		{"NaN factor", SoftOverlong{4096, 1024, math.NaN()}, []float64{1}, []int{1}, "Factor: factor F = NaN"},
-		{"Inf factor", SoftOverlong{4096, 1024, math.Inf(1)}, []float64{1}, []int{1}, "Factor: factor F = +Inf"},
-		{"factor above MaxFactor", SoftOverlong{4096, 1024, 1e308}, []float64{-1e308}, []int{5000}, "Factor: factor F = 1e+308, want 0 < F <= 1e+30"},
-		{"factor just above MaxFactor", SoftOverlong{4096, 1024, math.Nextafter(MaxFactor, math.Inf(1))}, []float64{0}, []int{5000}, "Factor: factor F = 1.0000000000000002e+30"},
+		{"zero value", SoftOverlong{}, []float64{1}, []int{1}, "MaxLength: 0 < 1"},
+		{"negative L_max", SoftOverlong{-5, 0, 1}, []float64{1}, []int{1}, "MaxLength: -5 < 1"},
+		{"negative buffer", SoftOverlong{4096, -1, 1}, []float64{1}, []int{1}, "Buffer: -1 < 0"},
+		{"buffer > L_max", SoftOverlong{4096, 4097, 1}, []float64{1}, []int{1}, "Buffer: 4097 > L_max = 4096"},
+		{"zero factor", SoftOverlong{4096, 1024, 0}, []float64{1}, []int{1}, "Factor: 0, want in (0, 1e+30]"},
+		{"negative factor", SoftOverlong{4096, 1024, -1}, []float64{1}, []int{1}, "Factor: -1"},
+		{"NaN factor", SoftOverlong{4096, 1024, math.NaN()}, []float64{1}, []int{1}, "Factor: NaN"},
+		{"Inf factor", SoftOverlong{4096, 1024, math.Inf(1)}, []float64{1}, []int{1}, "Factor: +Inf"},
+		{"factor above MaxFactor", SoftOverlong{4096, 1024, 1e308}, []float64{-1e308}, []int{5000}, "Factor: 1e+308, want in (0, 1e+30]"},
+		{"factor just above MaxFactor", SoftOverlong{4096, 1024, math.Nextafter(MaxFactor, math.Inf(1))}, []float64{0}, []int{5000}, "Factor: 1.0000000000000002e+30"},
 		{"mismatch", ok, []float64{1, 1}, []int{1}, "lengths: len = 1, want 2, one per value"},
 		{"negative length", ok, []float64{1, 1}, []int{5000, -7}, "lengths[1] = -7: length < 0"},
 		{"NaN reward", ok, []float64{1, 1, math.NaN()}, []int{5000, 5000, 5000}, "rewards[2] = NaN: not finite"},
@@ -273,8 +273,8 @@ func TestOverlongFilter(t *testing.T) {
 		lengths []int
 		want    string
 	}{
-		{OverlongFilter{}, []int{1}, "MaxLength: bound L_max = 0 < 1"},
-		{OverlongFilter{-3}, []int{1}, "MaxLength: bound L_max = -3 < 1"},
+		{OverlongFilter{}, []int{1}, "MaxLength: 0 < 1"},
+		{OverlongFilter{-3}, []int{1}, "MaxLength: -3 < 1"},
 		{f, []int{5000, 1, -2}, "lengths[2] = -2: length < 0"},
 	} {
 		keep := []bool{true, false, true}[:len(tc.lengths)]

@@ -115,7 +115,7 @@ func PartCoefficients(dst []float64, in Rows, r Reduction, part Part) (Report, e
 		return Report{}, reductionError(r)
 	}
 	if s := part.Scale; math.IsNaN(s) || s < 0 || s > MaxScale {
-		return Report{}, rowError(FieldScale, -1, s, fmt.Errorf("kappa = %v outside [0, 2^53]", s))
+		return Report{}, rowError(FieldScale, -1, s, fmt.Errorf("%v outside [0, 2^53]", s))
 	}
 	// The part's counts per term. An entry Coefficients refuses (a length
 	// of a field, a length, a term) stops the count: Coefficients then

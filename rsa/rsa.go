@@ -22,7 +22,14 @@ import (
 	"math/rand/v2"
 
 	"spiral/combin"
+	"spiral/internal/inputerr"
 )
+
+// InputError describes an invalid field of a Config ("Config.<Field>") or
+// argument ("rnd"): its Value and, on Err, why. It is the module's one
+// input error type, also spiral.InputError; recover it with errors.As.
+// Validate joins one per invalid field.
+type InputError = inputerr.InputError
 
 // SetRule says how one step of recursive self-aggregation forms the sets
 // that the members of its new population aggregate.
@@ -87,30 +94,32 @@ type Config struct {
 // spiral.Config, so that a schedule is comparable across set rules).
 func Paper() Config { return Config{Population: 8, SetSize: 4, Steps: 10} }
 
-// Validate reports every invalid field of r, naming field and value: P, n or
-// T out of range, an undefined SetRule or Order, DistinctSets with
-// P > C(P, n), or a schedule of more than combin.MaxSize indices.
+// Validate reports every invalid field of r, each an *[InputError] naming
+// the field ("Config.SetSize") and its value, joined: P, n or T out of
+// range, an undefined SetRule or Order, DistinctSets with P > C(P, n), or a
+// schedule of more than combin.MaxSize indices.
 func (r Config) Validate() error {
 	var errs []error
-	bad := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("rsa: Config."+format, args...))
+	bad := func(field string, v int, format string, args ...any) {
+		f := "Config." + field
+		errs = append(errs, inputerr.Int("rsa", "", InputError{Field: f, Problem: -1, Set: -1, Output: -1, Err: fmt.Errorf(format, args...)}, v))
 	}
 	p, n, t := r.Population, r.SetSize, r.Steps
 	if p < 1 {
-		bad("Population (P) = %d < 1", p)
+		bad("Population", p, "%d < 1", p)
 	}
 	if n < 1 {
-		bad("SetSize (n) = %d < 1", n)
+		bad("SetSize", n, "%d < 1", n)
 	} else if p >= 1 && n > p {
-		bad("SetSize (n) = %d > Population (P) = %d", n, p)
+		bad("SetSize", n, "%d > P = %d", n, p)
 	}
 	if t < 0 {
-		bad("Steps (T) = %d < 0", t)
+		bad("Steps", t, "%d < 0", t)
 	}
 	if p >= 1 && n >= 1 && n <= p && t >= 0 {
 		// T = 0 steps make an empty schedule, whatever P and n.
 		if t > 0 && (p > combin.MaxSize/n || p*n > combin.MaxSize/t) {
-			bad("Steps (T) = %d: the schedule's T*P*n = %d*%d*%d indices exceed combin.MaxSize = %d", t, t, p, n, combin.MaxSize)
+			bad("Steps", t, "the schedule's T*P*n = %d*%d*%d indices exceed combin.MaxSize = %d", t, p, n, combin.MaxSize)
 		}
 	}
 	switch r.Sets {
@@ -118,15 +127,15 @@ func (r Config) Validate() error {
 	case DistinctSets:
 		// C(P, n) >= P for 1 <= n < P, and C(P, P) = 1.
 		if p > 1 && n == p {
-			bad("Sets = DistinctSets needs Population (P) = %d <= C(P, n) = C(%d, %d) = 1", p, p, n)
+			bad("Sets", int(r.Sets), "DistinctSets needs P = %d <= C(P, n) = C(%d, %d) = 1", p, p, n)
 		}
 	default:
-		bad("Sets = %d is neither IndependentSets (%d) nor DistinctSets (%d)", int(r.Sets), int(IndependentSets), int(DistinctSets))
+		errs = append(errs, inputerr.Undefined("rsa", "Config.Sets", int(r.Sets), "SetRule"))
 	}
 	switch r.Order {
 	case combin.IndexOrder, combin.Shuffled:
 	default:
-		bad("Order = %d is neither IndexOrder (%d) nor Shuffled (%d)", int(r.Order), int(combin.IndexOrder), int(combin.Shuffled))
+		errs = append(errs, inputerr.Undefined("rsa", "Config.Order", int(r.Order), "Order"))
 	}
 	return errors.Join(errs...)
 }
@@ -141,7 +150,7 @@ func (r Config) Schedule(rnd *rand.Rand) ([][][]int, error) {
 		return nil, err
 	}
 	if rnd == nil {
-		return nil, errors.New("rsa: Config.Schedule: rnd is nil")
+		return nil, inputerr.New("rsa", "", InputError{Field: "rnd", Problem: -1, Set: -1, Output: -1, Err: errors.New("nil random generator")})
 	}
 	if r.Steps == 0 {
 		return [][][]int{}, nil

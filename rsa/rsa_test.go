@@ -1,6 +1,7 @@
 package rsa
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -20,10 +21,10 @@ func TestRSAValidate(t *testing.T) {
 		r    Config
 		want []string
 	}{
-		{Config{}, []string{"Population (P) = 0 < 1", "SetSize (n) = 0 < 1"}},
-		{Config{Population: 4, SetSize: 5, Steps: -1}, []string{"SetSize (n) = 5 > Population (P) = 4", "Steps (T) = -1 < 0"}},
-		{Config{Population: 4, SetSize: 4, Steps: 1, Sets: DistinctSets}, []string{"DistinctSets needs Population (P) = 4 <= C(P, n) = C(4, 4) = 1"}},
-		{Config{Population: 8, SetSize: 4, Steps: 1, Sets: 3, Order: 4}, []string{"Sets = 3", "Order = 4"}},
+		{Config{}, []string{"rsa: Config.Population: 0 < 1", "rsa: Config.SetSize: 0 < 1"}},
+		{Config{Population: 4, SetSize: 5, Steps: -1}, []string{"rsa: Config.SetSize: 5 > P = 4", "rsa: Config.Steps: -1 < 0"}},
+		{Config{Population: 4, SetSize: 4, Steps: 1, Sets: DistinctSets}, []string{"rsa: Config.Sets: DistinctSets needs P = 4 <= C(P, n) = C(4, 4) = 1"}},
+		{Config{Population: 8, SetSize: 4, Steps: 1, Sets: 3, Order: 4}, []string{"rsa: Config.Sets: 3 is not a defined SetRule", "rsa: Config.Order: 4 is not a defined Order"}},
 		{Config{Population: 8, SetSize: 4, Steps: combin.MaxSize}, []string{"exceed combin.MaxSize"}},
 	}
 	for _, tt := range tests {
@@ -57,6 +58,14 @@ func TestRSAValidate(t *testing.T) {
 	// P = C(P, n) = 5 distinct subsets: just enough.
 	if r := (Config{Population: 5, SetSize: 4, Steps: 1, Sets: DistinctSets}); r.Validate() != nil {
 		t.Errorf("%+v: Validate() = %v, want nil", r, r.Validate())
+	}
+	// Every refusal is an *InputError naming the field or argument.
+	var e *InputError
+	if err := (Config{Population: 4, SetSize: 5, Steps: 1}).Validate(); !errors.As(err, &e) || e.Field != "Config.SetSize" || e.Value != 5 {
+		t.Errorf("Validate() = %v, want an *InputError about Config.SetSize = 5", err)
+	}
+	if _, err := Paper().Schedule(nil); !errors.As(err, &e) || e.Field != "rnd" {
+		t.Errorf("Schedule(nil) = %v, want an *InputError about rnd", err)
 	}
 	if _, err := Paper().Schedule(nil); err == nil {
 		t.Error("Schedule(nil): nil error")

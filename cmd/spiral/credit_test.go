@@ -343,11 +343,11 @@ func TestCreditOverlongAndRangeErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-overlong-max", "100", "-overlong-buffer", "200"}, "-overlong-buffer: buffer B = 200 > L_max = 100"},
-		{[]string{"-overlong-max", "100", "-overlong-buffer", "-1"}, "-overlong-buffer: buffer B = -1 < 0"},
-		{[]string{"-overlong-max", "100", "-overlong-factor", "0"}, "-overlong-factor: factor F = 0, want 0 < F <= 1e+30"},
+		{[]string{"-overlong-max", "100", "-overlong-buffer", "200"}, "-overlong-buffer: 200 > L_max = 100"},
+		{[]string{"-overlong-max", "100", "-overlong-buffer", "-1"}, "-overlong-buffer: -1 < 0"},
+		{[]string{"-overlong-max", "100", "-overlong-factor", "0"}, "-overlong-factor: 0, want in (0, 1e+30]"},
 		// The flag's own name: "MaxFactor" once read "Max-overlong-factor".
-		{[]string{"-overlong-max", "100", "-overlong-factor", "1e31"}, "spiral credit: -overlong-factor: factor F = 1e+31, want 0 < F <= 1e+30 (DAPO uses 1)\n"},
+		{[]string{"-overlong-max", "100", "-overlong-factor", "1e31"}, "spiral credit: -overlong-factor: 1e+31, want in (0, 1e+30] (DAPO uses 1)\n"},
 		{[]string{"-overlong-max", "-1"}, "-overlong-max = -1 < 0"},
 		{[]string{"-overlong-buffer", "10"}, "need -overlong-max"},
 		{[]string{"-reward-range", "1,0"}, "LOW < HIGH"},

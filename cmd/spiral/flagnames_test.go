@@ -12,9 +12,9 @@ func TestSizeErrorsNameFlags(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"constants", "-traces", "0", "-size", "1", "-sets", "1"}, []string{"-traces: N1 = 0 < 1"}},
-		{[]string{"constants", "-traces", "8", "-size", "4", "-sets", "71"}, []string{"-sets: K = 71 > C(8, 4) = 70"}},
-		{[]string{"plan", "-traces", "8", "-size", "9", "-sets", "1", "-seed", "1", "-problems", "1"}, []string{"-size: n = 9 > N1 = 8"}},
+		{[]string{"constants", "-traces", "0", "-size", "1", "-sets", "1"}, []string{"-traces: 0 < 1"}},
+		{[]string{"constants", "-traces", "8", "-size", "4", "-sets", "71"}, []string{"-sets: 71 > C(8, 4) = 70"}},
+		{[]string{"plan", "-traces", "8", "-size", "9", "-sets", "1", "-seed", "1", "-problems", "1"}, []string{"-size: 9 > N1 = 8"}},
 	} {
 		_, stderr, code := runCmd(t, "", tc.args...)
 		if code != exitUsage {

@@ -51,7 +51,7 @@ func TestLossParts(t *testing.T) {
 	if !strings.Contains(got[2], `"coefficients":[50,100]`) {
 		t.Errorf("over_tokens: %s", got[2])
 	}
-	for i, want := range []string{"scale: kappa = -1 outside [0, 2^53]", "over_tokens[0] = 1", `give its \"scale\" too`, "len(over_tokens) = 1, want len(over_sequences) = 2"} {
+	for i, want := range []string{"scale: -1 outside [0, 2^53]", "over_tokens[0] = 1", `give its \"scale\" too`, "len(over_tokens) = 1, want len(over_sequences) = 2"} {
 		if !strings.Contains(got[3+i], want) {
 			t.Errorf("line %d: %s, want %q", 4+i, got[3+i], want)
 		}

@@ -26,7 +26,8 @@ import (
 //     the set's own values, whatever other sets hold, and exactly 0 for a
 //     set whose rewards are equal. When the batch's rewards are multiples
 //     of 2^-16 small enough that every plain sum is exact (Scan, as with
-//     0/1 rewards), every error is 0 and setScores adds plainly.
+//     0/1 rewards), every error is 0 and the set sums add plainly
+//     (setScoresExact, when no output is marked).
 //   - Across sets the kernel works on e_i = f_i - P, the deviation of f_i
 //     from a pivot P near fbar (the plain mean of the h_i), computed from
 //     the set's exact sum, not from its rounded mean: n_i e_i = S_i - n_i P
@@ -442,7 +443,7 @@ const MaxAbsReward = 1e30
 // is true and they are, whether every plain float64 sum of at most len(xs)
 // of them is exact (Input.ExactSums): when each is an integer multiple
 // i 2^-16 with |i| <= 2^53/len(xs), every partial sum is such a multiple
-// with |i| <= 2^53, a float64, and setScores needs no error terms
+// with |i| <= 2^53, a float64, and the set sums need no error terms
 // (numeric.TwoSum's would all be 0). It compares bit patterns without the
 // sign, which order non-negative floats as their values and put
 // infinities and NaNs above every finite value, with no branch on the

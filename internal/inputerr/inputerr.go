@@ -8,6 +8,16 @@
 // Each layer creates its errors with [New], naming the field in its own
 // words, and renames an error it passes on to its caller's words with
 // [InputError.In]; nothing rewrites an error's text.
+//
+// A message names the field once, where Error prints it; the reason names
+// no field, not even the field's own symbol in the paper. A value at a
+// position prints after the field, and the reason then states only what is
+// wrong with it: "problems[1].N = 4: fewer samples than kmax = 5: ...",
+// "Lengths[0] = -1: length outside [0, L] tokens". A value of the field as a whole is stated
+// bare at the start of the reason, other quantities by their symbols:
+// "k: 5 > n = 2: ...", "Config.SetSize: 0 < 1", "n: 9 > N1 = 8"; a length
+// or a count of the field as "len = 3, want 2". A field whose elements
+// have fields of their own names the element as "[]": "problems[].N".
 package inputerr
 
 import (
@@ -28,7 +38,8 @@ type InputError struct {
 	// Field is the caller's name for the field or argument at fault, in
 	// the words of the package that returned the error: "Batch.Rewards"
 	// (spiral), "Rewards" (advantage.Batch), "Update" (loss.Rows),
-	// "Search.Target" (lengthgate.Gates), "members" (an argument), ...
+	// "Search.Target" (lengthgate.Gates), "members" (an argument),
+	// "problems[].N" (a field of an argument's elements, at Output), ...
 	// Each package lists its names as constants.
 	Field string
 	// Problem is the problem's index in a batch, or -1 for an error that
@@ -133,7 +144,8 @@ func (e *InputError) In(prefix, field string) *InputError {
 // reason", leaving out what does not apply (without a problem, the set
 // follows the field after a comma: "Field, set i"); without a problem or
 // a set, a position prints as an index, "prefix: Field[j] = value:
-// reason". An integral value prints as an integer, exactly.
+// reason", in place of a "[]" in Field ("problems[].N" prints as
+// "problems[j].N"). An integral value prints as an integer, exactly.
 func (e *InputError) Error() string {
 	var b strings.Builder
 	e.write(&b, true)
@@ -145,13 +157,21 @@ func (e *InputError) write(b *strings.Builder, prefixed bool) {
 		b.WriteString(e.prefix)
 		b.WriteString(": ")
 	}
-	b.WriteString(e.Field)
 	switch {
-	case e.Problem < 0 && e.Set < 0 && e.Output >= 0 && e.noValue:
-		fmt.Fprintf(b, "[%d]", e.Output)
 	case e.Problem < 0 && e.Set < 0 && e.Output >= 0:
-		fmt.Fprintf(b, "[%d] = %s", e.Output, e.value())
+		// The index goes where the field says, "problems[].N" as
+		// "problems[1].N", else after it.
+		head, tail, found := strings.Cut(e.Field, "[]")
+		if !found {
+			head, tail = e.Field, ""
+		}
+		fmt.Fprintf(b, "%s[%d]%s", head, e.Output, tail)
+		if !e.noValue {
+			b.WriteString(" = ")
+			b.WriteString(e.value())
+		}
 	default:
+		b.WriteString(e.Field)
 		if e.Problem >= 0 {
 			fmt.Fprintf(b, ": problem %d", e.Problem)
 		}

@@ -25,6 +25,8 @@ func TestError(t *testing.T) {
 		{Int("p", "", InputError{Field: "f", Problem: -1, Set: -1, Output: 1, Err: why}, int64(math.MaxInt64)), "p: f[1] = 9223372036854775807: why"},
 		{New("p", "", InputError{Field: "f", Problem: -1, Set: -1, Output: 1, Value: 1 << 62, Err: why}), "p: f[1] = 4611686018427387904: why"},
 		{Element("p", InputError{Field: "f", Problem: -1, Set: -1, Output: 2, Err: why}), "p: f[2]: why"},
+		{New("p", "", InputError{Field: "f[].N", Problem: -1, Set: -1, Output: 1, Value: 4, Err: why}), "p: f[1].N = 4: why"},
+		{Element("p", InputError{Field: "f[].N", Problem: -1, Set: -1, Output: 0, Err: why}), "p: f[0].N: why"},
 		{New("p", "", InputError{Field: "f", Problem: -1, Set: -1, Output: 1, Value: 1, Err: why}).In("q", "g"), "q: g[1] = 1: why"},
 	} {
 		if got := tc.e.Error(); got != tc.want {

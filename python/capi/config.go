@@ -8,12 +8,14 @@ import "C"
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"sync"
 	"unsafe"
 
 	"spiral"
+	"spiral/internal/names"
 )
 
 // A configState is what a configuration handle stands for: a valid Config
@@ -88,6 +90,11 @@ func spiral_config_new(text *C.char, n C.int64_t, dst *C.spiral_handle) (ret C.s
 	}
 	var c spiral.Config
 	if err := decodeStrict(b, &c); err != nil {
+		if e, ok := errors.AsType[*spiral.InputError](err); ok {
+			// A value's text (Order, Design, a gate's Boundary), which
+			// names no path: named by the Config field of its type.
+			return fail(&configErr{named(e, names.Spiral.ABI("Config."+e.Field))})
+		}
 		return fail(&configErr{fmt.Errorf("spiral: config: %w", err)})
 	}
 	if err := c.Validate(); err != nil {

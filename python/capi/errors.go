@@ -76,6 +76,16 @@ func renamed(err error) error {
 	return err
 }
 
+// named returns err, an error about the value of the ABI's argument arg
+// (a name it decodes, such as a reduction's), renamed to arg with In when it
+// is an *InputError; any other error as it is.
+func named(err error, arg string) error {
+	if e, ok := errors.AsType[*spiral.InputError](err); ok {
+		return e.In("spiral", arg)
+	}
+	return err
+}
+
 // fail returns a handle to err, flattened: a *advantage.BatchError gives
 // one item per bad problem, any other error one item.
 func fail(err error) C.spiral_handle {

@@ -42,7 +42,7 @@ func spiral_group_preset(name *C.char, n C.int64_t, buf *C.char, capacity C.int6
 	}
 	var p advantage.Preset
 	if err := p.UnmarshalText(b); err != nil {
-		return fail(&configErr{err})
+		return fail(&configErr{named(err, "name")})
 	}
 	opt, err := p.Options()
 	if err != nil {

@@ -174,7 +174,7 @@ func lossOptions(cfg C.spiral_handle, reduction *C.char, n C.int64_t, update, sp
 		return nil, opt, err
 	}
 	if err := opt.Reduction.UnmarshalText(name); err != nil {
-		return nil, opt, &configErr{err}
+		return nil, opt, &configErr{named(err, "reduction")}
 	}
 	return s, opt, nil
 }

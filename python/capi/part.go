@@ -124,7 +124,7 @@ func reductionNamed(reduction *C.char, n C.int64_t) (loss.Reduction, error) {
 		return r, err
 	}
 	if err := r.UnmarshalText(name); err != nil {
-		return r, &configErr{err}
+		return r, &configErr{named(err, "reduction")}
 	}
 	return r, nil
 }
