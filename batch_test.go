@@ -671,7 +671,7 @@ func TestCreditBatchConcurrent(t *testing.T) {
 }
 
 func TestFirstNegative(t *testing.T) {
-	for n := range 11 {
+	for n := range 19 { // past two steps of eight
 		ls := make([]int, n)
 		if got := firstNegative(ls); got != -1 {
 			t.Errorf("n = %d, no negative: %d", n, got)

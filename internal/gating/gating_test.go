@@ -36,7 +36,7 @@ func plain(first, at uint, dst, adv []float64, lengths []int) Tally {
 // TestApplyAsPlain: Apply, which adds only the gated advantages to the
 // mass, chunk by chunk, gives the bits of the plain loop, for lengths
 // around the target and advantages of every sign and size (the mass
-// reaching +Inf included), across several chunks.
+// reaching +Inf included), across several chunks, in place or not.
 func TestApplyAsPlain(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(0, 300).Draw(t, "n")
@@ -49,7 +49,13 @@ func TestApplyAsPlain(t *testing.T) {
 			lengths[i] = rapid.SampledFrom([]int{0, 1, 4, 5, 6, math.MaxInt}).Draw(t, "length")
 		}
 		got, want := make([]float64, n), make([]float64, n)
-		g, w := Apply(first, at, got, adv, lengths), plain(first, at, want, adv, lengths)
+		w := plain(first, at, want, adv, lengths)
+		src := adv
+		if rapid.Bool().Draw(t, "inPlace") { // dst is adv
+			copy(got, adv)
+			src = got
+		}
+		g := Apply(first, at, got, src, lengths)
 		// Mass and Low compared by their bits: Low is NaN once the mass overflowed.
 		if g.Positive != w.Positive || g.AtTarget != w.AtTarget || g.Gated != w.Gated ||
 			math.Float64bits(g.Mass) != math.Float64bits(w.Mass) || math.Float64bits(g.Low) != math.Float64bits(w.Low) {
