@@ -192,7 +192,7 @@ func (opt GroupOptions) Validate() error {
 		return inputError(InputError{Field: field, Problem: -1, Set: -1, Output: -1, Value: v, Err: err})
 	}
 	if opt.Scale < ScaleNone || opt.Scale > ScaleOthers {
-		return bad(FieldScale, float64(opt.Scale), fmt.Errorf("%d is not a defined scale (none, group, batch or others)", int(opt.Scale)))
+		return inputerr.Undefined("advantage", FieldScale, int(opt.Scale), "Scale")
 	}
 	if math.IsNaN(opt.Epsilon) || math.IsInf(opt.Epsilon, 0) || opt.Epsilon < 0 {
 		return bad(FieldEpsilon, opt.Epsilon, fmt.Errorf("%v, want finite and >= 0", opt.Epsilon))
@@ -207,7 +207,7 @@ func (opt GroupOptions) Validate() error {
 		return bad(FieldClip, c.Low, fmt.Errorf("[%v, %v], want finite with Low <= High", c.Low, c.High))
 	}
 	if opt.Whiten < WhitenNone || opt.Whiten > WhitenTRL {
-		return bad(FieldWhiten, float64(opt.Whiten), fmt.Errorf("%d is not a defined Whitening", int(opt.Whiten)))
+		return inputerr.Undefined("advantage", FieldWhiten, int(opt.Whiten), "Whitening")
 	}
 	return nil
 }
