@@ -80,9 +80,12 @@ func (e *SetError) Error() string {
 }
 
 // InputError describes one bad entry of a caller's input: the field or
-// argument ("members", "sizes", "traces"), the set and the member (Set and
-// Output, -1 where they do not apply), the value and why (Err, a
-// *[SetError] for a bad set). It is the module's one input error type, also
+// argument (one of the Field constants: "members", "sizes", "traces", a
+// family's "N1", "n", "K", Rank's "g", Unrank's "r", a Design or Order's
+// text, the "Family" a method is called on), the set and the member (Set
+// and Output, -1 where they do not apply), the value and why (Err, a
+// *[SetError] for a bad set, [ErrTooCostly] for an exact answer beyond its
+// cost bound). It is the module's one input error type, also
 // spiral.InputError and advantage.InputError; recover it with errors.As.
 type InputError = inputerr.InputError
 
