@@ -370,6 +370,12 @@ func (b *BatchCredit) credit(c *Config, in *Batch) {
 // the credit is that of the raw rewards, and the kernel said so (b.zero);
 // with it, rawZero decides from the raw rewards.
 func (b *BatchCredit) noSignal(c *Config, in *Batch) {
+	if c.Overlong == nil && len(b.bad) == 0 {
+		// No problem is rejected: each is the kernel's (a copy, not a loop
+		// over the spans: about 30 instructions a problem).
+		copy(b.NoSignal, b.zero)
+		return
+	}
 	for q, sp := range b.spans[:b.Problems] {
 		switch {
 		case b.Rejected[q]:
@@ -385,8 +391,9 @@ func (b *BatchCredit) noSignal(c *Config, in *Batch) {
 // skip zeroes the search and aggregation advantages of every problem with
 // NoSignal or OutOfRange (a rejected one's credit is already 0).
 func (b *BatchCredit) skip() {
-	for q, sp := range b.spans[:b.Problems] {
+	for q := range b.Problems {
 		if b.NoSignal[q] || b.OutOfRange[q] {
+			sp := &b.spans[q] // not copied for the problems kept
 			clear(b.Search[sp.Trace : sp.Trace+sp.Traces])
 			clear(b.Aggregation[sp.Reward : sp.Reward+sp.Rewards])
 		}
