@@ -128,7 +128,7 @@ func (c *Config) validateShape() error {
 			bad("Order", float64(c.Order), "shuffled tuples: a tuple's order is its presentation order")
 		}
 	default:
-		bad("Order", float64(c.Order), "%d is neither combin.IndexOrder nor combin.Shuffled", int(c.Order))
+		bad("Order", float64(c.Order), "%d is not a defined Order", int(c.Order))
 	}
 	switch c.Design {
 	case combin.Uniform:
@@ -137,7 +137,7 @@ func (c *Config) validateShape() error {
 			bad("Design", float64(c.Design), "balanced tuples: balanced designs are drawn from subsets (shuffle subsets for a random presentation order)")
 		}
 	default:
-		bad("Design", float64(c.Design), "%d is neither combin.Uniform nor combin.Balanced", int(c.Design))
+		bad("Design", float64(c.Design), "%d is not a defined Design", int(c.Design))
 	}
 	if err := c.Gates.Validate(); err != nil {
 		errs = append(errs, subConfigError("Gates", err))
@@ -154,7 +154,7 @@ func (c *Config) validateShape() error {
 			bad("AggregationBaseline", float64(c.AggregationBaseline), "LeaveOneOut needs N2 >= 2, have N2 = %d", n2)
 		}
 	default:
-		bad("AggregationBaseline", float64(c.AggregationBaseline), "%d is neither WithinSet nor LeaveOneOut", int(c.AggregationBaseline))
+		bad("AggregationBaseline", float64(c.AggregationBaseline), "%d is not a defined AggregationBaseline", int(c.AggregationBaseline))
 	}
 	if err := c.RewardRange.Validate(); err != nil {
 		errs = append(errs, subConfigError("RewardRange", err))

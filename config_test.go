@@ -48,8 +48,8 @@ func TestConfigValidate(t *testing.T) {
 		{"K > (8)_4", with(func(c *Config) { c.Ordered = true; c.Sets = 1681 }), []string{"Config.Sets: 1681 > (8)_4 = 1680"}},
 		{"balanced K > family", with(func(c *Config) { c.Design = combin.Balanced; c.Sets = 71 }), []string{"Config.Sets: 71 > C(8, 4) = 70"}},
 		{"negative N2", with(func(c *Config) { c.AggregationsPerSet = -2 }), []string{"Config.AggregationsPerSet: -2 < 1"}},
-		{"bad order", with(func(c *Config) { c.Order = 5 }), []string{"Config.Order: 5 is neither"}},
-		{"bad design", with(func(c *Config) { c.Design = 7 }), []string{"Config.Design: 7 is neither"}},
+		{"bad order", with(func(c *Config) { c.Order = 5 }), []string{"Config.Order: 5 is not a defined Order"}},
+		{"bad design", with(func(c *Config) { c.Design = 7 }), []string{"Config.Design: 7 is not a defined Design"}},
 		{"shuffled tuples", with(func(c *Config) { c.Ordered = true; c.Order = combin.Shuffled }), []string{"Config.Order: shuffled tuples"}},
 		{"balanced tuples", with(func(c *Config) { c.Ordered = true; c.Design = combin.Balanced }), []string{"Config.Design: balanced tuples"}},
 		{"bad gate", with(func(c *Config) { c.Gates.Aggregation.Target = -1 }), []string{"spiral: Config.Gates.Aggregation.Target: -1 < 0"}},
@@ -357,7 +357,7 @@ func TestRoleWeightsZeroAndErrors(t *testing.T) {
 		want string
 	}{
 		{c, LeaveOneOut, loss.Sum, "Config.AggregationBaseline: LeaveOneOut needs N2 >= 2"},
-		{Paper(), 2, loss.Sum, "Config.AggregationBaseline: 2 is neither WithinSet nor LeaveOneOut"},
+		{Paper(), 2, loss.Sum, "Config.AggregationBaseline: 2 is not a defined AggregationBaseline"},
 		{Paper(), WithinSet, 99, "LossOptions.Reduction: 99 is not"},
 		{Paper(), WithinSet, loss.TokenMean, "token-mean weights each output by its length"},
 		{Paper(), WithinSet, loss.SeqMeanTokenMean, "Config.LossCoefficients"},

@@ -54,9 +54,9 @@ func TestBoundedCost(t *testing.T) {
 	mc := MonteCarlo{Family: family(t, false, 8, 4), K: 4, N2: 4,
 		Policy: must(NewCategorical(rats("1/2", "1/2"))), Objective: must(CoverTable(2, 4, 2))}
 	wantBoundedError(t, "MonteCarlo.Run R = 2^40", little, func() error { _, err := mc.Run(pow2(40), 1); return err },
-		fmt.Sprintf("R = %d", pow2(40)), "MaxReplicates")
+		fmt.Sprintf("R: %d replicates", pow2(40)), "MaxReplicates")
 	wantBoundedError(t, "MonteCarlo.Run R = MaxInt", little, func() error { _, err := mc.Run(math.MaxInt, 1); return err },
-		fmt.Sprintf("R = %d", math.MaxInt), "MaxReplicates")
+		fmt.Sprintf("R: %d replicates", math.MaxInt), "MaxReplicates")
 	wantBoundedError(t, "UniformCategorical V = 2^40", little, func() error { _, err := UniformCategorical(pow2(40)); return err },
 		fmt.Sprintf("V = %d", pow2(40)), "MaxSymbols")
 	wantBoundedError(t, "FixedSets N1 = MaxInt", little, func() error { _, err := FixedSets(math.MaxInt, [][]int{{0}}); return err },

@@ -1,6 +1,7 @@
 package estimator
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -547,27 +548,27 @@ func TestMonteCarloErrors(t *testing.T) {
 		R    int
 		want string
 	}{
-		{func(mc *MonteCarlo) {}, 1, "R = 1"},
-		{func(mc *MonteCarlo) { mc.Family = combin.Family{} }, 10, "zero Family"},
-		{func(mc *MonteCarlo) { mc.Policy = nil }, 10, "Policy is nil"},
-		{func(mc *MonteCarlo) { mc.Objective = nil }, 10, "Objective is nil"},
-		{func(mc *MonteCarlo) { mc.Policy = pol3 }, 10, "Objective has V = 2 symbols, Policy has V = 3"},
-		{func(mc *MonteCarlo) { mc.Objective = tab3 }, 10, "arity 3, Family Subsets(8, 4) has set size n = 4"},
-		{func(mc *MonteCarlo) { mc.K = 0 }, 10, "K = 0"},
+		{func(mc *MonteCarlo) {}, 1, "estimator: R: 1 replicates"},
+		{func(mc *MonteCarlo) { mc.Family = combin.Family{} }, 10, "estimator: Family: the zero Family"},
+		{func(mc *MonteCarlo) { mc.Policy = nil }, 10, "estimator: Policy: nil"},
+		{func(mc *MonteCarlo) { mc.Objective = nil }, 10, "estimator: Objective: nil"},
+		{func(mc *MonteCarlo) { mc.Policy = pol3 }, 10, "estimator: Objective: V = 2 symbols, the Policy has V = 3"},
+		{func(mc *MonteCarlo) { mc.Objective = tab3 }, 10, "estimator: Objective: arity 3, the Family Subsets(8, 4) has set size n = 4"},
+		{func(mc *MonteCarlo) { mc.K = 0 }, 10, "estimator: K: 0, want >= 1"},
 		{func(mc *MonteCarlo) { mc.K = 71 }, 10, "estimator: K: 71 > T = 70"},
-		{func(mc *MonteCarlo) { mc.N2 = -1 }, 10, "N2 = -1"},
-		{func(mc *MonteCarlo) { mc.N2 = combin.MaxSize }, 10, "exceeds combin.MaxSize"},
-		{func(mc *MonteCarlo) { mc.Order = 7 }, 10, "Order = Order(7)"},
+		{func(mc *MonteCarlo) { mc.N2 = -1 }, 10, "estimator: N2: -1, want >= 0"},
+		{func(mc *MonteCarlo) { mc.N2 = combin.MaxSize }, 10, "estimator: N2: K*N2 = 4*16777216 exceeds combin.MaxSize"},
+		{func(mc *MonteCarlo) { mc.Order = 7 }, 10, "estimator: Order: Order(7), want index"},
 		{func(mc *MonteCarlo) { mc.Gate = lengthgate.Gate{Target: -1} }, 10, "estimator: Gate.Target: -1 < 0"},
-		{func(mc *MonteCarlo) { mc.Gate = lengthgate.Gate{Target: 5} }, 10, "len(Lengths) = 0, want V = 2"},
-		{func(mc *MonteCarlo) { mc.Gate, mc.Lengths = lengthgate.Gate{Target: 5}, []int{3, -4} }, 10, "Lengths[1] = -4"},
-		{func(mc *MonteCarlo) { mc.Workers = -2 }, 10, "Workers = -2"},
+		{func(mc *MonteCarlo) { mc.Gate = lengthgate.Gate{Target: 5} }, 10, "estimator: Lengths: len = 0, want V = 2"},
+		{func(mc *MonteCarlo) { mc.Gate, mc.Lengths = lengthgate.Gate{Target: 5}, []int{3, -4} }, 10, "estimator: Lengths[1] = -4: length < 0"},
+		{func(mc *MonteCarlo) { mc.Workers = -2 }, 10, "estimator: Workers: -2, want >= 0"},
 	} {
 		mc := good
 		tc.edit(&mc)
 		_, err := mc.Run(tc.R, 1)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("error = %v, want one containing %q", err, tc.want)
+		if _, ok := errors.AsType[*combin.InputError](err); !ok || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error = %v, want an *InputError containing %q", err, tc.want)
 		}
 	}
 }
