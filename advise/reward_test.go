@@ -78,7 +78,8 @@ func bruteRule(d *estimator.SetDistribution, p, found, missed *big.Rat, need, N2
 	for i := range r.u {
 		r.u[i], r.v[i] = new(big.Rat), new(big.Rat)
 	}
-	add := func(dst, x, w *big.Rat) { dst.Add(dst, new(big.Rat).Mul(x, w)) }
+	prod := new(big.Rat) // dst += x w through one scratch product
+	add := func(dst, x, w *big.Rat) { dst.Add(dst, prod.Mul(x, w)) }
 	// binom(s, x) = P(Binomial(N2, s) = x), for s found or missed, computed
 	// once per (s, x).
 	binoms := map[*big.Rat][]*big.Rat{}

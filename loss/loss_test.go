@@ -145,6 +145,7 @@ func checkBatch(t *testing.T, r Reduction, update []float64, lengths, terms []in
 // with random updates (zeros, integers, mixed magnitudes), and checks them
 // against the trainers' transcribed reductions.
 func TestCoefficientsAgainstTrainers(t *testing.T) {
+	t.Parallel() // the package's costliest tests, independent: they overlap on two cores
 	rnd := rand.New(rand.NewPCG(1, 2))
 	draw := func() float64 {
 		switch rnd.IntN(4) {

@@ -82,6 +82,7 @@ func partWeights(r Reduction, lengths []int, over *Divisors) [][]*big.Rat {
 // weight kappa u_o (times the trainer's constant): the micro-batches'
 // gradients add up to kappa times the update.
 func TestPartCoefficientsAgainstTrainers(t *testing.T) {
+	t.Parallel() // the package's costliest tests, independent: they overlap on two cores
 	rnd := rand.New(rand.NewPCG(3, 4))
 	overReductions := []Reduction{TokenMean, SeqMeanTokenSum, SeqMeanTokenMean, TRLDAPO}
 	trials := 40
