@@ -81,17 +81,22 @@ func (z Sum) Value() float64 { return z.S + z.C }
 
 // MeanPair returns the mean of n >= 1 values whose sum is s, as an
 // unevaluated pair h + l: h = fl((S + C)/n), the mean rounded, and
-// l = (S - n h + C)/n, the part of the mean that h misses, with S - n h
-// taken exactly by one math.FMA. A deviation x - mean is then
-// (x - h) - l, accurate to a few units in the last place of the deviation
-// itself even when the mean is large and the deviation small. MeanPair
-// panics if n < 1.
+// l = (T - n h + E)/n, the part of the mean that h misses, where
+// T + E = S + C exactly with T = fl(S + C) (TwoSum) and T - n h, the
+// remainder of a rounded division, is exact by one math.FMA. So h + l is
+// within about 2^-105 |mean| of the mean (plus the subnormal spacing),
+// even when S and C nearly cancel, as after a sum whose terms cancel: S
+// alone, with C comparable to S, would leave an error of up to 2^-53 |C|/n.
+// A deviation x - mean is then (x - h) - l, accurate to a few units in the
+// last place of the deviation itself even when the mean is large and the
+// deviation small. MeanPair panics if n < 1.
 func MeanPair(s Sum, n int) (h, l float64) {
 	if n < 1 {
 		panic("numeric: MeanPair of no values")
 	}
 	fn := float64(n)
-	h = (s.S + s.C) / fn
-	l = (math.FMA(-h, fn, s.S) + s.C) / fn
+	t, e := TwoSum(s.S, s.C)
+	h = t / fn
+	l = (math.FMA(-h, fn, t) + e) / fn
 	return h, l
 }

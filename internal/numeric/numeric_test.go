@@ -197,3 +197,26 @@ func TestFallingBits(t *testing.T) {
 		}
 	}
 }
+
+// TestMeanPairCancelling: a sum whose terms cancel leaves C a quarter of S
+// (0.1 - 3·2^-57, 0.1 - 0.5 twice, 0.1, 0.1 + 0.5: S = -2^-53, C = 2^-55);
+// h + l is still within TestMeanPair's bound of the exact mean, which
+// taking S - n h by the FMA from S alone misses by about 2^-110.
+func TestMeanPairCancelling(t *testing.T) {
+	var z Sum
+	for _, x := range []float64{0.1 - 3*0x1p-57, 0.1 - 0.5, 0.1 - 0.5, 0.1, 0.1 + 0.5} {
+		z.Add(x)
+	}
+	if z.C == 0 {
+		t.Fatalf("the sum's error term is 0: the case does not cancel")
+	}
+	total := new(big.Rat).Add(ratOf(z.S), ratOf(z.C))
+	mean := new(big.Rat).Quo(total, big.NewRat(5, 1))
+	h, l := MeanPair(z, 5)
+	diff := new(big.Rat).Sub(new(big.Rat).Add(ratOf(h), ratOf(l)), mean)
+	diff.Abs(diff)
+	bound := new(big.Rat).Mul(new(big.Rat).Abs(mean), ratOf(0x1p-100))
+	if diff.Cmp(bound) > 0 {
+		t.Errorf("S = %v, C = %v: h + l = %v + %v off the mean by %s > %s", z.S, z.C, h, l, diff.FloatString(40), bound.FloatString(60))
+	}
+}
