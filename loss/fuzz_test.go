@@ -16,31 +16,11 @@ func FuzzCoefficients(f *testing.F) {
 	f.Add([]byte{0, 0}, uint8(0), true)
 	f.Add([]byte{255, 9, 7, 130, 4, 4, 1}, uint8(11), true)
 	f.Fuzz(func(t *testing.T, data []byte, reduction uint8, split bool) {
-		values := [...]float64{0, 1, -1, 0.25, 1e300, -1e-300, 5e-324, math.NaN(), math.Inf(1), 3, MaxUpdate, -MaxUpdate}
-		var in Rows
-		for i := 0; i+1 < len(data); i += 2 {
-			in.Update = append(in.Update, values[data[i]%byte(len(values))])
-			in.Lengths = append(in.Lengths, []int{-1, 0, 1, 2, 7, 300, MaxLength, MaxLength + 1}[data[i+1]%8])
-			if split {
-				in.Terms = append(in.Terms, int(data[i]/16)%(MaxTerms+1))
-			}
-		}
+		in := fuzzRows(data, split)
 		r := Reduction(int(reduction) % (len(reductions) + 1))
-		dst := make([]float64, len(in.Update))
-		for i := range dst {
-			dst[i] = 7
-		}
+		dst := sevens(len(in.Update))
 		rep, err := Coefficients(dst, in, r)
-		if err != nil {
-			var ie *InputError
-			if r.defined() && !errors.As(err, &ie) {
-				t.Fatalf("%v: error %v is not an *InputError", r, err)
-			}
-			for _, c := range dst {
-				if c != 7 {
-					t.Fatalf("dst written before the error %v", err)
-				}
-			}
+		if refused(t, r, dst, err) {
 			return
 		}
 		if rep.Rows > 0 && !(rep.Scale > 0 && rep.Scale <= 1) {
@@ -60,4 +40,51 @@ func FuzzCoefficients(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzRows builds Rows from a fuzzer's bytes, two a row: the update from
+// the first (finite, infinite, NaN, subnormal and the bounds), the length
+// from the second (negative, zero, MaxLength and past it), and with split
+// a term from the first's high bits.
+func fuzzRows(data []byte, split bool) Rows {
+	values := [...]float64{0, 1, -1, 0.25, 1e300, -1e-300, 5e-324, math.NaN(), math.Inf(1), 3, MaxUpdate, -MaxUpdate}
+	lengths := [...]int{-1, 0, 1, 2, 7, 300, MaxLength, MaxLength + 1}
+	var in Rows
+	for i := 0; i+1 < len(data); i += 2 {
+		in.Update = append(in.Update, values[data[i]%byte(len(values))])
+		in.Lengths = append(in.Lengths, lengths[data[i+1]%8])
+		if split {
+			in.Terms = append(in.Terms, int(data[i]/16)%(MaxTerms+1))
+		}
+	}
+	return in
+}
+
+// sevens returns n sevens, a dst whose every entry shows whether it was
+// written.
+func sevens(n int) []float64 {
+	dst := make([]float64, n)
+	for i := range dst {
+		dst[i] = 7
+	}
+	return dst
+}
+
+// refused reports whether err is non-nil, failing t unless it is an
+// *InputError (for a defined reduction r) and dst, filled by sevens, is
+// unwritten.
+func refused(t *testing.T, r Reduction, dst []float64, err error) bool {
+	t.Helper()
+	if err == nil {
+		return false
+	}
+	if _, ok := errors.AsType[*InputError](err); r.defined() && !ok {
+		t.Fatalf("%v: error %v is not an *InputError", r, err)
+	}
+	for _, c := range dst {
+		if c != 7 {
+			t.Fatalf("dst written before the error %v", err)
+		}
+	}
+	return true
 }

@@ -1,7 +1,6 @@
 package loss
 
 import (
-	"errors"
 	"math"
 	"testing"
 )
@@ -16,15 +15,7 @@ func FuzzPartCoefficients(f *testing.F) {
 	f.Add([]byte{0, 0}, uint8(0), true, uint8(0), []byte{3, 9})
 	f.Add([]byte{255, 9, 7, 130, 4, 4, 1}, uint8(11), true, uint8(5), []byte{1, 1, 2, 2})
 	f.Fuzz(func(t *testing.T, data []byte, reduction uint8, split bool, scale uint8, over []byte) {
-		values := [...]float64{0, 1, -1, 0.25, 1e300, -1e-300, 5e-324, math.NaN(), math.Inf(1), 3, MaxUpdate, -MaxUpdate}
-		var in Rows
-		for i := 0; i+1 < len(data); i += 2 {
-			in.Update = append(in.Update, values[data[i]%byte(len(values))])
-			in.Lengths = append(in.Lengths, []int{-1, 0, 1, 2, 7, 300, MaxLength, MaxLength + 1}[data[i+1]%8])
-			if split {
-				in.Terms = append(in.Terms, int(data[i]/16)%(MaxTerms+1))
-			}
-		}
+		in := fuzzRows(data, split)
 		r := Reduction(int(reduction) % (len(reductions) + 1))
 		part := Part{Scale: [...]float64{0, 1, 0.5, 1e-300, MaxScale, -1, math.NaN(), math.Inf(1)}[scale%8]}
 		if len(over) > 0 {
@@ -33,20 +24,9 @@ func FuzzPartCoefficients(f *testing.F) {
 				part.Over = append(part.Over, Divisors{Sequences: counts[over[i]%8], Tokens: counts[over[i+1]%8]})
 			}
 		}
-		dst := make([]float64, len(in.Update))
-		for i := range dst {
-			dst[i] = 7
-		}
+		dst := sevens(len(in.Update))
 		rep, err := PartCoefficients(dst, in, r, part)
-		if err != nil {
-			if _, ok := errors.AsType[*InputError](err); r.defined() && !ok {
-				t.Fatalf("%v: error %v is not an *InputError", r, err)
-			}
-			for _, c := range dst {
-				if c != 7 {
-					t.Fatalf("dst written before the error %v", err)
-				}
-			}
+		if refused(t, r, dst, err) {
 			return
 		}
 		if rep.Scale != part.Scale {
