@@ -9,7 +9,8 @@ import (
 
 // plain is Apply as Eq. 8 reads, one entry at a time: every entry adds its
 // removed value, +0 when it is kept, to the two-sum of the mass.
-func plain(first, at uint, dst, adv []float64, lengths []int) Tally {
+func plain(g Gate, dst, adv []float64, lengths []int) Tally {
+	first, at := g.First, g.At
 	var t Tally
 	for i, a := range adv {
 		l := uint(lengths[i])
@@ -41,7 +42,7 @@ func TestApplyAsPlain(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(0, 300).Draw(t, "n")
 		target := rapid.SampledFrom([]int{0, 1, 5, math.MaxInt}).Draw(t, "target")
-		first, at := Bounds(target, rapid.Bool().Draw(t, "keepAt"))
+		g := Bounds(target, rapid.Bool().Draw(t, "keepAt"))
 		adv, lengths := make([]float64, n), make([]int, n)
 		for i := range adv {
 			adv[i] = rapid.OneOf(rapid.Float64Range(-1, 1), rapid.Float64Range(-1e10, 1e10),
@@ -49,17 +50,17 @@ func TestApplyAsPlain(t *testing.T) {
 			lengths[i] = rapid.SampledFrom([]int{0, 1, 4, 5, 6, math.MaxInt}).Draw(t, "length")
 		}
 		got, want := make([]float64, n), make([]float64, n)
-		w := plain(first, at, want, adv, lengths)
+		w := plain(g, want, adv, lengths)
 		src := adv
 		if rapid.Bool().Draw(t, "inPlace") { // dst is adv
 			copy(got, adv)
 			src = got
 		}
-		g := Apply(first, at, got, src, lengths)
+		tally := Apply(g, got, src, lengths)
 		// Mass and Low compared by their bits: Low is NaN once the mass overflowed.
-		if g.Positive != w.Positive || g.AtTarget != w.AtTarget || g.Gated != w.Gated ||
-			math.Float64bits(g.Mass) != math.Float64bits(w.Mass) || math.Float64bits(g.Low) != math.Float64bits(w.Low) {
-			t.Fatalf("Apply tallies %+v, the plain loop %+v", g, w)
+		if tally.Positive != w.Positive || tally.AtTarget != w.AtTarget || tally.Gated != w.Gated ||
+			math.Float64bits(tally.Mass) != math.Float64bits(w.Mass) || math.Float64bits(tally.Low) != math.Float64bits(w.Low) {
+			t.Fatalf("Apply tallies %+v, the plain loop %+v", tally, w)
 		}
 		for i := range got {
 			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
@@ -83,8 +84,54 @@ func TestBounds(t *testing.T) {
 		{7, true, 8, 7},
 		{math.MaxInt, true, math.MaxInt + 1, math.MaxInt},
 	} {
-		if first, at := Bounds(c.target, c.keepAt); first != c.first || at != c.at {
-			t.Errorf("Bounds(%d, %v) = %d, %d; want %d, %d", c.target, c.keepAt, first, at, c.first, c.at)
+		if g := Bounds(c.target, c.keepAt); g.First != c.first || g.At != c.at {
+			t.Errorf("Bounds(%d, %v) = %d, %d; want %d, %d", c.target, c.keepAt, g.First, g.At, c.first, c.at)
 		}
 	}
+}
+
+// pairReport is the report a test registers for Pair: the two tallies as
+// they are, with their lengths.
+type pairReport struct {
+	searchOutputs, aggOutputs int
+	search, agg               Tally
+}
+
+func init() {
+	SetReport(func(dst *pairReport, searchOutputs int, search Tally, aggOutputs int, agg Tally) {
+		*dst = pairReport{searchOutputs, aggOutputs, search, agg}
+	})
+}
+
+// TestPairAsApply: Pair gates each role as Apply does, in place, and hands
+// both tallies with their lengths to the registered report.
+func TestPairAsApply(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		draw := func(role string) (Gate, []float64, []int) {
+			n := rapid.IntRange(0, 150).Draw(t, role+"n")
+			g := Bounds(rapid.SampledFrom([]int{0, 1, 5}).Draw(t, role+"target"), rapid.Bool().Draw(t, role+"keepAt"))
+			adv, lengths := make([]float64, n), make([]int, n)
+			for i := range adv {
+				adv[i] = rapid.Float64Range(-1, 1).Draw(t, role+"adv")
+				lengths[i] = rapid.IntRange(0, 7).Draw(t, role+"length")
+			}
+			return g, adv, lengths
+		}
+		gs, search, sl := draw("search")
+		ga, agg, al := draw("agg")
+		wantSearch, wantAgg := make([]float64, len(search)), make([]float64, len(agg))
+		want := pairReport{len(search), len(agg), Apply(gs, wantSearch, search, sl), Apply(ga, wantAgg, agg, al)}
+		var got pairReport
+		Pair(&got, gs, search, sl, ga, agg, al)
+		if got != want {
+			t.Fatalf("Pair reports %+v, Apply %+v", got, want)
+		}
+		for _, r := range []struct{ got, want []float64 }{{search, wantSearch}, {agg, wantAgg}} {
+			for i := range r.got {
+				if math.Float64bits(r.got[i]) != math.Float64bits(r.want[i]) {
+					t.Fatalf("entry %d: Pair writes %v, Apply %v", i, r.got[i], r.want[i])
+				}
+			}
+		}
+	})
 }
