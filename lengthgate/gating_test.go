@@ -1,17 +1,20 @@
-package gating
+package lengthgate
 
 import (
 	"math"
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"spiral/internal/gating"
 )
 
-// plain is Apply as Eq. 8 reads, one entry at a time: every entry adds its
+// plainApply is gating.Apply, the kernel of Gate.Apply and of the root's
+// gates, as Eq. 8 reads it, one entry at a time: every entry adds its
 // removed value, +0 when it is kept, to the two-sum of the mass.
-func plain(g Gate, dst, adv []float64, lengths []int) Tally {
+func plainApply(g gating.Gate, dst, adv []float64, lengths []int) gating.Tally {
 	first, at := g.First, g.At
-	var t Tally
+	var t gating.Tally
 	for i, a := range adv {
 		l := uint(lengths[i])
 		removed := 0.0
@@ -34,15 +37,15 @@ func plain(g Gate, dst, adv []float64, lengths []int) Tally {
 	return t
 }
 
-// TestApplyAsPlain: Apply, which adds only the gated advantages to the
+// TestGatingApplyAsPlain: gating.Apply, which adds only the gated advantages to the
 // mass, chunk by chunk, gives the bits of the plain loop, for lengths
 // around the target and advantages of every sign and size (the mass
 // reaching +Inf included), across several chunks, in place or not.
-func TestApplyAsPlain(t *testing.T) {
+func TestGatingApplyAsPlain(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(0, 300).Draw(t, "n")
 		target := rapid.SampledFrom([]int{0, 1, 5, math.MaxInt}).Draw(t, "target")
-		g := Bounds(target, rapid.Bool().Draw(t, "keepAt"))
+		gate := gating.Bounds(target, rapid.Bool().Draw(t, "keepAt"))
 		adv, lengths := make([]float64, n), make([]int, n)
 		for i := range adv {
 			adv[i] = rapid.OneOf(rapid.Float64Range(-1, 1), rapid.Float64Range(-1e10, 1e10),
@@ -50,17 +53,17 @@ func TestApplyAsPlain(t *testing.T) {
 			lengths[i] = rapid.SampledFrom([]int{0, 1, 4, 5, 6, math.MaxInt}).Draw(t, "length")
 		}
 		got, want := make([]float64, n), make([]float64, n)
-		w := plain(g, want, adv, lengths)
+		w := plainApply(gate, want, adv, lengths)
 		src := adv
 		if rapid.Bool().Draw(t, "inPlace") { // dst is adv
 			copy(got, adv)
 			src = got
 		}
-		tally := Apply(g, got, src, lengths)
+		g := gating.Apply(gate, got, src, lengths)
 		// Mass and Low compared by their bits: Low is NaN once the mass overflowed.
-		if tally.Positive != w.Positive || tally.AtTarget != w.AtTarget || tally.Gated != w.Gated ||
-			math.Float64bits(tally.Mass) != math.Float64bits(w.Mass) || math.Float64bits(tally.Low) != math.Float64bits(w.Low) {
-			t.Fatalf("Apply tallies %+v, the plain loop %+v", tally, w)
+		if g.Positive != w.Positive || g.AtTarget != w.AtTarget || g.Gated != w.Gated ||
+			math.Float64bits(g.Mass) != math.Float64bits(w.Mass) || math.Float64bits(g.Low) != math.Float64bits(w.Low) {
+			t.Fatalf("Apply tallies %+v, the plain loop %+v", g, w)
 		}
 		for i := range got {
 			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
@@ -70,9 +73,9 @@ func TestApplyAsPlain(t *testing.T) {
 	})
 }
 
-// TestBounds: a disabled gate gates and counts nothing; GateAtTarget gates
+// TestGatingBounds: gating.Bounds: a disabled gate gates and counts nothing; GateAtTarget gates
 // from the target, KeepAtTarget from one past it.
-func TestBounds(t *testing.T) {
+func TestGatingBounds(t *testing.T) {
 	for _, c := range []struct {
 		target    int
 		keepAt    bool
@@ -84,32 +87,20 @@ func TestBounds(t *testing.T) {
 		{7, true, 8, 7},
 		{math.MaxInt, true, math.MaxInt + 1, math.MaxInt},
 	} {
-		if g := Bounds(c.target, c.keepAt); g.First != c.first || g.At != c.at {
-			t.Errorf("Bounds(%d, %v) = %d, %d; want %d, %d", c.target, c.keepAt, g.First, g.At, c.first, c.at)
+		if g := gating.Bounds(c.target, c.keepAt); g.First != c.first || g.At != c.at {
+			t.Errorf("gating.Bounds(%d, %v) = %d, %d; want %d, %d", c.target, c.keepAt, g.First, g.At, c.first, c.at)
 		}
 	}
 }
 
-// pairReport is the report a test registers for Pair: the two tallies as
-// they are, with their lengths.
-type pairReport struct {
-	searchOutputs, aggOutputs int
-	search, agg               Tally
-}
-
-func init() {
-	SetReport(func(dst *pairReport, searchOutputs int, search Tally, aggOutputs int, agg Tally) {
-		*dst = pairReport{searchOutputs, aggOutputs, search, agg}
-	})
-}
-
-// TestPairAsApply: Pair gates each role as Apply does, in place, and hands
-// both tallies with their lengths to the registered report.
-func TestPairAsApply(t *testing.T) {
+// TestGatingPairAsApply: gating.Pair gates each role in place as
+// gating.Apply does, and reports both through the registered function as
+// Report does each tally.
+func TestGatingPairAsApply(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		draw := func(role string) (Gate, []float64, []int) {
 			n := rapid.IntRange(0, 150).Draw(t, role+"n")
-			g := Bounds(rapid.SampledFrom([]int{0, 1, 5}).Draw(t, role+"target"), rapid.Bool().Draw(t, role+"keepAt"))
+			g := Gate{Target: rapid.SampledFrom([]int{0, 1, 5}).Draw(t, role+"target"), Boundary: rapid.SampledFrom([]Boundary{GateAtTarget, KeepAtTarget}).Draw(t, role+"boundary")}
 			adv, lengths := make([]float64, n), make([]int, n)
 			for i := range adv {
 				adv[i] = rapid.Float64Range(-1, 1).Draw(t, role+"adv")
@@ -120,9 +111,9 @@ func TestPairAsApply(t *testing.T) {
 		gs, search, sl := draw("search")
 		ga, agg, al := draw("agg")
 		wantSearch, wantAgg := make([]float64, len(search)), make([]float64, len(agg))
-		want := pairReport{len(search), len(agg), Apply(gs, wantSearch, search, sl), Apply(ga, wantAgg, agg, al)}
-		var got pairReport
-		Pair(&got, gs, search, sl, ga, agg, al)
+		want := GatesReport{gate(gs, wantSearch, search, sl), gate(ga, wantAgg, agg, al)}
+		var got GatesReport
+		gating.Pair(&got, gs.bounds(), search, sl, ga.bounds(), agg, al)
 		if got != want {
 			t.Fatalf("Pair reports %+v, Apply %+v", got, want)
 		}
