@@ -1,16 +1,19 @@
-package gating
+package lengthgate
 
 import (
 	"math"
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"spiral/internal/gating"
 )
 
-// plain is Apply as Eq. 8 reads, one entry at a time: every entry adds its
+// plainApply is gating.Apply, the kernel of Gate.Apply and of the root's
+// gates, as Eq. 8 reads it, one entry at a time: every entry adds its
 // removed value, +0 when it is kept, to the two-sum of the mass.
-func plain(first, at uint, dst, adv []float64, lengths []int) Tally {
-	var t Tally
+func plainApply(first, at uint, dst, adv []float64, lengths []int) gating.Tally {
+	var t gating.Tally
 	for i, a := range adv {
 		l := uint(lengths[i])
 		removed := 0.0
@@ -33,15 +36,15 @@ func plain(first, at uint, dst, adv []float64, lengths []int) Tally {
 	return t
 }
 
-// TestApplyAsPlain: Apply, which adds only the gated advantages to the
+// TestGatingApplyAsPlain: gating.Apply, which adds only the gated advantages to the
 // mass, chunk by chunk, gives the bits of the plain loop, for lengths
 // around the target and advantages of every sign and size (the mass
 // reaching +Inf included), across several chunks, in place or not.
-func TestApplyAsPlain(t *testing.T) {
+func TestGatingApplyAsPlain(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(0, 300).Draw(t, "n")
 		target := rapid.SampledFrom([]int{0, 1, 5, math.MaxInt}).Draw(t, "target")
-		first, at := Bounds(target, rapid.Bool().Draw(t, "keepAt"))
+		first, at := gating.Bounds(target, rapid.Bool().Draw(t, "keepAt"))
 		adv, lengths := make([]float64, n), make([]int, n)
 		for i := range adv {
 			adv[i] = rapid.OneOf(rapid.Float64Range(-1, 1), rapid.Float64Range(-1e10, 1e10),
@@ -49,13 +52,13 @@ func TestApplyAsPlain(t *testing.T) {
 			lengths[i] = rapid.SampledFrom([]int{0, 1, 4, 5, 6, math.MaxInt}).Draw(t, "length")
 		}
 		got, want := make([]float64, n), make([]float64, n)
-		w := plain(first, at, want, adv, lengths)
+		w := plainApply(first, at, want, adv, lengths)
 		src := adv
 		if rapid.Bool().Draw(t, "inPlace") { // dst is adv
 			copy(got, adv)
 			src = got
 		}
-		g := Apply(first, at, got, src, lengths)
+		g := gating.Apply(first, at, got, src, lengths)
 		// Mass and Low compared by their bits: Low is NaN once the mass overflowed.
 		if g.Positive != w.Positive || g.AtTarget != w.AtTarget || g.Gated != w.Gated ||
 			math.Float64bits(g.Mass) != math.Float64bits(w.Mass) || math.Float64bits(g.Low) != math.Float64bits(w.Low) {
@@ -69,9 +72,9 @@ func TestApplyAsPlain(t *testing.T) {
 	})
 }
 
-// TestBounds: a disabled gate gates and counts nothing; GateAtTarget gates
+// TestGatingBounds: gating.Bounds: a disabled gate gates and counts nothing; GateAtTarget gates
 // from the target, KeepAtTarget from one past it.
-func TestBounds(t *testing.T) {
+func TestGatingBounds(t *testing.T) {
 	for _, c := range []struct {
 		target    int
 		keepAt    bool
@@ -83,8 +86,8 @@ func TestBounds(t *testing.T) {
 		{7, true, 8, 7},
 		{math.MaxInt, true, math.MaxInt + 1, math.MaxInt},
 	} {
-		if first, at := Bounds(c.target, c.keepAt); first != c.first || at != c.at {
-			t.Errorf("Bounds(%d, %v) = %d, %d; want %d, %d", c.target, c.keepAt, first, at, c.first, c.at)
+		if first, at := gating.Bounds(c.target, c.keepAt); first != c.first || at != c.at {
+			t.Errorf("gating.Bounds(%d, %v) = %d, %d; want %d, %d", c.target, c.keepAt, first, at, c.first, c.at)
 		}
 	}
 }
