@@ -32,7 +32,7 @@ func TestOneInputErrorType(t *testing.T) {
 			"combin: members, set 1: identical to set 0",
 			func(err error) bool { return errors.As(err, &se) && se.Reason == combin.Duplicate }},
 		{"combin, exact index", combin.CheckSets(8, false, []int{2}, []int{0, math.MinInt}), combin.FieldMembers, 1,
-			"combin: members, set 0, member 1 = " + strconv.Itoa(math.MinInt) + ": trace index out of range [0, N1 = 8)",
+			"combin: members, set 0, member 1 = " + strconv.Itoa(math.MinInt) + ": out of range [0, 8)",
 			func(err error) bool { return errors.As(err, &se) && se.Reason == combin.OutOfRange }},
 		{"combin, family", familyError(), combin.FieldN, -1, "combin: n: 9 > N1 = 8", nil},
 		{"lengthgate", lengthgate.Gates{Search: lengthgate.Gate{Target: -1}}.Validate(), "Search." + lengthgate.FieldTarget, -1,

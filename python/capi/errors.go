@@ -157,11 +157,7 @@ func setReason(c *C.spiral_error_item, err error) {
 	}
 	if se, ok := errors.AsType[*combin.SetError](err); ok {
 		c.reason = C.SPIRAL_REASON_SET
-		c.set_reason = C.int64_t(se.Reason)
-		c.set_position, c.set_index, c.set_other = C.int64_t(se.Position), C.int64_t(se.Index), C.int64_t(se.Other)
-		if c.set < 0 {
-			c.set = C.int64_t(se.Set)
-		}
+		c.set_reason, c.set_other = C.int64_t(se.Reason), C.int64_t(se.Other)
 	}
 }
 

@@ -289,12 +289,12 @@ class ErrorTest(unittest.TestCase):
     def test_bad_sets(self) -> None:
         e = self.bad_problem(1, sets=((1, 2, 3), 8))
         self.assertEqual(e.field, "sets")
-        self.assertEqual((e.reason, e.set_problem.reason, e.set_problem.set, e.set_problem.position, e.set_problem.index), ("set", "out_of_range", 2, 3, 8))
+        self.assertEqual((e.reason, e.set_problem.reason, e.set, e.output, e.value), ("set", "out_of_range", 2, 3, 8))
         sets, _, _, _ = batch(self.cfg, 5)
         e = self.bad_problem(3, sets=((3, 0, 1), sets[3, 0, 0]))
         self.assertEqual((e.set_problem.reason, e.set_problem.other), ("repeated", 0))
         e = self.bad_problem(0, sets=((0, 1), sets[0, 0]))
-        self.assertEqual((e.set_problem.reason, e.set_problem.set, e.set_problem.other), ("duplicate", 1, 0))
+        self.assertEqual((e.set_problem.reason, e.set, e.set_problem.other), ("duplicate", 1, 0))
 
     def test_bad_lengths(self) -> None:
         e = self.bad_problem(2, search_lengths=((2, 5), -1))
