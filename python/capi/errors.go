@@ -45,6 +45,11 @@ func usageError(format string, args ...any) error {
 type argErr struct {
 	fn  string // the computation, such as "pass@k" or "coverage"
 	err error
+	// The argument and the position within it, when err's field has the
+	// position folded in ("k[1]" for the argument k at 1); arg is "" when
+	// err's Field and Output are the argument and the position.
+	arg   string
+	index int
 }
 
 func (e *argErr) Error() string { return e.err.Error() }
@@ -129,6 +134,9 @@ func item(err error) errorItem {
 		}
 		it.field = ie.Field
 		c.problem, c.set, c.output = C.int64_t(ie.Problem), C.int64_t(ie.Set), C.int64_t(ie.Output)
+		if isArg && arg.arg != "" {
+			it.field, c.output = arg.arg, C.int64_t(arg.index)
+		}
 		c.value = C.double(ie.Value)
 		setReason(c, err)
 		if c.reason == C.SPIRAL_REASON_NONE && ie.Output >= 0 && ie.Value < 0 &&

@@ -92,6 +92,11 @@ class ConfigTest(unittest.TestCase):
         self.assertEqual((cm.exception.field, cm.exception.value), ("set_size", 9.0))
         with self.assertRaises(TypeError):
             spiral.Config(sets=4.5)
+        # A gate's boundary is named by its path, the reason lengthgate's.
+        with self.assertRaises(spiral.ConfigError) as cm:
+            spiral.Config(gates=spiral.Gates(aggregation=spiral.Gate(100, "nope")))
+        self.assertEqual(cm.exception.field, "gates.aggregation.boundary")
+        self.assertEqual(str(cm.exception), 'spiral: gates.aggregation.boundary: "nope" is not one of "gate", "keep"')
 
 
 class CreditTest(unittest.TestCase):
@@ -325,6 +330,12 @@ class ErrorTest(unittest.TestCase):
             spiral.pass_at_k(5, 1, 6)
         e = cm.exception
         self.assertEqual((e.func, e.arg, e.index, e.too_costly), ("pass@k", "k", 0, False))
+        # The value once: the element in the field, eval's reason as it is.
+        self.assertEqual(str(e), "eval: pass@k: k[0]: 6 > n = 5: pass@k needs at least k samples")
+        with self.assertRaises(spiral.ArgError) as cm:
+            spiral.pass_at_k([5, 3], [1, 1], [2, 4])
+        self.assertEqual((cm.exception.arg, cm.exception.index), ("k", 1))
+        self.assertEqual(str(cm.exception), "eval: pass@k: k[1]: 4 > n = 3: pass@k needs at least k samples")
         with self.assertRaises(spiral.ArgError) as cm:
             spiral.coverage([10, 3], [1, 1], 4)
         self.assertEqual((cm.exception.func, cm.exception.index), ("coverage", 1))
