@@ -102,10 +102,12 @@ type Planner struct {
 	c     Config
 	shape planShape
 	size  int // K*n, the members of one plan (c.PlanSize() copies c)
-	s     interface {
-		DrawTo(dst []int, src rand.Source)
-	} // a *combin.Sampler (Uniform) or *combin.BalancedSampler
-	src rand.PCG // the stream of the problem being planned
+	// The sampler of c's design: uniform under Uniform, balanced under
+	// Balanced, the other nil. PlanTo calls its DrawTo directly, which
+	// the compiler inlines, not through an interface.
+	uniform  *combin.Sampler
+	balanced *combin.BalancedSampler
+	src      rand.PCG // the stream of the problem being planned
 }
 
 // planShape is what a plan's validity depends on: two configs with the same
@@ -130,9 +132,9 @@ func (c Config) NewPlanner() (*Planner, error) {
 	}
 	p := &Planner{c: c, shape: c.planShape(), size: c.PlanSize()}
 	if c.Design == combin.Balanced {
-		p.s, err = combin.NewBalancedSampler(fam, c.Sets)
+		p.balanced, err = combin.NewBalancedSampler(fam, c.Sets)
 	} else {
-		p.s, err = combin.NewSampler(fam, c.Sets)
+		p.uniform, err = combin.NewSampler(fam, c.Sets)
 	}
 	if err != nil {
 		return nil, err
@@ -193,7 +195,11 @@ func (p *Planner) PlanTo(dst *Plans, seed, step uint64, keys []uint64) error {
 		one := members[:size]
 		members = members[size:]
 		p.src.Seed(StreamSeed(seed, step, key))
-		p.s.DrawTo(one, &p.src)
+		if p.uniform != nil {
+			p.uniform.DrawTo(one, &p.src)
+		} else {
+			p.balanced.DrawTo(one, &p.src)
+		}
 		if shuffled {
 			for i := 0; i < size; i += n {
 				combin.Shuffle(one[i:i+n], &p.src)

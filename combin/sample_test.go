@@ -437,6 +437,30 @@ func TestSampleToPanicsOnLength(t *testing.T) {
 	_ = s.SampleTo(make([]int, 15), rand.New(rand.NewPCG(1, 1)))
 }
 
+// TestDrawToPanicMessages: DrawTo's two programmer errors panic with messages
+// that say which, a nil src even when there is nothing to draw.
+func TestDrawToPanicMessages(t *testing.T) {
+	f := mustFamily(t, false, 8, 4)
+	for _, tc := range []struct {
+		K, length int
+		src       rand.Source
+		want      string
+	}{
+		{4, 15, rand.NewPCG(1, 1), "combin: DrawTo: len(dst) = 15, want K*n = 4*4"},
+		{4, 16, nil, "combin: DrawTo: src is nil"},
+		{0, 0, nil, "combin: DrawTo: src is nil"},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || fmt.Sprint(r) != tc.want {
+					t.Errorf("K = %d, len(dst) = %d: recovered %v, want %q", tc.K, tc.length, r, tc.want)
+				}
+			}()
+			mustSampler(t, f, tc.K).DrawTo(make([]int, tc.length), tc.src)
+		}()
+	}
+}
+
 func TestSampleToAllocs(t *testing.T) {
 	for _, tc := range []struct {
 		f Family
