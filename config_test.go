@@ -360,7 +360,7 @@ func TestRoleWeightsZeroAndErrors(t *testing.T) {
 		{Paper(), 2, loss.Sum, "Config.AggregationBaseline: 2 is not a defined AggregationBaseline"},
 		{Paper(), WithinSet, 99, "LossOptions.Reduction: 99 is not"},
 		{Paper(), WithinSet, loss.TokenMean, "token-mean weights each output by its length"},
-		{Paper(), WithinSet, loss.SeqMeanTokenMean, "Config.LossCoefficients"},
+		{Paper(), WithinSet, loss.SeqMeanTokenMean, "the loss coefficients of each batch give its exact update"},
 		{Config{}, WithinSet, loss.Sum, "Config.SearchTraces: 0"},
 	} {
 		tc.c.AggregationBaseline = tc.b
