@@ -178,7 +178,7 @@ func TestCreditErrors(t *testing.T) {
 		{Paper(), workedPlan, [][]float64{{1}, {1}, {1, 1, 1, 1, 1}, {1}}, Lengths{}, "len(rewards[2]) = 5 outside", "rewards", 2, -1},
 		{Paper(), workedPlan, nan, Lengths{}, "spiral: rewards, set 2, output 2 = NaN: reward is not finite", "rewards", 2, 2},
 		{Paper(), workedPlan, [][]float64{{1}, {1}, {1}, {0, -2e30}}, Lengths{}, "magnitude exceeds", "rewards", 3, 1},
-		{Paper(), Plan{Sets: [][]int{{0, 1, 2, 3}, {0, 1, 2, 9}, {0, 4, 6, 7}, {2, 3, 5, 6}}}, workedRewards, Lengths{}, "spiral: plan.Sets, set 1, member 3 = 9: trace index out of range", "plan.Sets", 1, 3},
+		{Paper(), Plan{Sets: [][]int{{0, 1, 2, 3}, {0, 1, 2, 9}, {0, 4, 6, 7}, {2, 3, 5, 6}}}, workedRewards, Lengths{}, "spiral: plan.Sets, set 1, member 3 = 9: out of range", "plan.Sets", 1, 3},
 		{Paper(), Plan{Sets: [][]int{{0, 1, 2, 3}, {1, 2, 4, 5}, {3, 2, 1, 0}, {2, 3, 5, 6}}}, workedRewards, Lengths{}, "spiral: plan.Sets, set 2: identical to set 0", "plan.Sets", 2, -1},
 		{gated, workedPlan, workedRewards, Lengths{Aggregation: okLengths.Aggregation}, "spiral: lengths.Search: nil, but the search gate reads it", "lengths.Search", -1, -1},
 		{gated, workedPlan, workedRewards, Lengths{Search: okLengths.Search}, "spiral: lengths.Aggregation: nil, but the aggregation gate reads it", "lengths.Aggregation", -1, -1},

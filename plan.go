@@ -102,10 +102,12 @@ type Planner struct {
 	c     Config
 	shape planShape
 	size  int // K*n, the members of one plan (c.PlanSize() copies c)
-	s     interface {
-		DrawTo(dst []int, src rand.Source)
-	} // a *combin.Sampler (Uniform) or *combin.BalancedSampler
-	src rand.PCG // the stream of the problem being planned
+	// The sampler of c's design: uniform under Uniform, balanced under
+	// Balanced, the other nil. PlanTo calls its DrawTo directly, which
+	// the compiler inlines, not through an interface.
+	uniform  *combin.Sampler
+	balanced *combin.BalancedSampler
+	src      rand.PCG // the stream of the problem being planned
 }
 
 // planShape is what a plan's validity depends on: two configs with the same
@@ -130,9 +132,9 @@ func (c Config) NewPlanner() (*Planner, error) {
 	}
 	p := &Planner{c: c, shape: c.planShape(), size: c.PlanSize()}
 	if c.Design == combin.Balanced {
-		p.s, err = combin.NewBalancedSampler(fam, c.Sets)
+		p.balanced, err = combin.NewBalancedSampler(fam, c.Sets)
 	} else {
-		p.s, err = combin.NewSampler(fam, c.Sets)
+		p.uniform, err = combin.NewSampler(fam, c.Sets)
 	}
 	if err != nil {
 		return nil, err
@@ -183,7 +185,7 @@ func (p *Planner) PlanTo(dst *Plans, seed, step uint64, keys []uint64) error {
 	size := p.size
 	if len(keys) > combin.MaxSize/size {
 		return (&InputError{Field: FieldKeys, Problem: -1, Set: -1, Output: -1, Value: float64(len(keys)),
-			Err: fmt.Errorf("len(keys) = %d problems of K*n = %d members: more than combin.MaxSize = %d members (at most %d problems)",
+			Err: fmt.Errorf("len = %d problems of K*n = %d members: more than %d members, the most a batch's plans hold (at most %d problems)",
 				len(keys), size, combin.MaxSize, combin.MaxSize/size)}).In("spiral", FieldKeys)
 	}
 	dst.members = slices.Grow(dst.members[:0], len(keys)*size)[:len(keys)*size]
@@ -193,7 +195,11 @@ func (p *Planner) PlanTo(dst *Plans, seed, step uint64, keys []uint64) error {
 		one := members[:size]
 		members = members[size:]
 		p.src.Seed(StreamSeed(seed, step, key))
-		p.s.DrawTo(one, &p.src)
+		if p.uniform != nil {
+			p.uniform.DrawTo(one, &p.src)
+		} else {
+			p.balanced.DrawTo(one, &p.src)
+		}
 		if shuffled {
 			for i := 0; i < size; i += n {
 				combin.Shuffle(one[i:i+n], &p.src)
@@ -255,7 +261,7 @@ func (c Config) CheckPlans(dst *Plans, members []int) error {
 	if len(members)%size != 0 || len(members) > combin.MaxSize {
 		why := fmt.Errorf("len(members) = %d is not a multiple of K*n = %d*%d", len(members), c.Sets, c.SetSize)
 		if len(members)%size == 0 {
-			why = fmt.Errorf("len(members) = %d > combin.MaxSize = %d", len(members), combin.MaxSize)
+			why = fmt.Errorf("len = %d > %d, the most a batch's plans hold", len(members), combin.MaxSize)
 		}
 		return (&InputError{Field: FieldMembers, Problem: -1, Set: -1, Output: -1, Value: float64(len(members)), Err: why}).In("spiral", FieldMembers)
 	}

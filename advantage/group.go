@@ -329,12 +329,15 @@ func GroupRelativeTokens[F constraints.Float, ID comparable](dst, rewards []F, i
 	for i, l := range lengths {
 		if l < 0 || l > MaxLength {
 			return GroupReport[ID]{}, inputError(InputError{Field: "lengths", Problem: -1, Set: -1, Output: i, Value: float64(l),
-				Err: fmt.Errorf("length %d outside [0, MaxLength = %d]", l, MaxLength)})
+				Err: fmt.Errorf("length outside [0, %d] tokens", MaxLength)})
 		}
 	}
 	return groupRelative(dst, rewards, ids, lengths, opt)
 }
 
+// groupRelative is GroupRelative and GroupRelativeTokens after their own
+// checks, as named passes: number the groups, sum them, take the Scale's
+// spread, report, then write each row's advantage, whitened if opt asks.
 func groupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []ID, lengths []int, opt GroupOptions) (GroupReport[ID], error) {
 	unscorable, err := checkGroupInput(rewards, ids, opt)
 	if err != nil {
@@ -359,41 +362,43 @@ func groupRelative[F constraints.Float, ID comparable](dst, rewards []F, ids []I
 	}
 	rep := groupReport(ids, group, gs)
 	rep.Unscorable = unscorable
+	if opt.Whiten == WhitenNone {
+		advantages(dst, rewards, group, gs, &batch, others, opt)
+		return rep, nil
+	}
+	vals := make([]float64, len(rewards))
+	advantages(vals, rewards, group, gs, &batch, others, opt)
+	if opt.Whiten == WhitenTRL {
+		lengths = nil // TRL whitens rows, whatever their lengths
+	}
+	whiten(dst, vals, lengths, opt.Whiten)
+	return rep, nil
+}
 
-	// The advantages, into dst or, to be whitened, into vals (NaN for a
-	// row without a defined advantage: unscorable, or in a group of fewer
-	// than two scored rows).
-	var vals []float64
+// advantages writes each row's advantage to dst (opt.advantage), 0 for a
+// row without a defined one (unscorable, or in a group of fewer than two
+// scored rows) or NaN when dst holds the values still to be whitened
+// (opt.Whiten), which whiten leaves out.
+func advantages[F, R constraints.Float](dst []F, rewards []R, group []int32, gs []groupStats, batch *groupStats, others []othersRange, opt GroupOptions) {
+	undefined := 0.0
 	if opt.Whiten != WhitenNone {
-		vals = make([]float64, len(rewards))
+		undefined = math.NaN()
 	}
 	for i, x := range rewards {
 		st := &gs[group[i]]
-		defined := x == x && st.raw.n >= 2
-		a := 0.0
-		if defined && st.raw.mixed {
-			var o *othersRange
-			if others != nil {
-				o = &others[group[i]]
+		a := undefined
+		if x == x && st.raw.n >= 2 {
+			a = 0
+			if st.raw.mixed {
+				var o *othersRange
+				if others != nil {
+					o = &others[group[i]]
+				}
+				a = opt.advantage(st, batch, o, i, float64(x))
 			}
-			a = opt.advantage(st, &batch, o, i, float64(x))
 		}
-		switch {
-		case vals == nil:
-			dst[i] = F(a)
-		case defined:
-			vals[i] = a
-		default:
-			vals[i] = math.NaN()
-		}
+		dst[i] = F(a)
 	}
-	if vals != nil {
-		if opt.Whiten == WhitenTRL {
-			lengths = nil // TRL whitens rows, whatever their lengths
-		}
-		whiten(dst, vals, lengths, opt.Whiten)
-	}
-	return rep, nil
 }
 
 // checkGroupInput checks GroupRelative's arguments other than dst and
@@ -408,7 +413,7 @@ func checkGroupInput[F constraints.Float, ID comparable](rewards []F, ids []ID, 
 	}
 	if len(rewards) > maxGroupRows {
 		return 0, inputError(InputError{Field: "rewards", Problem: -1, Set: -1, Output: -1, Value: float64(len(rewards)),
-			Err: fmt.Errorf("len(rewards) = %d > combin.MaxSize = %d rows", len(rewards), maxGroupRows)})
+			Err: fmt.Errorf("len = %d > %d, the most rows a call credits", len(rewards), maxGroupRows)})
 	}
 	for i, x := range rewards {
 		if x != x && opt.NaNUnscorable {

@@ -11,17 +11,18 @@ import (
 type SetErrorReason int
 
 const (
-	// Empty: set Set has size Index < 1.
+	// Empty: set Set (the InputError's) has a size, the InputError's
+	// Value, below 1.
 	Empty SetErrorReason = iota + 1
-	// Length: the set sizes do not match len(members). Either set Set, of
-	// size Index, runs past the end of members (it would start at member
-	// Position), or Set = len(sizes) and Index members are left over after
-	// the last set, which ends at member Position.
+	// Length: the sizes do not match len(members). Either set Set, of size
+	// Value, runs past the end of members (it would start at member Other),
+	// or the member at Output (with value Value) and those after it are in
+	// no set: the sets end before it (Other is -1).
 	Length
-	// OutOfRange: member Position of set Set is Index, outside [0, Traces).
+	// OutOfRange: member Output of set Set is Value, outside [0, Traces).
 	OutOfRange
-	// Repeated: member Position of set Set is Index, which is also its
-	// member Other < Position.
+	// Repeated: member Output of set Set is Value, which is also its
+	// member Other < Output.
 	Repeated
 	// Duplicate: set Set is identical to the earlier set Other: the same
 	// members as a set for subsets, the same sequence for tuples.
@@ -45,19 +46,16 @@ func (r SetErrorReason) String() string {
 	return fmt.Sprintf("SetErrorReason(%d)", int(r))
 }
 
-// A SetError is the reason a set is bad, which [CheckSets] wraps in the
-// *[InputError] it returns (its Err): which set (numbered from 0), which
-// member of it (numbered from 0 within the set), the offending trace index
-// or size, and why. Its fields mean what the Reason's documentation says;
-// fields a reason does not use are -1. Its message states the reason only,
-// as the InputError gives the position and the value.
+// A SetError is the reason a set is bad, on the Err of the *[InputError]
+// that [CheckSets] returns: the InputError names the set (Set, numbered
+// from 0), the member (Output, numbered from 0 within the set) and the
+// offending trace index or size (Value), as the Reason's documentation
+// says; the SetError adds what the reason relates them to. Its message
+// states the reason only.
 type SetError struct {
-	Reason   SetErrorReason
-	Set      int // the set, numbered from 0
-	Position int // the member within the set, numbered from 0
-	Index    int // the trace index (or the size, for Empty and Length)
-	Other    int // the earlier position (Repeated) or the earlier set (Duplicate)
-	Traces   int // N1: trace indices lie in [0, Traces)
+	Reason SetErrorReason
+	Other  int // the earlier member (Repeated), the earlier set (Duplicate), the set's start (Length), or -1
+	Traces int // the bound: members lie in [0, Traces)
 }
 
 func (e *SetError) Error() string {
@@ -65,14 +63,14 @@ func (e *SetError) Error() string {
 	case Empty:
 		return "empty set"
 	case Length:
-		if e.Position < 0 {
-			return "the set runs past the end of members"
+		if e.Other < 0 {
+			return "in no set (the sets end before it)"
 		}
-		return fmt.Sprintf("%d members left over after the %d sets, which end at member %d", e.Index, e.Set, e.Position)
+		return fmt.Sprintf("the set, from member %d, runs past the end of members", e.Other)
 	case OutOfRange:
-		return fmt.Sprintf("trace index out of range [0, N1 = %d)", e.Traces)
+		return fmt.Sprintf("out of range [0, %d)", e.Traces)
 	case Repeated:
-		return fmt.Sprintf("trace index repeats member %d of the set", e.Other)
+		return fmt.Sprintf("repeats member %d of the set", e.Other)
 	case Duplicate:
 		return fmt.Sprintf("identical to set %d", e.Other)
 	}
@@ -129,27 +127,11 @@ func argError(field string, v int, format string, args ...any) *InputError {
 	return inputerr.Int("combin", "", InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: fmt.Errorf(format, args...)}, v)
 }
 
-// setError returns the *InputError that wraps se: about sizes for a set's
-// (the sizes CheckSets was given), about members otherwise, at se's set and member,
-// with the trace index or size as the value.
-func setError(se *SetError) *InputError {
-	e := InputError{Field: FieldMembers, Problem: -1, Set: se.Set, Output: -1, Err: se}
-	switch se.Reason {
-	case Empty:
-		e.Field = FieldSizes
-		return inputerr.Int("combin", "member", e, se.Index)
-	case Length:
-		if se.Position < 0 {
-			e.Field = FieldSizes
-		} else {
-			e.Set = -1 // Set = len(sizes) is no set
-		}
-		return inputerr.Int("combin", "member", e, se.Index)
-	case OutOfRange, Repeated:
-		e.Output = se.Position
-		return inputerr.Int("combin", "member", e, se.Index)
-	}
-	return inputerr.New("combin", "member", e)
+// setError returns the *InputError about field (FieldMembers or
+// FieldSizes), set i and member p (-1 where they do not apply), with the
+// trace index or size v, whose reason is se.
+func setError(field string, i, p, v int, se SetError) *InputError {
+	return inputerr.Int("combin", "member", InputError{Field: field, Problem: -1, Set: i, Output: p, Err: &se}, v)
 }
 
 // stackScratch is the number of int32 of scratch that CheckSets keeps on the
@@ -162,13 +144,13 @@ const stackScratch = 256
 // to len(members), every index lies in [0, traces), no index appears twice
 // in one set, and no two sets are identical: the same members in any order
 // when ordered is false (subsets), the same sequence when ordered is true
-// (tuples). Otherwise it returns a [*SetError] for the first problem, sets
-// in order and, within a set, range before repetition. An empty list (no
-// sizes and no members) is valid.
-//
-// The error is an *[InputError] about [FieldMembers] or [FieldSizes]
-// wrapping the *SetError, or about [FieldTraces] if traces is not in [1,
-// MaxSize], or about FieldMembers if len(members) > MaxSize.
+// (tuples). Otherwise it returns an *[InputError] about [FieldMembers] or
+// [FieldSizes] for the first problem, sets in order and, within a set,
+// range before repetition: its Set, Output and Value give the set, the
+// member and the trace index or size, and its Err is a *[SetError] saying
+// why. An empty list (no sizes and no members) is valid. The error is
+// about [FieldTraces] if traces is not in [1, MaxSize], or about
+// FieldMembers if len(members) > MaxSize.
 //
 // CheckSets takes O(m log s) time for m = len(members) and sets of size at
 // most s, by sorting a copy of each set and hashing the sets. It does not
@@ -184,9 +166,8 @@ func CheckSets(traces int, ordered bool, sizes []int, members []int) error {
 // CheckSets is [CheckSets] for sets of f: it checks len(members)/n sets of
 // n = f.SetSize() members each, against N1 = f.Traces() traces and the
 // identity of f's kind (sets for Subsets, sequences for Tuples). A length
-// that is not a multiple of n is an *InputError wrapping a *SetError with
-// Reason Length. Subsets
-// need not be sorted.
+// that is not a multiple of n is an *InputError at the first member in no
+// set, wrapping a *SetError with Reason Length. Subsets need not be sorted.
 func (f Family) CheckSets(members []int) error {
 	if err := f.check(); err != nil {
 		return err
@@ -224,11 +205,11 @@ func (c *SetChecker) Check(f Family, members []int) error {
 func checkSetArgs(traces, m int) error {
 	if traces < 1 || traces > MaxSize {
 		return inputerr.Int("combin", "", InputError{Field: FieldTraces, Problem: -1, Set: -1, Output: -1,
-			Err: fmt.Errorf("%d out of range [1, MaxSize = %d]", traces, MaxSize)}, traces)
+			Err: fmt.Errorf("%d out of range [1, %d]", traces, MaxSize)}, traces)
 	}
 	if m > MaxSize {
 		return inputerr.Int("combin", "", InputError{Field: FieldMembers, Problem: -1, Set: -1, Output: -1,
-			Err: fmt.Errorf("len(members) = %d > MaxSize = %d", m, MaxSize)}, m)
+			Err: fmt.Errorf("len = %d > %d, the most members checked", m, MaxSize)}, m)
 	}
 	return nil
 }
@@ -284,10 +265,10 @@ func checkSets(traces int, ordered bool, sizes []int, n int, members []int, scra
 		if ragged {
 			size = sizes[i]
 			if size < 1 {
-				return setError(&SetError{Reason: Empty, Set: i, Position: -1, Index: size, Other: -1, Traces: traces})
+				return setError(FieldSizes, i, -1, size, SetError{Reason: Empty, Other: -1, Traces: traces})
 			}
 			if size > m-o {
-				return setError(&SetError{Reason: Length, Set: i, Position: -1, Index: size, Other: -1, Traces: traces})
+				return setError(FieldSizes, i, -1, size, SetError{Reason: Length, Other: o, Traces: traces})
 			}
 			offsets[i] = int32(o)
 		}
@@ -295,7 +276,7 @@ func checkSets(traces int, ordered bool, sizes []int, n int, members []int, scra
 		s := sorted[o : o+size]
 		for p, v := range set {
 			if uint(v) >= uint(traces) {
-				return setError(&SetError{Reason: OutOfRange, Set: i, Position: p, Index: v, Other: -1, Traces: traces})
+				return setError(FieldMembers, i, p, v, SetError{Reason: OutOfRange, Other: -1, Traces: traces})
 			}
 			s[p] = int32(v)
 		}
@@ -325,13 +306,13 @@ func checkSets(traces int, ordered bool, sizes []int, n int, members []int, scra
 				continue
 			}
 			if (ordered && slices.Equal(members[jo:jo+js], set)) || (!ordered && slices.Equal(sorted[jo:jo+js], s)) {
-				return setError(&SetError{Reason: Duplicate, Set: i, Position: -1, Index: -1, Other: j, Traces: traces})
+				return setError(FieldMembers, i, -1, 0, SetError{Reason: Duplicate, Other: j, Traces: traces})
 			}
 		}
 		o += size
 	}
 	if o != m {
-		return setError(&SetError{Reason: Length, Set: K, Position: o, Index: m - o, Other: -1, Traces: traces})
+		return setError(FieldMembers, -1, o, members[o], SetError{Reason: Length, Other: -1, Traces: traces})
 	}
 	return nil
 }
@@ -342,7 +323,7 @@ func repeatedError(i int, set []int, traces int) error {
 	first := make(map[int]int, len(set))
 	for p, v := range set {
 		if q, ok := first[v]; ok {
-			return setError(&SetError{Reason: Repeated, Set: i, Position: p, Index: v, Other: q, Traces: traces})
+			return setError(FieldMembers, i, p, v, SetError{Reason: Repeated, Other: q, Traces: traces})
 		}
 		first[v] = p
 	}

@@ -12,26 +12,26 @@ import (
 
 // refCheckSets is CheckSets written the plain way: pairwise comparisons and
 // maps, the same order of checks.
-func refCheckSets(traces int, ordered bool, sizes, members []int) error {
+func refCheckSets(traces int, ordered bool, sizes, members []int) *wantSet {
 	o := 0
 	var sets [][]int
 	for i, size := range sizes {
 		if size < 1 {
-			return &SetError{Reason: Empty, Set: i, Position: -1, Index: size, Other: -1, Traces: traces}
+			return &wantSet{Empty, i, -1, size, -1, traces}
 		}
 		if o+size > len(members) {
-			return &SetError{Reason: Length, Set: i, Position: -1, Index: size, Other: -1, Traces: traces}
+			return &wantSet{Length, i, -1, size, o, traces}
 		}
 		set := members[o : o+size]
 		for p, v := range set {
 			if v < 0 || v >= traces {
-				return &SetError{Reason: OutOfRange, Set: i, Position: p, Index: v, Other: -1, Traces: traces}
+				return &wantSet{OutOfRange, i, p, v, -1, traces}
 			}
 		}
 		for p := range set {
 			for q := range p {
 				if set[q] == set[p] {
-					return &SetError{Reason: Repeated, Set: i, Position: p, Index: set[p], Other: q, Traces: traces}
+					return &wantSet{Repeated, i, p, set[p], q, traces}
 				}
 			}
 		}
@@ -42,24 +42,41 @@ func refCheckSets(traces int, ordered bool, sizes, members []int) error {
 				slices.Sort(b)
 			}
 			if slices.Equal(a, b) {
-				return &SetError{Reason: Duplicate, Set: i, Position: -1, Index: -1, Other: j, Traces: traces}
+				return &wantSet{Duplicate, i, -1, 0, j, traces}
 			}
 		}
 		sets = append(sets, set)
 		o += size
 	}
 	if o != len(members) {
-		return &SetError{Reason: Length, Set: len(sizes), Position: o, Index: len(members) - o, Other: -1, Traces: traces}
+		return &wantSet{Length, -1, o, members[o], -1, traces}
 	}
 	return nil
 }
 
-func sameSetError(got, want error) bool {
-	if got == nil || want == nil {
-		return got == nil && want == nil
+// A wantSet is the error CheckSets should return: an *InputError at set
+// Set, member Output with value Value, about sizes for Empty and a set
+// running past the end (Length with Set >= 0), about members otherwise,
+// whose reason is the *SetError {Reason, Other, Traces}.
+type wantSet struct {
+	Reason                       SetErrorReason
+	Set, Output, Value, Other, N int
+}
+
+// sameSetError reports whether got is the error w describes (both nil
+// for none).
+func sameSetError(got error, w *wantSet) bool {
+	if got == nil || w == nil {
+		return got == nil && w == nil
 	}
-	var g, w *SetError
-	return errors.As(got, &g) && errors.As(want, &w) && *g == *w
+	field := FieldMembers
+	if w.Reason == Empty || (w.Reason == Length && w.Set >= 0) {
+		field = FieldSizes
+	}
+	e, ok := errors.AsType[*InputError](got)
+	se, sok := errors.AsType[*SetError](got)
+	return ok && sok && e.Field == field && e.Problem == -1 && e.Set == w.Set && e.Output == w.Output && e.Value == float64(w.Value) &&
+		*se == SetError{w.Reason, w.Other, w.N}
 }
 
 func TestCheckSetsCases(t *testing.T) {
@@ -69,35 +86,32 @@ func TestCheckSetsCases(t *testing.T) {
 		ordered bool
 		sizes   []int
 		members []int
-		want    *SetError
+		want    *wantSet
 	}{
 		{"ok", 8, false, []int{2, 3}, []int{0, 1, 2, 3, 4}, nil},
 		{"ok unsorted", 8, false, []int{2, 2}, []int{1, 0, 0, 2}, nil},
-		{"empty", 8, false, []int{2, 0}, []int{0, 1}, &SetError{Empty, 1, -1, 0, -1, 8}},
-		{"negative size", 8, false, []int{-1}, nil, &SetError{Empty, 0, -1, -1, -1, 8}},
-		{"past end", 8, false, []int{2, 3}, []int{0, 1, 2}, &SetError{Length, 1, -1, 3, -1, 8}},
-		{"left over", 8, false, []int{2}, []int{0, 1, 2}, &SetError{Length, 1, 2, 1, -1, 8}},
-		{"out of range", 8, false, []int{3}, []int{0, 8, 1}, &SetError{OutOfRange, 0, 1, 8, -1, 8}},
-		{"negative index", 8, true, []int{1, 2}, []int{0, 1, -3}, &SetError{OutOfRange, 1, 1, -3, -1, 8}},
-		{"repeated", 8, false, []int{1, 4}, []int{5, 1, 2, 3, 2}, &SetError{Repeated, 1, 3, 2, 1, 8}},
-		{"duplicate subset", 8, false, []int{2, 2, 2}, []int{0, 1, 2, 3, 1, 0}, &SetError{Duplicate, 2, -1, -1, 0, 8}},
+		{"empty", 8, false, []int{2, 0}, []int{0, 1}, &wantSet{Empty, 1, -1, 0, -1, 8}},
+		{"negative size", 8, false, []int{-1}, nil, &wantSet{Empty, 0, -1, -1, -1, 8}},
+		{"past end", 8, false, []int{2, 3}, []int{0, 1, 2}, &wantSet{Length, 1, -1, 3, 2, 8}},
+		{"left over", 8, false, []int{2}, []int{0, 1, 5}, &wantSet{Length, -1, 2, 5, -1, 8}},
+		{"out of range", 8, false, []int{3}, []int{0, 8, 1}, &wantSet{OutOfRange, 0, 1, 8, -1, 8}},
+		{"negative index", 8, true, []int{1, 2}, []int{0, 1, -3}, &wantSet{OutOfRange, 1, 1, -3, -1, 8}},
+		{"repeated", 8, false, []int{1, 4}, []int{5, 1, 2, 3, 2}, &wantSet{Repeated, 1, 3, 2, 1, 8}},
+		{"duplicate subset", 8, false, []int{2, 2, 2}, []int{0, 1, 2, 3, 1, 0}, &wantSet{Duplicate, 2, -1, 0, 0, 8}},
 		{"tuples differ", 8, true, []int{2, 2}, []int{0, 1, 1, 0}, nil},
-		{"duplicate tuple", 8, true, []int{2, 1, 2}, []int{0, 1, 7, 0, 1}, &SetError{Duplicate, 2, -1, -1, 0, 8}},
+		{"duplicate tuple", 8, true, []int{2, 1, 2}, []int{0, 1, 7, 0, 1}, &wantSet{Duplicate, 2, -1, 0, 0, 8}},
 		{"ragged not duplicate", 8, false, []int{1, 2}, []int{0, 0, 1}, nil},
 		{"no sets", 8, false, nil, nil, nil},
-		{"no sets, members", 8, false, nil, []int{3, 4}, &SetError{Length, 0, 0, 2, -1, 8}},
-		{"no sets, empty sizes", 8, true, []int{}, []int{3}, &SetError{Length, 0, 0, 1, -1, 8}},
+		{"no sets, members", 8, false, nil, []int{3, 4}, &wantSet{Length, -1, 0, 3, -1, 8}},
+		{"no sets, empty sizes", 8, true, []int{}, []int{3}, &wantSet{Length, -1, 0, 3, -1, 8}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := CheckSets(tc.traces, tc.ordered, tc.sizes, tc.members)
-			var want error
-			if tc.want != nil {
-				want = tc.want
-			}
+			want := tc.want
 			if !sameSetError(err, want) {
 				t.Fatalf("CheckSets = %#v, want %#v", err, tc.want)
 			}
-			if ref := refCheckSets(tc.traces, tc.ordered, tc.sizes, tc.members); !sameSetError(ref, want) {
+			if ref := refCheckSets(tc.traces, tc.ordered, tc.sizes, tc.members); (ref == nil) != (want == nil) || ref != nil && *ref != *want {
 				t.Fatalf("reference = %#v, want %#v", ref, tc.want)
 			}
 			if err != nil && err.Error() == "" {
@@ -128,7 +142,7 @@ func TestCheckSetsArguments(t *testing.T) {
 	if b := spiraltest.Allocated(func() { err = CheckSets(8, false, sizes, []int{0, 1, 2}) }); b > 1<<12 {
 		t.Errorf("CheckSets with 2^20 sizes and 3 members allocated %d bytes", b)
 	}
-	if !sameSetError(err, &SetError{Length, 3, -1, 1, -1, 8}) {
+	if !sameSetError(err, &wantSet{Length, 3, -1, 1, 3, 8}) {
 		t.Errorf("CheckSets with 2^20 sizes and 3 members: %v", err)
 	}
 	// A members slice beyond MaxSize is refused before it is read (long
@@ -155,9 +169,8 @@ func TestCheckSetsMatchesReference(t *testing.T) {
 		m := max(0, sum+rapid.IntRange(-2, 2).Draw(t, "extra"))
 		members := rapid.SliceOfN(rapid.IntRange(-1, traces), m, m).Draw(t, "members")
 		got := CheckSets(traces, ordered, sizes, members)
-		want := refCheckSets(traces, ordered, sizes, members)
-		if !sameSetError(got, want) {
-			t.Fatalf("CheckSets = %v, reference = %v", got, want)
+		if want := refCheckSets(traces, ordered, sizes, members); !sameSetError(got, want) {
+			t.Fatalf("CheckSets = %v, reference = %+v", got, want)
 		}
 	})
 }
@@ -168,14 +181,14 @@ func TestFamilyCheckSets(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := f.CheckSets([]int{0, 1, 2, 3, 3, 2, 1, 0})
-	if !sameSetError(err, &SetError{Duplicate, 1, -1, -1, 0, 8}) {
+	if !sameSetError(err, &wantSet{Duplicate, 1, -1, 0, 0, 8}) {
 		t.Fatalf("duplicate subsets: %v", err)
 	}
 	tf := mustFamily(t, true, 8, 4)
 	if err := tf.CheckSets([]int{0, 1, 2, 3, 3, 2, 1, 0}); err != nil {
 		t.Fatalf("distinct tuples: %v", err)
 	}
-	if err := f.CheckSets([]int{0, 1, 2, 3, 4}); !sameSetError(err, &SetError{Length, 1, 4, 1, -1, 8}) {
+	if err := f.CheckSets([]int{0, 1, 2, 3, 4}); !sameSetError(err, &wantSet{Length, -1, 4, 4, -1, 8}) {
 		t.Fatalf("length 5 for n = 4: %v", err)
 	}
 	if err := (Family{}).CheckSets(nil); err == nil {
@@ -216,7 +229,7 @@ func TestCheckSetsAllocations(t *testing.T) {
 		t.Errorf("CheckSets on %d sets: %v allocations, want at most 1", K, a)
 	}
 	copy(flat[len(flat)-n:], flat[:n])
-	if err := big.CheckSets(flat); !sameSetError(err, &SetError{Duplicate, K - 1, -1, -1, 0, 1 << 12}) {
+	if err := big.CheckSets(flat); !sameSetError(err, &wantSet{Duplicate, K - 1, -1, 0, 0, 1 << 12}) {
 		t.Errorf("last set = first set: %v", err)
 	}
 }

@@ -41,9 +41,11 @@ func ExampleCheckSets() {
 	}
 	fmt.Println(combin.CheckSets(8, true, []int{2, 4, 2}, []int{0, 1, 2, 3, 4, 5, 1, 0}))
 	fmt.Println(combin.CheckSets(8, false, []int{3}, []int{0, 9, 1}))
+	fmt.Println(combin.CheckSets(8, false, []int{2}, []int{0, 1, 5}))
 	// Output:
 	// combin: members, set 2: identical to set 0
 	// members set 2 duplicate of set 0
 	// <nil>
-	// combin: members, set 0, member 1 = 9: trace index out of range [0, N1 = 8)
+	// combin: members, set 0, member 1 = 9: out of range [0, 8)
+	// combin: members[2] = 5: in no set (the sets end before it)
 }

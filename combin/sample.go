@@ -110,8 +110,9 @@ const (
 // equally likely (Lemire's multiply-and-reject, batched). A given source
 // state therefore gives the same sets on every machine.
 type Sampler struct {
-	f Family
-	k int
+	f    Family
+	k    int
+	size int // K*n, the length of one draw
 
 	// Dense method.
 	table []int // every set of f, flat, in lexicographic order
@@ -125,6 +126,7 @@ type Sampler struct {
 	// Both methods.
 	runs   []run // the runs of the digits of one draw: K of T (dense) or n of N1 (rejection)
 	digits []int // the digits of one draw (dense) or one set (rejection; then, n > smallSet, its swap partners)
+
 }
 
 // samplerMethod selects how a Sampler works; tests use it to force a method.
@@ -150,7 +152,7 @@ func NewSampler(f Family, K int) (*Sampler, error) {
 }
 
 func newSampler(f Family, K int, m samplerMethod) *Sampler {
-	s := &Sampler{f: f, k: K}
+	s := &Sampler{f: f, k: K, size: K * f.n}
 	if K == 0 {
 		return s
 	}
@@ -194,7 +196,7 @@ func (s *Sampler) Family() Family { return s.f }
 func (s *Sampler) K() int { return s.k }
 
 // Len returns K*n, the length of the dst slice that SampleTo fills.
-func (s *Sampler) Len() int { return s.k * s.f.n }
+func (s *Sampler) Len() int { return s.size }
 
 // SampleTo draws K distinct sets uniformly at random (see Family.Sample)
 // and writes them into dst, set i in dst[i*n : (i+1)*n]. It is
@@ -255,20 +257,25 @@ func checkMany(method string, length, K, n int) int {
 //
 // DrawTo panics if len(dst) != K*n or src is nil.
 func (s *Sampler) DrawTo(dst []int, src rand.Source) {
-	if len(dst) != s.Len() {
-		panic(fmt.Sprintf("combin: DrawTo: len(dst) = %d, want K*n = %d*%d", len(dst), s.k, s.f.n))
+	if src == nil || len(dst) != s.size {
+		panic(drawError{s, len(dst)})
 	}
-	if src == nil {
-		panic("combin: DrawTo: src is nil")
+	s.draw(dst, src)
+}
+
+// drawError is DrawTo's panic: a dst of the wrong length, or else a nil
+// src. A value rather than a formatted message keeps DrawTo small enough
+// to be inlined into a planner's loop.
+type drawError struct {
+	s      *Sampler
+	length int
+}
+
+func (e drawError) Error() string {
+	if e.length != e.s.Len() {
+		return fmt.Sprintf("combin: DrawTo: len(dst) = %d, want K*n = %d*%d", e.length, e.s.k, e.s.f.n)
 	}
-	switch {
-	case s.k == 0:
-	case s.table != nil:
-		drawRuns(s.digits, s.runs, src)
-		s.drawListed(dst)
-	default:
-		s.drawRejecting(dst, src)
-	}
+	return "combin: DrawTo: src is nil"
 }
 
 // drawRejecting is DrawTo for a family too large to list: sets drawn
@@ -284,17 +291,23 @@ func (s *Sampler) drawRejecting(dst []int, src rand.Source) {
 	}
 }
 
-// drawListed is DrawTo for a listed family, once the K digits d_i, uniform
-// in [0, T-i), are drawn into s.digits: a partial Fisher-Yates shuffle of
-// the set indices, swapping position i with j = i + d_i, and writing set
-// pick[i] to dst. Position i holds its final set once step i has swapped it
-// (later steps swap positions above i), so the step writes only position j
-// and copies the set at once; afterwards every written position j holds its
+// draw is DrawTo once dst and src are checked. A family too large to list
+// goes to drawRejecting. For a listed family, the K digits d_i, uniform in
+// [0, T-i), are drawn into s.digits, then a partial Fisher-Yates shuffle of
+// the set indices swaps position i with j = i + d_i and writes set pick[i]
+// to dst. Position i holds its final set once step i has swapped it (later
+// steps swap positions above i), so the step writes only position j and
+// copies the set at once; afterwards every written position j holds its
 // own index again. One loop over the K swaps, not three (swap, copy,
 // restore both positions), takes about 60 instructions fewer a plan of
 // Subsets(8, 4), K = 4; TestDrawToListedReference pins it to the plain
 // shuffle.
-func (s *Sampler) drawListed(dst []int) {
+func (s *Sampler) draw(dst []int, src rand.Source) {
+	if s.table == nil {
+		s.drawRejecting(dst, src)
+		return
+	}
+	drawRuns(s.digits, s.runs, src)
 	digits, n, table, pick := s.digits, s.f.n, s.table, s.pick
 	if n == 4 {
 		// The paper's set size, copied by four moves instead of copy's

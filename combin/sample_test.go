@@ -406,8 +406,8 @@ func TestSampleErrors(t *testing.T) {
 		{f, rnd, -1, "K: -1 < 0"},
 		{f, rnd, 71, "K: 71 > T = 70, the number of sets in Subsets(8, 4)"},
 		{mustFamily(t, true, 8, 4), rnd, 1681, "K: 1681 > T = 1680"},
-		{mustFamily(t, false, 1024, 16), rnd, math.MaxInt / 4, "> MaxSize"},
-		{mustFamily(t, false, 1024, 16), rnd, MaxSize/16 + 1, "K*n = 1048577*16 > MaxSize"},
+		{mustFamily(t, false, 1024, 16), rnd, math.MaxInt / 4, "> 16777216, the most indices a draw holds"},
+		{mustFamily(t, false, 1024, 16), rnd, MaxSize/16 + 1, "K*n = 1048577*16 > 16777216, the most indices a draw holds"},
 	} {
 		if _, err := tc.f.Sample(tc.rnd, tc.K); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v.Sample(K = %d) error = %v, want %q", tc.f, tc.K, err, tc.want)
@@ -435,6 +435,30 @@ func TestSampleToPanicsOnLength(t *testing.T) {
 	}()
 	s := mustSampler(t, mustFamily(t, false, 8, 4), 4)
 	_ = s.SampleTo(make([]int, 15), rand.New(rand.NewPCG(1, 1)))
+}
+
+// TestDrawToPanicMessages: DrawTo's two programmer errors panic with messages
+// that say which, a nil src even when there is nothing to draw.
+func TestDrawToPanicMessages(t *testing.T) {
+	f := mustFamily(t, false, 8, 4)
+	for _, tc := range []struct {
+		K, length int
+		src       rand.Source
+		want      string
+	}{
+		{4, 15, rand.NewPCG(1, 1), "combin: DrawTo: len(dst) = 15, want K*n = 4*4"},
+		{4, 16, nil, "combin: DrawTo: src is nil"},
+		{0, 0, nil, "combin: DrawTo: src is nil"},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || fmt.Sprint(r) != tc.want {
+					t.Errorf("K = %d, len(dst) = %d: recovered %v, want %q", tc.K, tc.length, r, tc.want)
+				}
+			}()
+			mustSampler(t, f, tc.K).DrawTo(make([]int, tc.length), tc.src)
+		}()
+	}
 }
 
 func TestSampleToAllocs(t *testing.T) {

@@ -26,10 +26,12 @@ func TestSetErrorsRenamed(t *testing.T) {
 		reason combin.SetErrorReason
 		text   string
 	}{
-		{[][]int{{0, 3}}, []int{0}, "sets[0]", 1, 3, combin.OutOfRange, "estimator: sets[0][1] = 3: trace index out of range [0, N1 = 3)"},
+		{[][]int{{0, 3}}, []int{0}, "sets[0]", 1, 3, combin.OutOfRange, "estimator: sets[0][1] = 3: out of range [0, 3)"},
 		{[][]int{{0, 1}, {0, 1}}, []int{0}, "sets[1]", -1, 0, combin.Duplicate, "estimator: sets[1]: identical to set 0"},
-		{[][]int{{0, 1}, {1, 2}}, []int{1, 1}, "selections[0]", 1, 1, combin.Repeated, "estimator: selections[0][1] = 1: trace index repeats member 0 of the set"},
+		{[][]int{{0, 1}, {1, 2}}, []int{1, 1}, "selections[0]", 1, 1, combin.Repeated, "estimator: selections[0][1] = 1: repeats member 0 of the set"},
 		{[][]int{{0, 1}}, []int{}, "selections[0]", -1, 0, combin.Empty, "estimator: selections[0]: empty set"},
+		// A selection's member is a set index, in [0, T), not a trace's.
+		{[][]int{{0, 1}, {1, 2}}, []int{2}, "selections[0]", 0, 2, combin.OutOfRange, "estimator: selections[0][0] = 2: out of range [0, 2)"},
 	} {
 		for name, err := range map[string]error{
 			"NewSetDistribution":  second(NewSetDistribution(3, tc.sets, single(tc.sel))),

@@ -16,6 +16,7 @@ import (
 
 	"spiral"
 	"spiral/internal/names"
+	"spiral/lengthgate"
 )
 
 // A configState is what a configuration handle stands for: a valid Config
@@ -91,9 +92,14 @@ func spiral_config_new(text *C.char, n C.int64_t, dst *C.spiral_handle) (ret C.s
 	var c spiral.Config
 	if err := decodeStrict(b, &c); err != nil {
 		if e, ok := errors.AsType[*spiral.InputError](err); ok {
-			// A value's text (Order, Design, a gate's Boundary), which
-			// names no path: named by the Config field of its type.
-			return fail(&configErr{named(e, names.Spiral.ABI("Config."+e.Field))})
+			// A value's text (Order, Design, a gate's Boundary), for
+			// which encoding/json names no path: named by the Config
+			// field of its type, a gate's by the gate's.
+			field := "Config." + e.Field
+			if e.Field == lengthgate.FieldBoundary {
+				field = boundaryField(b)
+			}
+			return fail(&configErr{named(e, names.Spiral.ABI(field))})
 		}
 		return fail(&configErr{fmt.Errorf("spiral: config: %w", err)})
 	}
@@ -102,6 +108,29 @@ func spiral_config_new(text *C.char, n C.int64_t, dst *C.spiral_handle) (ret C.s
 	}
 	*dst = newHandle(&configState{cfg: c})
 	return 0
+}
+
+// boundaryField returns the Config field of the first gate whose boundary
+// in the configuration JSON b is not a Boundary's text,
+// "Config.Gates.Search.Boundary" or "Config.Gates.Aggregation.Boundary",
+// by decoding each gate's boundary alone.
+func boundaryField(b []byte) string {
+	var c struct {
+		Gates struct {
+			Search, Aggregation struct{ Boundary json.RawMessage }
+		}
+	}
+	_ = json.Unmarshal(b, &c) // b failed to decode, but only at a boundary
+	for _, g := range []struct {
+		name string
+		text json.RawMessage
+	}{{"Search", c.Gates.Search.Boundary}, {"Aggregation", c.Gates.Aggregation.Boundary}} {
+		var x lengthgate.Boundary
+		if len(g.text) > 0 && json.Unmarshal(g.text, &x) != nil {
+			return "Config.Gates." + g.name + ".Boundary"
+		}
+	}
+	return "Config.Gates.Boundary" // unreachable: the decode failed at one
 }
 
 // ratText returns r as "p/q", or "" when r is nil (beyond the exact cost

@@ -45,6 +45,11 @@ func usageError(format string, args ...any) error {
 type argErr struct {
 	fn  string // the computation, such as "pass@k" or "coverage"
 	err error
+	// The argument and the position within it, when err's field has the
+	// position folded in ("k[1]" for the argument k at 1); arg is "" when
+	// err's Field and Output are the argument and the position.
+	arg   string
+	index int
 }
 
 func (e *argErr) Error() string { return e.err.Error() }
@@ -129,6 +134,9 @@ func item(err error) errorItem {
 		}
 		it.field = ie.Field
 		c.problem, c.set, c.output = C.int64_t(ie.Problem), C.int64_t(ie.Set), C.int64_t(ie.Output)
+		if isArg && arg.arg != "" {
+			it.field, c.output = arg.arg, C.int64_t(arg.index)
+		}
 		c.value = C.double(ie.Value)
 		setReason(c, err)
 		if c.reason == C.SPIRAL_REASON_NONE && ie.Output >= 0 && ie.Value < 0 &&
@@ -157,11 +165,7 @@ func setReason(c *C.spiral_error_item, err error) {
 	}
 	if se, ok := errors.AsType[*combin.SetError](err); ok {
 		c.reason = C.SPIRAL_REASON_SET
-		c.set_reason = C.int64_t(se.Reason)
-		c.set_position, c.set_index, c.set_other = C.int64_t(se.Position), C.int64_t(se.Index), C.int64_t(se.Other)
-		if c.set < 0 {
-			c.set = C.int64_t(se.Set)
-		}
+		c.set_reason, c.set_other = C.int64_t(se.Reason), C.int64_t(se.Other)
 	}
 }
 

@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"errors"
+	"fmt"
 	"math"
 
 	"spiral/combin"
@@ -17,8 +18,8 @@ import (
 // spiral_pass_at_k writes out[i] = pass@k for n[i] samples of which c[i]
 // are correct and k[i] (eval.PassAtK), for every i; the four arrays have
 // one length (n, c and k I32 or I64, out F32 or F64). An error names the
-// argument and the element, as eval.InputError's Output; nothing is written
-// then.
+// argument and the element ("k[1]: 4 > n = 3: ..."), with eval's reason;
+// nothing is written then.
 //
 //export spiral_pass_at_k
 func spiral_pass_at_k(n, c, k, out *C.spiral_array) (ret C.spiral_handle) {
@@ -44,12 +45,12 @@ func spiral_pass_at_k(n, c, k, out *C.spiral_array) (ret C.spiral_handle) {
 	for i := range nv {
 		p, err := eval.PassAtK(nv[i], cv[i], kv[i])
 		if err != nil {
-			if e, ok := errors.AsType[*eval.InputError](err); ok && e.Output < 0 {
-				at := *e // the element of the caller's array
-				at.Output = i
-				err = &at
+			if e, ok := errors.AsType[*eval.InputError](err); ok {
+				// eval's reason states the value, as of a whole
+				// argument: the element's index folds into the field.
+				return fail(&argErr{fn: "pass@k", err: e.In("eval: pass@k", fmt.Sprintf("%s[%d]", e.Field, i)), arg: e.Field, index: i})
 			}
-			return fail(&argErr{"pass@k", err})
+			return fail(&argErr{fn: "pass@k", err: err})
 		}
 		res[i] = p
 	}
@@ -81,7 +82,7 @@ func spiral_coverage(n, c *C.spiral_array, kmax C.int64_t, out *C.spiral_array) 
 			// eval's problems[i].N and .C are the caller's n[i] and c[i].
 			err = e.In("eval: coverage", names.Eval.ABI(e.Field))
 		}
-		return fail(&argErr{"coverage", err})
+		return fail(&argErr{fn: "coverage", err: err})
 	}
 	if err := checkOutputs(output{out, "out", len(res), 'f'}); err != nil {
 		return fail(err)

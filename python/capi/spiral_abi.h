@@ -150,9 +150,10 @@ typedef struct {
 	double value;    /* the bad value, or 0 */
 	int64_t reason;  /* SPIRAL_REASON_* */
 	/* combin.SetError, when reason is SPIRAL_REASON_SET: its Reason (1 empty,
-	 * 2 length, 3 out of range, 4 repeated, 5 duplicate), Position, Index
-	 * and Other. */
-	int64_t set_reason, set_position, set_index, set_other;
+	 * 2 length, 3 out of range, 4 repeated, 5 duplicate) and Other (the
+	 * earlier member or set, the set's start, or -1); set, output and value
+	 * give the set, the member and the trace index or size. */
+	int64_t set_reason, set_other;
 } spiral_error_item;
 
 /* Texts of spiral_error_text. */

@@ -31,8 +31,6 @@ class Item:
     value: float
     reason: int
     set_reason: int
-    set_position: int
-    set_index: int
     set_other: int
 
 
@@ -40,27 +38,23 @@ class Item:
 class SetProblem:
     """What is wrong with a set (Go's combin.SetError).
 
+    The ``InputError`` that carries it gives the set (``set``), the member
+    within it (``output``) and the offending trace index or size
+    (``value``).
+
     Attributes
     ----------
     reason : str
-        ``"empty"``, ``"length"``, ``"out_of_range"``, ``"repeated"`` or
-        ``"duplicate"``.
-    set : int
-        The set, numbered from 0 within its problem.
-    position : int
-        The member within the set, numbered from 0.
-    index : int
-        The offending trace index (or the size, for ``"empty"`` and
-        ``"length"``).
+        ``"empty"``, ``"length"`` (a set runs past the end of the members, or
+        the member at ``output`` is in no set), ``"out_of_range"``,
+        ``"repeated"`` or ``"duplicate"``.
     other : int
-        The earlier position (``"repeated"``) or the earlier set
-        (``"duplicate"``).
+        The earlier member (``"repeated"``), the earlier set
+        (``"duplicate"``), the member where a set too long starts
+        (``"length"``), or -1.
     """
 
     reason: str
-    set: int
-    position: int
-    index: int
     other: int
 
 
@@ -199,7 +193,7 @@ class ArgError(SpiralError):
 def _input_error(it: Item) -> InputError:
     sp = None
     if it.reason == 3:
-        sp = SetProblem(_SET_REASONS.get(it.set_reason, str(it.set_reason)), it.set, it.set_position, it.set_index, it.set_other)
+        sp = SetProblem(_SET_REASONS.get(it.set_reason, str(it.set_reason)), it.set_other)
     return InputError(it.message, it.field, it.problem, it.set, it.output, it.value, _REASONS.get(it.reason), sp)
 
 

@@ -291,8 +291,6 @@ def take_error(h: int) -> _errors.SpiralError:
                     value=it.value,
                     reason=it.reason,
                     set_reason=it.set_reason,
-                    set_position=it.set_position,
-                    set_index=it.set_index,
                     set_other=it.set_other,
                 )
             )

@@ -92,6 +92,11 @@ class ConfigTest(unittest.TestCase):
         self.assertEqual((cm.exception.field, cm.exception.value), ("set_size", 9.0))
         with self.assertRaises(TypeError):
             spiral.Config(sets=4.5)
+        # A gate's boundary is named by its path, the reason lengthgate's.
+        with self.assertRaises(spiral.ConfigError) as cm:
+            spiral.Config(gates=spiral.Gates(aggregation=spiral.Gate(100, "nope")))
+        self.assertEqual(cm.exception.field, "gates.aggregation.boundary")
+        self.assertEqual(str(cm.exception), 'spiral: gates.aggregation.boundary: "nope" is not one of "gate", "keep"')
 
 
 class CreditTest(unittest.TestCase):
@@ -289,12 +294,12 @@ class ErrorTest(unittest.TestCase):
     def test_bad_sets(self) -> None:
         e = self.bad_problem(1, sets=((1, 2, 3), 8))
         self.assertEqual(e.field, "sets")
-        self.assertEqual((e.reason, e.set_problem.reason, e.set_problem.set, e.set_problem.position, e.set_problem.index), ("set", "out_of_range", 2, 3, 8))
+        self.assertEqual((e.reason, e.set_problem.reason, e.set, e.output, e.value), ("set", "out_of_range", 2, 3, 8))
         sets, _, _, _ = batch(self.cfg, 5)
         e = self.bad_problem(3, sets=((3, 0, 1), sets[3, 0, 0]))
         self.assertEqual((e.set_problem.reason, e.set_problem.other), ("repeated", 0))
         e = self.bad_problem(0, sets=((0, 1), sets[0, 0]))
-        self.assertEqual((e.set_problem.reason, e.set_problem.set, e.set_problem.other), ("duplicate", 1, 0))
+        self.assertEqual((e.set_problem.reason, e.set, e.set_problem.other), ("duplicate", 1, 0))
 
     def test_bad_lengths(self) -> None:
         e = self.bad_problem(2, search_lengths=((2, 5), -1))
@@ -325,6 +330,12 @@ class ErrorTest(unittest.TestCase):
             spiral.pass_at_k(5, 1, 6)
         e = cm.exception
         self.assertEqual((e.func, e.arg, e.index, e.too_costly), ("pass@k", "k", 0, False))
+        # The value once: the element in the field, eval's reason as it is.
+        self.assertEqual(str(e), "eval: pass@k: k[0]: 6 > n = 5: pass@k needs at least k samples")
+        with self.assertRaises(spiral.ArgError) as cm:
+            spiral.pass_at_k([5, 3], [1, 1], [2, 4])
+        self.assertEqual((cm.exception.arg, cm.exception.index), ("k", 1))
+        self.assertEqual(str(cm.exception), "eval: pass@k: k[1]: 4 > n = 3: pass@k needs at least k samples")
         with self.assertRaises(spiral.ArgError) as cm:
             spiral.coverage([10, 3], [1, 1], 4)
         self.assertEqual((cm.exception.func, cm.exception.index), ("coverage", 1))

@@ -1,17 +1,21 @@
-package spiraltest
+package spiral
 
 import (
 	"math/big"
 	"slices"
 	"testing"
+
+	"spiral/internal/spiraltest"
 )
 
-// TestRefCreditWorkedExample: the worked example of
-// docs/method.md#worked-example, value by value.
+// TestRefCreditWorkedExample: the exact reference credit
+// (spiraltest.RefCredit), which the tests of CreditBatch and Credit compare
+// against, on the worked example of docs/method.md#worked-example, value
+// by value.
 func TestRefCreditWorkedExample(t *testing.T) {
 	sets := [][]int{{0, 1, 2, 3}, {1, 2, 4, 5}, {0, 4, 5, 6}, {2, 3, 5, 6}}
-	rewards := Rats([][]float64{{1, 1, 1, 0}, {1, 0, 1, 0}, {0, 0, 1, 0}, {0, 1, 1, 0}})
-	r := RefCredit(8, sets, rewards, nil)
+	rewards := spiraltest.Rats([][]float64{{1, 1, 1, 0}, {1, 0, 1, 0}, {0, 0, 1, 0}, {0, 1, 1, 0}})
+	r := spiraltest.RefCredit(8, sets, rewards, nil)
 	check := func(what string, got []*big.Rat, want ...string) {
 		t.Helper()
 		for i, w := range want {
@@ -37,9 +41,9 @@ func TestRefCreditWorkedExample(t *testing.T) {
 // the baselines; a set with none scored leaves fbar and G(y).
 func TestRefCreditUnscorable(t *testing.T) {
 	sets := [][]int{{0, 1}, {1, 2}, {2, 3}}
-	rewards := Rats([][]float64{{1, 0, 0}, {1, 1}, {0}})
+	rewards := spiraltest.Rats([][]float64{{1, 0, 0}, {1, 1}, {0}})
 	unscorable := [][]bool{{false, false, true}, {false, false}, {true}}
-	r := RefCredit(4, sets, rewards, unscorable)
+	r := spiraltest.RefCredit(4, sets, rewards, unscorable)
 	// f = (1/2, 1, -), fbar = 3/4: A_set = (-1/4, 1/4, 0).
 	for i, w := range []string{"1/2", "1", "0"} {
 		if r.SetScores[i].RatString() != w {
