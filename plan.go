@@ -194,10 +194,8 @@ func (p *Planner) PlanTo(dst *Plans, seed, step uint64, keys []uint64) error {
 	}
 	dst.members = slices.Grow(dst.members[:0], len(keys)*size)[:len(keys)*size]
 	dst.shape, dst.problems, dst.bad = p.shape, len(keys), dst.bad[:0]
-	members := dst.members
-	for _, key := range keys {
-		one := members[:size]
-		members = members[size:]
+	for q, key := range keys {
+		one := dst.members[q*size : (q+1)*size]
 		p.src.Seed(StreamSeed(seed, step, key))
 		if p.uniform != nil {
 			p.uniform.DrawTo(one, &p.src)
