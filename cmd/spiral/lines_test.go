@@ -397,9 +397,15 @@ func TestLoneSurrogates(t *testing.T) {
 // TestErrorsQuoteBoundedPrefix: an error quoting a value of 100,000 bytes
 // (a number, a key, an id, a probability) was itself 100 KB long. Every
 // error the bridge writes, on a line or on stderr, quotes at most a prefix
-// of a value and its length.
+// of a value and its length: for values of 10,000 bytes, ten times the
+// bound, and of 100,000 under SPIRAL_LONG=1 (a probability's digits cost
+// their square to read).
 func TestErrorsQuoteBoundedPrefix(t *testing.T) {
-	long := strings.Repeat("7", 100_000)
+	size := 10_000
+	if long() {
+		size = 100_000
+	}
+	huge := strings.Repeat("7", size)
 	members := make([]string, 20000)
 	for i := range members {
 		members[i] = strconv.Itoa(i)
@@ -410,16 +416,16 @@ func TestErrorsQuoteBoundedPrefix(t *testing.T) {
 		cmd  []string
 		line string
 	}{
-		{[]string{"credit"}, `{"traces":8,"sets":[[0]],"rewards":[[1]],"` + long + `":1}`},
-		{[]string{"credit"}, `{"traces":` + long + `,"sets":[[0]],"rewards":[[1]]}`},
-		{[]string{"credit"}, `{"traces":8,"sets":[[0]],"rewards":[[1` + long + `]]}`},
+		{[]string{"credit"}, `{"traces":8,"sets":[[0]],"rewards":[[1]],"` + huge + `":1}`},
+		{[]string{"credit"}, `{"traces":` + huge + `,"sets":[[0]],"rewards":[[1]]}`},
+		{[]string{"credit"}, `{"traces":8,"sets":[[0]],"rewards":[[1` + huge + `]]}`},
 		{[]string{"credit"}, `{"traces":20000,"sets":[` + manyMembers + `,` + manyMembers + `],"rewards":[[1],[0]]}`},
-		{[]string{"passk", "-k", "1"}, `{"n":` + long + `.5,"c":1}`},
-		{[]string{"group"}, `{"ids":[` + long + `],"rewards":[1]}`},
-		{[]string{"group"}, `{"ids":["` + long + `"],"rewards":[1e31]}`},
-		{[]string{"advise"}, `{"budget":10000,"search_length":100,"aggregation_length":100,"correct":"0.` + long + `","found":"1/2","missed":"1/4"}`},
-		{[]string{"advise"}, `{"budget":10000,"search_length":100,"aggregation_length":100,"correct":"` + long + `","found":"1/2","missed":"1/4"}`},
-		{[]string{"advise"}, `{"budget":` + long + `,"search_length":100,"aggregation_length":100,"correct":"1/2","found":"1/2","missed":"1/4"}`},
+		{[]string{"passk", "-k", "1"}, `{"n":` + huge + `.5,"c":1}`},
+		{[]string{"group"}, `{"ids":[` + huge + `],"rewards":[1]}`},
+		{[]string{"group"}, `{"ids":["` + huge + `"],"rewards":[1e31]}`},
+		{[]string{"advise"}, `{"budget":10000,"search_length":100,"aggregation_length":100,"correct":"0.` + huge + `","found":"1/2","missed":"1/4"}`},
+		{[]string{"advise"}, `{"budget":10000,"search_length":100,"aggregation_length":100,"correct":"` + huge + `","found":"1/2","missed":"1/4"}`},
+		{[]string{"advise"}, `{"budget":` + huge + `,"search_length":100,"aggregation_length":100,"correct":"1/2","found":"1/2","missed":"1/4"}`},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(tt.cmd, strings.NewReader(tt.line+"\n"), &stdout, &stderr)
@@ -430,7 +436,7 @@ func TestErrorsQuoteBoundedPrefix(t *testing.T) {
 			t.Errorf("%s: %d bytes on stdout and %d on stderr, want at most %d: %.300s / %.300s", tt.cmd, stdout.Len(), stderr.Len(), most, stdout.String(), stderr.String())
 		}
 	}
-	if got, want := clip("x = 1"+long[:70]+" <= 2"), "x = 1"+long[:31]+"... (71 bytes) <= 2"; got != want {
+	if got, want := clip("x = 1"+huge[:70]+" <= 2"), "x = 1"+huge[:31]+"... (71 bytes) <= 2"; got != want {
 		t.Errorf("clip = %q, want %q", got, want)
 	}
 	if got, want := clip("é"+strings.Repeat("ü", 40)), "é"+strings.Repeat("ü", 15)+"... (82 bytes)"; got != want {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/big"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -178,13 +176,7 @@ func checkSource(root, source string) string {
 // TestSources checks that every row says where its expected value comes
 // from, and that every cited file and heading exists in the repository.
 func TestSources(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("module root: %v", err)
-	}
+	root := moduleRoot(t)
 	rows, err := compute()
 	if err != nil {
 		t.Fatal(err)

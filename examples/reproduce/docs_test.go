@@ -1,4 +1,4 @@
-package doccheck
+package main
 
 import (
 	"os"
@@ -6,7 +6,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"spiral/internal/doccheck"
 )
+
+// The module's documents, checked with internal/doccheck, which TestSources
+// also uses for the table's citations: every relative link and fragment of
+// the Markdown files, every citation of docs/ in the Go and JSON sources,
+// every test a document names as pinning a result; and doccheck's own
+// parsing, on small trees the tests build.
 
 // moduleRoot returns the directory that holds go.mod, two levels up.
 func moduleRoot(t *testing.T) string {
@@ -25,7 +33,7 @@ func moduleRoot(t *testing.T) string {
 // Markdown file of the module.
 func TestRepositoryLinks(t *testing.T) {
 	root := moduleRoot(t)
-	files, err := MarkdownFiles(root)
+	files, err := doccheck.MarkdownFiles(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +42,7 @@ func TestRepositoryLinks(t *testing.T) {
 			t.Errorf("%s not found among the Markdown files %v", want, files)
 		}
 	}
-	problems, err := Check(root, files)
+	problems, err := doccheck.Check(root, files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +56,7 @@ func TestRepositoryLinks(t *testing.T) {
 // purpose) and JSON files.
 func TestSourceReferences(t *testing.T) {
 	root := moduleRoot(t)
-	all, err := SourceFiles(root, ".go", ".json")
+	all, err := doccheck.SourceFiles(root, ".go", ".json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +66,7 @@ func TestSourceReferences(t *testing.T) {
 			files = append(files, f)
 		}
 	}
-	problems, err := CheckReferences(root, files)
+	problems, err := doccheck.CheckReferences(root, files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +78,7 @@ func TestSourceReferences(t *testing.T) {
 func TestReferences(t *testing.T) {
 	src := "// see docs/method.md#notation and docs/findings.md.\n\"about\": \"docs/method.md, docs/x/y.md#a_b-1\"\n"
 	var got []string
-	for _, r := range References("f.go", []byte(src)) {
+	for _, r := range doccheck.References("f.go", []byte(src)) {
 		got = append(got, r.Target)
 	}
 	want := []string{"docs/method.md#notation", "docs/findings.md", "docs/method.md", "docs/x/y.md#a_b-1"}
@@ -87,7 +95,7 @@ func TestReferences(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "a.go"), []byte("// docs/method.md#notation docs/method.md#nope docs/gone.md\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	problems, err := CheckReferences(root, []string{"a.go"})
+	problems, err := doccheck.CheckReferences(root, []string{"a.go"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +112,7 @@ func TestReferences(t *testing.T) {
 // a result exists in the package they name.
 func TestPinnedTestsExist(t *testing.T) {
 	root := moduleRoot(t)
-	files, err := MarkdownFiles(root)
+	files, err := doccheck.MarkdownFiles(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,9 +122,9 @@ func TestPinnedTestsExist(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, ref := range PinnedTests(f, src) {
+		for _, ref := range doccheck.PinnedTests(f, src) {
 			total++
-			if why := CheckTestRef(root, ref); why != "" {
+			if why := doccheck.CheckTestRef(root, ref); why != "" {
 				t.Errorf("%s:%d: %s: %s", ref.File, ref.Line, ref.Name, why)
 			}
 		}
@@ -130,7 +138,7 @@ func TestPinnedTests(t *testing.T) {
 	src := "**Pinned by** `combin`: `TestA` (a note with `code`),\n`ExampleB`; `spiral`: `TestC`.\n\n" +
 		"Not pinned: `TestD`.\n\n**Pinned by** `TestE`; `internal/x`: `FuzzF`\n"
 	var got []string
-	for _, r := range PinnedTests("f.md", []byte(src)) {
+	for _, r := range doccheck.PinnedTests("f.md", []byte(src)) {
 		got = append(got, r.Package+"."+r.Name)
 	}
 	want := []string{"combin.TestA", "combin.ExampleB", "spiral.TestC", ".TestE", "internal/x.FuzzF"}
@@ -145,17 +153,17 @@ func TestPinnedTests(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		ref TestRef
+		ref doccheck.TestRef
 		ok  bool
 	}{
-		{TestRef{Package: "combin", Name: "TestA"}, true},
-		{TestRef{Package: "combin", Name: "TestAB"}, false},
-		{TestRef{Package: "combin", Name: "TestB"}, false},
-		{TestRef{Package: "spiral", Name: "TestA"}, false},
-		{TestRef{Package: "", Name: "TestA"}, false},
+		{doccheck.TestRef{Package: "combin", Name: "TestA"}, true},
+		{doccheck.TestRef{Package: "combin", Name: "TestAB"}, false},
+		{doccheck.TestRef{Package: "combin", Name: "TestB"}, false},
+		{doccheck.TestRef{Package: "spiral", Name: "TestA"}, false},
+		{doccheck.TestRef{Package: "", Name: "TestA"}, false},
 	} {
-		if why := CheckTestRef(root, c.ref); (why == "") != c.ok {
-			t.Errorf("CheckTestRef(%+v) = %q, want ok %t", c.ref, why, c.ok)
+		if why := doccheck.CheckTestRef(root, c.ref); (why == "") != c.ok {
+			t.Errorf("doccheck.CheckTestRef(%+v) = %q, want ok %t", c.ref, why, c.ok)
 		}
 	}
 }
@@ -173,8 +181,8 @@ func TestSlug(t *testing.T) {
 		{"A_search and [links](x.md) **bold**", "a_search-and-links-bold"},
 		{"Ünïcode – dash", "ünïcode--dash"},
 	} {
-		if got := Slug(c.heading); got != c.want {
-			t.Errorf("Slug(%q) = %q, want %q", c.heading, got, c.want)
+		if got := doccheck.Slug(c.heading); got != c.want {
+			t.Errorf("doccheck.Slug(%q) = %q, want %q", c.heading, got, c.want)
 		}
 	}
 }
@@ -182,7 +190,7 @@ func TestSlug(t *testing.T) {
 func TestFragments(t *testing.T) {
 	src := "# Title\n\n## Notation\n\n```\n## not a heading\n```\n\n## Notation\n\nSetext\n------\n\n" +
 		"text\n\n| a |\n| --- |\n\n<a id=\"custom\"></a>\n### Closing ###\n"
-	got := Fragments([]byte(src))
+	got := doccheck.Fragments([]byte(src))
 	want := []string{"title", "notation", "notation-1", "setext", "custom", "closing"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Fragments = %q, want %q", got, want)
@@ -196,7 +204,7 @@ func TestLinks(t *testing.T) {
 		"[ref]: ref.md#x\n" +
 		"<a href=\"html.md\">x</a> <img src='pic.png'> [same](#here) [paren](f(1).md)\n"
 	var got []string
-	for _, l := range Links("dir/f.md", []byte(src)) {
+	for _, l := range doccheck.Links("dir/f.md", []byte(src)) {
 		got = append(got, l.Target)
 	}
 	want := []string{"a.md", "img/x.png", "code.md#frag", "ref.md#x", "#here", "f(1).md", "html.md", "pic.png"}
@@ -227,14 +235,14 @@ func TestCheckFindsBrokenLinks(t *testing.T) {
 		"[missing](docs/findings.md)\n"+ // line 6
 		"[self](#usage) [self bad](#nothing)\n"+ // line 7
 		"[outside](../x.md) [abs](/README.md)\n") // line 8
-	files, err := MarkdownFiles(root)
+	files, err := doccheck.MarkdownFiles(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"README.md", "docs/method.md"}; !slices.Equal(files, want) {
 		t.Fatalf("MarkdownFiles = %q, want %q", files, want)
 	}
-	problems, err := Check(root, files)
+	problems, err := doccheck.Check(root, files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,10 +255,10 @@ func TestCheckFindsBrokenLinks(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("problems at %q, want %q", got, want)
 	}
-	if r := Resolve(root, "README.md", "docs/method.md#proposition-31"); r != "" {
+	if r := doccheck.Resolve(root, "README.md", "docs/method.md#proposition-31"); r != "" {
 		t.Errorf("Resolve of a good link: %s", r)
 	}
-	if r := Resolve(root, "README.md", "docs/method.md#nope"); r == "" {
+	if r := doccheck.Resolve(root, "README.md", "docs/method.md#nope"); r == "" {
 		t.Error("Resolve of a bad fragment reports nothing")
 	}
 }
