@@ -73,8 +73,8 @@ func TestArgumentErrors(t *testing.T) {
 	}{
 		{"NewCategorical nil", second(NewCategorical([]*big.Rat{big.NewRat(1, 2), nil})), FieldProbs, 1, 0, false, "estimator: p[1]: nil"},
 		{"NewCategorical sum", second(NewCategorical(rats("1/3", "1/3"))), FieldProbs, -1, 0, false, "estimator: p: sum to 2/3, want exactly 1"},
-		{"UniformCategorical", second(UniformCategorical(1 << 40)), FieldSymbols, -1, 1 << 40, false,
-			"estimator: V: 1099511627776 outside [1, 4096], the most symbols (memory grows with V)"},
+		{"UniformCategorical", second(UniformCategorical(1 << 30)), FieldSymbols, -1, 1 << 30, false,
+			"estimator: V: 1073741824 outside [1, 4096], the most symbols (memory grows with V)"},
 		{"NewTable", second(NewTable(2, 1, rats("0", "3/2"))), FieldValues, 1, 0, false, "estimator: values[1]: 3/2 outside [0, 1]"},
 		{"RandomTable", second(RandomTable(nil, 2, 2, 3)), FieldRand, -1, 0, false, "estimator: rnd: nil"},
 		{"Objective", second(Objective(nil, tab, combin.IndexOrder)), FieldPolicy, -1, 0, false, "estimator: c: nil, want a *Categorical"},
