@@ -70,15 +70,6 @@ func elementError(field string, i int, format string, args ...any) *InputError {
 	return inputerr.Element("estimator", e)
 }
 
-// combinError returns err, an error of combin about its argument, renamed
-// with In to this package's argument field; any other error as it is.
-func combinError(err error, field string) error {
-	if e, ok := errors.AsType[*combin.InputError](err); ok {
-		return e.In("estimator", field)
-	}
-	return err
-}
-
 // setsError returns err, an error of combin.CheckSets, renamed with In for
 // the argument field: a set's index, when the error names one, folds into
 // the field as field[h] (each selection is checked alone, as one set, so
