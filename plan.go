@@ -185,7 +185,7 @@ func (p *Planner) PlanTo(dst *Plans, seed, step uint64, keys []uint64) error {
 	size := p.size
 	if len(keys) > combin.MaxSize/size {
 		return (&InputError{Field: FieldKeys, Problem: -1, Set: -1, Output: -1, Value: float64(len(keys)),
-			Err: fmt.Errorf("len(keys) = %d problems of K*n = %d members: more than combin.MaxSize = %d members (at most %d problems)",
+			Err: fmt.Errorf("len = %d problems of K*n = %d members: more than %d members, the most a batch's plans hold (at most %d problems)",
 				len(keys), size, combin.MaxSize, combin.MaxSize/size)}).In("spiral", FieldKeys)
 	}
 	dst.members = slices.Grow(dst.members[:0], len(keys)*size)[:len(keys)*size]
@@ -261,7 +261,7 @@ func (c Config) CheckPlans(dst *Plans, members []int) error {
 	if len(members)%size != 0 || len(members) > combin.MaxSize {
 		why := fmt.Errorf("len(members) = %d is not a multiple of K*n = %d*%d", len(members), c.Sets, c.SetSize)
 		if len(members)%size == 0 {
-			why = fmt.Errorf("len(members) = %d > combin.MaxSize = %d", len(members), combin.MaxSize)
+			why = fmt.Errorf("len = %d > %d, the most a batch's plans hold", len(members), combin.MaxSize)
 		}
 		return (&InputError{Field: FieldMembers, Problem: -1, Set: -1, Output: -1, Value: float64(len(members)), Err: why}).In("spiral", FieldMembers)
 	}

@@ -294,23 +294,34 @@ func ApplyGate[F Float](g Gate, dst, adv []F, lengths []int) (Report, error) {
 // gate applies a valid g to checked inputs with len(dst) == len(adv) ==
 // len(lengths), by the loop of package internal/gating.
 func gate[F Float](g Gate, dst, adv []F, lengths []int) Report {
-	first, at := gating.Bounds(g.Target, g.Boundary == KeepAtTarget)
-	return reportOf(len(adv), gating.Apply(first, at, dst, adv, lengths))
+	var r Report
+	t := gating.Apply(g.bounds(), dst, adv, lengths)
+	r.of(len(adv), &t)
+	return r
 }
 
-func init() { gating.SetReport(reportOf) }
+// bounds returns g in the form of package internal/gating's loop.
+func (g Gate) bounds() gating.Gate { return gating.Bounds(g.Target, g.Boundary == KeepAtTarget) }
 
-// reportOf returns the Report of a gate's tally t of outputs entries. The
+func init() { gating.SetReport(reportsOf) }
+
+// reportsOf writes to r the reports of the tallies of a search gate of
+// searchOutputs entries and an aggregation gate of aggOutputs.
+func reportsOf(r *GatesReport, searchOutputs int, search gating.Tally, aggOutputs int, agg gating.Tally) {
+	r.Search.of(searchOutputs, &search)
+	r.Aggregation.of(aggOutputs, &agg)
+}
+
+// of sets r to the Report of a gate's tally t of outputs entries. The
 // terms of the mass are >= 0, so a sum that overflowed stayed +Inf:
 // stopping it at MaxFloat64 once is stopping every partial sum there.
-func reportOf(outputs int, t gating.Tally) Report {
-	r := Report{Outputs: outputs, Positive: t.Positive, AtTarget: t.AtTarget, Gated: t.Gated}
+func (r *Report) of(outputs int, t *gating.Tally) {
+	r.Outputs, r.Positive, r.AtTarget, r.Gated = outputs, t.Positive, t.AtTarget, t.Gated
 	if t.Mass > math.MaxFloat64 {
-		r.MassRemoved = math.MaxFloat64
-		return r
+		r.MassRemoved, r.low = math.MaxFloat64, 0
+		return
 	}
 	r.MassRemoved, r.low = massOf(t.Mass, t.Low)
-	return r
 }
 
 // checkValues checks that values and lengths (named vname and lname in
@@ -393,8 +404,7 @@ func (gs Gates) Apply(searchAdv []float64, searchLengths []int, aggAdv []float64
 	if err := checkValues("aggAdv", aggAdv, "aggLengths", aggLengths); err != nil {
 		return GatesReport{}, err
 	}
-	return GatesReport{
-		Search:      gate(gs.Search, searchAdv, searchAdv, searchLengths),
-		Aggregation: gate(gs.Aggregation, aggAdv, aggAdv, aggLengths),
-	}, nil
+	var r GatesReport
+	gating.Pair(&r, gs.Search.bounds(), searchAdv, searchLengths, gs.Aggregation.bounds(), aggAdv, aggLengths)
+	return r, nil
 }

@@ -19,21 +19,44 @@ type Tally struct {
 	Mass, Low                 float64
 }
 
-// Apply writes adv to dst with Eq. 8 applied: a positive advantage of an
-// output of length l >= first is written as 0 and its value added to the
-// mass, and the positive advantages with l == at are counted. The lengths
-// are read as unsigned, so first = math.MaxUint gates nothing (lengths are
-// at most math.MaxInt) and at = math.MaxUint counts none. dst, adv and
-// lengths must be equally long, lengths >= 0 and adv finite or the tally
-// is meaningless; dst may be adv.
-func Apply[F ~float32 | ~float64](first, at uint, dst, adv []F, lengths []int) Tally {
+// Gate is a length gate in the form the loop reads: a positive advantage
+// of an output of length l >= First is zeroed and its value added to the
+// mass, and the positive advantages with l == At are counted. The lengths
+// are read as unsigned, so First = math.MaxUint gates nothing (lengths are
+// at most math.MaxInt) and At = math.MaxUint counts none.
+type Gate struct{ First, At uint }
+
+// Apply writes adv to dst with Eq. 8 applied by g, and returns its tally.
+// dst, adv and lengths must be equally long, lengths >= 0 and adv finite
+// or the tally is meaningless; dst may be adv.
+func Apply[F ~float32 | ~float64](g Gate, dst, adv []F, lengths []int) Tally {
 	if len(adv) > 0 && &dst[0] != &adv[0] {
 		copy(dst, adv)
 	}
 	var t Tally
-	for len(dst) > 0 {
-		n := min(len(dst), 64)
-		positive, atTarget, gated := gate(first, at, dst[:n], lengths[:n])
+	apply(&t, g, dst, lengths)
+	return t
+}
+
+// Pair gates two roles' advantages in place, search by gs and agg by ga,
+// each with its lengths (as for Apply), and writes to dst the report R
+// that the function SetReport registered makes of the two tallies: one
+// call for the credit of a training step, whose two roles the root gates
+// together.
+func Pair[R any](dst *R, gs Gate, search []float64, searchLengths []int, ga Gate, agg []float64, aggLengths []int) {
+	var s, a Tally
+	apply(&s, gs, search, searchLengths)
+	apply(&a, ga, agg, aggLengths)
+	report.(func(*R, int, Tally, int, Tally))(dst, len(search), s, len(agg), a) // by value: not to the heap
+}
+
+// apply gates adv in place by g, 64 entries at a time, adding to t.
+func apply[F ~float32 | ~float64](t *Tally, g Gate, adv []F, lengths []int) {
+	lengths = lengths[:len(adv)]
+	for o := 0; o < len(adv); o += 64 {
+		n := min(len(adv)-o, 64)
+		chunk := adv[o : o+n]
+		positive, atTarget, gated := gate(g.First, g.At, chunk, lengths[o:o+n])
 		t.Positive += bits.OnesCount64(positive)
 		t.AtTarget += bits.OnesCount64(positive & atTarget)
 		gated &= positive
@@ -43,17 +66,15 @@ func Apply[F ~float32 | ~float64](first, at uint, dst, adv []F, lengths []int) T
 			b := bits.Len64(m) - 1
 			m &^= 1 << b
 			i := n - 1 - b
-			a := float64(dst[i])
+			a := float64(chunk[i])
 			// t.Mass + a = s + e exactly (Knuth's two-sum, numeric.TwoSum)
 			s := t.Mass + a
 			z := s - t.Mass
 			t.Low += (t.Mass - (s - z)) + (a - z)
 			t.Mass = s
-			dst[i] = 0
+			chunk[i] = 0
 		}
-		dst, lengths = dst[n:], lengths[n:]
 	}
-	return t
 }
 
 // gate is the first pass of Apply over at most 64 entries of adv: it
@@ -94,30 +115,30 @@ func b2u(b bool) uint64 {
 	return i
 }
 
-// Bounds returns Apply's first and at for a gate of the given target (0
-// disables it) that keeps a positive advantage at the target when keepAt:
-// first is the target, or the target + 1 under keepAt, and at the target;
-// both math.MaxUint for a disabled gate.
-func Bounds(target int, keepAt bool) (first, at uint) {
+// Bounds returns the Gate of the given target (0 disables it) that keeps a
+// positive advantage at the target when keepAt: First is the target, or
+// the target + 1 under keepAt, and At the target; both math.MaxUint for a
+// disabled gate.
+func Bounds(target int, keepAt bool) Gate {
 	if target == 0 {
-		return math.MaxUint, math.MaxUint
+		return Gate{math.MaxUint, math.MaxUint}
 	}
-	first, at = uint(target), uint(target)
+	g := Gate{uint(target), uint(target)}
 	if keepAt {
-		first++
+		g.First++
 	}
-	return first, at
+	return g
 }
 
-// report is package lengthgate's func(outputs int, t Tally) Report, which
-// alone can fill a Report's error term (SetReport).
+// report is package lengthgate's func(dst *GatesReport, searchOutputs int,
+// search Tally, aggOutputs int, agg Tally), which alone can fill a
+// Report's error term (SetReport).
 var report any
 
-// SetReport registers the function that turns a tally of outputs entries
-// into package lengthgate's Report R. Package lengthgate calls it once, at
-// initialization.
-func SetReport[R any](f func(outputs int, t Tally) R) { report = f }
-
-// Report returns the Report R of a tally of outputs entries, as the function
-// SetReport registered makes it.
-func Report[R any](outputs int, t Tally) R { return report.(func(int, Tally) R)(outputs, t) }
+// SetReport registers the function that writes to dst the report R
+// (package lengthgate's GatesReport) of the tallies of Pair's two roles,
+// of searchOutputs and aggOutputs entries. Package lengthgate calls it
+// once, at initialization.
+func SetReport[R any](f func(dst *R, searchOutputs int, search Tally, aggOutputs int, agg Tally)) {
+	report = f
+}
