@@ -224,7 +224,7 @@ func (c Config) coefficients(dst *LossCoefficients, credit *BatchCredit, search,
 	}
 	n := ns + na
 	if n > loss.MaxRows {
-		return argumentError(FieldBatch, float64(n), "%d search traces and %d aggregation outputs: %d outputs > loss.MaxRows = %d (credit and reduce fewer problems at a time)", ns, na, n, loss.MaxRows)
+		return argumentError(FieldBatch, float64(n), "%d search traces and %d aggregation outputs: %d outputs > %d, the most one call reduces (credit and reduce fewer problems at a time)", ns, na, n, loss.MaxRows)
 	}
 	mult, err := c.multipliers(dst, credit, in, ns, n, opt)
 	if err != nil {

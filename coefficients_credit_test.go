@@ -237,7 +237,7 @@ func TestLossCoefficientsBatchSize(t *testing.T) {
 		err = c.AdvantageCoefficients(&dst, search, aggregation, in, LossOptions{Update: JointGradient, Reduction: loss.TokenMean})
 	})
 	e, ok := errors.AsType[*InputError](err)
-	if !ok || e.Field != "Batch" || e.Value != loss.MaxRows+8 || !strings.Contains(err.Error(), "16777224 outputs > loss.MaxRows = 16777216") {
+	if !ok || e.Field != "Batch" || e.Value != loss.MaxRows+8 || !strings.Contains(err.Error(), "16777224 outputs > 16777216, the most one call reduces") {
 		t.Errorf("%d outputs: %v, want an *InputError about Batch with the number of outputs", loss.MaxRows+8, err)
 	}
 	if allocated > 1<<12 {

@@ -103,7 +103,7 @@ func (c *Config) validateShape() error {
 	if n1 < 1 {
 		bad("SearchTraces", float64(n1), "%d < 1", n1)
 	} else if n1 > combin.MaxSize {
-		bad("SearchTraces", float64(n1), "%d > combin.MaxSize = %d", n1, combin.MaxSize)
+		bad("SearchTraces", float64(n1), "%d > %d, the most traces a family holds", n1, combin.MaxSize)
 	}
 	if n < 1 {
 		bad("SetSize", float64(n), "%d < 1", n)
@@ -117,10 +117,10 @@ func (c *Config) validateShape() error {
 		bad("AggregationsPerSet", float64(n2), "%d < 1", n2)
 	}
 	if k >= 1 && n >= 1 && k > combin.MaxSize/n {
-		bad("Sets", float64(k), "K*n = %d*%d > combin.MaxSize = %d", k, n, combin.MaxSize)
+		bad("Sets", float64(k), "K*n = %d*%d > %d, the most members a problem's plan holds", k, n, combin.MaxSize)
 	}
 	if k >= 1 && n2 >= 1 && k > combin.MaxSize/n2 {
-		bad("Sets", float64(k), "K*N2 = %d*%d > combin.MaxSize = %d", k, n2, combin.MaxSize)
+		bad("Sets", float64(k), "K*N2 = %d*%d > %d, the most aggregation outputs a problem holds", k, n2, combin.MaxSize)
 	}
 	switch c.Order {
 	case combin.IndexOrder:

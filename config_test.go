@@ -55,9 +55,9 @@ func TestConfigValidate(t *testing.T) {
 		{"bad gate", with(func(c *Config) { c.Gates.Aggregation.Target = -1 }), []string{"spiral: Config.Gates.Aggregation.Target: -1 < 0"}},
 		{"bad overlong", with(func(c *Config) { c.Overlong = &lengthgate.SoftOverlong{MaxLength: 10, Buffer: 4} }), []string{"spiral: Config.Overlong.Factor: 0, want"}},
 		{"bad range", with(func(c *Config) { c.RewardRange = advantage.RewardRange{Low: 1, High: 0} }), []string{"spiral: Config.RewardRange.Low: reward range (1, 0)"}},
-		{"N1 too large", with(func(c *Config) { c.SearchTraces = 1 << 30 }), []string{"Config.SearchTraces: 1073741824 > combin.MaxSize"}},
-		{"K*N2 too large", Config{SearchTraces: 1 << 10, SetSize: 2, Sets: 1 << 12, AggregationsPerSet: 1 << 13}, []string{"Config.Sets: K*N2 = 4096*8192 > combin.MaxSize"}},
-		{"K*n too large", Config{SearchTraces: 1 << 20, SetSize: 1 << 10, Sets: 1 << 15, AggregationsPerSet: 1}, []string{"Config.Sets: K*n = 32768*1024 > combin.MaxSize"}},
+		{"N1 too large", with(func(c *Config) { c.SearchTraces = 1 << 30 }), []string{"Config.SearchTraces: 1073741824 > 16777216, the most"}},
+		{"K*N2 too large", Config{SearchTraces: 1 << 10, SetSize: 2, Sets: 1 << 12, AggregationsPerSet: 1 << 13}, []string{"Config.Sets: K*N2 = 4096*8192 > 16777216, the most"}},
+		{"K*n too large", Config{SearchTraces: 1 << 20, SetSize: 1 << 10, Sets: 1 << 15, AggregationsPerSet: 1}, []string{"Config.Sets: K*n = 32768*1024 > 16777216, the most"}},
 	}
 	for _, tt := range tests {
 		err := tt.c.Validate()
@@ -360,7 +360,7 @@ func TestRoleWeightsZeroAndErrors(t *testing.T) {
 		{Paper(), 2, loss.Sum, "Config.AggregationBaseline: 2 is not a defined AggregationBaseline"},
 		{Paper(), WithinSet, 99, "LossOptions.Reduction: 99 is not"},
 		{Paper(), WithinSet, loss.TokenMean, "token-mean weights each output by its length"},
-		{Paper(), WithinSet, loss.SeqMeanTokenMean, "Config.LossCoefficients"},
+		{Paper(), WithinSet, loss.SeqMeanTokenMean, "the loss coefficients of each batch give its exact update"},
 		{Config{}, WithinSet, loss.Sum, "Config.SearchTraces: 0"},
 	} {
 		tc.c.AggregationBaseline = tc.b

@@ -45,7 +45,7 @@ func TestOneInputErrorType(t *testing.T) {
 		{"eval", evalError(), eval.FieldProblemsC, 1,
 			"eval: coverage: problems[1].C = " + strconv.Itoa(math.MaxInt) + ": more correct samples than N = 8", nil},
 		{"eval, too costly", evalCostError(), "kmax", -1,
-			"eval: coverage: kmax: 1073741824 > combin.MaxSize = 16777216 (memory: the curve takes 8·kmax bytes)",
+			"eval: coverage: kmax: 1073741824 > 16777216, the longest curve (memory: the curve takes 8·kmax bytes)",
 			func(err error) bool { return errors.Is(err, eval.ErrTooCostly) }},
 		{"LossCoefficients, reduction", coefficientsReductionError(t), FieldReduction, -1,
 			"spiral: LossOptions.Reduction: 99 is not a defined Reduction", nil},

@@ -54,7 +54,7 @@ func checkMissingRate(delta float64) error {
 func (c Config) missingRoleWeights(opt LossOptions, sd, ad int64) (RoleWeights, error) {
 	delta, k, n2 := opt.MissingRate, c.Sets, c.AggregationsPerSet
 	if sd != 1 || ad != 1 {
-		return RoleWeights{}, argumentError(FieldReduction, float64(opt.Reduction), "%v with MissingRate = %v: a mean's divisor counts the outputs, which dropped outputs make random; use loss.Sum or loss.SeqMeanTokenSumNorm, or Config.LossCoefficients for the exact update per batch", opt.Reduction, delta)
+		return RoleWeights{}, argumentError(FieldReduction, float64(opt.Reduction), "%v with MissingRate = %v: a mean's divisor counts the outputs, which dropped outputs make random; use the reduction sum or seq-mean-token-sum-norm, or the loss coefficients of each batch for its exact update", opt.Reduction, delta)
 	}
 	fam, err := c.validFamily()
 	if err != nil {

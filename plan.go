@@ -34,20 +34,21 @@ type Plan struct {
 // The zero value holds no problem. Reuse one Plans from step to step: once
 // it has grown to a batch's size, PlanTo and CheckPlans allocate nothing.
 type Plans struct {
-	shape   planShape
-	members []int                   // problem after problem, set after set
-	bad     []*advantage.InputError // problems CheckPlans rejected, in order
-	scratch setScratch              // CheckPlans' memory
+	shape    planShape
+	problems int                     // len(members) / (K*n)
+	members  []int                   // problem after problem, set after set
+	bad      []*advantage.InputError // problems CheckPlans rejected, in order
+	scratch  setScratch              // CheckPlans' memory
 }
 
 // Problems returns the number of problems planned: 0 for the zero value,
 // for a nil *Plans, and for Plans that a refused CheckPlans or PlanTo left
 // empty.
 func (p *Plans) Problems() int {
-	if p == nil || p.shape.sets == 0 {
+	if p == nil {
 		return 0
 	}
-	return len(p.members) / (p.shape.sets * p.shape.setSize)
+	return p.problems
 }
 
 // Member returns member j of set i of problem q: the index in [0, N1) of
@@ -99,9 +100,11 @@ func (c Config) Plan(seed, step, key uint64) (Plan, error) {
 // Only [Config.NewPlanner] makes one: the methods of a zero Planner or a
 // nil *Planner panic, a programmer's error.
 type Planner struct {
-	c     Config
-	shape planShape
-	size  int // K*n, the members of one plan (c.PlanSize() copies c)
+	c        Config
+	shape    planShape
+	size     int  // K*n, the members of one plan (c.PlanSize() copies c)
+	maxKeys  int  // combin.MaxSize / size, the most problems one PlanTo plans
+	shuffled bool // c.Order == combin.Shuffled
 	// The sampler of c's design: uniform under Uniform, balanced under
 	// Balanced, the other nil. PlanTo calls its DrawTo directly, which
 	// the compiler inlines, not through an interface.
@@ -130,7 +133,8 @@ func (c Config) NewPlanner() (*Planner, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Planner{c: c, shape: c.planShape(), size: c.PlanSize()}
+	size := c.PlanSize()
+	p := &Planner{c: c, shape: c.planShape(), size: size, maxKeys: combin.MaxSize / size, shuffled: c.Order == combin.Shuffled}
 	if c.Design == combin.Balanced {
 		p.balanced, err = combin.NewBalancedSampler(fam, c.Sets)
 	} else {
@@ -183,25 +187,23 @@ func (p *Planner) PlanTo(dst *Plans, seed, step uint64, keys []uint64) error {
 		return errNilPlans
 	}
 	size := p.size
-	if len(keys) > combin.MaxSize/size {
+	if len(keys) > p.maxKeys {
 		return (&InputError{Field: FieldKeys, Problem: -1, Set: -1, Output: -1, Value: float64(len(keys)),
-			Err: fmt.Errorf("len(keys) = %d problems of K*n = %d members: more than combin.MaxSize = %d members (at most %d problems)",
+			Err: fmt.Errorf("len = %d problems of K*n = %d members: more than %d members, the most a batch's plans hold (at most %d problems)",
 				len(keys), size, combin.MaxSize, combin.MaxSize/size)}).In("spiral", FieldKeys)
 	}
 	dst.members = slices.Grow(dst.members[:0], len(keys)*size)[:len(keys)*size]
-	dst.shape, dst.bad = p.shape, dst.bad[:0]
-	n, shuffled, members := p.c.SetSize, p.c.Order == combin.Shuffled, dst.members
-	for _, key := range keys {
-		one := members[:size]
-		members = members[size:]
+	dst.shape, dst.problems, dst.bad = p.shape, len(keys), dst.bad[:0]
+	for q, key := range keys {
+		one := dst.members[q*size : (q+1)*size]
 		p.src.Seed(StreamSeed(seed, step, key))
 		if p.uniform != nil {
 			p.uniform.DrawTo(one, &p.src)
 		} else {
 			p.balanced.DrawTo(one, &p.src)
 		}
-		if shuffled {
-			for i := 0; i < size; i += n {
+		if p.shuffled {
+			for i, n := 0, p.shape.setSize; i < size; i += n {
 				combin.Shuffle(one[i:i+n], &p.src)
 			}
 		}
@@ -261,14 +263,14 @@ func (c Config) CheckPlans(dst *Plans, members []int) error {
 	if len(members)%size != 0 || len(members) > combin.MaxSize {
 		why := fmt.Errorf("len(members) = %d is not a multiple of K*n = %d*%d", len(members), c.Sets, c.SetSize)
 		if len(members)%size == 0 {
-			why = fmt.Errorf("len(members) = %d > combin.MaxSize = %d", len(members), combin.MaxSize)
+			why = fmt.Errorf("len = %d > %d, the most a batch's plans hold", len(members), combin.MaxSize)
 		}
 		return (&InputError{Field: FieldMembers, Problem: -1, Set: -1, Output: -1, Value: float64(len(members)), Err: why}).In("spiral", FieldMembers)
 	}
 	dst.members = slices.Grow(dst.members[:0], len(members))[:len(members)]
 	copy(dst.members, members)
-	dst.shape, dst.bad = c.planShape(), dst.bad[:0]
-	for q := range len(members) / size {
+	dst.shape, dst.problems, dst.bad = c.planShape(), len(members)/size, dst.bad[:0]
+	for q := range dst.problems {
 		if e := c.checkSets(fam, dst.members[q*size:(q+1)*size], &dst.scratch); e != nil {
 			e.Problem = q
 			dst.bad = append(dst.bad, e.In("spiral", FieldMembers))

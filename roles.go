@@ -112,9 +112,9 @@ func (c Config) RoleWeights(opt LossOptions) (RoleWeights, error) {
 		}
 	default:
 		if !opt.Reduction.LengthWeighted() {
-			return RoleWeights{}, argumentError(FieldReduction, float64(opt.Reduction), "%d is not a defined loss.Reduction", int(opt.Reduction))
+			return RoleWeights{}, argumentError(FieldReduction, float64(opt.Reduction), "%d is not a defined Reduction", int(opt.Reduction))
 		}
-		return RoleWeights{}, argumentError(FieldReduction, float64(opt.Reduction), "%v weights each output by its length (or the batch's tokens): its role weights are not constants; Config.LossCoefficients gives the exact update per batch", opt.Reduction)
+		return RoleWeights{}, argumentError(FieldReduction, float64(opt.Reduction), "%v weights each output by its length (or the batch's tokens): its role weights are not constants; the loss coefficients of each batch give its exact update", opt.Reduction)
 	}
 	if opt.MissingRate != 0 {
 		return c.missingRoleWeights(opt, sd, ad)

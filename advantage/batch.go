@@ -198,7 +198,7 @@ func NewUniformBatch[F constraints.Float](problems, traces, sets, setSize, rewar
 	}
 	const limit = combin.MaxSize
 	if problems > limit/traces || problems > limit/sets || problems*sets > limit/setSize || problems*sets > limit/rewards {
-		return Batch[F]{}, argError("problems", problems, "%d problems of %d traces and %d sets of %d members and %d rewards: more than combin.MaxSize = %d traces, members or rewards",
+		return Batch[F]{}, argError("problems", problems, "%d problems of %d traces and %d sets of %d members and %d rewards: more than %d traces, members or rewards, the most a batch holds",
 			problems, traces, sets, setSize, rewards, limit)
 	}
 	nSets := problems * sets
@@ -326,7 +326,7 @@ func (in Batch[F]) check() (v checked, err error) {
 				return v, inputError(InputError{Field: "Traces", Problem: p, Set: -1, Output: -1, Value: float64(nt), Err: fmt.Errorf("%d < 0", nt)})
 			}
 			return v, inputError(InputError{Field: "Traces", Problem: p, Set: -1, Output: -1, Value: float64(nt),
-				Err: fmt.Errorf("%d: the batch would hold more than combin.MaxSize = %d traces", nt, combin.MaxSize)})
+				Err: fmt.Errorf("%d: the batch would hold more than %d traces, the most it holds", nt, combin.MaxSize)})
 		}
 		k := in.Sets[p]
 		if k < 0 || k > len(in.SetSizes)-s {

@@ -34,7 +34,7 @@ func TestComputeErrors(t *testing.T) {
 	}{
 		{"no traces", 0, ok, okR, "advantage: traces: problem 0: 0, want >= 1", where{"traces", 0, -1, -1}, nil},
 		{"negative traces", -3, ok, okR, "traces: problem 0: -3 < 0", where{"traces", 0, -1, -1}, nil},
-		{"too many traces", combin.MaxSize + 1, ok, okR, "more than combin.MaxSize", where{"traces", 0, -1, -1}, nil},
+		{"too many traces", combin.MaxSize + 1, ok, okR, "more than 16777216 traces, the most it holds", where{"traces", 0, -1, -1}, nil},
 		{"no sets", 8, nil, nil, "problem 0: 0, want >= 1", where{"sets", 0, -1, -1}, nil},
 		{"rewards for fewer sets", 8, ok, okR[:2], "len(rewards) = 2, want len(sets) = 3", where{"rewards", -1, -1, -1}, nil},
 		{"empty set", 8, [][]int{{0}, {}}, [][]float64{{1}, {1}}, "sets: problem 0, set 1: empty set", where{"sets", 0, 1, -1}, nil},

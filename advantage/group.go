@@ -329,7 +329,7 @@ func GroupRelativeTokens[F constraints.Float, ID comparable](dst, rewards []F, i
 	for i, l := range lengths {
 		if l < 0 || l > MaxLength {
 			return GroupReport[ID]{}, inputError(InputError{Field: "lengths", Problem: -1, Set: -1, Output: i, Value: float64(l),
-				Err: fmt.Errorf("length %d outside [0, MaxLength = %d]", l, MaxLength)})
+				Err: fmt.Errorf("length outside [0, %d] tokens", MaxLength)})
 		}
 	}
 	return groupRelative(dst, rewards, ids, lengths, opt)
@@ -413,7 +413,7 @@ func checkGroupInput[F constraints.Float, ID comparable](rewards []F, ids []ID, 
 	}
 	if len(rewards) > maxGroupRows {
 		return 0, inputError(InputError{Field: "rewards", Problem: -1, Set: -1, Output: -1, Value: float64(len(rewards)),
-			Err: fmt.Errorf("len(rewards) = %d > combin.MaxSize = %d rows", len(rewards), maxGroupRows)})
+			Err: fmt.Errorf("len = %d > %d, the most rows a call credits", len(rewards), maxGroupRows)})
 	}
 	for i, x := range rewards {
 		if x != x && opt.NaNUnscorable {

@@ -522,7 +522,7 @@ func TestGroupErrors(t *testing.T) {
 	// More rows than the cap: refused before any work (the ids cost no
 	// memory, the rewards are never read).
 	big := make([]float32, maxGroupRows+1)
-	if _, err := GroupRelative(big, big, make([]struct{}, len(big)), GroupOptions{}); err == nil || !strings.Contains(err.Error(), "len(rewards) = 16777217 > combin.MaxSize = 16777216 rows") {
+	if _, err := GroupRelative(big, big, make([]struct{}, len(big)), GroupOptions{}); err == nil || !strings.Contains(err.Error(), "rewards: len = 16777217 > 16777216, the most rows a call credits") {
 		t.Errorf("too many rows: error %v", err)
 	}
 	msg := func() (msg any) {

@@ -56,7 +56,7 @@ func newFamily(N, n int, ordered bool) (Family, error) {
 	case N < 1:
 		return Family{}, argError(FieldN1, N, "%d < 1", N)
 	case N > MaxSize:
-		return Family{}, argError(FieldN1, N, "%d > MaxSize = %d", N, MaxSize)
+		return Family{}, argError(FieldN1, N, "%d > %d, the most traces a family holds", N, MaxSize)
 	case n < 1:
 		return Family{}, argError(FieldN, n, "%d < 1", n)
 	case n > N:
@@ -111,7 +111,7 @@ func (f Family) Count() (*big.Int, error) {
 		return new(big.Int).SetUint64(f.t64), nil
 	}
 	if bits := f.logCount() / math.Ln2; bits > MaxExactBits {
-		return nil, familyError(inputerr.TooCostly(fmt.Sprintf("%v.Count: T has about %.4g bits > MaxExactBits = %d; use LogCount", f, bits, MaxExactBits)))
+		return nil, familyError(inputerr.TooCostly(fmt.Sprintf("%v.Count: T has about %.4g bits > %d, the most computed exactly; use LogCount", f, bits, MaxExactBits)))
 	}
 	return countBig(f.size, f.n, f.ordered), nil
 }
@@ -155,7 +155,7 @@ func (f Family) Avoiding() (*big.Int, error) {
 		return new(big.Int).SetUint64(f.avoid64), nil
 	}
 	if bits := f.logCount() / math.Ln2; bits > MaxExactBits {
-		return nil, familyError(inputerr.TooCostly(fmt.Sprintf("%v.Avoiding: T has about %.4g bits > MaxExactBits = %d; use LogCount", f, bits, MaxExactBits)))
+		return nil, familyError(inputerr.TooCostly(fmt.Sprintf("%v.Avoiding: T has about %.4g bits > %d, the most computed exactly; use LogCount", f, bits, MaxExactBits)))
 	}
 	return countBig(f.size-1, f.n, f.ordered), nil
 }
@@ -335,7 +335,7 @@ func (f Family) checkDraw(K int) error {
 		return err
 	}
 	if K > MaxSize/f.n {
-		return argError(FieldK, K, "K*n = %d*%d > MaxSize = %d, too many indices to draw", K, f.n, MaxSize)
+		return argError(FieldK, K, "K*n = %d*%d > %d, the most indices a draw holds", K, f.n, MaxSize)
 	}
 	return nil
 }

@@ -133,7 +133,7 @@ func TestFamilyErrors(t *testing.T) {
 	}{
 		{0, 1, "N1: 0 < 1"},
 		{-3, 1, "N1: -3 < 1"},
-		{MaxSize + 1, 1, fmt.Sprintf("N1: %d > MaxSize = %d", MaxSize+1, MaxSize)},
+		{MaxSize + 1, 1, fmt.Sprintf("N1: %d > %d, the most traces a family holds", MaxSize+1, MaxSize)},
 		{5, 0, "n: 0 < 1"},
 		{5, -2, "n: -2 < 1"},
 		{4, 5, "n: 5 > N1 = 4"},

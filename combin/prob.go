@@ -57,7 +57,7 @@ func (f Family) exactFactors(K int) (m int, bits float64) {
 
 // errExactCost returns the error for an exact question too large to answer.
 func (f Family) errExactCost(what string, K int, bits float64) error {
-	return costError(FieldK, K, "%s of %v with %d sets needs numbers of about %.3g bits > MaxExactBits = %d (too slow to compute exactly); use the float path", what, f, K, bits, MaxExactBits)
+	return costError(FieldK, K, "%s of %v with %d sets needs numbers of about %.3g bits > %d, the most computed exactly (too slow); use the float path", what, f, K, bits, MaxExactBits)
 }
 
 // missProbRat is MissProb after the K check.
@@ -261,7 +261,7 @@ func (f Family) AppearanceDist(K int) ([]*big.Rat, error) {
 	}
 	b := f.log2Binomial(K, MaxExactBits+1)
 	if b > MaxExactBits || (float64(K)+1)*b*b > maxAppearanceCost {
-		return nil, costError(FieldK, K, "AppearanceDist of %v with %d sets: %d fractions of about %.4g bits cost more than (K+1) b² = 2^36 or exceed MaxExactBits = %d bits (too slow to compute exactly)", f, K, K+1, b, MaxExactBits)
+		return nil, costError(FieldK, K, "AppearanceDist of %v with %d sets: %d fractions of about %.4g bits cost more than (K+1) b² = 2^36 or exceed %d bits, the most computed exactly (too slow)", f, K, K+1, b, MaxExactBits)
 	}
 	T, A := f.bigCounts()
 	D := new(big.Int).Sub(T, A)

@@ -406,8 +406,8 @@ func TestSampleErrors(t *testing.T) {
 		{f, rnd, -1, "K: -1 < 0"},
 		{f, rnd, 71, "K: 71 > T = 70, the number of sets in Subsets(8, 4)"},
 		{mustFamily(t, true, 8, 4), rnd, 1681, "K: 1681 > T = 1680"},
-		{mustFamily(t, false, 1024, 16), rnd, math.MaxInt / 4, "> MaxSize"},
-		{mustFamily(t, false, 1024, 16), rnd, MaxSize/16 + 1, "K*n = 1048577*16 > MaxSize"},
+		{mustFamily(t, false, 1024, 16), rnd, math.MaxInt / 4, "> 16777216, the most indices a draw holds"},
+		{mustFamily(t, false, 1024, 16), rnd, MaxSize/16 + 1, "K*n = 1048577*16 > 16777216, the most indices a draw holds"},
 	} {
 		if _, err := tc.f.Sample(tc.rnd, tc.K); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v.Sample(K = %d) error = %v, want %q", tc.f, tc.K, err, tc.want)

@@ -28,7 +28,7 @@ func TestPassAtKCurveHugeKmax(t *testing.T) {
 				t.Errorf("PassAtKCurve(%d, 1, %d) allocated %d bytes", n, kmax, b)
 			}
 			wantCostError(t, fmt.Sprintf("PassAtKCurve(%d, 1, %d)", n, kmax), err, "kmax",
-				fmt.Sprintf("kmax: %d > combin.MaxSize = 16777216", kmax), "memory")
+				fmt.Sprintf("kmax: %d > 16777216, the longest curve", kmax), "memory")
 		}
 	}
 	// At the cap the curve is computed (128 MB): to 1 for n - c < k.
@@ -51,7 +51,7 @@ func TestCoverageCurveHugeKmax(t *testing.T) {
 	if b := spiraltest.Allocated(func() { _, err = eval.CoverageCurve(ps, 1<<40) }); b > errorBudget {
 		t.Errorf("CoverageCurve(kmax = 2^40) allocated %d bytes", b)
 	}
-	wantCostError(t, "CoverageCurve(kmax = 2^40)", err, "kmax", "kmax: 1099511627776 > combin.MaxSize = 16777216", "memory")
+	wantCostError(t, "CoverageCurve(kmax = 2^40)", err, "kmax", "kmax: 1099511627776 > 16777216, the longest curve", "memory")
 
 	dst := make([]float64, 1<<16)
 	many := make([]eval.PassCount, 1<<15)
@@ -81,7 +81,7 @@ func TestCoverageBootstrapHugeB(t *testing.T) {
 			t.Errorf("CoverageBootstrap(b = %d) allocated %d bytes", b, n)
 		}
 		wantCostError(t, fmt.Sprintf("CoverageBootstrap(b = %d)", b), err, "b",
-			fmt.Sprintf("b·kmax = %d·16 > combin.MaxSize = 16777216", b), "memory")
+			fmt.Sprintf("b·kmax = %d·16 > 16777216 values, the most held", b), "memory")
 	}
 	wide := make([]eval.PassCount, 128)
 	for i := range wide {
@@ -100,7 +100,7 @@ func TestCoverageBootstrapHugeB(t *testing.T) {
 	if n := spiraltest.Allocated(func() { _, err = eval.CoverageBootstrap(many, 32, 1, 0.9, rnd) }); n > errorBudget {
 		t.Errorf("CoverageBootstrap(2^20 problems, kmax 32) allocated %d bytes", n)
 	}
-	wantCostError(t, "CoverageBootstrap(2^20 problems, kmax 32)", err, "problems", "len(problems)·kmax = 1048576·32 > combin.MaxSize = 16777216", "memory")
+	wantCostError(t, "CoverageBootstrap(2^20 problems, kmax 32)", err, "problems", "problems: len·kmax = 1048576·32 > 16777216 values, the most held", "memory")
 }
 
 // TestPassAtKHugeCounts: PassAtK(2^62, 2^61, k) looped over the 2^61

@@ -243,7 +243,7 @@ func TestMajorityTooManyAnswers(t *testing.T) {
 				t.Errorf("%v: %s(2^20+1 answers) allocated %d bytes", rule, name, b)
 			}
 			wantCostError(t, fmt.Sprintf("%v: %s(2^20+1 answers)", rule, name), err, "answers",
-				"answers: len = 1048577 > MaxAnswers = 1048576")
+				"answers: len = 1048577 > 1048576, the most answers")
 		}
 	}
 	answers := 1 << 14

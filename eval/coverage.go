@@ -55,7 +55,7 @@ func checkCoverage(what string, problems []PassCount, kmax int) error {
 func CoverageCurve(problems []PassCount, kmax int) ([]float64, error) {
 	if kmax > maxSize {
 		return nil, costError("coverage", "kmax", fmt.Sprintf(
-			"%d > combin.MaxSize = %d (memory: the curve takes 8·kmax bytes)", kmax, maxSize))
+			"%d > %d, the longest curve (memory: the curve takes 8·kmax bytes)", kmax, maxSize))
 	}
 	if err := checkCoverage("coverage", problems, kmax); err != nil {
 		return nil, err
@@ -144,7 +144,7 @@ func CoverageBootstrap(problems []PassCount, kmax, b int, level float64, rnd *ra
 	const what = "coverage bootstrap"
 	if kmax > maxSize {
 		return CoverageBand{}, costError(what, "kmax", fmt.Sprintf(
-			"%d > combin.MaxSize = %d (memory: the curve takes 8·kmax bytes)", kmax, maxSize))
+			"%d > %d, the longest curve (memory: the curve takes 8·kmax bytes)", kmax, maxSize))
 	}
 	if err := checkCoverage(what, problems, kmax); err != nil {
 		return CoverageBand{}, err
@@ -159,10 +159,10 @@ func CoverageBootstrap(problems []PassCount, kmax, b int, level float64, rnd *ra
 		return CoverageBand{}, argError(what, "rnd", "nil *rand.Rand")
 	case !within(b, kmax, maxSize):
 		return CoverageBand{}, costError(what, "b", fmt.Sprintf(
-			"b·kmax = %d·%d > combin.MaxSize = %d (memory: one value per replicate and width)", b, kmax, maxSize))
+			"b·kmax = %d·%d > %d values, the most held (memory: one value per replicate and width)", b, kmax, maxSize))
 	case !within(P, kmax, maxSize):
 		return CoverageBand{}, costError(what, "problems", fmt.Sprintf(
-			"len(problems)·kmax = %d·%d > combin.MaxSize = %d (memory: one pass@k curve per problem)", P, kmax, maxSize))
+			"len·kmax = %d·%d > %d values, the most held (memory: one pass@k curve per problem)", P, kmax, maxSize))
 	case !within(b, P*kmax, maxSteps):
 		return CoverageBand{}, costError(what, "b", fmt.Sprintf(
 			"b·len(problems)·kmax = %d·%d·%d > 2^30 steps (time: seconds)", b, P, kmax))

@@ -39,7 +39,7 @@ func Example() {
 	// k = 16  coverage 0.522 vs 0.751  efficiency 3.18 (reached)
 	// k = 32  coverage 0.622 vs 0.868  efficiency 3.83 (reached)
 	// k = 64  coverage 0.750 vs 1.000  efficiency 4.02 (reached)
-	// true eval: coverage: kmax: 1073741824 > combin.MaxSize = 16777216 (memory: the curve takes 8·kmax bytes)
+	// true eval: coverage: kmax: 1073741824 > 16777216, the longest curve (memory: the curve takes 8·kmax bytes)
 }
 
 // pass@k from n = 16 samples of which c = 2 are correct: the unbiased

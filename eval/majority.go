@@ -68,7 +68,7 @@ const MaxAnswers = 1 << 20
 func checkAnswers(what string, n int) error {
 	if n > MaxAnswers {
 		return costError(what, "answers", fmt.Sprintf(
-			"len = %d > MaxAnswers = %d (memory: a map entry per distinct answer)", n, MaxAnswers))
+			"len = %d > %d, the most answers (memory: a map entry per distinct answer)", n, MaxAnswers))
 	}
 	return nil
 }
@@ -334,7 +334,7 @@ func checkMajorityCost(n, k int, rule TieRule, ci int, counts []int) error {
 	}
 	if table > maxSize {
 		return costError(what, "k", fmt.Sprintf(
-			"%d over %d answers (%d distinct) needs tables of about %.3g values > combin.MaxSize = %d (memory)",
+			"%d over %d answers (%d distinct) needs tables of about %.3g values > %d, the most held (memory)",
 			k, n, len(counts), table, maxSize))
 	}
 	// For m = 1..min(nc, k): below[m] answers have fewer than m copies,

@@ -213,7 +213,7 @@ func PassAtKCurve(n, c, kmax int) ([]float64, error) {
 	}
 	if kmax > maxSize {
 		return nil, costError("pass@k curve", "kmax", fmt.Sprintf(
-			"%d > combin.MaxSize = %d (memory: the curve takes 8·kmax bytes)", kmax, maxSize))
+			"%d > %d, the longest curve (memory: the curve takes 8·kmax bytes)", kmax, maxSize))
 	}
 	dst := make([]float64, kmax)
 	addPassAtKCurve(dst, n, c)

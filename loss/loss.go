@@ -308,7 +308,7 @@ func JoinedCoefficients(dst [][]float64, in []Rows, r Reduction) (Report, error)
 		n += len(in[i].Update)
 	}
 	if n > MaxRows {
-		return Report{}, intError(FieldRows, -1, n, fmt.Errorf("%d outputs > MaxRows = %d", n, MaxRows))
+		return Report{}, intError(FieldRows, -1, n, fmt.Errorf("%d outputs > %d, the most one call reduces", n, MaxRows))
 	}
 	var c counts
 	offset := 0

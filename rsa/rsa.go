@@ -119,7 +119,7 @@ func (r Config) Validate() error {
 	if p >= 1 && n >= 1 && n <= p && t >= 0 {
 		// T = 0 steps make an empty schedule, whatever P and n.
 		if t > 0 && (p > combin.MaxSize/n || p*n > combin.MaxSize/t) {
-			bad("Steps", t, "the schedule's T*P*n = %d*%d*%d indices exceed combin.MaxSize = %d", t, p, n, combin.MaxSize)
+			bad("Steps", t, "the schedule's T*P*n = %d*%d*%d indices exceed %d, the most a schedule holds", t, p, n, combin.MaxSize)
 		}
 	}
 	switch r.Sets {

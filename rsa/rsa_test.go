@@ -25,7 +25,7 @@ func TestRSAValidate(t *testing.T) {
 		{Config{Population: 4, SetSize: 5, Steps: -1}, []string{"rsa: Config.SetSize: 5 > P = 4", "rsa: Config.Steps: -1 < 0"}},
 		{Config{Population: 4, SetSize: 4, Steps: 1, Sets: DistinctSets}, []string{"rsa: Config.Sets: DistinctSets needs P = 4 <= C(P, n) = C(4, 4) = 1"}},
 		{Config{Population: 8, SetSize: 4, Steps: 1, Sets: 3, Order: 4}, []string{"rsa: Config.Sets: 3 is not a defined SetRule", "rsa: Config.Order: 4 is not a defined Order"}},
-		{Config{Population: 8, SetSize: 4, Steps: combin.MaxSize}, []string{"exceed combin.MaxSize"}},
+		{Config{Population: 8, SetSize: 4, Steps: combin.MaxSize}, []string{"exceed 16777216, the most a schedule holds"}},
 	}
 	for _, tt := range tests {
 		err := tt.r.Validate()
@@ -50,7 +50,7 @@ func TestRSAValidate(t *testing.T) {
 			t.Errorf("%+v: Schedule() = %v, %v; want no steps", r, s, err)
 		}
 		r.Steps = 1
-		want := fmt.Sprintf("T*P*n = 1*%d*1 indices exceed combin.MaxSize", p)
+		want := fmt.Sprintf("T*P*n = 1*%d*1 indices exceed 16777216, the most a schedule holds", p)
 		if err := r.Validate(); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%+v: Validate() = %v, want %q in it", r, err, want)
 		}

@@ -33,7 +33,7 @@ func spiral_part_coefficients(reduction *C.char, n C.int64_t, scale C.double, in
 	}
 	// Sizes before any copy.
 	if in.update.len > loss.MaxRows {
-		return fail(usageError("update has %d outputs, more than loss.MaxRows = %d", int64(in.update.len), loss.MaxRows))
+		return fail(usageError("update has %d outputs, more than %d, the most one call reduces", int64(in.update.len), loss.MaxRows))
 	}
 	for _, a := range []struct {
 		a    *C.spiral_array
@@ -135,7 +135,7 @@ func readDivisors(a *C.spiral_array, name string) ([]int64, error) {
 		return nil, err
 	}
 	if a.len > loss.MaxTerms {
-		return nil, usageError("%s has length %d, more than loss.MaxTerms = %d", name, int64(a.len), loss.MaxTerms)
+		return nil, usageError("%s has length %d, more than %d, the most loss terms", name, int64(a.len), loss.MaxTerms)
 	}
 	return append([]int64(nil), unsafe.Slice((*int64)(a.data), int(a.len))...), nil
 }

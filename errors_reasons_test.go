@@ -2,9 +2,11 @@ package spiral
 
 import (
 	"errors"
+	"regexp"
 	"testing"
 
 	"spiral/combin"
+	"spiral/loss"
 )
 
 // TestSetErrorPositions: a bad set is an ordinary *InputError, which alone
@@ -62,3 +64,53 @@ func TestSetErrorPositions(t *testing.T) {
 		}
 	}
 }
+
+// TestCapsInCallersWords: a reason that refuses a size beyond a cap states
+// the cap's value and what it bounds, in words every caller shares (the Go
+// program, the bridge, the C ABI), never the Go constant's name.
+func TestCapsInCallersWords(t *testing.T) {
+	half, err := combin.Subsets(combin.MaxSize, combin.MaxSize/2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := func(_ any, err error) error { return err }
+	for _, tc := range []struct {
+		name  string
+		err   error
+		field string
+		text  string
+	}{
+		{"family", second(combin.Subsets(combin.MaxSize+1, 1)), combin.FieldN1,
+			"combin: N1: 16777217 > 16777216, the most traces a family holds"},
+		{"traces", combin.CheckSets(combin.MaxSize+1, false, nil, nil), combin.FieldTraces,
+			"combin: traces: 16777217 out of range [1, 16777216]"},
+		{"sampler", second(combin.NewSampler(half, 3)), combin.FieldK,
+			"combin: K: K*n = 3*8388608 > 16777216, the most indices a draw holds"},
+		{"exact", second(half.Count()), combin.FieldFamily,
+			"combin: Family: Subsets(16777216, 8388608).Count: T has about 1.678e+07 bits > 131072, the most computed exactly; use LogCount"},
+		{"config", Config{SearchTraces: 1 << 30, SetSize: 1, Sets: 1, AggregationsPerSet: 1}.Validate(), "Config.SearchTraces",
+			"spiral: Config.SearchTraces: 1073741824 > 16777216, the most traces a family holds"},
+		{"config, K*n", Config{SearchTraces: 1 << 20, SetSize: 1 << 10, Sets: 1 << 15, AggregationsPerSet: 1}.Validate(), "Config.Sets",
+			"spiral: Config.Sets: K*n = 32768*1024 > 16777216, the most members a problem's plan holds"},
+		{"role weights", second(Paper().RoleWeights(LossOptions{Reduction: loss.TokenMean})), FieldReduction,
+			"spiral: LossOptions.Reduction: token-mean weights each output by its length (or the batch's tokens): its role weights are not constants; the loss coefficients of each batch give its exact update"},
+		{"undefined reduction", second(Paper().RoleWeights(LossOptions{Reduction: 99})), FieldReduction,
+			"spiral: LossOptions.Reduction: 99 is not a defined Reduction"},
+	} {
+		var e *InputError
+		if !errors.As(tc.err, &e) {
+			t.Errorf("%s: %T %v is not an *InputError", tc.name, tc.err, tc.err)
+			continue
+		}
+		if e.Field != tc.field || tc.err.Error() != tc.text {
+			t.Errorf("%s: field %q, %q; want %q, %q", tc.name, e.Field, tc.err, tc.field, tc.text)
+		}
+		if goName.MatchString(tc.err.Error()) {
+			t.Errorf("%s: %q names a Go identifier", tc.name, tc.err)
+		}
+	}
+}
+
+// goName matches a Go identifier of the module's API in a message: a
+// package-qualified name or an exported Max constant.
+var goName = regexp.MustCompile(`\b(combin|loss|lengthgate|advantage|eval|spiral)\.[A-Z]|\bMax[A-Z]`)
