@@ -125,12 +125,6 @@ type BatchCredit struct {
 // layoutKey is the shape of the kernel layout kept in a BatchCredit.
 type layoutKey struct{ problems, traces, sets, setSize, outputs int }
 
-// equal reports whether k and o are the same shape. It compares field by
-// field: == calls memequal, about 50 instructions more a call.
-func (k layoutKey) equal(o layoutKey) bool {
-	return k.problems == o.problems && k.traces == o.traces && k.sets == o.sets && k.setSize == o.setSize && k.outputs == o.outputs
-}
-
 // Span returns the ranges of problem q in a [Batch] of c without
 // RewardCounts (N2 outputs for every set), where a trainer writes the
 // problem's rewards and lengths: its search traces [q*N1, (q+1)*N1), sets
@@ -264,7 +258,7 @@ func (c *Config) checkBatch(in *Batch, valid *validConfig) (problems int, err er
 		}
 		return 0, c.plansError(in.Plans)
 	}
-	p := len(in.Plans.members) / c.PlanSize()
+	p := len(in.Plans.members) / (c.Sets * c.SetSize) // not c.PlanSize(), which copies c
 	return p, c.checkLayout(in, p)
 }
 
@@ -519,12 +513,15 @@ func lengthsError(field string, lengths []int, want int, why, wantExpr string) e
 // in, and sizes dst's slices.
 func (b *BatchCredit) layout(c *Config, in *Batch, p int) {
 	n1, k, n, n2 := c.SearchTraces, c.Sets, c.SetSize, c.AggregationsPerSet
-	key := layoutKey{p, n1, k, n, n2}
-	same := b.key.equal(key)
+	// Compared field by field: == on the keys calls memequal, and a method
+	// copies both (about 50 and 20 instructions more).
+	last := &b.key
+	same := last.problems == p && last.traces == n1 && last.sets == k && last.setSize == n && last.outputs == n2
 	kin := &b.in
 	if !same {
 		kin.SetSizes = slices.Repeat([]int{n}, p*k)
 		b.counts = slices.Repeat([]int{n2}, p*k)
+		*last = layoutKey{p, n1, k, n, n2}
 	}
 	kin.RewardCounts = b.counts
 	if in.RewardCounts != nil {
@@ -544,11 +541,14 @@ func (b *BatchCredit) layout(c *Config, in *Batch, p int) {
 	if !same || len(b.kernel.Aggregation) != len(in.Rewards) {
 		b.kernel.Resize(p, p*n1, p*k, len(in.Rewards), n1, k)
 	}
-	b.key = key
-	b.Rejected = slices.Grow(b.Rejected[:0], p)[:p]
-	b.NoSignal = slices.Grow(b.NoSignal[:0], p)[:p]
-	b.zero = slices.Grow(b.zero[:0], p)[:p]
-	b.OutOfRange = slices.Grow(b.OutOfRange[:0], p)[:p]
+	// The flags per problem, which a caller may have changed: tested
+	// together, then resized (about 25 instructions fewer than resizing).
+	if len(b.Rejected) != p || len(b.NoSignal) != p || len(b.zero) != p || len(b.OutOfRange) != p {
+		b.Rejected = slices.Grow(b.Rejected[:0], p)[:p]
+		b.NoSignal = slices.Grow(b.NoSignal[:0], p)[:p]
+		b.zero = slices.Grow(b.zero[:0], p)[:p]
+		b.OutOfRange = slices.Grow(b.OutOfRange[:0], p)[:p]
+	}
 }
 
 // layoutSpans records the spans of in's p problems.
@@ -665,19 +665,28 @@ func allEqual(xs []float64, unscorable []bool) (*float64, bool) {
 }
 
 // gate applies c's length gates to every problem of dst that is not
-// rejected and sets dst.Gates to their reports: one pass for the whole
-// batch, unless a rejected problem's lengths may be bad. It runs the
-// gates' loop (internal/gating) without lengthgate's checks of its input,
-// which hold already: c's gates passed Config.Validate, reject refused
-// every problem with a negative length, and the kernel's credit is finite.
+// rejected and sets dst.Gates to their reports: one call of the gates'
+// loop (internal/gating) for the whole batch, unless a rejected problem's
+// lengths may be bad. A disabled gate reads nothing and reports zero. The
+// loop runs without lengthgate's checks of its input, which hold already:
+// c's gates passed Config.Validate (dst.valid holds them in the loop's
+// form), reject refused every problem with a negative length, and the
+// kernel's credit is finite.
 func (c *Config) gate(dst *BatchCredit, in *Batch) {
-	g := &c.Gates
+	g, v := &c.Gates, &dst.valid
 	if !g.Search.Enabled() && !g.Aggregation.Enabled() {
 		dst.Gates = lengthgate.GatesReport{}
 		return
 	}
+	search, searchLengths, agg, aggLengths := dst.Search, in.SearchLengths, dst.Aggregation, in.AggregationLengths
+	if !g.Search.Enabled() {
+		search, searchLengths = nil, nil
+	}
+	if !g.Aggregation.Enabled() {
+		agg, aggLengths = nil, nil
+	}
 	if len(dst.bad) == 0 {
-		gatePair(&dst.Gates, g, dst.Search, in.SearchLengths, dst.Aggregation, in.AggregationLengths)
+		gating.Pair(&dst.Gates, v.search, search, searchLengths, v.agg, agg, aggLengths)
 		return
 	}
 	dst.Gates = lengthgate.GatesReport{}
@@ -685,30 +694,11 @@ func (c *Config) gate(dst *BatchCredit, in *Batch) {
 		if !dst.Rejected[q] {
 			t, r := sp.Trace, sp.Reward
 			var rep lengthgate.GatesReport
-			gatePair(&rep, g, dst.Search[t:t+sp.Traces], sub(in.SearchLengths, t, t+sp.Traces),
-				dst.Aggregation[r:r+sp.Rewards], sub(in.AggregationLengths, r, r+sp.Rewards))
+			gating.Pair(&rep, v.search, sub(search, t, t+sp.Traces), sub(searchLengths, t, t+sp.Traces),
+				v.agg, sub(agg, r, r+sp.Rewards), sub(aggLengths, r, r+sp.Rewards))
 			dst.Gates.Add(rep)
 		}
 	}
-}
-
-// gatePair gates search and agg in place by g's two gates, valid, with
-// lengths checked (>= 0, as long as their advantages), in one call of the
-// gates' loop, and writes the report to dst: a disabled gate reads nothing
-// and reports zero.
-func gatePair(dst *lengthgate.GatesReport, g *lengthgate.Gates, search []float64, searchLengths []int, agg []float64, aggLengths []int) {
-	if !g.Search.Enabled() {
-		search, searchLengths = nil, nil
-	}
-	if !g.Aggregation.Enabled() {
-		agg, aggLengths = nil, nil
-	}
-	gating.Pair(dst, bounds(g.Search), search, searchLengths, bounds(g.Aggregation), agg, aggLengths)
-}
-
-// bounds returns g in the form of the gates' loop.
-func bounds(g lengthgate.Gate) gating.Gate {
-	return gating.Bounds(g.Target, g.Boundary == lengthgate.KeepAtTarget)
 }
 
 // sub returns s[lo:hi], or nil when s is nil.

@@ -811,35 +811,61 @@ func allZero(xs []float64) bool {
 
 // TestGatesAsLengthgate: CreditBatch gates its credit as lengthgate's
 // checked Gate.Apply does on the ungated credit of the same batch, bit for
-// bit, reports included (their error terms too).
+// bit, reports included (their error terms too): on the whole batch in one
+// pass, or, when a problem is rejected, on each other problem, the reports
+// added up.
 func TestGatesAsLengthgate(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c := randomConfig(t)
 		g := drawBatch(t, c)
+		problems := len(g.counts) / c.Sets
+		if len(g.in.Rewards) > 0 && rapid.Bool().Draw(t, "reject") { // a NaN reward, scored
+			o := rapid.IntRange(0, len(g.in.Rewards)-1).Draw(t, "bad")
+			g.in.Rewards[o] = math.NaN()
+			if g.in.Unscorable != nil {
+				g.in.Unscorable[o] = false
+			}
+		}
 		var gated, ungated BatchCredit
-		if err := c.CreditBatch(&gated, g.in); err != nil {
+		if err := c.CreditBatch(&gated, g.in); err != nil && !errors.As(err, new(*BatchError)) {
 			t.Fatal(err)
 		}
 		open := c
 		open.Gates = lengthgate.Gates{}
-		if err := open.CreditBatch(&ungated, g.in); err != nil {
+		if err := open.CreditBatch(&ungated, g.in); err != nil && !errors.As(err, new(*BatchError)) {
 			t.Fatal(err)
 		}
+		rejected := slices.Contains(gated.Rejected, true)
 		for _, role := range []struct {
 			name        string
 			gate        lengthgate.Gate
 			got, ungate []float64
 			lengths     []int
 			report      lengthgate.Report
+			span        func(Span) (lo, hi int)
 		}{
-			{"search", c.Gates.Search, gated.Search, ungated.Search, g.in.SearchLengths, gated.Gates.Search},
-			{"aggregation", c.Gates.Aggregation, gated.Aggregation, ungated.Aggregation, g.in.AggregationLengths, gated.Gates.Aggregation},
+			{"search", c.Gates.Search, gated.Search, ungated.Search, g.in.SearchLengths, gated.Gates.Search,
+				func(sp Span) (int, int) { return sp.Trace, sp.Trace + sp.Traces }},
+			{"aggregation", c.Gates.Aggregation, gated.Aggregation, ungated.Aggregation, g.in.AggregationLengths, gated.Gates.Aggregation,
+				func(sp Span) (int, int) { return sp.Reward, sp.Reward + sp.Rewards }},
 		} {
 			want, wantReport := role.ungate, lengthgate.Report{}
-			if role.gate.Enabled() {
-				var err error
-				if wantReport, err = role.gate.Apply(want, role.lengths); err != nil {
+			apply := func(adv []float64, lengths []int) lengthgate.Report {
+				rep, err := role.gate.Apply(adv, lengths)
+				if err != nil {
 					t.Fatal(err)
+				}
+				return rep
+			}
+			switch {
+			case !role.gate.Enabled():
+			case !rejected:
+				wantReport = apply(want, role.lengths)
+			default:
+				for q := range problems {
+					if lo, hi := role.span(gated.Span(q)); !gated.Rejected[q] {
+						wantReport.Add(apply(want[lo:hi], role.lengths[lo:hi]))
+					}
 				}
 			}
 			if !slices.EqualFunc(role.got, want, func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }) || !role.report.Equal(wantReport) {

@@ -7,6 +7,7 @@ import (
 
 	"spiral/advantage"
 	"spiral/combin"
+	"spiral/internal/gating"
 	"spiral/internal/inputerr"
 	"spiral/lengthgate"
 )
@@ -174,8 +175,9 @@ func (c *Config) validateShape() error {
 // the credit to those of a fresh BatchCredit. The zero value remembers
 // nothing (a remembered Config has N1 >= 1).
 type validConfig struct {
-	c        Config
-	overlong lengthgate.SoftOverlong // *c.Overlong, when not nil
+	c           Config
+	overlong    lengthgate.SoftOverlong // *c.Overlong, when not nil
+	search, agg gating.Gate             // c's gates in the form of the gates' loop
 }
 
 // validate returns c.validateShape(), without its checks when c is the
@@ -191,6 +193,7 @@ func (v *validConfig) validate(c *Config) error {
 	if c.Overlong != nil {
 		v.overlong = *c.Overlong
 	}
+	v.search, v.agg = gateBounds(c.Gates.Search), gateBounds(c.Gates.Aggregation)
 	return nil
 }
 
@@ -207,6 +210,11 @@ func (v *validConfig) same(c *Config) bool {
 		r.Order == c.Order && r.Design == c.Design && r.Gates == c.Gates &&
 		r.RewardRange == c.RewardRange && r.AggregationBaseline == c.AggregationBaseline &&
 		(r.Overlong == nil) == (c.Overlong == nil) && (c.Overlong == nil || *c.Overlong == v.overlong)
+}
+
+// gateBounds returns g in the form of the gates' loop.
+func gateBounds(g lengthgate.Gate) gating.Gate {
+	return gating.Bounds(g.Target, g.Boundary == lengthgate.KeepAtTarget)
 }
 
 // family returns the combin family of a c whose shape is valid, or an error

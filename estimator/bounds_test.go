@@ -54,17 +54,17 @@ func TestBoundedCost(t *testing.T) {
 	mc := MonteCarlo{Family: family(t, false, 8, 4), K: 4, N2: 4,
 		Policy: must(NewCategorical(rats("1/2", "1/2"))), Objective: must(CoverTable(2, 4, 2))}
 	wantBoundedError(t, "MonteCarlo.Run R = 2^40", little, func() error { _, err := mc.Run(pow2(40), 1); return err },
-		fmt.Sprintf("R: %d replicates", pow2(40)), "MaxReplicates")
+		fmt.Sprintf("R: %d outside", pow2(40)), "the most replicates")
 	wantBoundedError(t, "MonteCarlo.Run R = MaxInt", little, func() error { _, err := mc.Run(math.MaxInt, 1); return err },
-		fmt.Sprintf("R: %d replicates", math.MaxInt), "MaxReplicates")
+		fmt.Sprintf("R: %d outside", math.MaxInt), "the most replicates")
 	wantBoundedError(t, "UniformCategorical V = 2^40", little, func() error { _, err := UniformCategorical(pow2(40)); return err },
-		fmt.Sprintf("V = %d", pow2(40)), "MaxSymbols")
+		fmt.Sprintf("V: %d outside", pow2(40)), "the most symbols")
 	wantBoundedError(t, "FixedSets N1 = MaxInt", little, func() error { _, err := FixedSets(math.MaxInt, [][]int{{0}}); return err },
-		fmt.Sprintf("N1 = %d", math.MaxInt), "combin.MaxSize")
+		fmt.Sprintf("N1: %d outside", math.MaxInt), "the most traces a family holds")
 	wantBoundedError(t, "NewSetDistribution nil iterator", little, func() error {
 		_, err := NewSetDistribution(2, [][]int{{0}}, nil)
 		return err
-	}, "selections is nil")
+	}, "selections: nil")
 	endless := func(yield func([]int, *big.Rat) bool) {
 		s, zero := []int{0}, new(big.Rat)
 		for yield(s, zero) {
@@ -79,11 +79,11 @@ func TestBoundedCost(t *testing.T) {
 	wantBoundedError(t, "NewSetDistribution endless iterator", 64<<20, func() error {
 		_, err := NewSetDistribution(2, [][]int{{0}}, endless)
 		return err
-	}, fmt.Sprintf("more than %d selections", maxListedSelections))
+	}, fmt.Sprintf("selections: more than %d, the most", maxListedSelections))
 	wantBoundedError(t, "DistributionWeights endless iterator", 64<<20, func() error {
 		_, err := DistributionWeights(2, [][]int{{0}}, endless)
 		return err
-	}, fmt.Sprintf("more than %d selections", maxListedSelections))
+	}, fmt.Sprintf("selections: more than %d, the most", maxListedSelections))
 	maxListedSelections = bound
 	var yielded int
 	if b := spiraltest.Allocated(func() {
@@ -106,22 +106,22 @@ func TestBoundedCost(t *testing.T) {
 	wantBoundedError(t, "SelectionWeights C(T, K) = C(1024, 512)", little, func() error {
 		_, err := SelectionWeights(must(combin.Subsets(1024, 1)), 512)
 		return err
-	}, "C(T, K) = C(1024, 512)", "limit 33554432")
+	}, "C(T, K) = C(1024, 512)", "> 33554432, the most enumerated")
 	tab := must(CoverTable(2, 2, 2))
 	wantBoundedError(t, "Objective nil categorical", little, func() error {
 		_, err := Objective(nil, tab, combin.IndexOrder)
 		return err
-	}, "policy is nil")
+	}, "c: nil")
 	wantBoundedError(t, "Gradient nil table", little, func() error {
 		_, err := Gradient(must(UniformCategorical(2)), nil, combin.IndexOrder)
 		return err
-	}, "table is nil")
+	}, "t: nil")
 	wantBoundedError(t, "RandomTable denom = MaxInt", little, func() error {
 		_, err := RandomTable(rand.New(rand.NewPCG(1, 1)), 2, 2, math.MaxInt)
 		return err
-	}, fmt.Sprintf("denom = %d", math.MaxInt))
+	}, fmt.Sprintf("denom: %d outside", math.MaxInt))
 	wantBoundedError(t, "CoverTable V = 1, n = MaxInt", little, func() error { _, err := CoverTable(1, math.MaxInt, 1); return err },
-		fmt.Sprintf("n = %d", math.MaxInt))
+		fmt.Sprintf("n: %d outside", math.MaxInt))
 	wantBoundedError(t, "JointExpectation K = 2^20", little, func() error {
 		a := randomAggregator(t, rand.New(rand.NewPCG(1, 2)), 2, 2, 2)
 		_, err := JointExpectation(must(UniformCategorical(2)), a, must(combin.Subsets(2048, 2)), 1<<20, 2, 0, combin.IndexOrder)
@@ -213,7 +213,7 @@ func TestExactEnumerationsBounded(t *testing.T) {
 		wantBoundedError(t, fmt.Sprintf("AggregationCredit(V2 = 2, N2 = %d)", N2), little, func() error {
 			_, err := AggregationCredit(agg, rats("1/3", "1"), N2, spiral.WithinSet)
 			return err
-		}, "AggregationCredit", fmt.Sprintf("N2 = %d outputs over agg's V = 2 outputs", N2), "MaxExactSteps = 8388608")
+		}, "AggregationCredit", fmt.Sprintf("N2 = %d outputs over agg's V = 2 outputs", N2), "more than 8388608 operations, the most computed exactly")
 	}
 	if _, err := AggregationCredit(agg, rats("1/3", "1"), 7, spiral.WithinSet); err != nil {
 		t.Errorf("AggregationCredit(V2 = 2, N2 = 7): %v", err)
@@ -224,6 +224,6 @@ func TestExactEnumerationsBounded(t *testing.T) {
 		wantBoundedError(t, fmt.Sprintf("ExactExpectation(V = 2, Subsets(%d, 1), K = 1)", N), little+uint64(N)*4<<10, func() error {
 			_, err := ExactExpectation(c, must(CoverTable(2, 1, 1)), f, 1, combin.IndexOrder)
 			return err
-		}, fmt.Sprintf("V^N = 2^%d outcomes of N = %d traces", N, N), "MaxExactSteps = 8388608")
+		}, fmt.Sprintf("V^N = 2^%d outcomes of N = %d traces", N, N), "more than 8388608 operations, the most computed exactly")
 	}
 }

@@ -2,7 +2,6 @@ package estimator
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"iter"
 	"math/big"
@@ -65,7 +64,7 @@ const (
 // 65,536 selections (it stops reading there, so an endless iterator ends).
 func NewSetDistribution(N1 int, sets [][]int, selections iter.Seq2[[]int, *big.Rat]) (*SetDistribution, error) {
 	if selections == nil {
-		return nil, fmt.Errorf("estimator: selections is nil, want an iterator over selections and their probabilities")
+		return nil, elementError(FieldSelections, -1, "nil, want an iterator over selections and their probabilities")
 	}
 	d, err := newDistributionSets(N1, sets)
 	if err != nil {
@@ -76,7 +75,7 @@ func NewSetDistribution(N1 int, sets [][]int, selections iter.Seq2[[]int, *big.R
 	var ierr error
 	for s, prob := range selections {
 		if i == maxListedSelections {
-			ierr = fmt.Errorf("estimator: more than %d selections, the limit of a listed distribution", maxListedSelections)
+			ierr = costError(FieldSelections, maxListedSelections+1, "more than %d, the most a listed distribution holds", maxListedSelections)
 			break
 		}
 		if ierr = checkSelection(i, s, prob, len(d.groups)); ierr != nil {
@@ -92,7 +91,7 @@ func NewSetDistribution(N1 int, sets [][]int, selections iter.Seq2[[]int, *big.R
 		return nil, ierr
 	}
 	if total.Cmp(big.NewRat(1, 1)) != 0 {
-		return nil, fmt.Errorf("estimator: selection probabilities sum to %s, want exactly 1", total.RatString())
+		return nil, elementError(FieldSelections, -1, "probabilities sum to %s, want exactly 1", total.RatString())
 	}
 	return d, nil
 }
@@ -102,37 +101,12 @@ func NewSetDistribution(N1 int, sets [][]int, selections iter.Seq2[[]int, *big.R
 // (combin.CheckSets).
 func checkSelection(i int, s []int, prob *big.Rat, T int) error {
 	if prob == nil || prob.Sign() < 0 {
-		return fmt.Errorf("estimator: selection %d (%v) has probability %v, want >= 0", i, s, prob)
+		return elementError(FieldSelections, i, "probability %v, want >= 0", prob)
 	}
 	if len(s) > T {
-		return fmt.Errorf("estimator: selection %d has %d sets, more than the T = %d listed", i, len(s), T)
+		return elementError(FieldSelections, i, "%d sets, more than the T = %d listed", len(s), T)
 	}
 	return setsError(combin.CheckSets(T, false, []int{len(s)}, s), fmt.Sprintf("%s[%d]", FieldSelections, i))
-}
-
-// The arguments an *InputError of this package names, for a program that
-// tells them apart.
-const (
-	FieldSets       = "sets"       // a set of NewSetDistribution or DistributionWeights: sets[h][j]
-	FieldSelections = "selections" // a selection's set indices: selections[i][j]
-)
-
-// setsError returns err, an error of combin.CheckSets, renamed with In for
-// the argument field: a set's index, when the error names one, folds into
-// the field as field[h] (each selection is checked alone, as one set, so
-// its field is already "selections[i]" and its set 0). Any other error,
-// nil included, is returned as it is.
-func setsError(err error, field string) error {
-	e, ok := errors.AsType[*combin.InputError](err)
-	if !ok {
-		return err
-	}
-	if e.Set >= 0 && field == FieldSets {
-		field = fmt.Sprintf("%s[%d]", field, e.Set)
-	}
-	r := e.In("estimator", field)
-	r.Set = -1
-	return r
 }
 
 // newDistributionSets returns a distribution with the given sets and no
@@ -140,23 +114,23 @@ func setsError(err error, field string) error {
 // check that all have one size.
 func newDistributionSets(N1 int, sets [][]int) (*SetDistribution, error) {
 	if N1 < 1 || N1 > combin.MaxSize {
-		return nil, fmt.Errorf("estimator: N1 = %d traces, want in [1, combin.MaxSize = %d]", N1, combin.MaxSize)
+		return nil, argError(FieldTraces, -1, N1, "%d outside [1, %d], the most traces a family holds", N1, combin.MaxSize)
 	}
 	if len(sets) == 0 {
-		return nil, fmt.Errorf("estimator: no sets")
+		return nil, argError(FieldSets, -1, 0, "len = 0, want at least one set")
 	}
 	if len(sets) > combin.MaxSize {
-		return nil, fmt.Errorf("estimator: %d sets, more than combin.MaxSize = %d", len(sets), combin.MaxSize)
+		return nil, argError(FieldSets, -1, len(sets), "len = %d > %d, the most sets held", len(sets), combin.MaxSize)
 	}
 	d := &SetDistribution{n: N1, size: len(sets[0]), groups: make([][]int, len(sets))}
 	sizes := make([]int, len(sets))
 	total := 0
 	for h, g := range sets {
 		if len(g) != d.size {
-			return nil, fmt.Errorf("estimator: set %d has %d members, set 0 has %d", h, len(g), d.size)
+			return nil, elementError(FieldSets, h, "len = %d, want %d, the size of set 0", len(g), d.size)
 		}
 		if total += len(g); total > combin.MaxSize {
-			return nil, fmt.Errorf("estimator: more than combin.MaxSize = %d members in all", combin.MaxSize)
+			return nil, elementError(FieldSets, -1, "more than %d members in all, the most held", combin.MaxSize)
 		}
 		sizes[h] = len(g)
 	}
@@ -198,14 +172,14 @@ func FixedSets(N int, sets [][]int) (*SetDistribution, error) {
 func UniformSets(f combin.Family, K int) (*SetDistribution, error) {
 	T64, ok := f.Count64()
 	if !ok || T64*uint64(f.Traces()) > maxDesignSelections {
-		return nil, fmt.Errorf("estimator: family %v is too large for exact enumeration", f)
+		return nil, elementError(FieldFamily, -1, "%v is too large for exact enumeration: T N1 > %d", f, maxDesignSelections)
 	}
 	T := int(T64)
 	if K < 1 || K > T {
-		return nil, fmt.Errorf("estimator: K = %d, want in [1, T = %d]", K, T)
+		return nil, argError(FieldK, -1, K, "%d outside [1, T = %d]", K, T)
 	}
 	if numeric.FallingBits(min(K, T-K), bits.Len(uint(T))) > numeric.MaxExactBits {
-		return nil, fmt.Errorf("estimator: C(T, K) = C(%d, %d) has more than %d bits, beyond exact arithmetic", T, K, numeric.MaxExactBits)
+		return nil, costError(FieldK, K, "C(T, K) = C(%d, %d) has more than %d bits, the most computed exactly", T, K, numeric.MaxExactBits)
 	}
 	groups := make([][]int, 0, T)
 	for g := range f.All() {
@@ -241,7 +215,7 @@ func (d *SetDistribution) enumerable(what string) error {
 // enumerated) or sets is invalid as for FixedSets.
 func RelabelledSets(N int, sets [][]int) (*SetDistribution, error) {
 	if N > maxRelabelN {
-		return nil, fmt.Errorf("estimator: N = %d > %d: too many relabellings to enumerate", N, maxRelabelN)
+		return nil, costError(FieldN, N, "%d > %d: too many relabellings to enumerate", N, maxRelabelN)
 	}
 	if _, err := FixedSets(N, sets); err != nil {
 		return nil, err
@@ -277,7 +251,7 @@ func RelabelledSets(N int, sets [][]int) (*SetDistribution, error) {
 func BalancedSets(f combin.Family, K int) (*SetDistribution, error) {
 	N, n := f.Traces(), f.SetSize()
 	if N > maxRelabelN {
-		return nil, fmt.Errorf("estimator: N = %d > %d: too many relabellings to enumerate", N, maxRelabelN)
+		return nil, costError(FieldFamily, N, "N1 = %d > %d: too many relabellings to enumerate", N, maxRelabelN)
 	}
 	law, err := balancedLaw(f, K)
 	if err != nil {
@@ -291,7 +265,7 @@ func BalancedSets(f combin.Family, K int) (*SetDistribution, error) {
 	for i, sets := range law.sets(N) {
 		l.addOrbit(sets, new(big.Rat).SetFrac(new(big.Int).SetUint64(law.counts[i]), total))
 		if len(l.orbit) > maxRelabelledSelections {
-			return nil, fmt.Errorf("estimator: the balanced design of %v, K = %d has more than %d selections to list (BalancedClasses lists one class each)", f, K, maxRelabelledSelections)
+			return nil, costError(FieldK, K, "the balanced design of %v with K sets has more than %d selections to list (BalancedClasses lists one class each)", f, maxRelabelledSelections)
 		}
 	}
 	return l.design()
@@ -367,13 +341,13 @@ func BalancedClasses(f combin.Family, K int) (*SetDistribution, error) {
 func balancedLaw(f combin.Family, K int) (roundLaw, error) {
 	N, n := f.Traces(), f.SetSize()
 	if f.Ordered() || n == 0 {
-		return roundLaw{}, fmt.Errorf("estimator: balanced designs are drawn from subsets, not from %v", f)
+		return roundLaw{}, elementError(FieldFamily, -1, "%v: balanced designs are drawn from subsets", f)
 	}
 	if T, _ := f.Count64(); K < 1 || uint64(K) > T {
-		return roundLaw{}, fmt.Errorf("estimator: K = %d, want in [1, T = %d]", K, T)
+		return roundLaw{}, argError(FieldK, -1, K, "%d outside [1, T = %d]", K, T)
 	}
 	if N > maxClassN {
-		return roundLaw{}, fmt.Errorf("estimator: N = %d > %d: more traces than a mask of the rounds enumeration holds", N, maxClassN)
+		return roundLaw{}, costError(FieldFamily, N, "N1 = %d > %d, more traces than a mask of the rounds enumeration holds", N, maxClassN)
 	}
 	law, err := roundClasses(N, n, K)
 	if err != nil {
@@ -708,7 +682,7 @@ func PositionalGradient(c *Categorical, t *Table) ([][]*big.Rat, error) {
 		return nil, err
 	}
 	if c.Size() != t.V() {
-		return nil, fmt.Errorf("estimator: policy has V = %d symbols, table has V = %d", c.Size(), t.V())
+		return nil, argError(FieldTable, -1, t.V(), "V = %d symbols, the policy has V = %d", t.V(), c.Size())
 	}
 	V, n := t.v, t.n
 	// count[k][v] = E[f(y) [y_k = v]]; G_k = count[k] - p E[f].

@@ -326,10 +326,9 @@ func TestDesignM(t *testing.T) {
 // cut each other's halves in two and 280 in which they meet in 1 and 3, the
 // two classes of designsHalvings22 and designHalvings13.
 func TestBalancedDesignPaper(t *testing.T) {
-	f := family(t, false, 8, 4)
-	b := must(BalancedSets(f, 4))
-	c22 := must(RelabelledSets(8, designHalvings22))
-	c13 := must(RelabelledSets(8, designHalvings13))
+	b := paperDesign(t, true)
+	classes := must(paperClasses())
+	c22, c13 := classes[0], classes[1]
 	key := func(s []int) string { return fmt.Sprint(s) }
 	in22, in13 := map[string]bool{}, map[string]bool{}
 	for s := range c22.Selections() {
@@ -383,6 +382,46 @@ func runScenario(s designScenario) bool { return long() || !s.long }
 
 var designMomentsCache sync.Map // "scenario/design" -> *Moments
 
+// paperDesigns are the paper's designs of K = 4 sets of Subsets(8, 4),
+// uniform and balanced, built once: the tests read them only.
+var paperDesigns = sync.OnceValues(func() ([2]*SetDistribution, error) {
+	f, err := combin.Subsets(8, 4)
+	if err != nil {
+		return [2]*SetDistribution{}, err
+	}
+	u, err := UniformSets(f, 4)
+	if err != nil {
+		return [2]*SetDistribution{}, err
+	}
+	b, err := BalancedSets(f, 4)
+	return [2]*SetDistribution{u, b}, err
+})
+
+// paperClasses are the two classes of the paper's balanced design,
+// RelabelledSets of designHalvings22 and of designHalvings13, built once:
+// the tests read them only.
+var paperClasses = sync.OnceValues(func() ([2]*SetDistribution, error) {
+	c22, err := RelabelledSets(8, designHalvings22)
+	if err != nil {
+		return [2]*SetDistribution{}, err
+	}
+	c13, err := RelabelledSets(8, designHalvings13)
+	return [2]*SetDistribution{c22, c13}, err
+})
+
+// paperDesign returns the paper's balanced or uniform design (paperDesigns).
+func paperDesign(t fataler, balanced bool) *SetDistribution {
+	t.Helper()
+	d, err := paperDesigns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if balanced {
+		return d[1]
+	}
+	return d[0]
+}
+
 // paperMoments returns the exact moments of scenario s under the uniform or
 // the balanced design at N = 8, n = 4, K = 4, index order.
 func paperMoments(t fataler, s designScenario, balanced bool) *Moments {
@@ -391,18 +430,7 @@ func paperMoments(t fataler, s designScenario, balanced bool) *Moments {
 	if m, ok := designMomentsCache.Load(key); ok {
 		return m.(*Moments)
 	}
-	f := family(t, false, 8, 4)
-	var d *SetDistribution
-	var err error
-	if balanced {
-		d, err = BalancedSets(f, 4)
-	} else {
-		d, err = UniformSets(f, 4)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := d.Moments(s.c, s.tab, combin.IndexOrder, s.N2)
+	m, err := paperDesign(t, balanced).Moments(s.c, s.tab, combin.IndexOrder, s.N2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -649,8 +677,8 @@ func TestDesignVarianceSmall(t *testing.T) {
 // default the first-candidate toy; every toy, the non-resolvable design
 // and the comparison with the uniform design under SPIRAL_LONG=1.
 func TestBalancedDesignClasses(t *testing.T) {
-	c22 := must(RelabelledSets(8, designHalvings22))
-	c13 := must(RelabelledSets(8, designHalvings13))
+	classes := must(paperClasses())
+	c22, c13 := classes[0], classes[1]
 	for _, s := range designScenarios(t) {
 		if !long() && s.name != "first" {
 			continue // the other toys under SPIRAL_LONG=1
@@ -686,9 +714,7 @@ func TestDesignVarianceRandomTablesLong(t *testing.T) {
 	if !long() {
 		t.Skip("set SPIRAL_LONG=1: 40 exact uniform-design enumerations")
 	}
-	f := family(t, false, 8, 4)
-	bal := must(BalancedSets(f, 4))
-	uni := must(UniformSets(f, 4))
+	bal, uni := paperDesign(t, true), paperDesign(t, false)
 	policies := []*Categorical{must(NewCategorical(rats("3/7", "4/7"))), must(NewCategorical(rats("1/5", "4/5")))}
 	worst := 0.0
 	for seed := range uint64(40) {

@@ -329,9 +329,9 @@ func TestDesignErrors(t *testing.T) {
 		sel    func(func([]int, *big.Rat) bool)
 		want   string
 	}{
-		{0, [][]int{{0}}, one([]int{0}), "N1 = 0"},
-		{3, nil, one([]int{0}), "no sets"},
-		{3, [][]int{{0, 1}, {2}}, one([]int{0}), "set 1 has 1 members"},
+		{0, [][]int{{0}}, one([]int{0}), "estimator: N1: 0 outside [1, 16777216], the most traces a family holds"},
+		{3, nil, one([]int{0}), "estimator: sets: len = 0, want at least one set"},
+		{3, [][]int{{0, 1}, {2}}, one([]int{0}), "estimator: sets[1]: len = 1, want 2, the size of set 0"},
 		{3, [][]int{{0, 3}}, one([]int{0}), "estimator: sets[0][1] = 3: out of range"},
 		{3, [][]int{{1, 1}}, one([]int{0}), "estimator: sets[0][1] = 1: repeats member 0"},
 		{3, [][]int{{0, 1}, {0, 1}}, one([]int{0}), "estimator: sets[1]: identical to set 0"},
@@ -348,13 +348,13 @@ func TestDesignErrors(t *testing.T) {
 	}
 	sub := family(t, false, 4, 2)
 	tup := family(t, true, 4, 2)
-	if _, err := BalancedSets(tup, 2); err == nil || !strings.Contains(err.Error(), "not from Tuples(4, 2)") {
+	if _, err := BalancedSets(tup, 2); err == nil || !strings.Contains(err.Error(), "estimator: f: Tuples(4, 2): balanced designs are drawn from subsets") {
 		t.Errorf("BalancedSets(tuples): %v", err)
 	}
-	if _, err := BalancedSets(sub, 7); err == nil || !strings.Contains(err.Error(), "K = 7") {
+	if _, err := BalancedSets(sub, 7); err == nil || !strings.Contains(err.Error(), "estimator: K: 7 outside [1, T = 6]") {
 		t.Errorf("BalancedSets(K = 7): %v", err)
 	}
-	if _, err := BalancedSets(family(t, false, 10, 2), 2); err == nil || !strings.Contains(err.Error(), "N = 10") {
+	if _, err := BalancedSets(family(t, false, 10, 2), 2); err == nil || !strings.Contains(err.Error(), "estimator: f: N1 = 10 > 9: too many relabellings") {
 		t.Errorf("BalancedSets(N = 10): %v", err)
 	}
 	// The step bound, reached after 2^22 steps (a quarter second) under
@@ -367,13 +367,13 @@ func TestDesignErrors(t *testing.T) {
 		t.Errorf("BalancedClasses(12, 3, 20): %v", err)
 	}
 	maxRoundSteps = bound
-	if _, err := BalancedClasses(family(t, false, 17, 2), 2); err == nil || !strings.Contains(err.Error(), "N = 17") {
+	if _, err := BalancedClasses(family(t, false, 17, 2), 2); err == nil || !strings.Contains(err.Error(), "estimator: f: N1 = 17 > 16") {
 		t.Errorf("BalancedClasses(N = 17): %v", err)
 	}
-	if _, err := UniformSets(sub, 0); err == nil || !strings.Contains(err.Error(), "K = 0") {
+	if _, err := UniformSets(sub, 0); err == nil || !strings.Contains(err.Error(), "estimator: K: 0 outside [1, T = 6]") {
 		t.Errorf("UniformSets(K = 0): %v", err)
 	}
-	if _, err := RelabelledSets(10, [][]int{{0, 1}}); err == nil || !strings.Contains(err.Error(), "N = 10") {
+	if _, err := RelabelledSets(10, [][]int{{0, 1}}); err == nil || !strings.Contains(err.Error(), "estimator: N: 10 > 9: too many relabellings") {
 		t.Errorf("RelabelledSets(N = 10): %v", err)
 	}
 	if _, err := RelabelledSets(4, [][]int{{0, 1}, {1, 0}}); err == nil || !strings.Contains(err.Error(), "identical to set 0") {
@@ -381,16 +381,16 @@ func TestDesignErrors(t *testing.T) {
 	}
 	d, _ := FixedSets(4, [][]int{{0, 1}, {2, 3}})
 	c := must(NewCategorical(rats("1/2", "1/2")))
-	if _, err := d.Moments(c, must(CoverTable(2, 3, 2)), combin.IndexOrder, 0); err == nil || !strings.Contains(err.Error(), "arity is n = 3") {
+	if _, err := d.Moments(c, must(CoverTable(2, 3, 2)), combin.IndexOrder, 0); err == nil || !strings.Contains(err.Error(), "estimator: t: arity n = 3, the sets have 2 members") {
 		t.Errorf("Moments(arity 3): %v", err)
 	}
-	if _, err := d.Moments(c, must(CoverTable(2, 2, 2)), combin.IndexOrder, -1); err == nil || !strings.Contains(err.Error(), "N2 = -1") {
+	if _, err := d.Moments(c, must(CoverTable(2, 2, 2)), combin.IndexOrder, -1); err == nil || !strings.Contains(err.Error(), "estimator: N2: -1 < 0") {
 		t.Errorf("Moments(N2 = -1): %v", err)
 	}
 	if _, err := d.Moments(must(UniformCategorical(3)), must(CoverTable(2, 2, 2)), combin.IndexOrder, 0); err == nil || !strings.Contains(err.Error(), "V = 3") {
 		t.Errorf("Moments(V mismatch): %v", err)
 	}
-	if _, err := d.Moments(c, must(CoverTable(2, 2, 2)), combin.Order(9), 0); err == nil || !strings.Contains(err.Error(), "Order(9)") {
+	if _, err := d.Moments(c, must(CoverTable(2, 2, 2)), combin.Order(9), 0); err == nil || !strings.Contains(err.Error(), "estimator: p: 9 is not a defined presentation") {
 		t.Errorf("Moments(bad presentation): %v", err)
 	}
 	_ = rand.New

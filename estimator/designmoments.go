@@ -79,13 +79,13 @@ func (d *SetDistribution) Moments(c *Categorical, t *Table, p combin.Order, N2 i
 		return nil, err
 	}
 	if c.Size() != t.V() {
-		return nil, fmt.Errorf("estimator: policy has V = %d symbols, table has V = %d", c.Size(), t.V())
+		return nil, argError(FieldTable, -1, t.V(), "V = %d symbols, the policy has V = %d", t.V(), c.Size())
 	}
 	if d.size != t.Arity() {
-		return nil, fmt.Errorf("estimator: the sets have %d members, table arity is n = %d", d.size, t.Arity())
+		return nil, argError(FieldTable, -1, t.Arity(), "arity n = %d, the sets have %d members", t.Arity(), d.size)
 	}
 	if N2 < 0 {
-		return nil, fmt.Errorf("estimator: N2 = %d, want >= 0 (0 for exact set scores)", N2)
+		return nil, argError(FieldN2, -1, N2, "%d < 0 (0 for exact set scores)", N2)
 	}
 	e, err := newMomentEngine(d, c, t, p, N2)
 	if err != nil {

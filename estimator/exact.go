@@ -22,7 +22,7 @@ func presented(t *Table, p combin.Order) (*Table, error) {
 		return t, nil
 	case SortedBySymbol, combin.Shuffled:
 	default:
-		return nil, fmt.Errorf("estimator: unknown presentation %v", p)
+		return nil, undefinedError(FieldOrder, int(p), "presentation")
 	}
 	V, n := t.v, t.n
 	y := make([]int, n)
@@ -83,7 +83,7 @@ func objectiveAndGradient(c *Categorical, t *Table, p combin.Order) (*big.Rat, [
 		return nil, nil, err
 	}
 	if c.Size() != t.V() {
-		return nil, nil, fmt.Errorf("estimator: policy has V = %d symbols, table has V = %d", c.Size(), t.V())
+		return nil, nil, argError(FieldTable, -1, t.V(), "V = %d symbols, the policy has V = %d", t.V(), c.Size())
 	}
 	tp, err := presented(t, p)
 	if err != nil {
@@ -179,26 +179,26 @@ func SelectionWeights(f combin.Family, K int) (*Weights, error) {
 	N := f.Traces()
 	T64, ok := f.Count64()
 	if !ok || N < 1 || T64 > maxSelections/uint64(N) {
-		return nil, fmt.Errorf("estimator: family %v is too large for exact enumeration (T N1 > %d)", f, maxSelections)
+		return nil, elementError(FieldFamily, -1, "%v is too large for exact enumeration: T N1 > %d", f, maxSelections)
 	}
 	T := int(T64)
 	if K < 1 || K > T {
-		return nil, fmt.Errorf("estimator: K = %d, want in [1, T = %d]", K, T)
+		return nil, argError(FieldK, -1, K, "%d outside [1, T = %d]", K, T)
 	}
 	// C(T, k) >= 2^k for k <= T/2, so min(K, T-K) > 25 already exceeds the
 	// limit; checking it first keeps the binomial below cheap.
 	if min(K, T-K) > 25 {
-		return nil, fmt.Errorf("estimator: C(T, K) = C(%d, %d) selections exceed the exact-enumeration limit %d", T, K, maxSelections)
+		return nil, costError(FieldK, K, "C(T, K) = C(%d, %d) selections > %d, the most enumerated", T, K, maxSelections)
 	}
 	sel := new(big.Int).Binomial(int64(T), int64(K))
 	if !sel.IsInt64() || sel.Int64() > maxSelections {
-		return nil, fmt.Errorf("estimator: C(T, K) = C(%d, %d) = %v selections exceed the exact-enumeration limit %d", T, K, sel, maxSelections)
+		return nil, costError(FieldK, K, "C(T, K) = C(%d, %d) = %v selections > %d, the most enumerated", T, K, sel, maxSelections)
 	}
 	L := int64(1)
 	for k := int64(2); k <= int64(K); k++ {
 		L = lcm(L, k)
 		if L > math.MaxInt64/maxSelections {
-			return nil, fmt.Errorf("estimator: K = %d is too large for exact enumeration", K)
+			return nil, costError(FieldK, K, "lcm(1..K) too large for exact enumeration")
 		}
 	}
 	groups := make([][]int, 0, T)
@@ -290,14 +290,14 @@ func (e *uniformEnum) leaf() {
 // and the errors of NewSetDistribution for a nil or overlong iterator.
 func DistributionWeights(N1 int, sets [][]int, selections iter.Seq2[[]int, *big.Rat]) (*Weights, error) {
 	if selections == nil {
-		return nil, fmt.Errorf("estimator: selections is nil, want an iterator over selections and their probabilities")
+		return nil, elementError(FieldSelections, -1, "nil, want an iterator over selections and their probabilities")
 	}
 	d, err := newDistributionSets(N1, sets)
 	if err != nil {
 		return nil, err
 	}
 	if len(d.groups) > maxDesignSelections/N1 {
-		return nil, fmt.Errorf("estimator: T N1 = %d x %d exceeds the limit %d", len(d.groups), N1, maxDesignSelections)
+		return nil, argError(FieldSets, -1, len(d.groups), "T N1 = %d x %d > %d, the most weights computed", len(d.groups), N1, maxDesignSelections)
 	}
 	return weights(N1, d.groups, selections, maxListedSelections)
 }
@@ -317,7 +317,7 @@ func weights(N int, gs [][]int, selections iter.Seq2[[]int, *big.Rat], limit int
 	var ierr error
 	for s, prob := range selections {
 		if nsel == limit {
-			ierr = fmt.Errorf("estimator: more than %d selections, the limit of a listed distribution", limit)
+			ierr = costError(FieldSelections, limit+1, "more than %d, the most a listed distribution holds", limit)
 			break
 		}
 		if ierr = checkSelection(nsel, s, prob, T); ierr != nil {
@@ -348,7 +348,7 @@ func weights(N int, gs [][]int, selections iter.Seq2[[]int, *big.Rat], limit int
 		return nil, ierr
 	}
 	if total.Cmp(big.NewRat(1, 1)) != 0 {
-		return nil, fmt.Errorf("estimator: selection probabilities sum to %s, want exactly 1", total.RatString())
+		return nil, elementError(FieldSelections, -1, "probabilities sum to %s, want exactly 1", total.RatString())
 	}
 	den, num := commonDenominator(acc)
 	return &Weights{n: N, groups: gs, num: num, den: den}, nil
@@ -420,15 +420,15 @@ func (w *Weights) Expectation(c *Categorical, t *Table, p combin.Order) ([]*big.
 		return nil, err
 	}
 	if c.Size() != t.V() {
-		return nil, fmt.Errorf("estimator: policy has V = %d symbols, table has V = %d", c.Size(), t.V())
+		return nil, argError(FieldTable, -1, t.V(), "V = %d symbols, the policy has V = %d", t.V(), c.Size())
 	}
 	for h, g := range w.groups {
 		if len(g) != t.Arity() {
-			return nil, fmt.Errorf("estimator: set %d has %d members, table arity is n = %d", h, len(g), t.Arity())
+			return nil, argError(FieldTable, -1, t.Arity(), "arity n = %d, set %d has %d members", t.Arity(), h, len(g))
 		}
 	}
 	V, N, T := c.Size(), w.n, len(w.groups)
-	outcomes, err := exactSteps("Expectation", fmt.Sprintf("V^N = %d^%d outcomes of N = %d traces over the policy's V = %d symbols", V, N, N, V),
+	outcomes, err := exactSteps(FieldPolicy, V, "Expectation", fmt.Sprintf("V^N = %d^%d outcomes of N = %d traces over the policy's V = %d symbols", V, N, N, V),
 		V, N, N*(T+3)+4*V)
 	if err != nil {
 		return nil, err
@@ -534,19 +534,20 @@ func ExactExpectation(c *Categorical, t *Table, f combin.Family, K int, p combin
 const MaxExactSteps = 1 << 23
 
 // exactSteps returns base^exp, the number of outcomes of an enumeration
-// that takes per big-number operations for each, or an error naming the
-// function, the outcomes (what) and MaxExactSteps when the enumeration
-// would take more than MaxExactSteps operations. base, exp and per are >= 1.
-func exactSteps(fn, what string, base, exp, per int) (int, error) {
+// that takes per big-number operations for each, or an *InputError about
+// argument field, of value v, naming the function, the outcomes (what) and
+// MaxExactSteps when the enumeration would take more than MaxExactSteps
+// operations. base, exp and per are >= 1.
+func exactSteps(field string, v int, fn, what string, base, exp, per int) (int, error) {
 	outcomes := 1
 	for range exp {
 		if outcomes > MaxExactSteps/per/base {
-			return 0, fmt.Errorf("estimator: %s: %s, of %d big-number operations each, take more than MaxExactSteps = %d operations (time)", fn, what, per, MaxExactSteps)
+			return 0, costError(field, v, "%s: %s, of %d big-number operations each, take more than %d operations, the most computed exactly (time)", fn, what, per, MaxExactSteps)
 		}
 		outcomes *= base
 	}
 	if outcomes > MaxExactSteps/per {
-		return 0, fmt.Errorf("estimator: %s: %s, of %d big-number operations each, take more than MaxExactSteps = %d operations (time)", fn, what, per, MaxExactSteps)
+		return 0, costError(field, v, "%s: %s, of %d big-number operations each, take more than %d operations, the most computed exactly (time)", fn, what, per, MaxExactSteps)
 	}
 	return outcomes, nil
 }
@@ -554,10 +555,10 @@ func exactSteps(fn, what string, base, exp, per int) (int, error) {
 // checkPolicyTable returns an error if the policy c or the table t is nil.
 func checkPolicyTable(c *Categorical, t *Table) error {
 	if c == nil {
-		return fmt.Errorf("estimator: policy is nil, want a *Categorical")
+		return elementError(FieldPolicy, -1, "nil, want a *Categorical")
 	}
 	if t == nil {
-		return fmt.Errorf("estimator: table is nil, want a *Table")
+		return elementError(FieldTable, -1, "nil, want a *Table")
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package estimator
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"spiral"
@@ -39,19 +40,20 @@ func NewAggregator(V, n int, policy []*Categorical, reward [][]*big.Rat) (*Aggre
 		return nil, err
 	}
 	if len(policy) != size || len(reward) != size {
-		return nil, fmt.Errorf("estimator: len(policy) = %d, len(reward) = %d, want V^n = %d", len(policy), len(reward), size)
+		return nil, argError(FieldPolicies, -1, len(policy), "len(policy) = %d, len(reward) = %d, want V^n = %d", len(policy), len(reward), size)
 	}
 	a := &Aggregator{v: V, n: n, policy: append([]*Categorical(nil), policy...), reward: make([][]*big.Rat, size)}
 	fv := make([]*big.Rat, size)
 	for ctx, pc := range policy {
 		if pc == nil {
-			return nil, fmt.Errorf("estimator: policy[%d] is nil", ctx)
+			return nil, elementError(FieldPolicies, ctx, "nil")
 		}
 		if pc.Size() != policy[0].Size() {
-			return nil, fmt.Errorf("estimator: policy[%d] has %d outputs, policy[0] has %d", ctx, pc.Size(), policy[0].Size())
+			return nil, elementError(FieldPolicies, ctx, "%d outputs, policy[0] has %d", pc.Size(), policy[0].Size())
 		}
 		if err := checkRewards(reward[ctx], pc.Size()); err != nil {
-			return nil, fmt.Errorf("context %d: %w", ctx, err)
+			e, _ := errors.AsType[*InputError](err)
+			return nil, e.In("estimator", fmt.Sprintf("%s[%d]", FieldReward, ctx))
 		}
 		a.reward[ctx] = make([]*big.Rat, pc.Size())
 		fv[ctx] = new(big.Rat)
@@ -79,7 +81,7 @@ func (a *Aggregator) Table() *Table { return a.table }
 // for SortedBySymbol.
 func contextProbs(c *Categorical, V, n int, p combin.Order) ([]*big.Rat, error) {
 	if p != combin.IndexOrder && p != combin.Shuffled && p != SortedBySymbol {
-		return nil, fmt.Errorf("estimator: unknown presentation %v", p)
+		return nil, undefinedError(FieldOrder, int(p), "presentation")
 	}
 	size, err := tableSize(V, n)
 	if err != nil {
@@ -114,10 +116,10 @@ func contextProbs(c *Categorical, V, n int, p combin.Order) ([]*big.Rat, error) 
 // It returns an error if c.Size() != V or p is unknown.
 func (a *Aggregator) Gradient(c *Categorical, p combin.Order) ([]*big.Rat, error) {
 	if c == nil {
-		return nil, fmt.Errorf("estimator: policy is nil, want a *Categorical")
+		return nil, elementError(FieldPolicy, -1, "nil, want a *Categorical")
 	}
 	if c.Size() != a.v {
-		return nil, fmt.Errorf("estimator: policy has V = %d symbols, aggregator has V = %d", c.Size(), a.v)
+		return nil, argError(FieldPolicy, -1, c.Size(), "V = %d symbols, the aggregator has V = %d", c.Size(), a.v)
 	}
 	probs, err := contextProbs(c, a.v, a.n, p)
 	if err != nil {
@@ -169,29 +171,32 @@ type setOutcome struct {
 // K a * a.Gradient(c, p), the role weights of spiral.Config.RoleWeights with
 // a sum (spiral.LossOptions{}; docs/findings.md#aggregation-factor-and-role-weights).
 func JointExpectation(c *Categorical, a *Aggregator, f combin.Family, K, N2 int, b spiral.AggregationBaseline, p combin.Order) (JointUpdate, error) {
-	if c == nil || a == nil {
-		return JointUpdate{}, fmt.Errorf("estimator: policy or aggregator is nil")
+	if c == nil {
+		return JointUpdate{}, elementError(FieldPolicy, -1, "nil, want a *Categorical")
+	}
+	if a == nil {
+		return JointUpdate{}, elementError(FieldAggregator, -1, "nil, want an *Aggregator")
 	}
 	if c.Size() != a.v {
-		return JointUpdate{}, fmt.Errorf("estimator: policy has V = %d symbols, aggregator has V = %d", c.Size(), a.v)
+		return JointUpdate{}, argError(FieldPolicy, -1, c.Size(), "V = %d symbols, the aggregator has V = %d", c.Size(), a.v)
 	}
 	if f.SetSize() != a.n {
-		return JointUpdate{}, fmt.Errorf("estimator: family has sets of n = %d, aggregator reads n = %d", f.SetSize(), a.n)
+		return JointUpdate{}, elementError(FieldFamily, -1, "sets of n = %d, the aggregator reads n = %d", f.SetSize(), a.n)
 	}
 	if err := checkBaseline(N2, b); err != nil {
 		return JointUpdate{}, err
 	}
 	if p != combin.IndexOrder && p != combin.Shuffled && p != SortedBySymbol {
-		return JointUpdate{}, fmt.Errorf("estimator: unknown presentation %v", p)
+		return JointUpdate{}, undefinedError(FieldOrder, int(p), "presentation")
 	}
 	V, n, N, V2 := a.v, a.n, f.Traces(), a.Outputs()
 	T64, ok := f.Count64()
 	if !ok || T64 > maxLeaves {
-		return JointUpdate{}, fmt.Errorf("estimator: family %v is too large for JointExpectation", f)
+		return JointUpdate{}, elementError(FieldFamily, -1, "%v is too large for JointExpectation: T > %d", f, maxLeaves)
 	}
 	T := int(T64)
 	if K < 1 || K > T {
-		return JointUpdate{}, fmt.Errorf("estimator: K = %d, want in [1, T = %d]", K, T)
+		return JointUpdate{}, argError(FieldK, -1, K, "%d outside [1, T = %d]", K, T)
 	}
 	// Cheap bounds first, each factor of the leaf count being at least 2^x:
 	// V^N1 >= 2^N1 (V >= 2), C(T, K) >= 2^min(K, T-K), (2 V2)^N2 >= 4^N2,

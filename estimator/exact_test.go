@@ -386,9 +386,9 @@ func TestSelectionWeightsErrors(t *testing.T) {
 		K    int
 		want string
 	}{
-		{family(t, false, 5, 2), 0, "K = 0, want in [1, T = 10]"},
-		{family(t, false, 5, 2), 11, "K = 11"},
-		{family(t, true, 8, 4), 4, "exceed the exact-enumeration limit"},
+		{family(t, false, 5, 2), 0, "estimator: K: 0 outside [1, T = 10]"},
+		{family(t, false, 5, 2), 11, "estimator: K: 11 outside [1, T = 10]"},
+		{family(t, true, 8, 4), 4, "estimator: K: C(T, K) = C(1680, 4) = 330730125180 selections > 33554432, the most enumerated"},
 	} {
 		_, err := SelectionWeights(tc.f, tc.K)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -397,13 +397,13 @@ func TestSelectionWeightsErrors(t *testing.T) {
 	}
 	w := cachedWeights(t, family(t, false, 4, 2), 2)
 	c := must(UniformCategorical(2))
-	if _, err := w.Expectation(c, must(CoverTable(2, 3, 2)), combin.IndexOrder); err == nil || !strings.Contains(err.Error(), "table arity is n = 3") {
+	if _, err := w.Expectation(c, must(CoverTable(2, 3, 2)), combin.IndexOrder); err == nil || !strings.Contains(err.Error(), "estimator: t: arity n = 3, set 0 has 2 members") {
 		t.Errorf("arity mismatch error = %v", err)
 	}
 	if _, err := w.Expectation(must(UniformCategorical(3)), must(CoverTable(2, 2, 2)), combin.IndexOrder); err == nil || !strings.Contains(err.Error(), "V = 3") {
 		t.Errorf("V mismatch error = %v", err)
 	}
-	if _, err := w.Expectation(c, must(CoverTable(2, 2, 2)), combin.Order(7)); err == nil || !strings.Contains(err.Error(), "Order(7)") {
+	if _, err := w.Expectation(c, must(CoverTable(2, 2, 2)), combin.Order(7)); err == nil || !strings.Contains(err.Error(), "estimator: p: 7 is not a defined presentation") {
 		t.Errorf("unknown presentation error = %v", err)
 	}
 }
@@ -419,8 +419,8 @@ func TestDesignWeightsErrors(t *testing.T) {
 		sel    func(func([]int, *big.Rat) bool)
 		want   string
 	}{
-		{0, [][]int{{0}}, single([]int{0}, one), "N1 = 0"},
-		{3, nil, single([]int{0}, one), "no sets"},
+		{0, [][]int{{0}}, single([]int{0}, one), "estimator: N1: 0 outside [1, 16777216], the most traces a family holds"},
+		{3, nil, single([]int{0}, one), "estimator: sets: len = 0, want at least one set"},
 		{3, [][]int{{0, 3}}, single([]int{0}, one), "estimator: sets[0][1] = 3: out of range"},
 		{3, [][]int{{1, 1}}, single([]int{0}, one), "estimator: sets[0][1] = 1: repeats member 0"},
 		{3, [][]int{{}}, single([]int{0}, one), "estimator: sets[0]: empty set"},

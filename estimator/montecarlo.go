@@ -12,7 +12,6 @@ import (
 	"spiral/advantage"
 	"spiral/combin"
 	"spiral/internal/credit"
-	"spiral/internal/inputerr"
 	"spiral/lengthgate"
 )
 
@@ -128,48 +127,42 @@ const (
 	numExtraStats
 )
 
-// mcError returns the *InputError about field of a MonteCarlo (or Run's
-// argument R), at position i (-1 for none) with the integer value v.
-func mcError(field string, i, v int, err error) *combin.InputError {
-	return inputerr.Int("estimator", "", combin.InputError{Field: field, Problem: -1, Set: -1, Output: i, Err: err}, v)
-}
-
 // validate checks mc and returns the number of rewards per set in the
 // advantage batch (N2, or 1 for exact scores).
 func (mc *MonteCarlo) validate() (rewardsPerSet int, err error) {
 	f := mc.Family
 	if f.SetSize() == 0 {
-		return 0, mcError("Family", -1, 0, errors.New("the zero Family, want one made by combin.Subsets or combin.Tuples"))
+		return 0, argError("Family", -1, 0, "the zero Family, want one made by combin.Subsets or combin.Tuples")
 	}
 	if mc.Policy == nil {
-		return 0, mcError("Policy", -1, 0, errors.New("nil"))
+		return 0, argError("Policy", -1, 0, "nil")
 	}
 	if mc.Objective == nil {
-		return 0, mcError("Objective", -1, 0, errors.New("nil"))
+		return 0, argError("Objective", -1, 0, "nil")
 	}
 	if V := mc.Policy.Size(); V > MaxMonteCarloSymbols {
-		return 0, mcError("Policy", -1, V, fmt.Errorf("V = %d symbols, more than MaxMonteCarloSymbols = %d (the statistics hold (V+3)^2 numbers)", V, MaxMonteCarloSymbols))
+		return 0, argError("Policy", -1, V, "V = %d symbols > %d, the most simulated (the statistics hold (V+3)^2 numbers)", V, MaxMonteCarloSymbols)
 	}
 	if V := mc.Policy.Size(); mc.Objective.V() != V {
-		return 0, mcError("Objective", -1, mc.Objective.V(), fmt.Errorf("V = %d symbols, the Policy has V = %d", mc.Objective.V(), V))
+		return 0, argError("Objective", -1, mc.Objective.V(), "V = %d symbols, the Policy has V = %d", mc.Objective.V(), V)
 	}
 	if n := f.SetSize(); mc.Objective.Arity() != n {
-		return 0, mcError("Objective", -1, mc.Objective.Arity(), fmt.Errorf("arity %d, the Family %v has set size n = %d", mc.Objective.Arity(), f, n))
+		return 0, argError("Objective", -1, mc.Objective.Arity(), "arity %d, the Family %v has set size n = %d", mc.Objective.Arity(), f, n)
 	}
 	if mc.K < 1 {
-		return 0, mcError("K", -1, mc.K, fmt.Errorf("%d, want >= 1", mc.K))
+		return 0, argError("K", -1, mc.K, "%d, want >= 1", mc.K)
 	}
 	if mc.N2 < 0 {
-		return 0, mcError("N2", -1, mc.N2, fmt.Errorf("%d, want >= 0 (0 for exact set scores)", mc.N2))
+		return 0, argError("N2", -1, mc.N2, "%d, want >= 0 (0 for exact set scores)", mc.N2)
 	}
 	rewardsPerSet = max(mc.N2, 1)
 	if mc.K > combin.MaxSize/rewardsPerSet {
-		return 0, mcError("N2", -1, mc.N2, fmt.Errorf("K*N2 = %d*%d exceeds combin.MaxSize = %d rewards per replicate", mc.K, mc.N2, combin.MaxSize))
+		return 0, argError("N2", -1, mc.N2, "K*N2 = %d*%d > %d, the most rewards of a replicate", mc.K, mc.N2, combin.MaxSize)
 	}
 	switch mc.Order {
 	case combin.IndexOrder, combin.Shuffled, SortedBySymbol:
 	default:
-		return 0, mcError("Order", -1, int(mc.Order), fmt.Errorf("%v, want index, shuffled or sorted by symbol", mc.Order))
+		return 0, argError("Order", -1, int(mc.Order), "%v, want index, shuffled or sorted by symbol", mc.Order)
 	}
 	if err := mc.Gate.Validate(); err != nil {
 		if e, ok := errors.AsType[*lengthgate.InputError](err); ok {
@@ -179,16 +172,16 @@ func (mc *MonteCarlo) validate() (rewardsPerSet int, err error) {
 	}
 	if mc.Gate.Enabled() {
 		if len(mc.Lengths) != mc.Policy.Size() {
-			return 0, mcError("Lengths", -1, len(mc.Lengths), fmt.Errorf("len = %d, want V = %d (the Gate is enabled)", len(mc.Lengths), mc.Policy.Size()))
+			return 0, argError("Lengths", -1, len(mc.Lengths), "len = %d, want V = %d (the Gate is enabled)", len(mc.Lengths), mc.Policy.Size())
 		}
 		for v, l := range mc.Lengths {
 			if l < 0 {
-				return 0, mcError("Lengths", v, l, errors.New("length < 0"))
+				return 0, argError("Lengths", v, l, "length < 0")
 			}
 		}
 	}
 	if mc.Workers < 0 {
-		return 0, mcError("Workers", -1, mc.Workers, fmt.Errorf("%d, want >= 0 (0 for GOMAXPROCS)", mc.Workers))
+		return 0, argError("Workers", -1, mc.Workers, "%d, want >= 0 (0 for GOMAXPROCS)", mc.Workers)
 	}
 	// Errors the samplers and the advantage batch would report (K > T,
 	// N > combin.MaxSize) are caught by building one worker.
@@ -211,7 +204,7 @@ func (mc *MonteCarlo) validate() (rewardsPerSet int, err error) {
 // or Workers < 0.
 func (mc MonteCarlo) Run(R int, seed uint64) (MonteCarloResult, error) {
 	if R < 2 || R > MaxReplicates {
-		return MonteCarloResult{}, mcError("R", -1, R, fmt.Errorf("%d replicates, want in [2, MaxReplicates = %d] (the work grows with R)", R, MaxReplicates))
+		return MonteCarloResult{}, argError("R", -1, R, "%d outside [2, %d], the most replicates (the work grows with R)", R, MaxReplicates)
 	}
 	mc.Lengths = append([]int(nil), mc.Lengths...) // the caller may change theirs
 	rewardsPerSet, err := mc.validate()

@@ -548,7 +548,7 @@ func TestMonteCarloErrors(t *testing.T) {
 		R    int
 		want string
 	}{
-		{func(mc *MonteCarlo) {}, 1, "estimator: R: 1 replicates"},
+		{func(mc *MonteCarlo) {}, 1, "estimator: R: 1 outside [2, 1073741824], the most replicates (the work grows with R)"},
 		{func(mc *MonteCarlo) { mc.Family = combin.Family{} }, 10, "estimator: Family: the zero Family"},
 		{func(mc *MonteCarlo) { mc.Policy = nil }, 10, "estimator: Policy: nil"},
 		{func(mc *MonteCarlo) { mc.Objective = nil }, 10, "estimator: Objective: nil"},
@@ -557,7 +557,7 @@ func TestMonteCarloErrors(t *testing.T) {
 		{func(mc *MonteCarlo) { mc.K = 0 }, 10, "estimator: K: 0, want >= 1"},
 		{func(mc *MonteCarlo) { mc.K = 71 }, 10, "estimator: K: 71 > T = 70"},
 		{func(mc *MonteCarlo) { mc.N2 = -1 }, 10, "estimator: N2: -1, want >= 0"},
-		{func(mc *MonteCarlo) { mc.N2 = combin.MaxSize }, 10, "estimator: N2: K*N2 = 4*16777216 exceeds combin.MaxSize"},
+		{func(mc *MonteCarlo) { mc.N2 = combin.MaxSize }, 10, "estimator: N2: K*N2 = 4*16777216 > 16777216, the most rewards of a replicate"},
 		{func(mc *MonteCarlo) { mc.Order = 7 }, 10, "estimator: Order: Order(7), want index"},
 		{func(mc *MonteCarlo) { mc.Gate = lengthgate.Gate{Target: -1} }, 10, "estimator: Gate.Target: -1 < 0"},
 		{func(mc *MonteCarlo) { mc.Gate = lengthgate.Gate{Target: 5} }, 10, "estimator: Lengths: len = 0, want V = 2"},

@@ -10,16 +10,16 @@ import (
 // spiral.LeaveOneOut, N2 < 1, or b is spiral.LeaveOneOut with N2 < 2.
 func checkBaseline(N2 int, b spiral.AggregationBaseline) error {
 	if N2 < 1 {
-		return fmt.Errorf("estimator: N2 = %d, want >= 1", N2)
+		return argError(FieldN2, -1, N2, "%d < 1", N2)
 	}
 	switch b {
 	case spiral.WithinSet:
 	case spiral.LeaveOneOut:
 		if N2 < 2 {
-			return fmt.Errorf("estimator: N2 = %d, LeaveOneOut needs N2 >= 2", N2)
+			return argError(FieldN2, -1, N2, "%d < 2, which the leave-one-out baseline needs", N2)
 		}
 	default:
-		return fmt.Errorf("estimator: unknown baseline %v", b)
+		return undefinedError(FieldBaseline, int(b), "AggregationBaseline")
 	}
 	return nil
 }
@@ -54,7 +54,7 @@ const maxLeaves = 1 << 22
 // outside [0, 1].
 func RewardGradient(agg *Categorical, reward []*big.Rat) ([]*big.Rat, error) {
 	if agg == nil {
-		return nil, fmt.Errorf("estimator: aggregation policy is nil, want a *Categorical")
+		return nil, elementError(FieldAgg, -1, "nil, want a *Categorical")
 	}
 	if err := checkRewards(reward, agg.Size()); err != nil {
 		return nil, err
@@ -77,15 +77,15 @@ func RewardGradient(agg *Categorical, reward []*big.Rat) ([]*big.Rat, error) {
 
 func checkRewards(reward []*big.Rat, V int) error {
 	if len(reward) != V {
-		return fmt.Errorf("estimator: len(reward) = %d, want %d outputs", len(reward), V)
+		return argError(FieldReward, -1, len(reward), "len = %d, want V = %d, one per output", len(reward), V)
 	}
 	one := big.NewRat(1, 1)
 	for z, r := range reward {
 		if r == nil {
-			return fmt.Errorf("estimator: reward[%d] is nil", z)
+			return elementError(FieldReward, z, "nil")
 		}
 		if r.Sign() < 0 || r.Cmp(one) > 0 {
-			return fmt.Errorf("estimator: reward[%d] = %s, want in [0, 1]", z, r.RatString())
+			return elementError(FieldReward, z, "%s outside [0, 1]", r.RatString())
 		}
 	}
 	return nil
@@ -110,13 +110,13 @@ func AggregationCredit(agg *Categorical, reward []*big.Rat, N2 int, b spiral.Agg
 		return nil, err
 	}
 	if agg == nil {
-		return nil, fmt.Errorf("estimator: aggregation policy is nil, want a *Categorical")
+		return nil, elementError(FieldAgg, -1, "nil, want a *Categorical")
 	}
 	if err := checkRewards(reward, agg.Size()); err != nil {
 		return nil, err
 	}
 	V := agg.Size()
-	leaves, err := exactSteps("AggregationCredit", fmt.Sprintf("(2V)^N2 = %d^%d outcomes of N2 = %d outputs over agg's V = %d outputs and their rewards", 2*V, N2, N2, V),
+	leaves, err := exactSteps(FieldN2, N2, "AggregationCredit", fmt.Sprintf("(2V)^N2 = %d^%d outcomes of N2 = %d outputs over agg's V = %d outputs and their rewards", 2*V, N2, N2, V),
 		2*V, N2, N2*(V+4))
 	if err != nil {
 		return nil, err

@@ -98,12 +98,12 @@ func TestAggregationErrors(t *testing.T) {
 		reward []*big.Rat
 		want   string
 	}{
-		{0, spiral.WithinSet, rats("0", "1"), "N2 = 0"},
-		{1, spiral.LeaveOneOut, rats("0", "1"), "LeaveOneOut needs N2 >= 2"},
-		{2, spiral.AggregationBaseline(5), rats("0", "1"), "unknown baseline"},
-		{2, spiral.WithinSet, rats("0"), "len(reward) = 1, want 2"},
-		{2, spiral.WithinSet, rats("0", "2"), "reward[1] = 2"},
-		{2, spiral.WithinSet, []*big.Rat{nil, big.NewRat(0, 1)}, "reward[0] is nil"},
+		{0, spiral.WithinSet, rats("0", "1"), "estimator: N2: 0 < 1"},
+		{1, spiral.LeaveOneOut, rats("0", "1"), "estimator: N2: 1 < 2, which the leave-one-out baseline needs"},
+		{2, spiral.AggregationBaseline(5), rats("0", "1"), "estimator: b: 5 is not a defined AggregationBaseline"},
+		{2, spiral.WithinSet, rats("0"), "estimator: reward: len = 1, want V = 2, one per output"},
+		{2, spiral.WithinSet, rats("0", "2"), "estimator: reward[1]: 2 outside [0, 1]"},
+		{2, spiral.WithinSet, []*big.Rat{nil, big.NewRat(0, 1)}, "estimator: reward[0]: nil"},
 		{20, spiral.WithinSet, rats("0", "1"), "N2 = 20 outputs over agg's V = 2 outputs"},
 	} {
 		_, err := AggregationCredit(agg, tc.reward, tc.N2, tc.b)
@@ -316,9 +316,9 @@ func TestJointExpectationErrors(t *testing.T) {
 	}{
 		{must(UniformCategorical(3)), family(t, false, 3, 2), 2, 2, spiral.WithinSet, combin.IndexOrder, "V = 3"},
 		{c, family(t, false, 3, 1), 2, 2, spiral.WithinSet, combin.IndexOrder, "n = 1"},
-		{c, family(t, false, 3, 2), 4, 2, spiral.WithinSet, combin.IndexOrder, "K = 4"},
-		{c, family(t, false, 3, 2), 2, 0, spiral.WithinSet, combin.IndexOrder, "N2 = 0"},
-		{c, family(t, false, 3, 2), 2, 2, spiral.WithinSet, combin.Order(4), "Order(4)"},
+		{c, family(t, false, 3, 2), 4, 2, spiral.WithinSet, combin.IndexOrder, "estimator: K: 4 outside [1, T = 3]"},
+		{c, family(t, false, 3, 2), 2, 0, spiral.WithinSet, combin.IndexOrder, "estimator: N2: 0 < 1"},
+		{c, family(t, false, 3, 2), 2, 2, spiral.WithinSet, combin.Order(4), "estimator: p: 4 is not a defined presentation"},
 		{c, family(t, false, 8, 2), 4, 4, spiral.WithinSet, combin.IndexOrder, "leaves exceed"},
 	} {
 		_, err := JointExpectation(tc.c, a, tc.f, tc.K, tc.N2, tc.b, tc.p)
@@ -331,12 +331,12 @@ func TestJointExpectationErrors(t *testing.T) {
 	}
 	pol := []*Categorical{c, c, must(UniformCategorical(3)), c}
 	rew := [][]*big.Rat{rats("0", "1"), rats("0", "1"), rats("0", "1", "0"), rats("0", "1")}
-	if _, err := NewAggregator(2, 2, pol, rew); err == nil || !strings.Contains(err.Error(), "policy[2] has 3 outputs") {
+	if _, err := NewAggregator(2, 2, pol, rew); err == nil || !strings.Contains(err.Error(), "estimator: policy[2]: 3 outputs, policy[0] has 2") {
 		t.Errorf("NewAggregator size error = %v", err)
 	}
 	pol[2] = c
 	rew[2] = rats("0", "3")
-	if _, err := NewAggregator(2, 2, pol, rew); err == nil || !strings.Contains(err.Error(), "context 2") {
+	if _, err := NewAggregator(2, 2, pol, rew); err == nil || !strings.Contains(err.Error(), "estimator: reward[2][1]: 3 outside [0, 1]") {
 		t.Errorf("NewAggregator reward error = %v", err)
 	}
 }

@@ -36,23 +36,23 @@ const MaxSymbols = 1 << 12
 // its values are copied.
 func NewCategorical(p []*big.Rat) (*Categorical, error) {
 	if len(p) == 0 || len(p) > MaxSymbols {
-		return nil, fmt.Errorf("estimator: categorical with V = %d symbols, want in [1, MaxSymbols = %d]", len(p), MaxSymbols)
+		return nil, argError(FieldProbs, -1, len(p), "len = %d outside [1, %d], the most symbols", len(p), MaxSymbols)
 	}
 	c := &Categorical{p: make([]*big.Rat, len(p)), pf: make([]float64, len(p)), cdf: make([]float64, len(p))}
 	sum := new(big.Rat)
 	for v, pv := range p {
 		if pv == nil {
-			return nil, fmt.Errorf("estimator: probability p[%d] is nil", v)
+			return nil, elementError(FieldProbs, v, "nil")
 		}
 		if pv.Sign() <= 0 {
-			return nil, fmt.Errorf("estimator: probability p[%d] = %s, want > 0", v, pv.RatString())
+			return nil, elementError(FieldProbs, v, "%s, want > 0", pv.RatString())
 		}
 		c.p[v] = new(big.Rat).Set(pv)
 		c.pf[v], _ = pv.Float64()
 		sum.Add(sum, pv)
 	}
 	if sum.Cmp(big.NewRat(1, 1)) != 0 {
-		return nil, fmt.Errorf("estimator: probabilities sum to %s, want exactly 1", sum.RatString())
+		return nil, elementError(FieldProbs, -1, "sum to %s, want exactly 1", sum.RatString())
 	}
 	acc := 0.0
 	for v, pv := range c.pf {
@@ -68,7 +68,7 @@ func NewCategorical(p []*big.Rat) (*Categorical, error) {
 // an error if V is not in [1, MaxSymbols], before allocating.
 func UniformCategorical(V int) (*Categorical, error) {
 	if V < 1 || V > MaxSymbols {
-		return nil, fmt.Errorf("estimator: V = %d symbols, want in [1, MaxSymbols = %d] (memory grows with V)", V, MaxSymbols)
+		return nil, argError(FieldSymbols, -1, V, "%d outside [1, %d], the most symbols (memory grows with V)", V, MaxSymbols)
 	}
 	p := make([]*big.Rat, V)
 	for v := range p {
@@ -150,16 +150,16 @@ const maxArity = 64
 // V^n > maxTableSize.
 func tableSize(V, n int) (int, error) {
 	if V < 1 || V > MaxSymbols {
-		return 0, fmt.Errorf("estimator: V = %d, want in [1, MaxSymbols = %d]", V, MaxSymbols)
+		return 0, argError(FieldSymbols, -1, V, "%d outside [1, %d], the most symbols", V, MaxSymbols)
 	}
 	if n < 1 || n > maxArity {
-		return 0, fmt.Errorf("estimator: n = %d, want in [1, %d]", n, maxArity)
+		return 0, argError(FieldArity, -1, n, "%d outside [1, %d]", n, maxArity)
 	}
 	size := 1
 	for range n {
 		size *= V
 		if size > maxTableSize {
-			return 0, fmt.Errorf("estimator: V^n = %d^%d exceeds the limit %d", V, n, maxTableSize)
+			return 0, argError(FieldArity, -1, n, "V^n = %d^%d > %d, the most entries of a table", V, n, maxTableSize)
 		}
 	}
 	return size, nil
@@ -175,16 +175,16 @@ func NewTable(V, n int, values []*big.Rat) (*Table, error) {
 		return nil, err
 	}
 	if len(values) != size {
-		return nil, fmt.Errorf("estimator: len(values) = %d, want V^n = %d^%d = %d", len(values), V, n, size)
+		return nil, argError(FieldValues, -1, len(values), "len = %d, want V^n = %d^%d = %d", len(values), V, n, size)
 	}
 	t := &Table{v: V, n: n, vals: make([]*big.Rat, size), fvals: make([]float64, size)}
 	one := big.NewRat(1, 1)
 	for i, x := range values {
 		if x == nil {
-			return nil, fmt.Errorf("estimator: values[%d] is nil", i)
+			return nil, elementError(FieldValues, i, "nil")
 		}
 		if x.Sign() < 0 || x.Cmp(one) > 0 {
-			return nil, fmt.Errorf("estimator: values[%d] = %s, want in [0, 1]", i, x.RatString())
+			return nil, elementError(FieldValues, i, "%s outside [0, 1]", x.RatString())
 		}
 		t.vals[i] = new(big.Rat).Set(x)
 		t.fvals[i], _ = x.Float64()
@@ -288,10 +288,10 @@ func SymmetricRandomTable(rnd *rand.Rand, V, n, denom int) (*Table, error) {
 
 func randomTableArgs(rnd *rand.Rand, V, n, denom int) (int, error) {
 	if rnd == nil {
-		return 0, fmt.Errorf("estimator: nil *rand.Rand")
+		return 0, elementError(FieldRand, -1, "nil")
 	}
 	if denom < 1 || denom > 1<<30 {
-		return 0, fmt.Errorf("estimator: denom = %d, want in [1, 2^30]", denom)
+		return 0, argError(FieldDenom, -1, denom, "%d outside [1, 2^30]", denom)
 	}
 	return tableSize(V, n)
 }
@@ -329,7 +329,7 @@ func CoverTable(V, n, m int) (*Table, error) {
 		return nil, err
 	}
 	if m < 1 || m > n {
-		return nil, fmt.Errorf("estimator: m = %d, want in [1, n = %d]", m, n)
+		return nil, argError(FieldCovered, -1, m, "%d outside [1, n = %d]", m, n)
 	}
 	vals := make([]*big.Rat, size)
 	y := make([]int, n)
@@ -364,11 +364,11 @@ func FirstTable(V, n int, values []*big.Rat) (*Table, error) {
 		return nil, err
 	}
 	if len(values) != V {
-		return nil, fmt.Errorf("estimator: len(values) = %d, want V = %d", len(values), V)
+		return nil, argError(FieldValues, -1, len(values), "len = %d, want V = %d", len(values), V)
 	}
 	for v, x := range values {
 		if x == nil {
-			return nil, fmt.Errorf("estimator: values[%d] is nil", v)
+			return nil, elementError(FieldValues, v, "nil")
 		}
 	}
 	vals := make([]*big.Rat, size)

@@ -25,10 +25,10 @@ func TestNewCategoricalErrors(t *testing.T) {
 		p    []*big.Rat
 		want string
 	}{
-		{nil, "V = 0"},
-		{[]*big.Rat{big.NewRat(1, 2), nil}, "p[1] is nil"},
-		{rats("1/2", "0", "1/2"), "p[1] = 0"},
-		{rats("3/2", "-1/2"), "p[1] = -1/2"},
+		{nil, "estimator: p: len = 0 outside [1, 4096], the most symbols"},
+		{[]*big.Rat{big.NewRat(1, 2), nil}, "estimator: p[1]: nil"},
+		{rats("1/2", "0", "1/2"), "estimator: p[1]: 0, want > 0"},
+		{rats("3/2", "-1/2"), "estimator: p[1]: -1/2, want > 0"},
 		{rats("1/3", "1/3"), "sum to 2/3"},
 	} {
 		_, err := NewCategorical(tc.p)
@@ -102,29 +102,29 @@ func TestNewTableErrors(t *testing.T) {
 		vals []*big.Rat
 		want string
 	}{
-		{0, 2, nil, "V = 0"},
-		{2, 0, nil, "n = 0"},
-		{2, 30, nil, "exceeds the limit"},
-		{2, 2, rats("0", "1", "1"), "len(values) = 3, want V^n = 2^2 = 4"},
-		{2, 1, []*big.Rat{nil, big.NewRat(1, 1)}, "values[0] is nil"},
-		{2, 1, rats("0", "3/2"), "values[1] = 3/2"},
-		{2, 1, rats("-1/3", "1"), "values[0] = -1/3"},
+		{0, 2, nil, "estimator: V: 0 outside [1, 4096], the most symbols"},
+		{2, 0, nil, "estimator: n: 0 outside [1, 64]"},
+		{2, 30, nil, "estimator: n: V^n = 2^30 > 1048576, the most entries of a table"},
+		{2, 2, rats("0", "1", "1"), "estimator: values: len = 3, want V^n = 2^2 = 4"},
+		{2, 1, []*big.Rat{nil, big.NewRat(1, 1)}, "estimator: values[0]: nil"},
+		{2, 1, rats("0", "3/2"), "estimator: values[1]: 3/2 outside [0, 1]"},
+		{2, 1, rats("-1/3", "1"), "estimator: values[0]: -1/3 outside [0, 1]"},
 	} {
 		_, err := NewTable(tc.V, tc.n, tc.vals)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewTable(%d, %d, ...) error = %v, want containing %q", tc.V, tc.n, err, tc.want)
 		}
 	}
-	if _, err := RandomTable(nil, 2, 2, 3); err == nil || !strings.Contains(err.Error(), "nil *rand.Rand") {
+	if _, err := RandomTable(nil, 2, 2, 3); err == nil || !strings.Contains(err.Error(), "estimator: rnd: nil") {
 		t.Errorf("RandomTable(nil) error = %v", err)
 	}
-	if _, err := RandomTable(rand.New(rand.NewPCG(1, 1)), 2, 2, 0); err == nil || !strings.Contains(err.Error(), "denom = 0") {
+	if _, err := RandomTable(rand.New(rand.NewPCG(1, 1)), 2, 2, 0); err == nil || !strings.Contains(err.Error(), "estimator: denom: 0 outside [1, 2^30]") {
 		t.Errorf("RandomTable(denom 0) error = %v", err)
 	}
-	if _, err := CoverTable(3, 2, 3); err == nil || !strings.Contains(err.Error(), "m = 3") {
+	if _, err := CoverTable(3, 2, 3); err == nil || !strings.Contains(err.Error(), "estimator: m: 3 outside [1, n = 2]") {
 		t.Errorf("CoverTable(m > n) error = %v", err)
 	}
-	if _, err := FirstTable(3, 2, rats("0", "1")); err == nil || !strings.Contains(err.Error(), "len(values) = 2, want V = 3") {
+	if _, err := FirstTable(3, 2, rats("0", "1")); err == nil || !strings.Contains(err.Error(), "estimator: values: len = 2, want V = 3") {
 		t.Errorf("FirstTable error = %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"spiral/internal/spiraltest"
@@ -35,7 +36,8 @@ func exactScale(r Reduction, outputs, rows int) (scale, constant *big.Rat) {
 // tokenWeights returns d[o][t] = the derivative of the trainer's loss
 // (each term reduced over its own outputs, the terms added) with respect
 // to the per-token loss of token t of output o, by linearity: the loss of
-// the matrix that is 1 there and 0 elsewhere.
+// the matrix that is 1 there and 0 elsewhere. The slices it returns are
+// shared: callers read them only.
 func tokenWeights(r Reduction, lengths, terms []int) [][]*big.Rat {
 	b := len(lengths)
 	termOf := func(o int) int {
@@ -46,39 +48,76 @@ func tokenWeights(r Reduction, lengths, terms []int) [][]*big.Rat {
 	}
 	d := make([][]*big.Rat, b)
 	for o := range b {
-		d[o] = make([]*big.Rat, width)
-		var rows []int // the outputs of o's term, in order
+		var rows []int // the lengths of o's term's outputs, in order
+		at := 0        // o's row among them
 		for p := range b {
 			if termOf(p) == termOf(o) {
-				rows = append(rows, p)
-			}
-		}
-		tokens := 0
-		for _, p := range rows {
-			tokens += lengths[p]
-		}
-		for t := range width {
-			if tokens == 0 {
-				// No token in the term: verl's and OpenRLHF's means are
-				// 0/0 (NaN) there; the outputs get 0 and carry nothing.
-				d[o][t] = rat(0)
-				continue
-			}
-			lossMat, mask := make(mat, len(rows)), make(mat, len(rows))
-			for i, p := range rows {
-				lossMat[i], mask[i] = make([]*big.Rat, width), make([]*big.Rat, width)
-				for s := range width {
-					lossMat[i][s], mask[i][s] = rat(0), rat(0)
-					if s < lengths[p] {
-						mask[i][s] = rat(1)
-					}
-					if p == o && s == t {
-						lossMat[i][s] = rat(1)
-					}
+				if p == o {
+					at = len(rows)
 				}
+				rows = append(rows, lengths[p])
 			}
-			d[o][t] = trainerLoss(r, lossMat, mask, width)
 		}
+		d[o] = rowWeights(r, rows, at)
+	}
+	return d
+}
+
+// rowWeightsMemo holds rowWeights' answers by reduction, row lengths and
+// row: the batches the tests enumerate share most of their terms' shapes.
+var rowWeightsMemo sync.Map
+
+// rowWeights returns, for every token t of row at, the trainer's loss of
+// the term whose rows have the given lengths, on the matrix that is 1 at
+// (at, t) and 0 elsewhere.
+func rowWeights(r Reduction, rows []int, at int) []*big.Rat {
+	key := fmt.Sprint(r, rows, at)
+	if d, ok := rowWeightsMemo.Load(key); ok {
+		return d.([]*big.Rat)
+	}
+	tokens := 0
+	for _, l := range rows {
+		tokens += l
+	}
+	var d []*big.Rat
+	if tokens == 0 {
+		// No token in the term: verl's and OpenRLHF's means are 0/0 (NaN)
+		// there; the outputs get 0 and carry nothing.
+		d = make([]*big.Rat, width)
+		for t := range d {
+			d[t] = rat(0)
+		}
+	} else {
+		d = unitLosses(rows, at, func(lossMat, mask mat) *big.Rat { return trainerLoss(r, lossMat, mask, width) })
+	}
+	rowWeightsMemo.Store(key, d)
+	return d
+}
+
+// unitLosses returns, for every token t of row at, loss of the matrix that
+// is 1 at (at, t) and 0 elsewhere, with the mask of rows of the given
+// lengths. The transcriptions read their matrices only: the entries share
+// one zero and one one, and the unit entry moves along row at.
+func unitLosses(rows []int, at int, loss func(lossMat, mask mat) *big.Rat) []*big.Rat {
+	zero, one := rat(0), rat(1)
+	lossMat, mask := make(mat, len(rows)), make(mat, len(rows))
+	for i, l := range rows {
+		lossMat[i], mask[i] = make([]*big.Rat, width), make([]*big.Rat, width)
+		for s := range width {
+			lossMat[i][s], mask[i][s] = zero, zero
+			if s < l {
+				mask[i][s] = one
+			}
+		}
+	}
+	d := make([]*big.Rat, width)
+	for t := range width {
+		lossMat[at][t] = one
+		d[t] = loss(lossMat, mask)
+		lossMat[at][t] = zero
+	}
+	if zero.Sign() != 0 || one.Cmp(big.NewRat(1, 1)) != 0 {
+		panic("a transcription wrote to its loss matrix")
 	}
 	return d
 }

@@ -53,23 +53,7 @@ func partWeights(r Reduction, lengths []int, over *Divisors) [][]*big.Rat {
 	}
 	d := make([][]*big.Rat, len(lengths))
 	for o := range lengths {
-		d[o] = make([]*big.Rat, width)
-		for t := range width {
-			lossMat, mask := make(mat, len(lengths)), make(mat, len(lengths))
-			for p := range lengths {
-				lossMat[p], mask[p] = make([]*big.Rat, width), make([]*big.Rat, width)
-				for s := range width {
-					lossMat[p][s], mask[p][s] = rat(0), rat(0)
-					if s < lengths[p] {
-						mask[p][s] = rat(1)
-					}
-					if p == o && s == t {
-						lossMat[p][s] = rat(1)
-					}
-				}
-			}
-			d[o][t] = overLoss(r, lossMat, mask, *over)
-		}
+		d[o] = unitLosses(lengths, o, func(lossMat, mask mat) *big.Rat { return overLoss(r, lossMat, mask, *over) })
 	}
 	return d
 }

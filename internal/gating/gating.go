@@ -50,30 +50,37 @@ func Pair[R any](dst *R, gs Gate, search []float64, searchLengths []int, ga Gate
 	report.(func(*R, int, Tally, int, Tally))(dst, len(search), s, len(agg), a) // by value: not to the heap
 }
 
-// apply gates adv in place by g, 64 entries at a time, adding to t.
+// apply gates adv in place by g, 64 entries at a time, adding to t. A
+// slice of at most 64 entries, as one problem's roles are, takes one call
+// of chunk and no slicing.
 func apply[F ~float32 | ~float64](t *Tally, g Gate, adv []F, lengths []int) {
 	lengths = lengths[:len(adv)]
-	for o := 0; o < len(adv); o += 64 {
-		n := min(len(adv)-o, 64)
-		chunk := adv[o : o+n]
-		positive, atTarget, gated := gate(g.First, g.At, chunk, lengths[o:o+n])
-		t.Positive += bits.OnesCount64(positive)
-		t.AtTarget += bits.OnesCount64(positive & atTarget)
-		gated &= positive
-		t.Gated += bits.OnesCount64(gated)
-		// Entry i is bit n-1-i: the highest bit first is the entries in order.
-		for m := gated; m != 0; {
-			b := bits.Len64(m) - 1
-			m &^= 1 << b
-			i := n - 1 - b
-			a := float64(chunk[i])
-			// t.Mass + a = s + e exactly (Knuth's two-sum, numeric.TwoSum)
-			s := t.Mass + a
-			z := s - t.Mass
-			t.Low += (t.Mass - (s - z)) + (a - z)
-			t.Mass = s
-			chunk[i] = 0
-		}
+	for len(adv) > 64 {
+		chunk(t, g, adv[:64], lengths[:64])
+		adv, lengths = adv[64:], lengths[64:]
+	}
+	chunk(t, g, adv, lengths)
+}
+
+// chunk gates at most 64 entries of adv in place by g, adding to t.
+func chunk[F ~float32 | ~float64](t *Tally, g Gate, adv []F, lengths []int) {
+	positive, atTarget, gated := gate(g.First, g.At, adv, lengths)
+	t.Positive += bits.OnesCount64(positive)
+	t.AtTarget += bits.OnesCount64(positive & atTarget)
+	gated &= positive
+	t.Gated += bits.OnesCount64(gated)
+	// Entry i is bit n-1-i: the highest bit first is the entries in order.
+	for m, n := gated, len(adv); m != 0; {
+		b := bits.Len64(m) - 1
+		m &^= 1 << b
+		i := n - 1 - b
+		a := float64(adv[i])
+		// t.Mass + a = s + e exactly (Knuth's two-sum, numeric.TwoSum)
+		s := t.Mass + a
+		z := s - t.Mass
+		t.Low += (t.Mass - (s - z)) + (a - z)
+		t.Mass = s
+		adv[i] = 0
 	}
 }
 
