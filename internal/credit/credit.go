@@ -459,7 +459,7 @@ func Scan[F constraints.Float](xs []F, unscorable []bool, exact bool) (valid, ex
 	case unscorable == nil && exact: // the root's case: no test for marks or for exact
 		// Four at a time: the loop's own test and count, and the compiler's
 		// inlining marks, are a quarter of the instructions of one at a
-		// time (about 50 instructions a problem of the paper's shape fewer,
+		// time (about 25 instructions a problem of the paper's shape fewer,
 		// BenchmarkStepParts/problems=256/credit, cachegrind).
 		rest := xs
 		for ; len(rest) >= 4; rest = rest[4:] {
