@@ -7,12 +7,12 @@ import (
 	"math"
 	"math/big"
 	"slices"
-	"strings"
 
 	"spiral"
 	"spiral/budget"
 	"spiral/combin"
 	"spiral/estimator"
+	"spiral/internal/inputerr"
 )
 
 // Bounds of the search space Advise explores.
@@ -55,7 +55,7 @@ func (t Tokens) String() string {
 // MarshalText returns t.String(); it fails for an undefined value.
 func (t Tokens) MarshalText() ([]byte, error) {
 	if t < 0 || int(t) >= len(tokensNames) {
-		return nil, fmt.Errorf("advise: undefined Tokens %d", int(t))
+		return nil, inputerr.Undefined("advise", FieldCount, int(t), "Tokens")
 	}
 	return []byte(t.String()), nil
 }
@@ -66,7 +66,7 @@ func (t *Tokens) UnmarshalText(b []byte) error {
 		*t = Tokens(i)
 		return nil
 	}
-	return fmt.Errorf("advise: unknown tokens %q (want generated, prefill or cached-prefill)", b)
+	return inputerr.Name("advise", FieldCount, b, tokensNames...)
 }
 
 // PaperProblems is the paper's batch: problems per training step, the
@@ -298,8 +298,8 @@ func Advise(req Request) (Result, error) {
 						continue
 					}
 					if err := req.complete(cands, c, shared); err != nil {
-						if errors.Is(err, errTooCostly) {
-							res.Refused = append(res.Refused, Refusal{N1, n, K, design, strings.TrimPrefix(err.Error(), errTooCostly.Error()+": ")})
+						if errors.Is(err, inputerr.ErrTooCostly) {
+							res.Refused = append(res.Refused, Refusal{N1, n, K, design, err.Error()})
 							continue
 						}
 						return Result{}, err
@@ -332,9 +332,6 @@ func (r Result) At(s Step) Result {
 	sortCandidates(out.Candidates)
 	return out
 }
-
-// errTooCostly marks an evaluation beyond an exact enumeration's limit.
-var errTooCostly = errors.New("advise: beyond the exact cost bound")
 
 // Evaluate returns the Candidate that Advise reports for the configuration
 // c under req's token count, lengths, reward model and order, computed by
@@ -370,8 +367,9 @@ func Evaluate(c spiral.Config, req Request) (Candidate, error) {
 	}
 	cands := []Candidate{cand}
 	if err := req.complete(cands, pol, map[int]*sizeTerms{}); err != nil {
-		if errors.Is(err, errTooCostly) {
-			return Candidate{}, fmt.Errorf("advise: config %s: %s, which Advise lists in Result.Refused", sizes(c), strings.TrimPrefix(err.Error(), "advise: "))
+		if errors.Is(err, inputerr.ErrTooCostly) {
+			return Candidate{}, inputerr.New("advise", "", InputError{Field: FieldConfig, Problem: -1, Set: -1, Output: -1,
+				Err: fmt.Errorf("%s: %w, which Advise lists in Result.Refused", sizes(c), err)})
 		}
 		return Candidate{}, err
 	}
@@ -388,22 +386,22 @@ func sizes(c spiral.Config) string {
 // checkModel checks, then Reward.Needs against the set sizes explored.
 func (req Request) check() error {
 	if req.Budget < 1 {
-		return fmt.Errorf("advise: budget = %d, want >= 1", req.Budget)
+		return argError(FieldBudget, -1, int(req.Budget), "%d < 1", req.Budget)
 	}
 	for _, b := range []struct {
 		name      string
 		val, most int
-	}{{"max_traces", req.MaxTraces, MaxTraces}, {"max_sets", req.MaxSets, MaxSets}, {"max_aggregations", req.MaxAggregations, MaxAggregations}} {
+	}{{FieldMaxTraces, req.MaxTraces, MaxTraces}, {FieldMaxSets, req.MaxSets, MaxSets}, {FieldMaxAggregations, req.MaxAggregations, MaxAggregations}} {
 		if b.val < 0 || b.val > b.most {
-			return fmt.Errorf("advise: %s = %d not in [0, %d]", b.name, b.val, b.most)
+			return argError(b.name, -1, b.val, "%d outside [0, %d]", b.val, b.most)
 		}
 	}
 	if len(req.SetSizes) > MaxTraces {
-		return fmt.Errorf("advise: %d set sizes, want at most %d", len(req.SetSizes), MaxTraces)
+		return argError(FieldSetSizes, -1, len(req.SetSizes), "len = %d > %d", len(req.SetSizes), MaxTraces)
 	}
 	for i, n := range req.SetSizes {
 		if n < 2 || n >= MaxTraces {
-			return fmt.Errorf("advise: set_sizes[%d] = %d not in [2, %d]", i, n, MaxTraces-1)
+			return argError(FieldSetSizes, i, n, "outside [2, %d]", MaxTraces-1)
 		}
 	}
 	if err := req.checkModel(); err != nil {
@@ -412,11 +410,11 @@ func (req Request) check() error {
 	if r := req.Reward; r.Rule == NeedsPieces {
 		// The largest set size explored is N1 - 1.
 		if most := cmp.Or(req.MaxTraces, MaxTraces) - 1; r.Needs < 1 || r.Needs > most {
-			return fmt.Errorf("advise: reward.needs = %d not in [1, %d], the largest set size n = N1 - 1", r.Needs, most)
+			return argError(FieldNeeds, -1, r.Needs, "%d outside [1, %d], the largest set size n = N1 - 1", r.Needs, most)
 		}
 		for i, n := range req.SetSizes {
 			if n < r.Needs {
-				return fmt.Errorf("advise: set_sizes[%d] = %d below reward.needs = %d: no set of %d holds %d correct candidates", i, n, r.Needs, n, r.Needs)
+				return argError(FieldSetSizes, i, n, "below the %d correct candidates the reward needs", r.Needs)
 			}
 		}
 	}
@@ -428,48 +426,51 @@ func (req Request) check() error {
 // Reward.Needs, which depends on the set size).
 func (req Request) checkModel() error {
 	if req.Count < Generated || req.Count > WithCachedPrefill {
-		return fmt.Errorf("advise: undefined count %d", int(req.Count))
+		return inputerr.Undefined("advise", FieldCount, int(req.Count), "Tokens")
 	}
 	if req.Order != combin.IndexOrder && req.Order != combin.Shuffled {
-		return fmt.Errorf("advise: order = %v, want index or shuffled", req.Order)
+		return argError(FieldOrder, -1, int(req.Order), "%v, want index or shuffled", req.Order)
 	}
 	switch st := req.Step; {
 	case st.Tokens < 0 || st.Problems < 0:
-		return fmt.Errorf("advise: step tokens = %d, problems = %d: want >= 0", st.Tokens, st.Problems)
+		return fieldError(FieldStep, "tokens = %d, problems = %d: want >= 0", st.Tokens, st.Problems)
 	case st.Tokens > 0 && st.Problems > 0:
-		return fmt.Errorf("advise: step tokens = %d and problems = %d: give one of the two", st.Tokens, st.Problems)
+		return fieldError(FieldStep, "tokens = %d and problems = %d: give one of the two", st.Tokens, st.Problems)
 	}
 	if n := req.DeploySetSize; n != 0 {
 		if n < 1 || n >= MaxTraces {
-			return fmt.Errorf("advise: deploy_set_size = %d not in [1, %d]", n, MaxTraces-1)
+			return argError(FieldDeploySetSize, -1, n, "%d outside [1, %d]", n, MaxTraces-1)
+		}
+		if r := req.Reward; r.Rule == NeedsPieces && n < r.Needs {
+			return argError(FieldDeploySetSize, -1, n, "%d below the %d correct candidates the reward needs", n, r.Needs)
 		}
 		if _, err := req.Reward.Needed(n); err != nil {
-			return fmt.Errorf("advise: deploy_set_size = %d: %w", n, err)
+			return err
 		}
 	}
 	if req.Lengths.Search < 1 || req.Lengths.Aggregation < 1 || req.Lengths.Prompt < 0 {
-		return fmt.Errorf("advise: lengths %+v: search and aggregation must be >= 1, prompt >= 0", req.Lengths)
+		return fieldError(FieldLengths, "%+v: search and aggregation must be >= 1, prompt >= 0", req.Lengths)
 	}
 	r := req.Reward
 	switch {
 	case r.Rule < FindOne || r.Rule > Majority:
-		return fmt.Errorf("advise: reward.rule = %d undefined", int(r.Rule))
+		return inputerr.Undefined("advise", FieldRule, int(r.Rule), "Rule")
 	case r.Rule != NeedsPieces && r.Needs != 0:
-		return fmt.Errorf("advise: reward.needs = %d under rule %v, want 0 (needs applies to rule needs)", r.Needs, r.Rule)
+		return argError(FieldNeeds, -1, r.Needs, "%d under rule %v, want 0 (needs applies to rule needs)", r.Needs, r.Rule)
 	}
 	for _, x := range []struct {
 		name string
 		val  *big.Rat
-	}{{"correct", r.Correct}, {"found", r.Found}, {"missed", r.Missed}} {
+	}{{FieldCorrect, r.Correct}, {FieldFound, r.Found}, {FieldMissed, r.Missed}} {
 		if x.val == nil {
-			return fmt.Errorf("advise: reward.%s missing, want a probability in [0, 1]", x.name)
+			return fieldError(x.name, "missing, want a probability in [0, 1]")
 		}
 		if x.val.Sign() < 0 || x.val.Cmp(big.NewRat(1, 1)) > 0 {
-			return fmt.Errorf("advise: reward.%s = %v not in [0, 1]", x.name, x.val)
+			return fieldError(x.name, "%v outside [0, 1]", x.val)
 		}
 	}
 	if r.Correct.Sign() == 0 || r.Correct.Cmp(big.NewRat(1, 1)) == 0 || r.Found.Cmp(r.Missed) == 0 {
-		return fmt.Errorf("advise: reward model correct = %v, found = %v, missed = %v gives no search signal", r.Correct, r.Found, r.Missed)
+		return fieldError(FieldReward, "correct = %v, found = %v, missed = %v gives no search signal", r.Correct, r.Found, r.Missed)
 	}
 	return nil
 }
@@ -487,28 +488,28 @@ func (req Request) checkConfig(c spiral.Config) error {
 	want.AggregationBaseline = c.AggregationBaseline
 	switch {
 	case c.Ordered:
-		return errors.New("advise: config ordered = true: the advisor evaluates subsets, not tuples")
+		return fieldError(FieldConfigOrdered, "true: the advisor evaluates subsets, not tuples")
 	case c.Order != req.Order:
-		return fmt.Errorf("advise: config order = %v, request order = %v: the configuration is evaluated in the request's order", c.Order, req.Order)
+		return argError(FieldConfigOrder, -1, int(c.Order), "%v, the request's order is %v: the configuration is evaluated in the request's order", c.Order, req.Order)
 	case N1 < 3 || N1 > MaxTraces:
-		return fmt.Errorf("advise: config search_traces = %d not in [3, %d]", N1, MaxTraces)
+		return argError(FieldConfigTraces, -1, N1, "%d outside [3, %d]", N1, MaxTraces)
 	case n < 2 || n >= N1:
-		return fmt.Errorf("advise: config set_size = %d not in [2, %d], N1 - 1", n, N1-1)
+		return argError(FieldConfigSetSize, -1, n, "%d outside [2, %d], N1 - 1", n, N1-1)
 	case K < 2 || K > MaxSets:
-		return fmt.Errorf("advise: config sets = %d not in [2, %d]", K, MaxSets)
+		return argError(FieldConfigSets, -1, K, "%d outside [2, %d]", K, MaxSets)
 	case N2 < 2 || N2 > MaxAggregations:
-		return fmt.Errorf("advise: config aggregations_per_set = %d not in [2, %d] (at N2 = 1 the within-set aggregation advantage is 0)", N2, MaxAggregations)
+		return argError(FieldConfigN2, -1, N2, "%d outside [2, %d] (at N2 = 1 the within-set aggregation advantage is 0)", N2, MaxAggregations)
 	case c.Gates != want.Gates:
-		return fmt.Errorf("advise: config gates = %+v, want none: the advisor's update has no length gate", c.Gates)
+		return fieldError(FieldConfigGates, "%+v, want none: the advisor's update has no length gate", c.Gates)
 	case c.Overlong != want.Overlong:
-		return fmt.Errorf("advise: config overlong = %+v, want none: the advisor's rewards have no overlong punishment", *c.Overlong)
+		return fieldError(FieldConfigOverlong, "%+v, want none: the advisor's rewards have no overlong punishment", *c.Overlong)
 	case c.RewardRange != want.RewardRange:
-		return fmt.Errorf("advise: config reward_range = %+v, want none: the advisor keeps every problem", c.RewardRange)
+		return fieldError(FieldConfigRange, "%+v, want none: the advisor keeps every problem", c.RewardRange)
 	case c != want:
-		return fmt.Errorf("advise: config %+v is not the advisor's %+v", c, want)
+		return fieldError(FieldConfig, "%+v is not the advisor's %+v", c, want)
 	}
 	if r := req.Reward; r.Rule == NeedsPieces && n < r.Needs {
-		return fmt.Errorf("advise: config set_size = %d below reward.needs = %d: no set of %d holds %d correct candidates", n, r.Needs, n, r.Needs)
+		return argError(FieldConfigSetSize, -1, n, "%d below the %d correct candidates the reward needs", n, r.Needs)
 	}
 	_, err := req.Reward.Needed(n)
 	return err
@@ -559,7 +560,7 @@ func (req Request) candidate(cfg spiral.Config) (Candidate, error) {
 // complete evaluates the (N1, n, K, design) that cands share, once, and
 // fills their constants, role weights, variances and SNR: the one path of
 // both Advise and Evaluate. What depends on n alone it takes from shared,
-// or computes and adds there. The error wraps errTooCostly when the
+// or computes and adds there. The error is inputerr.ErrTooCostly when the
 // evaluation is beyond the exact cost bound.
 func (req Request) complete(cands []Candidate, c *estimator.Categorical, shared map[int]*sizeTerms) error {
 	cfg := cands[0].Config
@@ -739,7 +740,7 @@ func (c *Candidate) improvement(step Step) {
 func evaluate(f combin.Family, K int, design combin.Design, order combin.Order, c *estimator.Categorical, tab *estimator.Table, shared *sizeTerms) (*SearchVariance, *aggregationTerms, error) {
 	T, _ := f.Count64()
 	if T > maxFamilySets {
-		return nil, nil, fmt.Errorf("%w: C(%d, %d) = %d sets, more than %d", errTooCostly, f.Traces(), f.SetSize(), T, maxFamilySets)
+		return nil, nil, inputerr.TooCostly(fmt.Sprintf("C(%d, %d) = %d sets, more than %d", f.Traces(), f.SetSize(), T, maxFamilySets))
 	}
 	// Neither design lists its selections one by one: the uniform design's
 	// terms are in closed form (UniformSets lists none), and the balanced
@@ -763,7 +764,7 @@ func evaluate(f combin.Family, K int, design combin.Design, order combin.Order, 
 		d, err = estimator.BalancedClasses(f, K)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", errTooCostly, err)
+		return nil, nil, inputerr.TooCostly(err.Error())
 	}
 	// The objective is symmetric, so a shuffled presentation scores every
 	// set as index order does: the search update is the same.

@@ -7,6 +7,7 @@ import (
 
 	"spiral/combin"
 	"spiral/estimator"
+	"spiral/internal/inputerr"
 )
 
 // NoiseClosedForm returns Noise1 (the reward-noise term of Var(g/M) at N2 =
@@ -281,7 +282,7 @@ func countsTermExact(d *estimator.SetDistribution, diag, Bo, Fs *big.Rat) (*big.
 	selections := 0
 	for sel, prob := range d.Selections() {
 		if selections++; selections > maxSelections {
-			return nil, fmt.Errorf("%w: the design has more than %d selections", errTooCostly, maxSelections)
+			return nil, inputerr.TooCostly(fmt.Sprintf("the design has more than %d selections", maxSelections))
 		}
 		clear(counts)
 		for _, h := range sel {

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"spiral/estimator"
+	"spiral/internal/inputerr"
 )
 
 // RewardModel is the toy problem Advise ranks configurations on: a search
@@ -64,7 +65,7 @@ func (r Rule) String() string {
 // MarshalText returns r.String(); it fails for an undefined value.
 func (r Rule) MarshalText() ([]byte, error) {
 	if r < 0 || int(r) >= len(ruleNames) {
-		return nil, fmt.Errorf("advise: undefined Rule %d", int(r))
+		return nil, inputerr.Undefined("advise", FieldRule, int(r), "Rule")
 	}
 	return []byte(r.String()), nil
 }
@@ -75,7 +76,7 @@ func (r *Rule) UnmarshalText(b []byte) error {
 		*r = Rule(i)
 		return nil
 	}
-	return fmt.Errorf("advise: unknown rule %q (want find-one, needs or majority)", b)
+	return inputerr.Name("advise", FieldRule, b, ruleNames...)
 }
 
 // Needed returns m(n), the least number of correct candidates among n >= 1
@@ -85,23 +86,23 @@ func (r *Rule) UnmarshalText(b []byte) error {
 // NeedsPieces (not 0 under the other rules).
 func (r RewardModel) Needed(n int) (int, error) {
 	if n < 1 {
-		return 0, fmt.Errorf("advise: set size n = %d, want >= 1", n)
+		return 0, argError(FieldSetSize, -1, n, "%d < 1", n)
 	}
 	if r.Rule != NeedsPieces && r.Needs != 0 {
-		return 0, fmt.Errorf("advise: reward.needs = %d under rule %v, want 0 (needs applies to rule needs)", r.Needs, r.Rule)
+		return 0, argError(FieldNeeds, -1, r.Needs, "%d under rule %v, want 0 (needs applies to rule needs)", r.Needs, r.Rule)
 	}
 	switch r.Rule {
 	case FindOne:
 		return 1, nil
 	case NeedsPieces:
 		if r.Needs < 1 || r.Needs > n {
-			return 0, fmt.Errorf("advise: reward.needs = %d not in [1, %d] for sets of n = %d", r.Needs, n, n)
+			return 0, argError(FieldNeeds, -1, r.Needs, "%d outside [1, n = %d]", r.Needs, n)
 		}
 		return r.Needs, nil
 	case Majority:
 		return n/2 + 1, nil
 	}
-	return 0, fmt.Errorf("advise: reward.rule = %d undefined", int(r.Rule))
+	return 0, inputerr.Undefined("advise", FieldRule, int(r.Rule), "Rule")
 }
 
 // policy returns the search policy of the reward model's toy problem over

@@ -7,6 +7,7 @@ import (
 
 	"spiral/combin"
 	"spiral/estimator"
+	"spiral/internal/inputerr"
 )
 
 // maxSelections bounds the selections SearchVariance enumerates to find the
@@ -256,7 +257,7 @@ func selectionRuns(d *estimator.SetDistribution, add func(sel []int), run func(p
 	count := 0
 	for range d.Selections() {
 		if count++; count > maxSelections {
-			return fmt.Errorf("%w: the design has more than %d selections", errTooCostly, maxSelections)
+			return inputerr.TooCostly(fmt.Sprintf("the design has more than %d selections", maxSelections))
 		}
 	}
 	var last *big.Rat // a copy: the yielded probability may be reused

@@ -65,20 +65,22 @@ func drawRuns(d []int, runs []run, src rand.Source) {
 		return
 	}
 	for k := range runs {
-		top, p := uint64(runs[k].top), runs[k].p
 		digits := d[:runs[k].m]
 		d = d[len(digits):]
-		for {
-			x := src.Uint64()
-			for i := range digits {
-				hi, lo := bits.Mul64(x, top-uint64(i))
-				digits[i], x = int(hi), lo
-			}
-			if x >= p || x >= -p%p {
-				break
-			}
+		for !runs[k].digits(src.Uint64(), digits) {
 		}
 	}
+}
+
+// digits sets digits, r.m of them, to the digits the value x gives (see
+// run), and reports whether x is accepted.
+func (r *run) digits(x uint64, digits []int) bool {
+	top := uint64(r.top)
+	for i := range digits {
+		hi, lo := bits.Mul64(x, top-uint64(i))
+		digits[i], x = int(hi), lo
+	}
+	return x >= r.p || x >= -r.p%r.p
 }
 
 // drawRun draws the longest run of at most len(d) radices from top down

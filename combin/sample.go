@@ -307,8 +307,20 @@ func (s *Sampler) draw(dst []int, src rand.Source) {
 		s.drawRejecting(dst, src)
 		return
 	}
-	drawRuns(s.digits, s.runs, src)
 	digits, n, table, pick := s.digits, s.f.n, s.table, s.pick
+	if pcg, ok := src.(*rand.PCG); ok && len(s.runs) == 1 {
+		// The planner's source, and the K digits in one run: the
+		// digits drawn here, where PCG's Uint64 is inlined, not by
+		// drawRuns through the interface, a call whose spills cost
+		// about 58 instructions a plan of Subsets(8, 4), K = 4
+		// (bench/cachegrind.sh's planning part). TestDrawToPCG pins it
+		// to drawRuns.
+		r := &s.runs[0]
+		for !r.digits(pcg.Uint64(), digits) {
+		}
+	} else {
+		drawRuns(digits, s.runs, src)
+	}
 	if n == 4 {
 		// The paper's set size, copied by four moves instead of copy's
 		// call of memmove: about 160 instructions fewer a plan of

@@ -105,7 +105,7 @@ func TestAdviseDeploy(t *testing.T) {
 			t.Fatalf("row %d: %+v, advise.Advise %+v", i, r, c)
 		}
 	}
-	if _, stderr, code := runCmd(t, strings.Replace(in, `"deploy_set_size": 3`, `"deploy_set_size": 8`, 1), "advise"); code != exitUsage || !strings.Contains(stderr, "deploy_set_size = 8") {
+	if _, stderr, code := runCmd(t, strings.Replace(in, `"deploy_set_size": 3`, `"deploy_set_size": 8`, 1), "advise"); code != exitUsage || !strings.Contains(stderr, "advise: deploy_set_size: 8 outside [1, 7]") {
 		t.Errorf("deploy_set_size 8: exit %d, stderr %q", code, stderr)
 	}
 }
@@ -234,9 +234,9 @@ func TestAdviseConfigErrors(t *testing.T) {
 	base := `{"search_length": 4096, "aggregation_length": 4096, "correct": "1/4", "found": "3/4", "missed": "0.1", "config": `
 	for cfg, want := range map[string]string{
 		`{"search_traces": 6, "sets": 3, "aggregations_per_set": 2}`:                                      `field "config.set_size" is required`,
-		`{"search_traces": 9, "set_size": 3, "sets": 3, "aggregations_per_set": 2}`:                       "config search_traces = 9 not in [3, 8]",
-		`{"search_traces": 6, "set_size": 3, "sets": 3, "aggregations_per_set": 1}`:                       "config aggregations_per_set = 1 not in [2, 16]",
-		`{"search_traces": 6, "set_size": 6, "sets": 1, "aggregations_per_set": 2}`:                       "config set_size = 6 not in [2, 5]",
+		`{"search_traces": 9, "set_size": 3, "sets": 3, "aggregations_per_set": 2}`:                       "advise: config.search_traces: 9 outside [3, 8]",
+		`{"search_traces": 6, "set_size": 3, "sets": 3, "aggregations_per_set": 1}`:                       "advise: config.aggregations_per_set: 1 outside [2, 16]",
+		`{"search_traces": 6, "set_size": 6, "sets": 1, "aggregations_per_set": 2}`:                       "advise: config.set_size: 6 outside [2, 5], N1 - 1",
 		`{"search_traces": 6, "set_size": 3, "sets": 3, "aggregations_per_set": 2, "ordered": true}`:      `unknown field "ordered"`,
 		`{"search_traces": 6, "set_size": 3, "sets": 3, "aggregations_per_set": 2, "design": "tuples"}`:   "tuples",
 		`{"search_traces": 6, "set_size": 3, "sets": 30, "aggregations_per_set": 2, "design": "uniform"}`: "Sets",
