@@ -479,7 +479,7 @@ func (req Request) checkModel() error {
 // Advise evaluates under req (see Evaluate).
 func (req Request) checkConfig(c spiral.Config) error {
 	if err := c.Validate(); err != nil {
-		return fmt.Errorf("advise: config: %w", err)
+		return configError(err)
 	}
 	N1, n, K, N2 := c.SearchTraces, c.SetSize, c.Sets, c.AggregationsPerSet
 	want := req.config(N1, n, K, N2, c.Design)

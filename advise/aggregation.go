@@ -59,7 +59,7 @@ func (v *AggregationVariance) Total() *big.Rat { return new(big.Rat).Add(v.Outpu
 // than 1,024 sets.
 func DecomposeAggregation(d *estimator.SetDistribution, c *estimator.Categorical, success *estimator.Table, N2 int) (*AggregationVariance, error) {
 	if N2 < 2 || N2 > MaxAggregations {
-		return nil, fmt.Errorf("advise: N2 = %d not in [2, %d]", N2, MaxAggregations)
+		return nil, argError(FieldN2, -1, N2, "%d outside [2, %d]", N2, MaxAggregations)
 	}
 	terms, err := newAggregationTerms(d.SetSize(), c, success)
 	if err != nil {
@@ -94,7 +94,7 @@ type aggregationTerms struct {
 func newAggregationTerms(n int, c *estimator.Categorical, success *estimator.Table) (*aggregationTerms, error) {
 	V := success.V()
 	if c.Size() != V || success.Arity() != n {
-		return nil, fmt.Errorf("advise: policy of %d symbols, table over %d symbols of arity %d, sets of %d", c.Size(), V, success.Arity(), n)
+		return nil, fieldError(FieldSuccess, "a table over %d symbols of arity %d, the policy has %d symbols and the sets %d members", V, success.Arity(), c.Size(), n)
 	}
 	L := success.Len()
 	t := &aggregationTerms{prob: make([]*big.Rat, L), s: success.Values(), m: make([]*big.Rat, L)}

@@ -1,9 +1,11 @@
 package advise
 
 import (
+	"errors"
 	"fmt"
 
 	"spiral/internal/inputerr"
+	"spiral/internal/names"
 )
 
 // InputError describes a bad field of a Request or of the configuration
@@ -44,6 +46,14 @@ const (
 	FieldConfigGates     = "config.gates"
 	FieldConfigOverlong  = "config.overlong"
 	FieldConfigRange     = "config.reward_range"
+
+	// The arguments of the decompositions (DecomposeSearch,
+	// DecomposeAggregation, NoiseClosedForm, CoverMoments).
+	FieldN2      = "N2"
+	FieldTable   = "t"
+	FieldSuccess = "success"
+	FieldFamily  = "f"
+	FieldK       = "K"
 )
 
 // argError returns the *InputError about field, at position i (-1 for
@@ -56,4 +66,23 @@ func argError(field string, i, v int, format string, args ...any) *InputError {
 // number to print (a rational, a struct): the reason states it.
 func fieldError(field string, format string, args ...any) *InputError {
 	return inputerr.New("advise", "", InputError{Field: field, Problem: -1, Set: -1, Output: -1, Err: fmt.Errorf(format, args...)})
+}
+
+// configError returns err, the errors of spiral.Config.Validate, each
+// *InputError renamed with In to the configuration's field in this
+// package's words, "config." and its JSON name ("Config.SetSize" is
+// "config.set_size").
+func configError(err error) error {
+	switch e := err.(type) {
+	case *InputError:
+		return e.In("advise", FieldConfig+"."+names.Spiral.ABI(e.Field))
+	case interface{ Unwrap() []error }:
+		errs := e.Unwrap()
+		out := make([]error, len(errs))
+		for i, x := range errs {
+			out[i] = configError(x)
+		}
+		return errors.Join(out...)
+	}
+	return err
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"spiral"
+	"spiral/combin"
 )
 
 // TestInputErrors: a request's or a configuration's field that Advise or
@@ -24,6 +25,11 @@ func TestInputErrors(t *testing.T) {
 		return err
 	}
 	var rule Rule
+	f, err := combin.Subsets(8, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, coverErr := CoverMoments(f, 71)
 	for _, tc := range []struct {
 		name   string
 		err    error
@@ -39,7 +45,9 @@ func TestInputErrors(t *testing.T) {
 			"advise: deploy_set_size: 1 below the 2 correct candidates the reward needs"},
 		{"found", advise(func(r *Request) { r.Reward.Found = nil }), FieldFound, -1, 0, "advise: reward.found: missing, want a probability in [0, 1]"},
 		{"rule", rule.UnmarshalText([]byte("most")), FieldRule, -1, 0, `advise: reward.rule: "most" is not one of "find-one", "needs", "majority"`},
+		{"CoverMoments", coverErr, FieldK, -1, 71, "advise: K: 71 outside [1, T = 70]"},
 		{"config sets", evaluate(func(c *spiral.Config) { c.Sets = 9 }), FieldConfigSets, -1, 9, "advise: config.sets: 9 outside [2, 8]"},
+		{"config invalid", evaluate(func(c *spiral.Config) { c.SetSize = 9 }), "config.set_size", -1, 9, "advise: config.set_size: 9 > N1 = 8"},
 		{"config ordered", evaluate(func(c *spiral.Config) { c.Ordered = true }), FieldConfigOrdered, -1, 0,
 			"advise: config.ordered: true: the advisor evaluates subsets, not tuples"},
 	} {

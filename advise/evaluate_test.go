@@ -80,7 +80,7 @@ func TestEvaluateRejects(t *testing.T) {
 		req  func(*Request)
 		want string
 	}{
-		"invalid":       {func(c *spiral.Config) { c.SetSize = 5 }, nil, "config: "},
+		"invalid":       {func(c *spiral.Config) { c.SetSize = 5 }, nil, "advise: config.set_size: 5 > N1 = 4"},
 		"tuples":        {func(c *spiral.Config) { c.Ordered = true }, nil, "advise: config.ordered: true: the advisor evaluates subsets, not tuples"},
 		"order":         {func(c *spiral.Config) { c.Order = combin.Shuffled }, nil, "advise: config.order: shuffled, the request's order is index"},
 		"N1 below":      {func(c *spiral.Config) { c.SearchTraces, c.SetSize = 2, 1 }, nil, "advise: config.search_traces: 2 outside [3, 8]"},

@@ -31,7 +31,7 @@ import (
 // and d, or M = 0.
 func NoiseClosedForm(d *estimator.SetDistribution, c *estimator.Categorical, t *estimator.Table) (*big.Rat, error) {
 	if d.SetSize() != t.Arity() {
-		return nil, fmt.Errorf("advise: policy of %d symbols, table over %d symbols of arity %d, sets of %d", c.Size(), t.V(), t.Arity(), d.SetSize())
+		return nil, fieldError(FieldTable, "a table over %d symbols of arity %d, the policy has %d symbols and the sets %d members", t.V(), t.Arity(), c.Size(), d.SetSize())
 	}
 	nm, err := newNoiseMoments(c, t)
 	if err != nil {
@@ -57,10 +57,10 @@ type noiseMoments struct{ diag, Bo, Fs *big.Rat }
 func newNoiseMoments(c *estimator.Categorical, t *estimator.Table) (noiseMoments, error) {
 	V, n := t.V(), t.Arity()
 	if c.Size() != V {
-		return noiseMoments{}, fmt.Errorf("advise: policy of %d symbols, table over %d symbols", c.Size(), V)
+		return noiseMoments{}, fieldError(FieldTable, "a table over %d symbols, the policy has %d", V, c.Size())
 	}
 	if !symmetric(t) {
-		return noiseMoments{}, errors.New("advise: the closed noise term needs a symmetric objective")
+		return noiseMoments{}, fieldError(FieldTable, "not symmetric: the closed noise term needs a symmetric objective")
 	}
 	one := big.NewRat(1, 1)
 	dot := func(u, v int) *big.Rat { // s_u . s_v for symbols u, v

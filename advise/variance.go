@@ -291,10 +291,10 @@ func CoverMoments(f combin.Family, K int) (mean, variance *big.Rat, err error) {
 	N1, n := f.Traces(), f.SetSize()
 	T, ok := f.Count64()
 	if !ok || T > 1<<20 {
-		return nil, nil, fmt.Errorf("advise: family %v has more than %d sets", f, 1<<20)
+		return nil, nil, fieldError(FieldFamily, "%v has more than %d sets", f, 1<<20)
 	}
 	if K < 1 || uint64(K) > T {
-		return nil, nil, fmt.Errorf("advise: K = %d sets not in [1, %d]", K, T)
+		return nil, nil, argError(FieldK, -1, K, "%d outside [1, T = %d]", K, T)
 	}
 	count := func(traces int) int64 {
 		if traces < n {

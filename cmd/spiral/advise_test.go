@@ -239,7 +239,7 @@ func TestAdviseConfigErrors(t *testing.T) {
 		`{"search_traces": 6, "set_size": 6, "sets": 1, "aggregations_per_set": 2}`:                       "advise: config.set_size: 6 outside [2, 5], N1 - 1",
 		`{"search_traces": 6, "set_size": 3, "sets": 3, "aggregations_per_set": 2, "ordered": true}`:      `unknown field "ordered"`,
 		`{"search_traces": 6, "set_size": 3, "sets": 3, "aggregations_per_set": 2, "design": "tuples"}`:   "tuples",
-		`{"search_traces": 6, "set_size": 3, "sets": 30, "aggregations_per_set": 2, "design": "uniform"}`: "Sets",
+		`{"search_traces": 6, "set_size": 3, "sets": 30, "aggregations_per_set": 2, "design": "uniform"}`: "advise: config.sets: 30 > C(6, 3) = 20",
 	} {
 		_, stderr, code := runCmd(t, base+cfg+"}", "advise")
 		if code != exitUsage || !strings.HasPrefix(stderr, "spiral advise:") || !strings.Contains(stderr, want) {
