@@ -463,25 +463,25 @@ func Scan[F constraints.Float](xs []F, unscorable []bool, exact bool) (valid, ex
 		// BenchmarkStepParts/problems=256/credit, cachegrind).
 		rest := xs
 		for ; len(rest) >= 4; rest = rest[4:] {
-			most, frac = scanReward(most, frac, float64(rest[0]), abs, true)
-			most, frac = scanReward(most, frac, float64(rest[1]), abs, true)
-			most, frac = scanReward(most, frac, float64(rest[2]), abs, true)
-			most, frac = scanReward(most, frac, float64(rest[3]), abs, true)
+			most, frac = scanReward(most, frac, float64(rest[0]), true)
+			most, frac = scanReward(most, frac, float64(rest[1]), true)
+			most, frac = scanReward(most, frac, float64(rest[2]), true)
+			most, frac = scanReward(most, frac, float64(rest[3]), true)
 		}
 		for _, x := range rest {
-			most, frac = scanReward(most, frac, float64(x), abs, true)
+			most, frac = scanReward(most, frac, float64(x), true)
 		}
 	case unscorable == nil:
 		for _, x := range xs {
-			most, frac = scanReward(most, frac, float64(x), abs, false)
+			most, frac = scanReward(most, frac, float64(x), false)
 		}
 	default:
 		for j, x := range xs {
-			keep := uint64(abs)
+			keep := uint64(1<<64 - 1)
 			if unscorable[j] {
-				keep = 0
+				keep = 0 // read as 0
 			}
-			most, frac = scanReward(most, frac, float64(x), keep, exact)
+			most, frac = scanReward(most, frac, math.Float64frombits(math.Float64bits(float64(x))&keep), exact)
 		}
 	}
 	if most > math.Float64bits(MaxAbsReward) {
@@ -492,12 +492,11 @@ func Scan[F constraints.Float](xs []F, unscorable []bool, exact bool) (valid, ex
 	return true, exactSums
 }
 
-// scanReward is one step of Scan: x's bits ANDed with keep (without the
-// sign, or 0 for an unscorable x), most their largest so far and, when
-// exact, frac with offGrid of them ORed in.
-func scanReward(most, frac uint64, x float64, keep uint64, exact bool) (uint64, uint64) {
-	x = math.Float64frombits(math.Float64bits(x) & keep)
-	most = max(most, math.Float64bits(x))
+// scanReward is one step of Scan: most the largest bits of |x| so far
+// and, when exact, frac with offGrid(x) ORed in. (offGrid takes x with its
+// sign, and Scan reads frac without the sign.)
+func scanReward(most, frac uint64, x float64, exact bool) (uint64, uint64) {
+	most = max(most, math.Float64bits(x)&(1<<63-1))
 	if exact {
 		frac |= offGrid(x)
 	}
@@ -506,7 +505,7 @@ func scanReward(most, frac uint64, x float64, keep uint64, exact bool) (uint64, 
 
 // offGrid returns the bits of x less x rounded to a multiple of 2^-16,
 // which are ±0 exactly when x is such a multiple, for |x| <= 2^34:
-// x + 1.5 2^36 lies in [2^36, 2^37), where the float64 spacing is 2^-16,
+// x + 1.5 2^36 lies in [1.25 2^36, 1.75 2^36], where the float64 spacing is 2^-16,
 // and subtracting 1.5 2^36 again is exact. (For larger |x| the result is
 // meaningless, and Scan does not use it.)
 func offGrid(x float64) uint64 {

@@ -135,11 +135,12 @@ func problem(sets []setMean, setAdv, search []float64, app, members []int) (zero
 	k := len(sets)
 	setAdv = setAdv[:k]
 	var hsum float64
-	equal := true
-	for _, s := range sets {
-		hsum += s.h
-		equal = equal && s.div == 1
+	divs := 0 // the sum of the sets' divisors: k when every set's rewards are equal
+	for i := range sets {
+		hsum += sets[i].h
+		divs += sets[i].div
 	}
+	equal := divs == k
 	P := hsum / float64(k)
 	var ebar numeric.Sum
 	e0 := 0.0

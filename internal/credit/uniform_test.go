@@ -10,8 +10,8 @@ import (
 // TestUniformAsProblem: Uniform gives the bits Problem gives, problem by
 // problem, for batches of every uniform shape (set sizes and output counts
 // that are powers of two or not, so that means and the pivot are exact or
-// not) and rewards on the 2^-16 grid: 0/1, quarters, sets of equal rewards,
-// and values large enough that sums round in their last places.
+// not) and rewards on the 2^-16 grid: 0/1, quarters, -0, sets of equal
+// rewards, and values near the bound of exact sums.
 func TestUniformAsProblem(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		sh := Shape{Traces: rapid.IntRange(1, 9).Draw(t, "N1"), Sets: rapid.IntRange(1, 6).Draw(t, "K"), Outputs: rapid.IntRange(1, 6).Draw(t, "N2")}
@@ -27,10 +27,16 @@ func TestUniformAsProblem(t *testing.T) {
 				in.Members = append(in.Members, rapid.IntRange(0, sh.Traces-1).Draw(t, "y"))
 			}
 			equal := rapid.IntRange(0, 3).Draw(t, "equal") == 0
-			x := grid * float64(rapid.IntRange(-hi, hi).Draw(t, "r"))
+			reward := func() float64 {
+				if rapid.IntRange(0, 9).Draw(t, "negativeZero") == 0 {
+					return math.Copysign(0, -1)
+				}
+				return grid * float64(rapid.IntRange(-hi, hi).Draw(t, "r"))
+			}
+			x := reward()
 			for range sh.Outputs {
 				if !equal {
-					x = grid * float64(rapid.IntRange(-hi, hi).Draw(t, "r"))
+					x = reward()
 				}
 				in.Rewards = append(in.Rewards, x)
 			}
