@@ -678,15 +678,8 @@ func (c *Config) gate(dst *BatchCredit, in *Batch) {
 		dst.Gates = lengthgate.GatesReport{}
 		return
 	}
-	search, searchLengths, agg, aggLengths := dst.Search, in.SearchLengths, dst.Aggregation, in.AggregationLengths
-	if !g.Search.Enabled() {
-		search, searchLengths = nil, nil
-	}
-	if !g.Aggregation.Enabled() {
-		agg, aggLengths = nil, nil
-	}
 	if len(dst.bad) == 0 {
-		gating.Pair(&dst.Gates, v.search, search, searchLengths, v.agg, agg, aggLengths)
+		gating.Pair(&dst.Gates, v.search, dst.Search, in.SearchLengths, v.agg, dst.Aggregation, in.AggregationLengths)
 		return
 	}
 	dst.Gates = lengthgate.GatesReport{}
@@ -694,8 +687,8 @@ func (c *Config) gate(dst *BatchCredit, in *Batch) {
 		if !dst.Rejected[q] {
 			t, r := sp.Trace, sp.Reward
 			var rep lengthgate.GatesReport
-			gating.Pair(&rep, v.search, sub(search, t, t+sp.Traces), sub(searchLengths, t, t+sp.Traces),
-				v.agg, sub(agg, r, r+sp.Rewards), sub(aggLengths, r, r+sp.Rewards))
+			gating.Pair(&rep, v.search, dst.Search[t:t+sp.Traces], sub(in.SearchLengths, t, t+sp.Traces),
+				v.agg, dst.Aggregation[r:r+sp.Rewards], sub(in.AggregationLengths, r, r+sp.Rewards))
 			dst.Gates.Add(rep)
 		}
 	}

@@ -404,7 +404,8 @@ func (gs Gates) Apply(searchAdv []float64, searchLengths []int, aggAdv []float64
 	if err := checkValues("aggAdv", aggAdv, "aggLengths", aggLengths); err != nil {
 		return GatesReport{}, err
 	}
-	var r GatesReport
-	gating.Pair(&r, gs.Search.bounds(), searchAdv, searchLengths, gs.Aggregation.bounds(), aggAdv, aggLengths)
-	return r, nil
+	return GatesReport{
+		Search:      gate(gs.Search, searchAdv, searchAdv, searchLengths),
+		Aggregation: gate(gs.Aggregation, aggAdv, aggAdv, aggLengths),
+	}, nil
 }

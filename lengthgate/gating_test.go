@@ -95,7 +95,7 @@ func TestGatingBounds(t *testing.T) {
 
 // TestGatingPairAsApply: gating.Pair gates each role in place as
 // gating.Apply does, and reports both through the registered function as
-// Report does each tally.
+// Report does each tally; a disabled gate reads nothing and reports zero.
 func TestGatingPairAsApply(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		draw := func(role string) (Gate, []float64, []int) {
@@ -112,6 +112,14 @@ func TestGatingPairAsApply(t *testing.T) {
 		ga, agg, al := draw("agg")
 		wantSearch, wantAgg := make([]float64, len(search)), make([]float64, len(agg))
 		want := GatesReport{gate(gs, wantSearch, search, sl), gate(ga, wantAgg, agg, al)}
+		if !gs.Enabled() {
+			want.Search = Report{}
+			copy(wantSearch, search)
+		}
+		if !ga.Enabled() {
+			want.Aggregation = Report{}
+			copy(wantAgg, agg)
+		}
 		var got GatesReport
 		gating.Pair(&got, gs.bounds(), search, sl, ga.bounds(), agg, al)
 		if got != want {

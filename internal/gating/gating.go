@@ -42,13 +42,26 @@ func Apply[F ~float32 | ~float64](g Gate, dst, adv []F, lengths []int) Tally {
 // each with its lengths (as for Apply), and writes to dst the report R
 // that the function SetReport registered makes of the two tallies: one
 // call for the credit of a training step, whose two roles the root gates
-// together.
+// together. A disabled gate (Bounds of target 0) reads nothing and is
+// reported as a gate of no entries.
 func Pair[R any](dst *R, gs Gate, search []float64, searchLengths []int, ga Gate, agg []float64, aggLengths []int) {
 	var s, a Tally
-	apply(&s, gs, search, searchLengths)
-	apply(&a, ga, agg, aggLengths)
+	if gs.enabled() {
+		apply(&s, gs, search, searchLengths)
+	} else {
+		search = nil
+	}
+	if ga.enabled() {
+		apply(&a, ga, agg, aggLengths)
+	} else {
+		agg = nil
+	}
 	report.(func(*R, int, Tally, int, Tally))(dst, len(search), s, len(agg), a) // by value: not to the heap
 }
+
+// enabled reports whether g is not the disabled gate, whose At is
+// math.MaxUint (an enabled gate's target is at most math.MaxInt).
+func (g Gate) enabled() bool { return g.At != math.MaxUint }
 
 // apply gates adv in place by g, 64 entries at a time, adding to t. A
 // slice of at most 64 entries, as one problem's roles are, takes one call
