@@ -106,8 +106,8 @@ type Planner struct {
 	maxKeys  int  // combin.MaxSize / size, the most problems one PlanTo plans
 	shuffled bool // c.Order == combin.Shuffled
 	// The sampler of c's design: uniform under Uniform, balanced under
-	// Balanced, the other nil. PlanTo calls its DrawTo directly, which
-	// the compiler inlines, not through an interface.
+	// Balanced, the other nil. PlanTo calls its DrawTo directly, not
+	// through an interface, and the compiler inlines Sampler.DrawTo.
 	uniform  *combin.Sampler
 	balanced *combin.BalancedSampler
 	src      rand.PCG // the stream of the problem being planned

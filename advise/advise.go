@@ -280,6 +280,7 @@ func Advise(req Request) (Result, error) {
 		return Result{}, err
 	}
 	var res Result
+	shared := map[int]*sizeTerms{} // by set size n, for every (N1, K, design) of this call
 	for N1 := 3; N1 <= maxN1; N1++ {
 		for n := max(2, req.Reward.Needs); n < N1; n++ {
 			if len(req.SetSizes) > 0 && !slices.Contains(req.SetSizes, n) {
@@ -296,7 +297,7 @@ func Advise(req Request) (Result, error) {
 					if len(cands) == 0 {
 						continue
 					}
-					if err := req.complete(cands, c); err != nil {
+					if err := req.complete(cands, c, shared); err != nil {
 						if errors.Is(err, inputerr.ErrTooCostly) {
 							res.Refused = append(res.Refused, Refusal{N1, n, K, design, err.Error()})
 							continue
@@ -365,7 +366,7 @@ func Evaluate(c spiral.Config, req Request) (Candidate, error) {
 		return Candidate{}, fmt.Errorf("advise: config %s: %w", sizes(c), err)
 	}
 	cands := []Candidate{cand}
-	if err := req.complete(cands, pol); err != nil {
+	if err := req.complete(cands, pol, map[int]*sizeTerms{}); err != nil {
 		if errors.Is(err, inputerr.ErrTooCostly) {
 			return Candidate{}, inputerr.New("advise", "", InputError{Field: FieldConfig, Problem: -1, Set: -1, Output: -1,
 				Err: fmt.Errorf("%s: %w, which Advise lists in Result.Refused", sizes(c), err)})
@@ -558,34 +559,33 @@ func (req Request) candidate(cfg spiral.Config) (Candidate, error) {
 
 // complete evaluates the (N1, n, K, design) that cands share, once, and
 // fills their constants, role weights, variances and SNR: the one path of
-// both Advise and Evaluate. The error is inputerr.ErrTooCostly when the
+// both Advise and Evaluate. What depends on n alone it takes from shared,
+// or computes and adds there. The error is inputerr.ErrTooCostly when the
 // evaluation is beyond the exact cost bound.
-func (req Request) complete(cands []Candidate, c *estimator.Categorical) error {
+func (req Request) complete(cands []Candidate, c *estimator.Categorical, shared map[int]*sizeTerms) error {
 	cfg := cands[0].Config
-	tab, err := setObjective(cfg.SetSize, req.Reward)
-	if err != nil {
-		return err
+	st := shared[cfg.SetSize]
+	if st == nil {
+		var err error
+		if st, err = req.sizeTerms(cfg.SetSize, c); err != nil {
+			return err
+		}
+		shared[cfg.SetSize] = st
 	}
 	f, err := combin.Subsets(cfg.SearchTraces, cfg.SetSize)
 	if err != nil {
 		return err
 	}
-	v, agg, err := evaluate(f, cfg.Sets, cfg.Design, req.Order, c, tab)
+	v, agg, err := evaluate(f, cfg.Sets, cfg.Design, req.Order, c, st.tab, st)
 	if err != nil {
 		return err
-	}
-	var searchDot *big.Rat // grad_search J . grad_search J*
-	if n := req.DeploySetSize; n > 0 {
-		if searchDot, err = alignment(c, tab, n, req.Reward); err != nil {
-			return err
-		}
 	}
 	for i := range cands {
 		if err := cands[i].fill(v, agg, req.StepBudget()); err != nil {
 			return err
 		}
-		if searchDot != nil {
-			a := new(big.Rat).Set(searchDot)
+		if st.searchDot != nil {
+			a := new(big.Rat).Set(st.searchDot)
 			if cfg.SetSize == req.DeploySetSize {
 				a.Add(a, cands[i].Aggregation.Signal)
 			}
@@ -594,6 +594,45 @@ func (req Request) complete(cands []Candidate, c *estimator.Categorical) error {
 		}
 	}
 	return nil
+}
+
+// sizeTerms is what the evaluations of one set size n share, whatever
+// N1, K and the design: the set objective, the aggregation terms before
+// their pairs, with the pairs' values by where two sets' traces meet
+// (presentedMemo), the uniform design's noise moments, and the alignment
+// with the deployment objective.
+type sizeTerms struct {
+	tab       *estimator.Table
+	agg       *aggregationTerms // pairs and K unset: evaluate fills a copy
+	noise     *noiseMoments     // nil for an objective that is not symmetric
+	searchDot *big.Rat          // grad_search J . grad_search J*, nil without DeploySetSize
+}
+
+// sizeTerms computes the sizeTerms of set size n for req and policy c.
+func (req Request) sizeTerms(n int, c *estimator.Categorical) (*sizeTerms, error) {
+	tab, err := setObjective(n, req.Reward)
+	if err != nil {
+		return nil, err
+	}
+	st := &sizeTerms{tab: tab}
+	if st.agg, err = newAggregationTerms(n, c, tab); err != nil {
+		return nil, err
+	}
+	st.agg.shuffled = req.Order == combin.Shuffled
+	st.agg.same = newPresentedMemo(c, st.agg.m, st.agg.shuffled)
+	if symmetric(tab) {
+		nm, err := newNoiseMoments(c, tab)
+		if err != nil {
+			return nil, err
+		}
+		st.noise = &nm
+	}
+	if nStar := req.DeploySetSize; nStar > 0 {
+		if st.searchDot, err = alignment(c, tab, nStar, req.Reward); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
 }
 
 // alignment returns grad J . grad J* for the search logits: J the set
@@ -698,7 +737,7 @@ func (c *Candidate) improvement(step Step) {
 
 // evaluate decomposes the search and aggregation variances of one family,
 // K and design, after checking its cost.
-func evaluate(f combin.Family, K int, design combin.Design, order combin.Order, c *estimator.Categorical, tab *estimator.Table) (*SearchVariance, *aggregationTerms, error) {
+func evaluate(f combin.Family, K int, design combin.Design, order combin.Order, c *estimator.Categorical, tab *estimator.Table, shared *sizeTerms) (*SearchVariance, *aggregationTerms, error) {
 	T, _ := f.Count64()
 	if T > maxFamilySets {
 		return nil, nil, inputerr.TooCostly(fmt.Sprintf("C(%d, %d) = %d sets, more than %d", f.Traces(), f.SetSize(), T, maxFamilySets))
@@ -717,7 +756,10 @@ func evaluate(f combin.Family, K int, design combin.Design, order combin.Order, 
 	var err error
 	if design == combin.Uniform {
 		d, err = estimator.UniformSets(f, K)
-		uni = &uniformDesign{f, K}
+		uni = &uniformDesign{f: f, K: K}
+		if shared != nil {
+			uni.noise = shared.noise
+		}
 	} else {
 		d, err = estimator.BalancedClasses(f, K)
 	}
@@ -732,11 +774,16 @@ func evaluate(f combin.Family, K int, design combin.Design, order combin.Order, 
 	}
 	// The reward model's set objective is the aggregator's success
 	// probability.
-	agg, err := newAggregationTerms(f.SetSize(), c, tab)
-	if err != nil {
-		return nil, nil, err
+	var agg *aggregationTerms
+	if shared != nil {
+		a := *shared.agg // its slices and sums are read only; pairs and K are this design's
+		agg = &a
+	} else {
+		if agg, err = newAggregationTerms(f.SetSize(), c, tab); err != nil {
+			return nil, nil, err
+		}
+		agg.shuffled = order == combin.Shuffled
 	}
-	agg.shuffled = order == combin.Shuffled
 	if design == combin.Uniform {
 		err = agg.pairsUniform(f, K, c)
 	} else {

@@ -84,6 +84,7 @@ type aggregationTerms struct {
 	m        []*big.Rat
 	pairs    *big.Rat
 	shuffled bool
+	same     *presentedMemo // shared by the evaluations of one set size, or nil
 	// The parts of at that do not depend on N2: E_ctx m^2, the signal, and
 	// the distinct success rates with the probability of their contexts.
 	m2, signal      *big.Rat
@@ -140,7 +141,7 @@ func (t *aggregationTerms) pairsOf(d *estimator.SetDistribution, c *estimator.Ca
 	for h := range sets {
 		sets[h] = d.Set(h)
 	}
-	same := newPresentedMemo(c, t.m, t.shuffled)
+	same := t.presented(c)
 	pair := make([]*big.Rat, T*T)
 	for g := range T {
 		for h := range T {
@@ -251,7 +252,7 @@ func (t *aggregationTerms) pairsUniform(f combin.Family, K int, c *estimator.Cat
 	if T < 2 {
 		return nil
 	}
-	same := newPresentedMemo(c, t.m, t.shuffled)
+	same := t.presented(c)
 	for g := range T {
 		for h := range T {
 			if g != h {
@@ -310,6 +311,14 @@ func binaryMoments(s *big.Rat, N2 int) (m1, m2 *big.Rat) {
 		m2.Add(m2, t.Mul(t, u))
 	}
 	return m1, m2
+}
+
+// presented returns the shared presentedMemo, or a new one.
+func (t *aggregationTerms) presented(c *estimator.Categorical) *presentedMemo {
+	if t.same != nil {
+		return t.same
+	}
+	return newPresentedMemo(c, t.m, t.shuffled)
 }
 
 // presentedMemo memoises samePresented by where H's traces sit in G: for

@@ -44,7 +44,7 @@ func TestBalancedClassesMatchWholeLaw(t *testing.T) {
 						t.Fatal(err)
 					}
 					for _, order := range []combin.Order{combin.IndexOrder, combin.Shuffled} {
-						v, agg, err := evaluate(f, K, combin.Balanced, order, c, tab)
+						v, agg, err := evaluate(f, K, combin.Balanced, order, c, tab, nil)
 						if err != nil {
 							t.Fatal(err)
 						}

@@ -90,8 +90,9 @@ func DecomposeSearch(d *estimator.SetDistribution, c *estimator.Categorical, t *
 // subsets: its coverage law (CoverMoments) and noise term (noiseUniform)
 // then have closed forms, and no selection is enumerated.
 type uniformDesign struct {
-	f combin.Family
-	K int
+	f     combin.Family
+	K     int
+	noise *noiseMoments // the objective's, when already computed
 }
 
 // decomposeSearch is DecomposeSearch, through the uniform design's closed
@@ -138,9 +139,14 @@ func decomposeSearch(d *estimator.SetDistribution, c *estimator.Categorical, t *
 	v.Traces = new(big.Rat).Sub(total0, sets)
 	if symmetric(t) {
 		if u != nil {
-			var nm noiseMoments
-			if nm, err = newNoiseMoments(c, t); err == nil {
-				v.Noise1, err = noiseUniform(u.f, u.K, nm)
+			nm := u.noise
+			if nm == nil {
+				var fresh noiseMoments
+				fresh, err = newNoiseMoments(c, t)
+				nm = &fresh
+			}
+			if err == nil {
+				v.Noise1, err = noiseUniform(u.f, u.K, *nm)
 			}
 		} else {
 			v.Noise1, err = NoiseClosedForm(d, c, t)

@@ -291,7 +291,7 @@ func TestDecomposeUniformClosedForm(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := decomposeSearch(d, c, tab, combin.IndexOrder, &uniformDesign{f, K})
+			got, err := decomposeSearch(d, c, tab, combin.IndexOrder, &uniformDesign{f: f, K: K})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -337,6 +337,24 @@ func (r *recording) Uint64() uint64 {
 	return x
 }
 
+// drawListed draws a family small enough to list, with T sets: sets of 4
+// of up to maxN traces (the paper's shape) or any family of drawFamily(t,
+// 12, 12), and K of at most maxK; it returns them with a Sampler of the
+// listed method.
+func drawListed(t *rapid.T, maxN, maxK int) (f Family, T *big.Int, K int, s *Sampler) {
+	if rapid.Bool().Draw(t, "paper-like") {
+		f, _ = NewFamily(rapid.IntRange(4, maxN).Draw(t, "N"), 4, rapid.Bool().Draw(t, "ordered"))
+	} else {
+		f = drawFamily(t, 12, 12)
+	}
+	T = bigT(f)
+	if T.Cmp(big.NewInt(1<<12)) > 0 {
+		t.Skip("too large to list")
+	}
+	K = rapid.IntRange(0, int(min(T.Int64(), int64(maxK)))).Draw(t, "K")
+	return f, T, K, newSampler(f, K, samplerMethod{dense: true})
+}
+
 // TestDrawToListedReference pins DrawTo of a listed family, bit for bit,
 // to a plain partial Fisher-Yates shuffle of the set ranks 0..T-1 whose
 // digits are computed with math/big from the values DrawTo took (wantRun,
@@ -346,18 +364,7 @@ func (r *recording) Uint64() uint64 {
 // one function give the sets of the plain definition.
 func TestDrawToListedReference(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		var f Family
-		if rapid.Bool().Draw(t, "paper-like") {
-			f, _ = NewFamily(rapid.IntRange(4, 9).Draw(t, "N"), 4, rapid.Bool().Draw(t, "ordered"))
-		} else {
-			f = drawFamily(t, 12, 12)
-		}
-		T := bigT(f)
-		if T.Cmp(big.NewInt(1<<12)) > 0 {
-			t.Skip("too large to list")
-		}
-		K := rapid.IntRange(0, int(min(T.Int64(), 40))).Draw(t, "K")
-		s := newSampler(f, K, samplerMethod{dense: true})
+		f, T, K, s := drawListed(t, 9, 40)
 		seed := rapid.Uint64().Draw(t, "seed")
 		got := make([]int, s.Len())
 		s.DrawTo(got, rand.NewPCG(seed, 2)) // the sampler's state after a draw
@@ -406,18 +413,7 @@ func TestDrawToListedReference(t *testing.T) {
 // values are rejected; larger K make several runs.
 func TestDrawToPCG(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		var f Family
-		if rapid.Bool().Draw(t, "paper-like") {
-			f, _ = NewFamily(rapid.IntRange(4, 8).Draw(t, "N"), 4, rapid.Bool().Draw(t, "ordered"))
-		} else {
-			f = drawFamily(t, 12, 12)
-		}
-		T := bigT(f)
-		if T.Cmp(big.NewInt(1<<12)) > 0 {
-			t.Skip("too large to list")
-		}
-		K := rapid.IntRange(0, int(min(T.Int64(), 24))).Draw(t, "K")
-		s := newSampler(f, K, samplerMethod{dense: true})
+		f, _, K, s := drawListed(t, 8, 24)
 		seed := rapid.Uint64().Draw(t, "seed")
 		pcg, other := rand.NewPCG(seed, 1), &recording{src: rand.NewPCG(seed, 1)}
 		got, want := make([]int, s.Len()), make([]int, s.Len())

@@ -126,7 +126,6 @@ type Sampler struct {
 	// Both methods.
 	runs   []run // the runs of the digits of one draw: K of T (dense) or n of N1 (rejection)
 	digits []int // the digits of one draw (dense) or one set (rejection; then, n > smallSet, its swap partners)
-
 }
 
 // samplerMethod selects how a Sampler works; tests use it to force a method.
