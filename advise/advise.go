@@ -429,7 +429,7 @@ func (req Request) checkModel() error {
 		return inputerr.Undefined("advise", FieldCount, int(req.Count), "Tokens")
 	}
 	if req.Order != combin.IndexOrder && req.Order != combin.Shuffled {
-		return argError(FieldOrder, -1, int(req.Order), "%v, want index or shuffled", req.Order)
+		return inputerr.Undefined("advise", FieldOrder, int(req.Order), "Order")
 	}
 	switch st := req.Step; {
 	case st.Tokens < 0 || st.Problems < 0:

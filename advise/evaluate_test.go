@@ -97,7 +97,7 @@ func TestEvaluateRejects(t *testing.T) {
 		"below needs":   {nil, func(r *Request) { r.Reward.Rule, r.Reward.Needs = NeedsPieces, 3 }, "advise: config.set_size: 2 below the 3 correct candidates the reward needs"},
 		"needs 0":       {nil, func(r *Request) { r.Reward.Rule = NeedsPieces }, "advise: reward.needs: 0 outside [1, n = 2]"},
 		"count":         {nil, func(r *Request) { r.Count = 7 }, "advise: count: 7 is not a defined Tokens"},
-		"request order": {nil, func(r *Request) { r.Order = 5 }, "advise: order: Order(5), want index or shuffled"},
+		"request order": {nil, func(r *Request) { r.Order = 5 }, "advise: order: 5 is not a defined Order"},
 		"lengths":       {nil, func(r *Request) { r.Lengths.Aggregation = 0 }, "lengths"},
 		"correct":       {nil, func(r *Request) { r.Reward.Correct = nil }, "advise: reward.correct: missing, want a probability in [0, 1]"},
 		"no signal":     {nil, func(r *Request) { r.Reward.Found = r.Reward.Missed }, "no search signal"},

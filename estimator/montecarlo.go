@@ -162,7 +162,7 @@ func (mc *MonteCarlo) validate() (rewardsPerSet int, err error) {
 	switch mc.Order {
 	case combin.IndexOrder, combin.Shuffled, SortedBySymbol:
 	default:
-		return 0, argError("Order", -1, int(mc.Order), "%v, want index, shuffled or sorted by symbol", mc.Order)
+		return 0, undefinedError("Order", int(mc.Order), "presentation")
 	}
 	if err := mc.Gate.Validate(); err != nil {
 		if e, ok := errors.AsType[*lengthgate.InputError](err); ok {

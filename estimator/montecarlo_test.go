@@ -558,7 +558,7 @@ func TestMonteCarloErrors(t *testing.T) {
 		{func(mc *MonteCarlo) { mc.K = 71 }, 10, "estimator: K: 71 > T = 70"},
 		{func(mc *MonteCarlo) { mc.N2 = -1 }, 10, "estimator: N2: -1, want >= 0"},
 		{func(mc *MonteCarlo) { mc.N2 = combin.MaxSize }, 10, "estimator: N2: K*N2 = 4*16777216 > 16777216, the most rewards of a replicate"},
-		{func(mc *MonteCarlo) { mc.Order = 7 }, 10, "estimator: Order: Order(7), want index"},
+		{func(mc *MonteCarlo) { mc.Order = 7 }, 10, "estimator: Order: 7 is not a defined presentation"},
 		{func(mc *MonteCarlo) { mc.Gate = lengthgate.Gate{Target: -1} }, 10, "estimator: Gate.Target: -1 < 0"},
 		{func(mc *MonteCarlo) { mc.Gate = lengthgate.Gate{Target: 5} }, 10, "estimator: Lengths: len = 0, want V = 2"},
 		{func(mc *MonteCarlo) { mc.Gate, mc.Lengths = lengthgate.Gate{Target: 5}, []int{3, -4} }, 10, "estimator: Lengths[1] = -4: length < 0"},
