@@ -34,7 +34,7 @@ const (
 // checkMissingRate checks LossOptions.MissingRate: delta in [0, 1).
 func checkMissingRate(delta float64) error {
 	if !(delta >= 0 && delta < 1) {
-		return argumentError(FieldMissingRate, delta, "delta = %v outside [0, 1): the probability that an aggregation output is missing", delta)
+		return argumentError(FieldMissingRate, delta, "%v outside [0, 1): the probability that an aggregation output is missing", delta)
 	}
 	return nil
 }

@@ -87,7 +87,7 @@ func TestCreditCoefficients(t *testing.T) {
 	}{
 		{[]string{"-update", "paper"}, "-update, -split-roles and -missing-rate need -coefficients"},
 		{[]string{"-missing-rate", "0.1"}, "-update, -split-roles and -missing-rate need -coefficients"},
-		{[]string{"-coefficients", "sum", "-missing-rate", "1"}, "-missing-rate: delta = 1 outside [0, 1)"},
+		{[]string{"-coefficients", "sum", "-missing-rate", "1"}, "-missing-rate: 1 outside [0, 1)"},
 		{[]string{"-coefficients", "mean"}, `-coefficients = "mean" is not one of "sum"`},
 		{[]string{"-coefficients", ""}, `-coefficients = "" is not one of "sum"`},
 		{[]string{"-coefficients", "sum", "-update", "plain"}, `-update = "plain", want joint, paper or scored`},
