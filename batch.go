@@ -412,8 +412,10 @@ func (b *BatchCredit) noSignal(c *Config, in *Batch) {
 // skip zeroes the search and aggregation advantages of every problem with
 // NoSignal or OutOfRange (a rejected one's credit is already 0).
 func (b *BatchCredit) skip() {
-	for q := range b.Problems {
-		if b.NoSignal[q] || b.OutOfRange[q] {
+	noSignal := b.NoSignal[:b.Problems]
+	outOfRange := b.OutOfRange[:len(noSignal)] // no bounds check in the loop
+	for q, ns := range noSignal {
+		if ns || outOfRange[q] {
 			sp := &b.spans[q] // not copied for the problems kept
 			clear(b.Search[sp.Trace : sp.Trace+sp.Traces])
 			clear(b.Aggregation[sp.Reward : sp.Reward+sp.Rewards])
