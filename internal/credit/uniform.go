@@ -193,18 +193,15 @@ func problem(sets []setMean, setAdv, search []float64, app, members []int) (zero
 		members = members[n:]
 	}
 	// |a| > tol compared as bits, which order non-negative floats as their
-	// values (a is finite): about 8 instructions a problem fewer than
-	// math.Abs and a float comparison (BenchmarkStepParts/problems=256/credit,
-	// cachegrind).
-	tol := math.Float64bits(searchTol(k, advMax, 0))
+	// values (a is finite): tol - |a|, both below 2^63, is negative exactly
+	// when |a| > tol, and its sign spread over the word keeps a. About 15
+	// instructions a problem fewer than math.Abs, a float comparison and a
+	// conditional move (BenchmarkStepParts/problems=256/credit, cachegrind).
+	tol := int64(math.Float64bits(searchTol(k, advMax, 0)))
 	var written uint64 // the bits of every search advantage written, ORed
 	for y, c := range app {
 		bits := math.Float64bits(search[y] / float64(max(c, 1)))
-		keep := uint64(0)
-		if bits&^(1<<63) > tol {
-			keep = 1<<64 - 1
-		}
-		bits &= keep
+		bits &= uint64((tol - int64(bits&^(1<<63))) >> 63)
 		written |= bits
 		search[y] = math.Float64frombits(bits)
 	}
