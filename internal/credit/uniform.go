@@ -60,7 +60,7 @@ func uniformSets(means []setMean, agg, rewards []float64, n2 int) {
 		// 2^-16 of magnitude at most 2^34, ExactSums), so no square
 		// underflows or overflows. (Kept in floating point, not ORed as
 		// bits in an integer register, the loop's values fit in the
-		// registers: about 30 instructions a problem fewer,
+		// registers: about 25 instructions a problem fewer,
 		// BenchmarkStepParts/problems=256/credit, cachegrind.)
 		var S, dd float64
 		for _, x := range rs {
