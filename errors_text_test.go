@@ -64,3 +64,31 @@ func TestBatchErrorText(t *testing.T) {
 		t.Errorf("renamed: %v, first %v", r, e)
 	}
 }
+
+// TestRename: inputerr.Rename renames every *InputError and *BatchError in
+// an error, alone or joined at any depth, and leaves any other error as it
+// is.
+func TestRename(t *testing.T) {
+	why := errors.New("why")
+	field := func(f string) string { return "out." + f }
+	one := inputerr.New("in", "", InputError{Field: "A", Problem: -1, Set: -1, Output: 2, Value: 3, Err: why})
+	batch := inputerr.NewBatch("in", []*InputError{
+		{Field: "B", Problem: 1, Set: -1, Output: -1, Value: 4, Err: why},
+	})
+	other := errors.New("other")
+	got := inputerr.Rename(errors.Join(one, errors.Join(batch, other)), "up", field)
+	want := "up: out.A[2] = 3: why\nup: 1 bad problem: out.B: problem 1: why\nother"
+	if got.Error() != want {
+		t.Errorf("got %q, want %q", got.Error(), want)
+	}
+	var e *InputError
+	if !errors.As(got, &e) || e.Field != "out.A" || e.Output != 2 || !errors.Is(e, why) {
+		t.Errorf("errors.As: %+v", e)
+	}
+	if inputerr.Rename(other, "up", field) != other {
+		t.Error("another error was not returned as it is")
+	}
+	if inputerr.Rename(nil, "up", field) != nil {
+		t.Error("nil was not returned as nil")
+	}
+}

@@ -1,7 +1,6 @@
 package advise
 
 import (
-	"errors"
 	"fmt"
 
 	"spiral/internal/inputerr"
@@ -73,16 +72,5 @@ func fieldError(field string, format string, args ...any) *InputError {
 // package's words, "config." and its JSON name ("Config.SetSize" is
 // "config.set_size").
 func configError(err error) error {
-	switch e := err.(type) {
-	case *InputError:
-		return e.In("advise", FieldConfig+"."+names.Spiral.ABI(e.Field))
-	case interface{ Unwrap() []error }:
-		errs := e.Unwrap()
-		out := make([]error, len(errs))
-		for i, x := range errs {
-			out[i] = configError(x)
-		}
-		return errors.Join(out...)
-	}
-	return err
+	return inputerr.Rename(err, "advise", func(field string) string { return FieldConfig + "." + names.Spiral.ABI(field) })
 }

@@ -222,6 +222,27 @@ type BatchError struct {
 	prefix string
 }
 
+// Rename returns err for the caller one layer up: each *InputError and
+// *BatchError in it, alone or joined (errors.Join, at any depth), renamed
+// by its In with prefix and field (which maps a Field of this layer to the
+// caller's name); any other error is returned as it is.
+func Rename(err error, prefix string, field func(string) string) error {
+	switch e := err.(type) {
+	case *BatchError:
+		return e.In(prefix, field)
+	case *InputError:
+		return e.In(prefix, field(e.Field))
+	case interface{ Unwrap() []error }:
+		errs := e.Unwrap()
+		out := make([]error, len(errs))
+		for i, x := range errs {
+			out[i] = Rename(x, prefix, field)
+		}
+		return errors.Join(out...)
+	}
+	return err
+}
+
 // NewBatch returns the BatchError of package prefix listing problems.
 func NewBatch(prefix string, problems []*InputError) *BatchError {
 	return &BatchError{Problems: problems, prefix: prefix}

@@ -14,6 +14,7 @@ import (
 	"spiral/advantage"
 	"spiral/combin"
 	"spiral/eval"
+	"spiral/internal/inputerr"
 	"spiral/internal/names"
 )
 
@@ -65,20 +66,7 @@ func (e *configErr) Unwrap() error { return e.err }
 // in it (alone, joined, or the problems of a *spiral.BatchError) renamed
 // with InputError.In to the caller's field, under the prefix "spiral".
 func renamed(err error) error {
-	switch e := err.(type) {
-	case *spiral.BatchError:
-		return e.In("spiral", names.Spiral.ABI)
-	case *spiral.InputError:
-		return e.In("spiral", names.Spiral.ABI(e.Field))
-	case interface{ Unwrap() []error }:
-		errs := e.Unwrap()
-		out := make([]error, len(errs))
-		for i, x := range errs {
-			out[i] = renamed(x)
-		}
-		return errors.Join(out...)
-	}
-	return err
+	return inputerr.Rename(err, "spiral", names.Spiral.ABI)
 }
 
 // named returns err, an error about the value of the ABI's argument arg
