@@ -708,13 +708,16 @@ func sub[T any](s []T, lo, hi int) []T {
 // first ORs all of them: the result is negative exactly when one of them
 // is. Eight at a time, with one loop step for eight lengths: about 60
 // instructions a problem of the paper's shape fewer than one at a time
-// (BenchmarkStepParts/problems=256/credit, cachegrind).
+// (BenchmarkStepParts/problems=256/credit, cachegrind); indexed through an
+// array pointer rather than resliced, 15 fewer again (13 instructions for
+// eight lengths, against 18).
 func firstNegative(ls []int) int {
-	o, rest := 0, ls
-	for ; len(rest) >= 8; rest = rest[8:] {
-		o |= rest[0] | rest[1] | rest[2] | rest[3] | rest[4] | rest[5] | rest[6] | rest[7]
+	o, i := 0, 0
+	for ; i <= len(ls)-8; i += 8 {
+		q := (*[8]int)(ls[i:])
+		o |= q[0] | q[1] | q[2] | q[3] | q[4] | q[5] | q[6] | q[7]
 	}
-	for _, l := range rest {
+	for _, l := range ls[i:] {
 		o |= l
 	}
 	if o >= 0 {
