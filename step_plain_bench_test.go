@@ -53,22 +53,34 @@ func newStepPlainLoop(problems int) *stepPlainLoop {
 	}
 }
 
-// gate applies Eq. 8 to a (of an output of length l) and adds to t.
+// gate applies Eq. 8 to a (of an output of length l) and adds to t. The
+// tests of the sign and of the length are flags, not branches: on fresh
+// inputs they go either way about as often, and the same loop with two
+// branches there took more CPU time than CreditBatch at 256 problems
+// (bench/compare.sh, 57.0 µs against 52.2 µs) at half its instructions.
+// Only a gated entry, about one in ten, takes a branch, to the two-sum.
 func (t *plainGateTally) gate(a *float64, l int) {
-	if *a > 0 {
-		t.positive++
-		if l == plainTarget {
-			t.atTarget++
-		}
-		if l >= plainTarget {
-			t.gated++
-			s := t.mass + *a // two-sum: t.mass + a = s + the error, exactly
-			z := s - t.mass
-			t.low += (t.mass - (s - z)) + (*a - z)
-			t.mass = s
-			*a = 0
-		}
+	pos := b2i(int64(math.Float64bits(*a)) > 0) // a > 0, for a finite a
+	gated := pos & b2i(l >= plainTarget)
+	t.positive += pos
+	t.atTarget += pos & b2i(l == plainTarget)
+	t.gated += gated
+	if gated != 0 {
+		s := t.mass + *a // two-sum: t.mass + a = s + the error, exactly
+		z := s - t.mass
+		t.low += (t.mass - (s - z)) + (*a - z)
+		t.mass = s
+		*a = 0
 	}
+}
+
+// b2i returns 1 for true and 0 for false, without a branch.
+func b2i(b bool) int {
+	var i int
+	if b {
+		i = 1
+	}
+	return i
 }
 
 // step plans the problems of keys at (seed, step) and credits them from
@@ -109,10 +121,7 @@ func (l *stepPlainLoop) step(seed, step uint64, keys []uint64, rewards []float64
 		app := (*[8]int)(l.Appearances[q*8:])
 		var searchOr uint64
 		for y := range 8 {
-			a := 0.0
-			if count[y] > 0 {
-				a = sum[y] / float64(count[y])
-			}
+			a := sum[y] / float64(max(count[y], 1)) // +0 in no set
 			search[y], app[y] = a, count[y]
 			searchOr |= math.Float64bits(a)
 		}
