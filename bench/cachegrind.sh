@@ -28,18 +28,18 @@ go test -c -o "$tmp/spiral.test" . >/dev/null
 # iterations of the benchmark NAME. A run in which the test binary does not
 # exit cleanly (under valgrind the Go runtime now and then stops on an
 # instruction valgrind does not emulate) is not counted but run again, at
-# most three times.
+# most six times.
 irefs() {
 	local pattern out try
 	pattern=$(echo "$2" | sed 's|[^/]*|^&$|g')
-	for try in 1 2 3; do
+	for try in 1 2 3 4 5 6; do
 		if out=$(GOMAXPROCS=1 GOGC=off valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
 			--error-exitcode=1 "$tmp/spiral.test" -test.run '^$' -test.bench "$pattern" -test.benchtime "$1x" 2>&1 >/dev/null); then
 			echo "$out" | awk '/I *refs:/ {gsub(",", "", $NF); print $NF}'
 			return
 		fi
 	done
-	echo "cachegrind.sh: $2 did not run cleanly under valgrind three times" >&2
+	echo "cachegrind.sh: $2 did not run cleanly under valgrind six times" >&2
 	return 1
 }
 
