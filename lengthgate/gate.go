@@ -7,6 +7,7 @@ import (
 
 	"spiral/internal/gating"
 	"spiral/internal/inputerr"
+	"spiral/internal/numeric"
 )
 
 // Float is the set of floating-point types the generic functions accept.
@@ -211,7 +212,7 @@ func (r *Report) Add(o Report) {
 	r.Positive += o.Positive
 	r.AtTarget += o.AtTarget
 	r.Gated += o.Gated
-	s, e := twoSum(r.MassRemoved, o.MassRemoved)
+	s, e := numeric.TwoSum(r.MassRemoved, o.MassRemoved)
 	if s > math.MaxFloat64 {
 		r.MassRemoved, r.low = math.MaxFloat64, 0
 		return
@@ -227,14 +228,6 @@ func (r Report) String() string {
 // Equal reports whether r and o are the same report, the error term of
 // MassRemoved included (go-cmp uses it).
 func (r Report) Equal(o Report) bool { return r == o }
-
-// twoSum returns t = fl(s + x) and the error e of that addition:
-// t + e = s + x exactly (Knuth).
-func twoSum(s, x float64) (t, e float64) {
-	t = s + x
-	z := t - s
-	return t, (s - (t - z)) + (x - z)
-}
 
 // massOf returns the sum s + c of a mass (s >= |c|) rounded, and what the
 // rounding left out; math.MaxFloat64 and 0 where the sum overflows.

@@ -1,6 +1,10 @@
 package lengthgate
 
-import "fmt"
+import (
+	"fmt"
+
+	"spiral/internal/numeric"
+)
 
 // SoftOverlong is DAPO's soft overlong punishment (Yu et al. 2025, "DAPO",
 // Eq. 13), a reward-shaping pass that runs BEFORE any baseline or advantage
@@ -120,7 +124,7 @@ func (r *PenaltyReport) Add(o PenaltyReport) {
 	r.Outputs += o.Outputs
 	r.Penalized += o.Penalized
 	r.Overlong += o.Overlong
-	s, e := twoSum(r.Total, o.Total)
+	s, e := numeric.TwoSum(r.Total, o.Total)
 	r.Total, r.low = renormalize(s, e+r.low+o.low)
 }
 
@@ -170,7 +174,7 @@ func ApplySoftOverlong[F Float](s SoftOverlong, dst, rewards []F, lengths []int)
 				r.Overlong++
 			}
 			var e float64
-			r.Total, e = twoSum(r.Total, p)
+			r.Total, e = numeric.TwoSum(r.Total, p)
 			low += e
 			x = F(float64(x) + p)
 		}

@@ -8,6 +8,8 @@ package gating
 import (
 	"math"
 	"math/bits"
+
+	"spiral/internal/numeric"
 )
 
 // Tally is what one pass of the gate did: the counts of lengthgate.Report
@@ -87,19 +89,16 @@ func chunk[F ~float32 | ~float64](t *Tally, g Gate, adv []F, lengths []int) {
 		b := bits.Len64(m) - 1
 		m &^= 1 << b
 		i := n - 1 - b
-		a := float64(adv[i])
-		// t.Mass + a = s + e exactly (Knuth's two-sum, numeric.TwoSum)
-		s := t.Mass + a
-		z := s - t.Mass
-		t.Low += (t.Mass - (s - z)) + (a - z)
-		t.Mass = s
+		var e float64
+		t.Mass, e = numeric.TwoSum(t.Mass, float64(adv[i]))
+		t.Low += e
 		adv[i] = 0
 	}
 }
 
-// gate is the first pass of Apply over at most 64 entries of adv: it
+// gate is the first pass of chunk over at most 64 entries of adv: it
 // returns the positive entries, those of length at and those of length >=
-// first, each as a bit set (entry i is bit len(adv)-1-i), which Apply then
+// first, each as a bit set (entry i is bit len(adv)-1-i), which chunk then
 // counts, and whose gated entries it zeroes and adds to the mass, in order.
 //
 // The loop has no branch on the data: whether an advantage is positive and
